@@ -1,0 +1,25 @@
+import express, { type Response, type Router } from 'express';
+import type { GraphQLSchema } from 'graphql';
+import type { RequestContext } from '../src/context.ts';
+import { jsonBody, mountRoutes } from './executor.ts';
+import { v1Routes } from './v1-routes.ts';
+
+export { v1Routes };
+
+const contextOf = (res: Response) => res.locals.ctx as RequestContext;
+
+/** The management REST compatibility layer, mounted at /v1. */
+export function createV1Router(schema: GraphQLSchema): Router {
+  const router = express.Router();
+  router.use(jsonBody);
+  mountRoutes(router, schema, v1Routes, contextOf);
+  return router;
+}
+
+/** The sales API, mounted at /live. Its routes arrive with the sales flow. */
+export function createLiveRouter(schema: GraphQLSchema): Router {
+  const router = express.Router();
+  router.use(jsonBody);
+  mountRoutes(router, schema, [], contextOf);
+  return router;
+}

@@ -1,0 +1,236 @@
+// The embedded Temporal: `temporal server start-dev` from the CLI binary that
+// scripts/ensure-temporal.sh puts in .tools/temporal/ (no Temporal server comes from npm or
+// Debian, and the SDK's own download fails offline). Used when TEMPORAL_ADDRESS is unset, and by
+// the tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants as fsConstants } from 'node:fs';
+import { access, mkdir, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
+
+type EmbeddedLog = (msg: string) => void;
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const ENSURE_TEMPORAL_HINT = 'run `bash scripts/ensure-temporal.sh` to download it into .tools/temporal/';
+
+async function isExecutableFile(file: string): Promise<boolean> {
+  try {
+    if (!(await stat(file)).isFile()) return false;
+    await access(file, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface FindTemporalCliOptions {
+  /** The TEMPORAL_CLI_PATH setting. When given it must be an executable: no silent fallback. */
+  cliPath?: string | undefined;
+  /** Where to look for .tools/temporal/temporal; defaults to this repository. */
+  repoRoot?: string;
+  /** The PATH to search last; defaults to the process's PATH. */
+  searchPath?: string | undefined;
+}
+
+/**
+ * The `temporal` CLI to run: TEMPORAL_CLI_PATH, else .tools/temporal/temporal in the repository,
+ * else `temporal` on PATH; undefined when there is none.
+ */
+export async function findTemporalCli(opts: FindTemporalCliOptions = {}): Promise<string | undefined> {
+  if (opts.cliPath) {
+    const configured = path.resolve(opts.cliPath);
+    if (!(await isExecutableFile(configured))) {
+      throw new Error(`TEMPORAL_CLI_PATH=${opts.cliPath} is not an executable file`);
+    }
+    return configured;
+  }
+  const bundled = path.join(opts.repoRoot ?? repoRoot, '.tools', 'temporal', 'temporal');
+  if (await isExecutableFile(bundled)) return bundled;
+  const searchPath = opts.searchPath ?? process.env.PATH ?? '';
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, 'temporal');
+    if (await isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * The native time-skipping test server (.tools/temporal/temporal-test-server), for
+ * `TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } })`.
+ */
+export async function findTemporalTestServer(opts: { repoRoot?: string } = {}): Promise<string | undefined> {
+  const bundled = path.join(opts.repoRoot ?? repoRoot, '.tools', 'temporal', 'temporal-test-server');
+  return (await isExecutableFile(bundled)) ? bundled : undefined;
+}
+
+export async function findFreePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('could not determine a free port'));
+      });
+    });
+  });
+}
+
+export interface TemporalDevServerOptions {
+  cliPath: string;
+  /** Keeps the server's SQLite file (temporal.sqlite) under this directory; in memory when absent. */
+  dataDir?: string | undefined;
+  /** Frontend gRPC port; a free one when absent or 0. */
+  port?: number | undefined;
+  /** Web UI port; a free one when absent or 0; false for no UI. */
+  uiPort?: number | false | undefined;
+  namespace?: string | undefined;
+  /** How long to wait for the frontend to answer gRPC (default 30 s). */
+  startTimeoutMs?: number;
+  log?: EmbeddedLog | undefined;
+}
+
+export interface TemporalDevServer {
+  /** host:port of the frontend, for Connection.connect / NativeConnection.connect. */
+  address: string;
+  uiUrl?: string;
+  namespace: string;
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const STOP_GRACE_MS = 10_000;
+const TAIL_LINES = 40;
+
+export async function startTemporalDevServer(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  const log = opts.log ?? (() => {});
+  const namespace = opts.namespace ?? 'default';
+  const port = opts.port || (await findFreePort(HOST));
+  const uiPort = opts.uiPort === false ? undefined : opts.uiPort || (await findFreePort(HOST));
+  const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
+
+  const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port)];
+  if (uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (opts.dataDir) {
+    await mkdir(opts.dataDir, { recursive: true });
+    args.push('--db-filename', path.join(opts.dataDir, 'temporal.sqlite'));
+  }
+  // "default" always exists; --namespace creates the others at launch.
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  args.push('--log-level', 'warn');
+
+  // The CLI reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE... as its own client
+  // settings; the service's variables of the same names must not leak into the server.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_')));
+
+  const started = Date.now();
+  const child = spawn(opts.cliPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  let stopping = false;
+  const collect = (stream: NodeJS.ReadableStream, forward: boolean) => {
+    let partial = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        tail.push(line);
+        if (tail.length > TAIL_LINES) tail.shift();
+        // Shutdown makes the server log a burst of harmless "context canceled" warnings.
+        if (forward && !stopping) log(`temporal: ${line}`);
+      }
+    });
+  };
+  collect(child.stdout!, false);
+  collect(child.stderr!, true);
+
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    // 'close' rather than 'exit': the output tail is complete by then.
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  let spawnError: Error | undefined;
+  child.once('error', (err) => {
+    spawnError = err;
+  });
+
+  // A test runner or the service exiting must not leave a server behind holding its ports.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  const stop = async () => {
+    if (stopping) return exited.then(() => undefined);
+    stopping = true;
+    process.removeListener('exit', killOnExit);
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      log(`temporal: dev server did not stop within ${STOP_GRACE_MS} ms of SIGTERM, killing it`);
+      child.kill('SIGKILL');
+    }, STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const address = `${HOST}:${port}`;
+  const failure = (why: string) =>
+    new Error(
+      `Temporal dev server (${opts.cliPath} ${args.join(' ')}) ${why}` +
+        (tail.length ? `\n--- server output (last ${tail.length} lines) ---\n${tail.join('\n')}` : ''),
+    );
+
+  try {
+    await waitUntilServing({ address, namespace, deadline: started + startTimeoutMs, exited, getSpawnError: () => spawnError, failure });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  const uiUrl = uiPort === undefined ? undefined : `http://${HOST}:${uiPort}`;
+  log(
+    `temporal: dev server ready at ${address} (namespace ${namespace}, ` +
+      `${opts.dataDir ? `data in ${opts.dataDir}` : 'in memory'}${uiUrl ? `, UI ${uiUrl}` : ''}) in ${Date.now() - started} ms`,
+  );
+  return { address, namespace, stop, ...(uiUrl ? { uiUrl } : {}) };
+}
+
+// Ready means a real gRPC round trip works and the namespace answers, not just an open port.
+async function waitUntilServing(args: {
+  address: string;
+  namespace: string;
+  deadline: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  getSpawnError: () => Error | undefined;
+  failure: (why: string) => Error;
+}): Promise<void> {
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  void args.exited.then((e) => {
+    exit = e;
+  });
+  let lastError: unknown;
+  while (Date.now() < args.deadline) {
+    const spawnError = args.getSpawnError();
+    if (spawnError) throw args.failure(`could not be started: ${spawnError.message}`);
+    if (exit) throw args.failure(`exited before it was ready (code ${exit.code}, signal ${exit.signal})`);
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect({ address: args.address, connectTimeout: 1_000 });
+      await connection.workflowService.describeNamespace({ namespace: args.namespace });
+      return;
+    } catch (err) {
+      lastError = err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      await connection?.close().catch(() => {});
+    }
+  }
+  const reason = lastError instanceof Error ? lastError.message : String(lastError);
+  throw args.failure(`did not answer gRPC at ${args.address} within the start timeout (last error: ${reason})`);
+}

@@ -1,0 +1,86 @@
+/**
+ * The one error type of the service and the one table that maps each code to its HTTP status.
+ * REST answers `{error, code, details?, requestId}` with that status; GraphQL puts the same code in
+ * `extensions.code` (and the status in `extensions.http.status` where Yoga honours it).
+ * contract.md "Errors" is the source of this table.
+ */
+export const ERROR_CODES = {
+  VALIDATION_FAILED: { status: 400, message: 'The request is invalid.' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
+  ORG_REQUIRED: { status: 400, message: 'The X-Service-Org header is required.' },
+  UNSUPPORTED_VERSION: { status: 400, message: 'The API version is unknown or no longer supported.' },
+  UNAUTHENTICATED: { status: 401, message: 'Authentication is required.' },
+  API_KEY_REVOKED: { status: 401, message: 'The API key has been revoked.' },
+  API_KEY_EXPIRED: { status: 401, message: 'The API key has expired.' },
+  ORG_MISMATCH: { status: 403, message: 'X-Service-Org names another organisation than the credential.' },
+  SIGNED_IN_USER_REQUIRED: { status: 403, message: 'This operation needs a signed-in user.' },
+  FORBIDDEN: { status: 403, message: 'You do not have permission to do this.' },
+  NOT_FOUND: { status: 404, message: 'Not found.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed.' },
+  CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
+  GONE: { status: 410, message: 'The resource is no longer available.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be application/json.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests.' },
+  INTERNAL: { status: 500, message: 'An unexpected error occurred.' },
+  UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, details?: unknown, headers: Record<string, string> = {}) {
+    super(message ?? ERROR_CODES[code].message);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  static validation(issues: ValidationIssue[], message = 'The request is invalid.'): AppError {
+    return new AppError('VALIDATION_FAILED', message, issues);
+  }
+
+  static notFound(what = 'Not found.'): AppError {
+    return new AppError('NOT_FOUND', what);
+  }
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+export interface ErrorBody {
+  error: string;
+  code: ErrorCode;
+  details?: unknown;
+  requestId?: string;
+}
+
+export function errorBody(error: AppError, requestId: string | undefined): ErrorBody {
+  const body: ErrorBody = { error: error.message, code: error.code };
+  if (error.details !== undefined) body.details = error.details;
+  if (requestId) body.requestId = requestId;
+  return body;
+}
+
+/** Turns zod-style issues into the contract's `{path, message}` details. */
+export function issuesFrom(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ValidationIssue[] {
+  return issues.map((issue) => ({
+    path: issue.path.map(String).join('.') || '(root)',
+    message: issue.message,
+  }));
+}

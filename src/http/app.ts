@@ -1,0 +1,160 @@
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createLiveRouter, createV1Router } from '../../rest-compat/index.ts';
+import { schema as defaultSchema } from '../../schema/index.ts';
+import type { RequestContext } from '../context.ts';
+import { AppError, errorBody, isErrorCode } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { logScope } from '../log.ts';
+import type { Runtime } from '../runtime.ts';
+import { resolveVersion } from '../versions.ts';
+
+const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface App {
+  app: express.Express;
+  yoga: YogaServerInstance<{ req: Request; res: Response }, RequestContext>;
+}
+
+export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchema): App {
+  const { logger } = runtime;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'simple');
+
+  // Request id first: every later line of this request, and every response, carries it.
+  app.use((req, res, next) => {
+    const incoming = req.get('x-request-id');
+    const requestId = incoming && INCOMING_REQUEST_ID.test(incoming) ? incoming : newId('request');
+    res.setHeader('X-Request-Id', requestId);
+    res.locals.requestId = requestId;
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      logScope.run({ requestId }, () =>
+        logger.info(
+          { method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round(durationMs * 10) / 10 },
+          'request',
+        ),
+      );
+    });
+    logScope.run({ requestId }, next);
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.get('/readyz', async (_req, res) => {
+    const checks: Record<string, string> = {};
+    await Promise.all([
+      runtime.db.$queryRaw`SELECT 1`.then(
+        () => (checks.database = 'ok'),
+        (error: Error) => (checks.database = `failed: ${error.message}`),
+      ),
+      runtime.temporal
+        ? runtime.temporal.check().then(
+            () => (checks.temporal = 'ok'),
+            (error: Error) => (checks.temporal = `failed: ${error.message}`),
+          )
+        : Promise.resolve((checks.temporal = 'failed: TEMPORAL_ADDRESS is not configured')),
+    ]);
+    const ready = Object.values(checks).every((value) => value === 'ok');
+    if (ready) {
+      res.json({ status: 'ready', checks });
+    } else {
+      const error = new AppError('UNAVAILABLE', 'The service is not ready.', { checks });
+      res.status(503).json(errorBody(error, res.locals.requestId));
+    }
+  });
+
+  // Every API surface gets one request context: the resolved version, the organisation named by
+  // X-Service-Org, and the database handle resolvers use.
+  const apiContext = async (req: Request, res: Response, next: NextFunction) => {
+    const requestId = res.locals.requestId as string;
+    const slug = req.get('x-service-org')?.trim() || null;
+    const header = req.get('service-version');
+    const organisationDefault = slug
+      ? (await runtime.db.organisation.findUnique({ where: { slug }, select: { apiVersion: true } }))?.apiVersion
+      : undefined;
+    const apiVersion = resolveVersion(header, organisationDefault);
+    res.setHeader('Service-Version', apiVersion);
+    const ctx: RequestContext = {
+      requestId,
+      runtime,
+      db: runtime.db,
+      logger,
+      apiVersion,
+      organisationSlug: slug,
+    };
+    res.locals.ctx = ctx;
+    next();
+  };
+
+  const yoga = createYoga<{ req: Request; res: Response }, RequestContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: { title: 'Ticketing service', defaultQuery: '{ apiVersions { current resolved } }' },
+    renderGraphiQL,
+    context: ({ res }) => res.locals.ctx as RequestContext,
+    logging: {
+      debug: (...args) => logger.debug({ args }, 'yoga'),
+      info: (...args) => logger.info({ args }, 'yoga'),
+      warn: (...args) => logger.warn({ args }, 'yoga'),
+      error: (...args) => logger.error({ args }, 'yoga'),
+    },
+    maskedErrors: {
+      maskError(error) {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        const requestId = logScope.getStore()?.requestId;
+        if (original instanceof AppError) {
+          return new GraphQLError(original.message, {
+            nodes: (error as GraphQLError).nodes,
+            path: (error as GraphQLError).path,
+            extensions: {
+              code: original.code,
+              ...(original.details === undefined ? {} : { details: original.details }),
+              requestId,
+            },
+          });
+        }
+        if (error instanceof GraphQLError && (!original || isErrorCode(error.extensions.code))) return error;
+        logger.error({ err: original ?? error }, 'unexpected error in a GraphQL resolver');
+        return new GraphQLError('An unexpected error occurred.', {
+          nodes: (error as GraphQLError).nodes,
+          path: (error as GraphQLError).path,
+          extensions: { code: 'INTERNAL', requestId },
+        });
+      },
+    },
+  });
+
+  app.use('/graphql', apiContext, (req: Request, res: Response) => yoga(req, res));
+  app.use('/v1', apiContext, createV1Router(schema));
+  app.use('/live', apiContext, createLiveRouter(schema));
+
+  app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}.`)));
+
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const appError = toAppError(error);
+    if (appError.code === 'INTERNAL') logger.error({ err: error }, 'unexpected error');
+    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+    res.status(appError.status).json(errorBody(appError, res.locals.requestId));
+  });
+
+  return { app, yoga };
+}
+
+/** Body-parser failures, our own errors, and everything else (masked as INTERNAL). */
+function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const type = (error as { type?: string } | null)?.type;
+  if (type === 'entity.parse.failed') return new AppError('INVALID_JSON');
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE');
+  return new AppError('INTERNAL');
+}

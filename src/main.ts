@@ -1,0 +1,28 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { startServer } from './http/server.ts';
+import { createRuntime } from './runtime.ts';
+
+/** The API process: `npm run serve`. Stops gracefully on SIGTERM and SIGINT. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const runtime = createRuntime(config);
+  const running = await startServer(runtime, config.PORT, config.HOST);
+  runtime.logger.info({ url: running.url }, 'API listening');
+  const shutdown = (signal: string) => {
+    runtime.logger.info({ signal }, 'shutting down');
+    running.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        runtime.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});
