@@ -108,9 +108,29 @@ const HOST = '127.0.0.1';
 const STOP_GRACE_MS = 10_000;
 const TAIL_LINES = 40;
 
+async function assertPortFree(port: number, what: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          `Cannot start the Temporal dev server: ${what} ${HOST}:${port} is ` +
+            (err.code === 'EADDRINUSE' ? 'already in use (another Temporal server?)' : `unusable (${err.message})`),
+        ),
+      ),
+    );
+    probe.listen(port, HOST, () => probe.close(() => resolve()));
+  });
+}
+
 export async function startTemporalDevServer(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const log = opts.log ?? (() => {});
   const namespace = opts.namespace ?? 'default';
+  // A given port is probed first: otherwise the readiness check below could be answered by
+  // whatever server already listens there while ours fails to bind.
+  if (opts.port) await assertPortFree(opts.port, 'gRPC port');
+  if (opts.uiPort) await assertPortFree(opts.uiPort, 'Web UI port');
   const port = opts.port || (await findFreePort(HOST));
   const uiPort = opts.uiPort === false ? undefined : opts.uiPort || (await findFreePort(HOST));
   const startTimeoutMs = opts.startTimeoutMs ?? 30_000;

@@ -1,0 +1,61 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Runtime as TemporalRuntime, Worker, type LogLevel } from '@temporalio/worker';
+import type { Config } from '../src/config.ts';
+import type { Database } from '../src/db/client.ts';
+import type { Logger } from '../src/log.ts';
+import { createActivities } from './activities.ts';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows.ts', import.meta.url));
+/** Written by `npm run build:workflows`; a production worker runs this file. */
+export const WORKFLOW_BUNDLE_PATH = fileURLToPath(new URL('./bundle/workflows.js', import.meta.url));
+
+export interface WorkerOptions {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  /** Use the pre-built bundle (production) rather than bundling at start (development). */
+  prebundled: boolean;
+  identity?: string;
+}
+
+let runtimeInstalled = false;
+
+export async function createWorker({ config, db, logger, prebundled, identity }: WorkerOptions): Promise<{
+  worker: Worker;
+  connection: NativeConnection;
+}> {
+  if (!config.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is required');
+  if (!runtimeInstalled) {
+    runtimeInstalled = true;
+    TemporalRuntime.install({
+      logger: {
+        log: (level: LogLevel, message: string, meta?: Record<string, unknown>) =>
+          logger[level === 'TRACE' ? 'trace' : (level.toLowerCase() as 'info')]({ ...meta }, message),
+        trace: (message, meta) => logger.trace({ ...meta }, message),
+        debug: (message, meta) => logger.debug({ ...meta }, message),
+        info: (message, meta) => logger.info({ ...meta }, message),
+        warn: (message, meta) => logger.warn({ ...meta }, message),
+        error: (message, meta) => logger.error({ ...meta }, message),
+      },
+    });
+  }
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const workflowSource = prebundled ? { workflowBundle: { codePath: requireBundle() } } : { workflowsPath: WORKFLOWS_PATH };
+  const worker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    activities: createActivities({ db, logger }),
+    ...(identity ? { identity } : {}),
+    ...workflowSource,
+  });
+  return { worker, connection };
+}
+
+function requireBundle(): string {
+  if (!existsSync(WORKFLOW_BUNDLE_PATH)) {
+    throw new Error(`No workflow bundle at ${WORKFLOW_BUNDLE_PATH}: run \`npm run build:workflows\` first.`);
+  }
+  return WORKFLOW_BUNDLE_PATH;
+}
