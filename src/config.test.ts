@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseDuration } from './config.ts';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config.PORT).toBe(4000);
+    expect(config.TEMPORAL_NAMESPACE).toBe('default');
+    expect(config.TEMPORAL_TASK_QUEUE).toBe('ticketing');
+    expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(config.WEBHOOK_ATTEMPT_TIMEOUT).toBe(15_000);
+    expect(config.WEBHOOK_ALLOW_PRIVATE_URLS).toBe(false);
+    expect(config.DATABASE_URL).toBeUndefined();
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' }).PORT).toBe(4000);
+  });
+
+  it('names every invalid variable', () => {
+    expect(() => loadConfig({ PORT: 'eighty', WEBHOOK_RETRY_SCHEDULE: '5s,soon', DATABASE_URL: 'mysql://x' })).toThrow(
+      new ConfigError(
+        'Invalid configuration:\n  PORT: Invalid input: expected number, received NaN\n  DATABASE_URL: a postgres:// URL\n  WEBHOOK_RETRY_SCHEDULE: comma-separated durations such as 5s,5m,30m',
+      ),
+    );
+  });
+
+  it('requires real dependencies and keys in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/production requires DATABASE_URL, TEMPORAL_ADDRESS, JWT_SIGNING_KEYS, SECRETS_ENCRYPTION_KEY/);
+  });
+
+  it('parses durations', () => {
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('2h')).toBe(7_200_000);
+    expect(() => parseDuration('2 hours')).toThrow();
+  });
+});

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app.ts';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+describe('health and readiness', () => {
+  it('/healthz answers ok without touching dependencies', async () => {
+    const res = await fetch(`${app.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(res.headers.get('x-request-id')).toMatch(/^req_[A-Za-z0-9]{22}$/);
+  });
+
+  it('/readyz checks the database and Temporal', async () => {
+    const res = await fetch(`${app.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok', temporal: 'ok' } });
+  });
+
+  it('/readyz answers 503 in the error envelope when Temporal is unreachable', async () => {
+    const broken = await startTestApp({ TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    try {
+      const res = await fetch(`${broken.url}/readyz`);
+      expect(res.status).toBe(503);
+      const body = await res.json();
+      expect(body).toMatchObject({ code: 'UNAVAILABLE', error: expect.any(String) });
+      expect(body.details.checks.database).toBe('ok');
+      expect(body.details.checks.temporal).toMatch(/^failed: /);
+      expect(body.requestId).toBe(res.headers.get('x-request-id'));
+    } finally {
+      await broken.stop();
+    }
+  });
+});
+
+describe('error envelope and request ids', () => {
+  it('an unknown route answers 404 NOT_FOUND in the envelope with X-Request-Id', async () => {
+    const res = await fetch(`${app.url}/v1/no-such-thing`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const requestId = res.headers.get('x-request-id');
+    expect(requestId).toBeTruthy();
+    expect(await res.json()).toEqual({ error: expect.any(String), code: 'NOT_FOUND', requestId });
+  });
+
+  it('a 404 outside the API roots also uses the envelope', async () => {
+    const res = await fetch(`${app.url}/nowhere`, { method: 'DELETE' });
+    expect(res.status).toBe(404);
+    expect((await res.json()).code).toBe('NOT_FOUND');
+  });
+
+  it('invalid JSON answers 400 INVALID_JSON with X-Request-Id', async () => {
+    const res = await fetch(`${app.url}/v1/meta/versions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"name": ',
+    });
+    expect(res.status).toBe(400);
+    const requestId = res.headers.get('x-request-id');
+    expect(requestId).toBeTruthy();
+    expect(await res.json()).toEqual({ error: expect.any(String), code: 'INVALID_JSON', requestId });
+  });
+
+  it('invalid JSON on the sales API too', async () => {
+    const res = await fetch(`${app.url}/live/sales/carts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'nope',
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).code).toBe('INVALID_JSON');
+  });
+
+  it('keeps a well-formed incoming X-Request-Id and replaces a malformed one', async () => {
+    const kept = await fetch(`${app.url}/healthz`, { headers: { 'x-request-id': 'trace-123.abc' } });
+    expect(kept.headers.get('x-request-id')).toBe('trace-123.abc');
+    const replaced = await fetch(`${app.url}/healthz`, { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('every request id is distinct', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 10 }, () => fetch(`${app.url}/healthz`).then((r) => r.headers.get('x-request-id'))),
+    );
+    expect(new Set(ids).size).toBe(10);
+  });
+});
+
+describe('API versions', () => {
+  it('GET /v1/meta/versions needs no credential and answers the contract table', async () => {
+    const res = await fetch(`${app.url}/v1/meta/versions`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('service-version')).toBe('2026-06-01');
+    const body = await res.json();
+    expect(body.current).toBe('2026-06-01');
+    expect(body.resolved).toBe('2026-06-01');
+    expect(body.versions.map((v: { date: string; status: string }) => [v.date, v.status])).toEqual([
+      ['2024-11-01', 'sunset'],
+      ['2025-04-01', 'deprecated'],
+      ['2025-10-01', 'supported'],
+      ['2026-06-01', 'current'],
+    ]);
+  });
+
+  it('resolves the Service-Version header', async () => {
+    const res = await fetch(`${app.url}/v1/meta/versions`, { headers: { 'service-version': '2025-10-01' } });
+    expect(res.headers.get('service-version')).toBe('2025-10-01');
+    expect((await res.json()).resolved).toBe('2025-10-01');
+  });
+
+  it.each([['2024-11-01'], ['2030-01-01'], ['yesterday']])('refuses Service-Version %s with 400 UNSUPPORTED_VERSION', async (version) => {
+    const res = await fetch(`${app.url}/v1/meta/versions`, { headers: { 'service-version': version } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).code).toBe('UNSUPPORTED_VERSION');
+  });
+
+  it('GraphQL answers the same, with the version header', async () => {
+    const res = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'service-version': '2025-04-01' },
+      body: JSON.stringify({ query: '{ apiVersions { current resolved versions { date } } }' }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('service-version')).toBe('2025-04-01');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    const body = await res.json();
+    expect(body.data.apiVersions).toMatchObject({ current: '2026-06-01', resolved: '2025-04-01' });
+  });
+});
+
+describe('GraphiQL', () => {
+  it('serves a GraphiQL page whose assets are inlined (works offline)', async () => {
+    const res = await fetch(`${app.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    const html = await res.text();
+    expect(html).toContain('<title>Ticketing service</title>');
+    expect(html).not.toMatch(/<script[^>]+src="https?:\/\//);
+    expect(html).not.toMatch(/<link[^>]+href="https?:\/\/[^"]+\.css"/);
+    expect(html.length).toBeGreaterThan(100_000);
+  });
+});

@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { REPO_ROOT } from '../src/db/migrate.ts';
+import { WORKFLOW_BUNDLE_PATH } from '../workflows/worker.ts';
+import { createTestDatabase, type TestDatabase } from './support/db.ts';
+import { spawnProcess, TSX, type Spawned } from './support/process.ts';
+
+let database: TestDatabase;
+let connection: Connection;
+let client: Client;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  client = new Client({ connection });
+});
+afterAll(async () => {
+  await connection?.close();
+  await database?.drop();
+});
+
+function workerEnv(taskQueue: string, extra: Record<string, string> = {}) {
+  return {
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+describe('npm run worker', () => {
+  it('two workers on one task queue run workflows end to end against the real Temporal server', async () => {
+    const taskQueue = `worker-test-${Date.now()}`;
+    const workers: Spawned[] = [
+      spawnProcess(['workflows/worker-main.ts'], workerEnv(taskQueue)),
+      spawnProcess(['workflows/worker-main.ts'], workerEnv(taskQueue)),
+    ];
+    try {
+      await Promise.all(workers.map((w) => w.waitFor(/worker running/, 90_000)));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          client.workflow.execute('ping', { taskQueue, workflowId: `ping-${taskQueue}-${i}`, args: [`n${i}`] }),
+        ),
+      );
+      results.forEach((result, i) =>
+        expect(result).toEqual({ reply: `pong: n${i}`, workflowId: `ping-${taskQueue}-${i}`, database: 'ok' }),
+      );
+    } finally {
+      const codes = await Promise.all(workers.map((w) => w.stop('SIGTERM')));
+      expect(codes).toEqual([0, 0]);
+      expect(workers[0]!.output()).toContain('worker stopped');
+    }
+  });
+
+  it('in production mode runs the pre-built workflow bundle', async () => {
+    const build = spawnSync(TSX, ['workflows/bundle.ts'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(build.status).toBe(0);
+    expect(existsSync(WORKFLOW_BUNDLE_PATH)).toBe(true);
+
+    const taskQueue = `worker-prod-${Date.now()}`;
+    const worker = spawnProcess(
+      ['workflows/worker-main.ts'],
+      workerEnv(taskQueue, {
+        NODE_ENV: 'production',
+        JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'k1', secret: 'x'.repeat(32) }]),
+        SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+      }),
+    );
+    try {
+      await worker.waitFor(/worker running/, 60_000);
+      const result = await client.workflow.execute('ping', { taskQueue, workflowId: `ping-${taskQueue}`, args: ['prod'] });
+      expect(result.reply).toBe('pong: prod');
+      expect(worker.output()).not.toMatch(/bundling|webpack/i);
+    } finally {
+      expect(await worker.stop()).toBe(0);
+    }
+  });
+
+  it('refuses to start without a database URL, saying so', async () => {
+    const worker = spawnProcess(['workflows/worker-main.ts'], { ...workerEnv('x'), DATABASE_URL: '' });
+    const code = await new Promise<number | null>((resolve) => worker.child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(worker.output()).toContain('DATABASE_URL is required');
+  });
+});
