@@ -1,0 +1,183 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError, loadConfig, publicUrl } from '../src/config.ts';
+import { createDatabase } from '../src/db/client.ts';
+import { migrateDeploy, REPO_ROOT } from '../src/db/migrate.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pglite.ts';
+import { findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
+import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
+
+/**
+ * `npm start`: API + worker, for real. DATABASE_URL and TEMPORAL_ADDRESS are used when set;
+ * otherwise embedded defaults start here: PGlite on 127.0.0.1:5433 and the Temporal dev server
+ * (gRPC 7233, Web UI 8233), both keeping their data under DATA_DIR (default .data/). Migrates,
+ * bootstraps a demo organisation on first run, prints the URLs and the demo credentials.
+ */
+
+const say = (message: string) => process.stderr.write(`start: ${message}\n`);
+
+interface DemoCredentials {
+  organisation: string;
+  email: string;
+  password: string;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const dataDir = path.resolve(REPO_ROOT, config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const cleanups: Array<() => Promise<void>> = [];
+  const children: ChildProcess[] = [];
+  let shuttingDown = false;
+
+  const shutdown = async (code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    say('stopping');
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+            child.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => say(String(error)));
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void shutdown(0));
+  process.once('SIGTERM', () => void shutdown(0));
+
+  try {
+    let databaseUrl = config.DATABASE_URL;
+    let embeddedDatabase = false;
+    if (!databaseUrl) {
+      const postgres: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), log: say });
+      cleanups.push(() => postgres.stop());
+      databaseUrl = postgres.url;
+      embeddedDatabase = true;
+    }
+
+    let temporalAddress = config.TEMPORAL_ADDRESS;
+    let temporalUi: string | undefined;
+    if (!temporalAddress) {
+      let cliPath = await findTemporalCli({ cliPath: config.TEMPORAL_CLI_PATH });
+      if (!cliPath) {
+        say('no temporal CLI found (TEMPORAL_CLI_PATH, .tools/temporal, PATH): downloading it');
+        const fetched = spawnSync('bash', [path.join(REPO_ROOT, 'scripts', 'ensure-temporal.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+        if (fetched.status !== 0) throw new Error('could not download the temporal CLI; set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS');
+        cliPath = await findTemporalCli({});
+      }
+      const temporal: TemporalDevServer = await startTemporalDevServer({
+        cliPath: cliPath!,
+        dataDir: path.join(dataDir, 'temporal'),
+        port: 7233,
+        uiPort: 8233,
+        namespace: config.TEMPORAL_NAMESPACE,
+        log: say,
+      });
+      cleanups.push(() => temporal.stop());
+      temporalAddress = temporal.address;
+      temporalUi = temporal.uiUrl;
+    }
+
+    say('applying migrations');
+    await migrateDeploy(databaseUrl);
+    const demo = await ensureDemoOrganisation(databaseUrl, dataDir);
+
+    const env = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      // PGlite serialises every connection through one session: keep pools small there.
+      ...(embeddedDatabase ? { DATABASE_POOL_SIZE: '2' } : {}),
+    };
+    const tsx = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+    for (const [name, entry] of [
+      ['api', 'src/main.ts'],
+      ['worker', 'workflows/worker-main.ts'],
+    ] as const) {
+      const child = spawn(tsx, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+      child.once('exit', (code, signal) => {
+        if (!shuttingDown) {
+          say(`${name} exited (${signal ?? code}); stopping everything`);
+          void shutdown(1);
+        }
+      });
+      children.push(child);
+    }
+
+    const origin = publicUrl(config);
+    await waitForReady(`http://127.0.0.1:${config.PORT}/readyz`);
+    const lines = [
+      '',
+      'Ticketing service is running.',
+      `  GraphQL (GraphiQL in a browser)  ${origin}/graphql`,
+      `  REST compatibility layer         ${origin}/v1`,
+      `  Sales API                        ${origin}/live`,
+      `  Temporal Web UI                  ${temporalUi ?? '(external Temporal: see its own UI)'}`,
+      `  Database                         ${embeddedDatabase ? `embedded PGlite in ${path.join(dataDir, 'postgres')}` : 'DATABASE_URL'}`,
+      demo
+        ? `  Demo sign-in                     X-Service-Org: ${demo.organisation}  email: ${demo.email}  password: ${demo.password}`
+        : '  Demo sign-in                     (demo organisation exists; its credentials are not in DATA_DIR)',
+      '',
+      'Press Ctrl+C to stop.',
+      '',
+    ];
+    process.stderr.write(`${lines.join('\n')}\n`);
+  } catch (error) {
+    say(error instanceof ConfigError ? error.message : `failed: ${(error as Error).stack ?? String(error)}`);
+    await shutdown(1);
+  }
+}
+
+/** Bootstraps the demo organisation once; its credentials live in DATA_DIR/demo-credentials.json. */
+async function ensureDemoOrganisation(databaseUrl: string, dataDir: string): Promise<DemoCredentials | undefined> {
+  const file = path.join(dataDir, 'demo-credentials.json');
+  const db = createDatabase({ url: databaseUrl, poolSize: 1 });
+  try {
+    const existing = await db.organisation.findUnique({ where: { slug: 'demo' } });
+    if (existing) return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials) : undefined;
+    const credentials: DemoCredentials = {
+      organisation: 'demo',
+      email: 'admin@demo.test',
+      password: randomBytes(12).toString('base64url'),
+    };
+    await bootstrapOrganisation(db, {
+      orgSlug: credentials.organisation,
+      orgName: 'Demo Tickets',
+      email: credentials.email,
+      password: credentials.password,
+      firstName: 'Demo',
+      lastName: 'Admin',
+    });
+    writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+    say('bootstrapped the demo organisation');
+    return credentials;
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+async function waitForReady(url: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await fetch(url).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`the API did not become ready at ${url} within ${timeoutMs / 1000} s`);
+}
+
+await main();
