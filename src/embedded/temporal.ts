@@ -2,10 +2,10 @@
 // scripts/ensure-temporal.sh puts in .tools/temporal/ (no Temporal server comes from npm or
 // Debian, and the SDK's own download fails offline). Used when TEMPORAL_ADDRESS is unset, and by
 // the tests.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
@@ -108,6 +108,27 @@ const HOST = '127.0.0.1';
 const STOP_GRACE_MS = 10_000;
 const TAIL_LINES = 40;
 
+// Runs the server ("$@") behind a shell that stops it when our end of its stdin closes, which the
+// kernel does however this process ends (SIGKILL, a test runner tearing its worker down, a crash)
+// — otherwise the Go server would outlive us as an orphan holding its ports. The shell forwards
+// SIGTERM/SIGINT and exits with the server's status.
+const PARENT_WATCHDOG = `
+exec 3<&0
+"$@" </dev/null &
+server=$!
+{ while read -r _ <&3; do :; done; kill -TERM "$server"; } >/dev/null 2>&1 &
+watcher=$!
+exec 3<&-
+trap 'kill -TERM "$server" 2>/dev/null' TERM INT
+while :; do
+  wait "$server"
+  status=$?
+  kill -0 "$server" 2>/dev/null || break
+done
+kill "$watcher" 2>/dev/null
+exit "$status"
+`;
+
 async function assertPortFree(port: number, what: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
@@ -151,7 +172,12 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_')));
 
   const started = Date.now();
-  const child = spawn(opts.cliPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/bin/sh', ['-c', PARENT_WATCHDOG, 'temporal-dev-server', opts.cliPath, ...args], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    // Its own process group, so that the SIGKILL escalation reaches the server behind the shell.
+    detached: true,
+  });
   const tail: string[] = [];
   let stopping = false;
   const collect = (stream: NodeJS.ReadableStream, forward: boolean) => {
@@ -164,8 +190,9 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
         if (!line.trim()) continue;
         tail.push(line);
         if (tail.length > TAIL_LINES) tail.shift();
-        // Shutdown makes the server log a burst of harmless "context canceled" warnings.
-        if (forward && !stopping) log(`temporal: ${line}`);
+        // Shutdown makes the server log a burst of harmless "context canceled" warnings, and every
+        // start-dev start warns that its generated cluster id is not a UUID.
+        if (forward && !stopping && !line.includes('Cluster Id in Cluster Metadata config')) log(`temporal: ${line}`);
       }
     });
   };
@@ -181,8 +208,14 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
     spawnError = err;
   });
 
-  // A test runner or the service exiting must not leave a server behind holding its ports.
-  const killOnExit = () => child.kill('SIGKILL');
+  const killGroup = (signal: NodeJS.Signals) => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
+  };
+  const killOnExit = () => killGroup('SIGKILL');
   process.once('exit', killOnExit);
 
   const stop = async () => {
@@ -193,7 +226,7 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
     child.kill('SIGTERM');
     const timer = setTimeout(() => {
       log(`temporal: dev server did not stop within ${STOP_GRACE_MS} ms of SIGTERM, killing it`);
-      child.kill('SIGKILL');
+      killGroup('SIGKILL');
     }, STOP_GRACE_MS);
     await exited;
     clearTimeout(timer);
@@ -234,11 +267,22 @@ async function waitUntilServing(args: {
   void args.exited.then((e) => {
     exit = e;
   });
+  const [host = HOST, port = '0'] = args.address.split(':');
   let lastError: unknown;
+  let listening = false;
   while (Date.now() < args.deadline) {
     const spawnError = args.getSpawnError();
     if (spawnError) throw args.failure(`could not be started: ${spawnError.message}`);
     if (exit) throw args.failure(`exited before it was ready (code ${exit.code}, signal ${exit.signal})`);
+    // gRPC is tried only once the port accepts TCP: a gRPC channel that first meets a closed port
+    // backs off for about a second before it tries again.
+    if (!listening) {
+      listening = await acceptsTcp(host, Number(port));
+      if (!listening) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        continue;
+      }
+    }
     let connection: Connection | undefined;
     try {
       connection = await Connection.connect({ address: args.address, connectTimeout: 1_000 });
@@ -251,6 +295,21 @@ async function waitUntilServing(args: {
       await connection?.close().catch(() => {});
     }
   }
+  if (!listening) throw args.failure(`did not answer gRPC at ${args.address} within the start timeout (the port never opened)`);
   const reason = lastError instanceof Error ? lastError.message : String(lastError);
   throw args.failure(`did not answer gRPC at ${args.address} within the start timeout (last error: ${reason})`);
+}
+
+function acceptsTcp(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, host);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
 }
