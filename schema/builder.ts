@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
-import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from '@pothos/plugin-scope-auth';
 import {
   DateTimeResolver,
   EmailAddressResolver,
@@ -16,10 +16,53 @@ import { AppError } from '../src/errors.ts';
 import type PrismaTypes from '../src/generated/pothos-types.ts';
 import { getDatamodel } from '../src/generated/pothos-types.ts';
 
-/** Scopes every field declares with `authScopes`; evaluated per request in one place. */
+/**
+ * Scopes every root field and every object holding tenant data declares with `authScopes`.
+ * Staff permissions, API-key scopes and embed scopes all resolve here, through ctx.access.
+ */
 export interface AuthScopes {
   /** Anyone, with or without a credential. */
   public: boolean;
+  /** Any valid credential. */
+  authenticated: boolean;
+  /** A signed-in person (staff access token); API keys and embed tokens are refused. */
+  signedInUser: boolean;
+  /** A valid credential acting inside the organisation named by X-Service-Org. */
+  organisation: boolean;
+  /** `resource.action` allowed on at least one account of the organisation. */
+  permission: string;
+  /** `resource.action` allowed on every account of the organisation (`:all`). */
+  organisationPermission: string;
+}
+
+function split(permission: string): [string, string] {
+  const [resource, action] = permission.split('.');
+  return [resource!, action!];
+}
+
+/** The scope names a failed authorisation check tripped over. */
+function failedScopes(failure: AuthFailure): string[] {
+  if (failure.kind === AuthScopeFailureType.AuthScope) return [failure.scope];
+  if (failure.kind === AuthScopeFailureType.AnyAuthScopes || failure.kind === AuthScopeFailureType.AllAuthScopes) {
+    return failure.failures.flatMap(failedScopes);
+  }
+  return [];
+}
+
+/**
+ * The contract's answer to a refused field: no credential 401; an API key or embed token on a
+ * signed-in-only field 403 SIGNED_IN_USER_REQUIRED; no X-Service-Org 400; a signed-in user
+ * without the permission 403 FORBIDDEN; an API key or embed token without the scope 404 (the
+ * existence of the thing is not confirmed).
+ */
+export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
+  if (!ctx.principal) return new AppError('UNAUTHENTICATED');
+  if (ctx.principal.kind !== 'staff' && failedScopes(failure).includes('signedInUser')) {
+    return new AppError('SIGNED_IN_USER_REQUIRED');
+  }
+  if (!ctx.organisation) return new AppError('ORG_REQUIRED');
+  if (ctx.principal.kind === 'staff') return new AppError('FORBIDDEN');
+  return new AppError('NOT_FOUND');
 }
 
 export const builder = new SchemaBuilder<{
@@ -41,9 +84,16 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authorizeOnSubscribe: true,
-    unauthorizedError: (_parent, _context, _info, result) => new AppError('FORBIDDEN', result.message),
-    authScopes: async () => ({
+    unauthorizedError: (_parent, context, _info, result) => refusal(context, result.failure),
+    authScopes: (ctx) => ({
       public: true,
+      authenticated: ctx.principal !== null,
+      signedInUser: ctx.principal?.kind === 'staff',
+      organisation: ctx.principal !== null && ctx.organisation !== null,
+      permission: (permission) =>
+        ctx.principal !== null && ctx.organisation !== null && ctx.access.allowsSomewhere(...split(permission)),
+      organisationPermission: (permission) =>
+        ctx.principal !== null && ctx.organisation !== null && ctx.access.allows(...split(permission)),
     }),
   },
   prisma: {

@@ -1,4 +1,7 @@
-import type { Database } from './db/client.ts';
+import type { Access } from './auth/permissions.ts';
+import type { Principal } from './auth/authenticate.ts';
+import type { TenantDatabase } from './db/tenant.ts';
+import type { Organisation } from './generated/prisma/client.ts';
 import type { Logger } from './log.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -10,10 +13,25 @@ import type { Runtime } from './runtime.ts';
 export interface RequestContext {
   requestId: string;
   runtime: Runtime;
-  db: Database;
   logger: Logger;
   /** The dated API version this request resolved to (Service-Version header > organisation > current). */
   apiVersion: string;
   /** The X-Service-Org header, trimmed; null when absent. */
   organisationSlug: string | null;
+  /** The organisation the request acts in: the credential's, named by X-Service-Org. */
+  organisation: Organisation | null;
+  principal: Principal | null;
+  /** What the principal may do in the organisation; the one evaluator every surface uses. */
+  access: Access;
+  /**
+   * The only database handle for tenant data: scoped to `organisation` (or to nothing when there
+   * is none). Cross-organisation lookups (credentials, slugs) use runtime.db in src/auth only.
+   */
+  db: TenantDatabase;
+}
+
+/** The organisation of a context whose field declared the `organisation` scope. */
+export function organisationOf(ctx: RequestContext): Organisation {
+  if (!ctx.organisation) throw new Error('organisation scope was not enforced');
+  return ctx.organisation;
 }

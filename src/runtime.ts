@@ -1,6 +1,9 @@
+import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
+import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';
 import { createDatabase, type Database } from './db/client.ts';
 import { createLogger, type Logger } from './log.ts';
+import { createMailer, type Mailer } from './mail/mailer.ts';
 import { TemporalAccess } from './temporal.ts';
 
 /** Long-lived parts shared by every request of one API process. */
@@ -9,21 +12,30 @@ export interface Runtime {
   logger: Logger;
   db: Database;
   temporal: TemporalAccess | undefined;
+  tokens: TokenService;
+  encryptionKey: Buffer;
+  mailer: Mailer;
   close(): Promise<void>;
 }
 
-export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, 'logger' | 'db'>> = {}): Runtime {
+export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, 'logger' | 'db' | 'mailer'>> = {}): Runtime {
   if (!config.DATABASE_URL) throw new Error('DATABASE_URL is required (scripts/start.ts provides an embedded default)');
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
   const db = overrides.db ?? createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   const temporal = TemporalAccess.fromConfig(config);
+  const keys = loadSigningKeys(config);
+  if (keys.ephemeral) logger.warn('JWT_SIGNING_KEYS is not set: tokens are signed with a key that dies with this process');
+  const mailer = overrides.mailer ?? createMailer(config, db, logger);
   return {
     config,
     logger,
     db,
     temporal,
+    tokens: new TokenService(keys, config.ACCESS_TOKEN_TTL),
+    encryptionKey: loadEncryptionKey(config),
+    mailer,
     async close() {
-      await Promise.allSettled([db.$disconnect(), temporal?.close()]);
+      await Promise.allSettled([db.$disconnect(), temporal?.close(), mailer.close()]);
     },
   };
 }

@@ -10,6 +10,11 @@ import { newId } from '../ids.ts';
 import { logScope } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { resolveVersion } from '../versions.ts';
+import { authenticate } from '../auth/authenticate.ts';
+import { tenantDatabase } from '../db/tenant.ts';
+
+/** Scope of the database handle of a request without an organisation: matches no row. */
+const NO_ORGANISATION = 'org_none';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -71,24 +76,28 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
     }
   });
 
-  // Every API surface gets one request context: the resolved version, the organisation named by
-  // X-Service-Org, and the database handle resolvers use.
+  // Every API surface gets one request context: who is calling, in which organisation, with
+  // which rights, at which version, and the tenant-scoped database handle resolvers use.
   const apiContext = async (req: Request, res: Response, next: NextFunction) => {
     const requestId = res.locals.requestId as string;
-    const slug = req.get('x-service-org')?.trim() || null;
-    const header = req.get('service-version');
-    const organisationDefault = slug
-      ? (await runtime.db.organisation.findUnique({ where: { slug }, select: { apiVersion: true } }))?.apiVersion
-      : undefined;
-    const apiVersion = resolveVersion(header, organisationDefault);
+    const organisationSlug = req.get('x-service-org')?.trim() || null;
+    const { principal, organisation, access } = await authenticate(runtime.db, runtime.tokens, {
+      authorization: req.get('authorization'),
+      organisationSlug,
+    });
+    const apiVersion = resolveVersion(req.get('service-version'), organisation?.apiVersion);
     res.setHeader('Service-Version', apiVersion);
+    if (organisation) logScope.getStore()!.organisationId = organisation.id;
     const ctx: RequestContext = {
       requestId,
       runtime,
-      db: runtime.db,
       logger,
       apiVersion,
-      organisationSlug: slug,
+      organisationSlug,
+      organisation,
+      principal,
+      access,
+      db: tenantDatabase(runtime.db, organisation?.id ?? NO_ORGANISATION),
     };
     res.locals.ctx = ctx;
     next();
@@ -134,6 +143,13 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
   });
 
   app.use('/graphql', apiContext, (req: Request, res: Response) => yoga(req, res));
+  // A credential refused before GraphQL runs still answers in GraphQL's shape on /graphql.
+  app.use('/graphql', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (!(error instanceof AppError)) return next(error);
+    res.status(error.status).json({
+      errors: [{ message: error.message, extensions: { code: error.code, requestId: res.locals.requestId } }],
+    });
+  });
   app.use('/v1', apiContext, createV1Router(schema));
   app.use('/live', apiContext, createLiveRouter(schema));
 

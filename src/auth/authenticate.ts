@@ -1,0 +1,144 @@
+import type { Database } from '../db/client.ts';
+import { AppError } from '../errors.ts';
+import type { Organisation } from '../generated/prisma/client.ts';
+import { sha256 } from './keys.ts';
+import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
+import type { TokenService } from './tokens.ts';
+
+export type Principal =
+  | {
+      kind: 'staff';
+      personId: string;
+      /** The person's user in the request's organisation; null when no organisation was named. */
+      userId: string | null;
+      email: string;
+      /** The organisation carried by the access token, when one was chosen at sign-in. */
+      tokenOrganisationId: string | null;
+    }
+  | { kind: 'apiKey'; apiKeyId: string; accountId: string | null; scopes: string[] }
+  | { kind: 'embed'; sessionId: string; accountId: string; scopes: string[]; expiresAt: Date };
+
+export interface Authentication {
+  principal: Principal | null;
+  organisation: Organisation | null;
+  access: Access;
+}
+
+/** lastUsedAt is written when it is older than this, so a hot key costs no write per request. */
+const LAST_USED_PRECISION_MS = 10_000;
+
+/**
+ * Who is calling and for which organisation. A credential that is present but not good is
+ * refused here (401/403) whatever the route; a missing credential is not an error here (public
+ * fields exist), the scopes of each field decide.
+ */
+export async function authenticate(
+  db: Database,
+  tokens: TokenService,
+  headers: { authorization: string | undefined; organisationSlug: string | null },
+): Promise<Authentication> {
+  const { authorization, organisationSlug } = headers;
+  if (!authorization) {
+    const organisation = organisationSlug ? await db.organisation.findUnique({ where: { slug: organisationSlug } }) : null;
+    return { principal: null, organisation, access: Access.none() };
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw new AppError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <token>".');
+  const credential = match[1]!;
+
+  if (credential.startsWith('svak_')) return authenticateApiKey(db, credential, organisationSlug);
+  if (credential.startsWith('svpk_') || credential.startsWith('svsk_')) {
+    throw new AppError('UNAUTHENTICATED', 'Channel keys authenticate the sales API only.');
+  }
+  const claims = await tokens.verify(credential);
+  if (claims.typ === 'embed') return authenticateEmbed(db, claims.sub, organisationSlug);
+  return authenticateStaff(db, claims.sub, claims.org ?? null, organisationSlug);
+}
+
+function assertSameOrganisation(organisation: Organisation, organisationSlug: string | null): void {
+  if (organisationSlug !== null && organisationSlug !== organisation.slug) {
+    throw new AppError('ORG_MISMATCH');
+  }
+}
+
+async function authenticateApiKey(db: Database, key: string, organisationSlug: string | null): Promise<Authentication> {
+  const apiKey = await db.apiKey.findUnique({ where: { keyHash: sha256(key) }, include: { organisation: true } });
+  if (!apiKey) throw new AppError('UNAUTHENTICATED', 'Unknown API key.');
+  if (apiKey.revokedAt) throw new AppError('API_KEY_REVOKED');
+  const now = Date.now();
+  if (apiKey.expiresAt && apiKey.expiresAt.getTime() <= now) throw new AppError('API_KEY_EXPIRED');
+  assertSameOrganisation(apiKey.organisation, organisationSlug);
+  if (!apiKey.lastUsedAt || now - apiKey.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
+    await db.apiKey.update({ where: { id: apiKey.id }, data: { lastUsedAt: new Date(now) } });
+  }
+  return {
+    principal: { kind: 'apiKey', apiKeyId: apiKey.id, accountId: apiKey.accountId, scopes: apiKey.scopes },
+    organisation: apiKey.organisation,
+    access: new Access(grantsFromScopes(apiKey.scopes, apiKey.accountId)),
+  };
+}
+
+async function authenticateEmbed(db: Database, sessionId: string, organisationSlug: string | null): Promise<Authentication> {
+  const session = await db.embedSession.findUnique({ where: { id: sessionId }, include: { organisation: true } });
+  if (!session || session.revokedAt || session.expiresAt.getTime() <= Date.now()) {
+    throw new AppError('UNAUTHENTICATED', 'The embed session has ended.');
+  }
+  assertSameOrganisation(session.organisation, organisationSlug);
+  return {
+    principal: {
+      kind: 'embed',
+      sessionId: session.id,
+      accountId: session.accountId,
+      scopes: session.scopes,
+      expiresAt: session.expiresAt,
+    },
+    organisation: session.organisation,
+    access: new Access(grantsFromScopes(session.scopes, session.accountId)),
+  };
+}
+
+async function authenticateStaff(
+  db: Database,
+  personId: string,
+  tokenOrganisationId: string | null,
+  organisationSlug: string | null,
+): Promise<Authentication> {
+  const person = await db.person.findUnique({ where: { id: personId }, select: { id: true, email: true } });
+  if (!person) throw new AppError('UNAUTHENTICATED', 'The person of this token no longer exists.');
+  const base = { kind: 'staff' as const, personId: person.id, email: person.email, tokenOrganisationId };
+
+  if (organisationSlug === null) {
+    const organisation = tokenOrganisationId ? await db.organisation.findUnique({ where: { id: tokenOrganisationId } }) : null;
+    if (!organisation) return { principal: { ...base, userId: null }, organisation: null, access: Access.none() };
+    return staffIn(db, base, organisation);
+  }
+  const organisation = await db.organisation.findUnique({ where: { slug: organisationSlug } });
+  // An organisation the person does not belong to, or one that does not exist, is "another
+  // organisation than the credential's": the same answer, so slugs cannot be probed.
+  if (!organisation || (tokenOrganisationId !== null && tokenOrganisationId !== organisation.id)) {
+    throw new AppError('ORG_MISMATCH');
+  }
+  return staffIn(db, base, organisation);
+}
+
+async function staffIn(
+  db: Database,
+  base: Omit<Extract<Principal, { kind: 'staff' }>, 'userId'>,
+  organisation: Organisation,
+): Promise<Authentication> {
+  const user = await db.user.findFirst({
+    where: { organisationId: organisation.id, personId: base.personId, status: 'active' },
+    select: {
+      id: true,
+      roleAssignments: {
+        where: { role: { isDeleted: false } },
+        select: { accountId: true, role: { select: { permissions: true } } },
+      },
+    },
+  });
+  if (!user) throw new AppError('ORG_MISMATCH');
+  const access = new Access(
+    grantsFromAssignments(user.roleAssignments.map((a) => ({ accountId: a.accountId, permissions: a.role.permissions }))),
+  );
+  return { principal: { ...base, userId: user.id }, organisation, access };
+}

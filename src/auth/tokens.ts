@@ -1,0 +1,76 @@
+import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { AppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { SigningKeys } from './keys.ts';
+
+const ISSUER = 'ticketing-service';
+const AUDIENCE = 'ticketing-management';
+
+export interface AccessClaims {
+  typ: 'access';
+  /** Person id. */
+  sub: string;
+  /** Organisation chosen at sign-in, when one was. */
+  org?: string;
+}
+
+export interface EmbedClaims {
+  typ: 'embed';
+  /** Embed session id. */
+  sub: string;
+  org: string;
+  acc: string;
+  scopes: string[];
+}
+
+export type TokenClaims = AccessClaims | EmbedClaims;
+
+/** Signs and verifies the service's own JWTs (HS256 with a `kid`, so keys rotate). */
+export class TokenService {
+  constructor(
+    readonly keys: SigningKeys,
+    readonly accessTtlMs: number,
+  ) {}
+
+  async sign(claims: TokenClaims, expiresAt: Date): Promise<string> {
+    const { sub, ...rest } = claims;
+    return new SignJWT(rest as JWTPayload)
+      .setProtectedHeader({ alg: 'HS256', kid: this.keys.current.kid, typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject(sub)
+      .setJti(newId('request').slice(4))
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .sign(this.keys.current.secret);
+  }
+
+  async signAccess(personId: string, organisationId: string | undefined): Promise<{ token: string; expiresAt: Date }> {
+    const expiresAt = new Date(Date.now() + this.accessTtlMs);
+    const claims: AccessClaims = { typ: 'access', sub: personId, ...(organisationId ? { org: organisationId } : {}) };
+    return { token: await this.sign(claims, expiresAt), expiresAt };
+  }
+
+  /** Verifies signature, issuer, audience and expiry; any failure is 401 UNAUTHENTICATED. */
+  async verify(token: string): Promise<TokenClaims & { exp: number }> {
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        (header) => {
+          const key = header.kid ? this.keys.byKid.get(header.kid) : undefined;
+          if (!key) throw new AppError('UNAUTHENTICATED', 'The token was signed with an unknown key.');
+          return key.secret;
+        },
+        { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] },
+      );
+      if ((payload.typ !== 'access' && payload.typ !== 'embed') || typeof payload.sub !== 'string') {
+        throw new AppError('UNAUTHENTICATED', 'The token is not an access or embed token.');
+      }
+      return payload as unknown as TokenClaims & { exp: number };
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      if (error instanceof joseErrors.JWTExpired) throw new AppError('UNAUTHENTICATED', 'The token has expired.');
+      throw new AppError('UNAUTHENTICATED', 'The token is invalid.');
+    }
+  }
+}

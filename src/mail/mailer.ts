@@ -1,0 +1,67 @@
+import { createTransport, type Transporter } from 'nodemailer';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/client.ts';
+import { newId } from '../ids.ts';
+import type { Logger } from '../log.ts';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  /** Machine-readable purpose and data, kept in the development outbox (never sent by SMTP). */
+  meta?: Record<string, unknown>;
+}
+
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * SMTP when SMTP_URL is set; otherwise the development outbox (a table, read with
+ * `npm run cli -- mail list`). Message bodies can hold codes, so they are never logged.
+ */
+export function createMailer(config: Config, db: Database, logger: Logger): Mailer {
+  if (config.SMTP_URL) return new SmtpMailer(createTransport(config.SMTP_URL), config.MAIL_FROM, logger);
+  return new OutboxMailer(db, logger);
+}
+
+export class OutboxMailer implements Mailer {
+  constructor(
+    private readonly db: Database,
+    private readonly logger: Logger,
+  ) {}
+
+  async send(message: MailMessage): Promise<void> {
+    const id = newId('outboxMessage');
+    await this.db.outboxMessage.create({
+      data: {
+        id,
+        to: message.to.toLowerCase(),
+        subject: message.subject,
+        text: message.text,
+        meta: (message.meta ?? {}) as object,
+      },
+    });
+    this.logger.info({ outboxMessageId: id, subject: message.subject }, 'mail written to the development outbox');
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class SmtpMailer implements Mailer {
+  constructor(
+    private readonly transport: Transporter,
+    private readonly from: string,
+    private readonly logger: Logger,
+  ) {}
+
+  async send(message: MailMessage): Promise<void> {
+    const info = await this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text });
+    this.logger.info({ messageId: info.messageId, subject: message.subject }, 'mail sent');
+  }
+
+  async close(): Promise<void> {
+    this.transport.close();
+  }
+}
