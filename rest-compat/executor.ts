@@ -36,7 +36,9 @@ export function mountRoutes(
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](expressPath(route.path), async (req: Request, res: Response) => {
       const ctx = contextOf(res);
-      if (route.organisation && !ctx.organisationSlug) throw new AppError('ORG_REQUIRED');
+      if (route.organisation && !ctx.organisationSlug) {
+        throw new AppError(ctx.principal ? 'ORG_REQUIRED' : 'UNAUTHENTICATED');
+      }
       const input = {
         params: parsePart(route.params, req.params, 'params'),
         query: parsePart(route.query, req.query, 'query'),
@@ -78,6 +80,8 @@ function toAppError(error: GraphQLError): Error {
   if (error.originalError instanceof AppError) return error.originalError;
   const code = error.extensions?.code;
   if (isErrorCode(code)) return new AppError(code, error.message, error.extensions?.details);
+  // A GraphQL-level error (variable coercion) means the route's own schema let bad input through.
+  if (!error.originalError) return AppError.validation([{ path: '(root)', message: error.message }]);
   // Anything else (a resolver bug, an unexpected fault) reaches the REST error handler as a 500.
   return error.originalError ?? error;
 }

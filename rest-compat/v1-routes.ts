@@ -1,29 +1,7 @@
-import { z } from 'zod';
 import type { RestRoute } from './route.ts';
-
-const apiVersion = z.object({
-  date: z.string(),
-  status: z.enum(['current', 'supported', 'deprecated', 'sunset']),
-  summary: z.string(),
-  breakingChanges: z.array(z.string()),
-  deprecatedAt: z.string().nullable(),
-  sunsetAt: z.string().nullable(),
-});
+import { authRoutes } from './routes/auth.ts';
+import { meRoutes } from './routes/me.ts';
+import { metaRoutes } from './routes/meta.ts';
 
 /** The /v1 route table. Each entry runs a GraphQL operation; see rest-compat/route.ts. */
-export const v1Routes: RestRoute[] = [
-  {
-    method: 'GET',
-    path: '/meta/versions',
-    summary: 'List the dated API versions and the version this request resolved to.',
-    tag: 'Meta',
-    organisation: false,
-    operation: /* GraphQL */ `
-      query MetaVersions {
-        apiVersions { current resolved versions { date status summary breakingChanges deprecatedAt sunsetAt } }
-      }
-    `,
-    result: (data) => data.apiVersions,
-    response: z.object({ current: z.string(), resolved: z.string(), versions: z.array(apiVersion) }),
-  },
-];
+export const v1Routes: RestRoute[] = [...metaRoutes, ...authRoutes, ...meRoutes];

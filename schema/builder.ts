@@ -120,3 +120,4 @@ builder.addScalarType('TimeZone', TimeZoneResolver);
 builder.addScalarType('URL', URLResolver);
 
 builder.queryType({ description: 'Reads of the management API.' });
+builder.mutationType({ description: 'Changes through the management API.' });

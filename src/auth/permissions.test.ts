@@ -64,6 +64,16 @@ describe('Access', () => {
     expect(wide.allows('events', 'write', 'acc_q')).toBe(true);
   });
 
+  it('covers a wildcard only with a wildcard, so rights cannot be escalated', () => {
+    const reader = new Access(grantsFromAssignments([{ accountId: 'acc_a', permissions: ['events.read'] }]));
+    expect(reader.covers('events.read', 'acc_a')).toBe(true);
+    expect(reader.covers('events.*', 'acc_a')).toBe(false);
+    expect(reader.covers('events.read:all', 'acc_a')).toBe(false);
+    expect(reader.covers('events.read:acc_a', 'acc_b')).toBe(true);
+    const admin = new Access(grantsFromAssignments([{ accountId: 'acc_a', permissions: ['*.*:all'] }]));
+    expect(admin.covers('*.*:all', null)).toBe(true);
+  });
+
   it('answers the permissions listing with filters', () => {
     expect(access.entries()).toEqual([
       { permission: 'events.*', accounts: ['acc_a'], isAllAccounts: false },

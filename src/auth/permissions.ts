@@ -69,8 +69,12 @@ export function grantsFromScopes(scopes: readonly string[], accountId: string | 
   });
 }
 
-function matches(pattern: string, value: string): boolean {
-  return pattern === '*' || value === '*' || pattern === value;
+/**
+ * Does a granted word cover a requested one? A granted `*` covers every word; a requested `*`
+ * (checking whether someone may hand out `events.*`) is covered only by a granted `*`.
+ */
+function matches(granted: string, requested: string): boolean {
+  return granted === '*' || granted === requested;
 }
 
 export class Access {
@@ -116,6 +120,17 @@ export class Access {
   /** Everything on every account. */
   get isOrgAdmin(): boolean {
     return this.grants.some((grant) => grant.resource === '*' && grant.action === '*' && grant.accounts === 'all');
+  }
+
+  /**
+   * Does the holder hold `permission` (a permission string, scope resolved against `accountId`
+   * for a dynamic one)? Used to refuse handing out more than one holds (roles, keys, sessions).
+   */
+  covers(permission: string, accountId: string | null): boolean {
+    const parsed = parsePermission(permission);
+    if (!parsed) return false;
+    const account = parsed.scope === 'all' ? null : parsed.scope === 'dynamic' ? accountId : parsed.scope;
+    return this.allows(parsed.resource, parsed.action, account);
   }
 
   /** The permissions response of GET /me/permissions: one entry per resource.action. */

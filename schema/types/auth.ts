@@ -1,0 +1,81 @@
+import { login, logout, refresh, type SignInResult, type SessionTokens } from '../../src/services/sessions.ts';
+import { AppError } from '../../src/errors.ts';
+import { builder } from '../builder.ts';
+
+export const SignedInUserRef = builder
+  .objectRef<SignInResult['user']>('SignedInUser')
+  .implement({
+    description: 'The person who signed in.',
+    fields: (t) => ({
+      id: t.exposeString('id', { description: 'Person id (usr_).' }),
+      email: t.exposeString('email', { description: 'Sign-in email, lower-cased.' }),
+      firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
+      lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
+    }),
+  });
+
+export const SessionTokensRef = builder.objectRef<SessionTokens>('SessionTokens').implement({
+  description: 'A new access token and the refresh token that replaces the one used.',
+  fields: (t) => ({
+    accessToken: t.exposeString('accessToken', { description: 'Short-lived JWT for Authorization: Bearer.' }),
+    refreshToken: t.exposeString('refreshToken', { description: 'Single-use token for the next refresh.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the access token expires.' }),
+  }),
+});
+
+export const SignInResultRef = builder.objectRef<SignInResult>('SignInResult').implement({
+  description: 'Tokens for a new session and the person it belongs to.',
+  fields: (t) => ({
+    accessToken: t.exposeString('accessToken', {
+      description: 'Short-lived JWT; carries the organisation when one was chosen (X-Service-Org).',
+    }),
+    refreshToken: t.exposeString('refreshToken', { description: 'Single-use token that renews the session.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the access token expires.' }),
+    user: t.field({ type: SignedInUserRef, description: 'The person signed in.', resolve: (r) => r.user }),
+  }),
+});
+
+const LoginInput = builder.inputType('LoginInput', {
+  description: 'Password sign-in.',
+  fields: (t) => ({
+    email: t.string({ required: true, description: 'Sign-in email.' }),
+    password: t.string({ required: true, description: 'Password (at least 1 character).' }),
+  }),
+});
+
+const RefreshInput = builder.inputType('RefreshTokenInput', {
+  description: 'A refresh token.',
+  fields: (t) => ({
+    refreshToken: t.string({ required: true, description: 'The refresh token from the last sign-in or refresh.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  login: t.field({
+    type: SignInResultRef,
+    description: 'Password sign-in for first-party tooling (POST /v1/auth/login). With X-Service-Org the tokens carry that organisation.',
+    authScopes: { public: true },
+    args: { input: t.arg({ type: LoginInput, required: true }) },
+    resolve: (_root, { input }, ctx) => {
+      // A named organisation that does not exist is refused like one the person is not in.
+      if (ctx.organisationSlug && !ctx.organisation) throw new AppError('ORG_MISMATCH');
+      return login(ctx.runtime, ctx.organisation, input);
+    },
+  }),
+  refreshTokens: t.field({
+    type: SessionTokensRef,
+    description: 'Rotates a refresh token (POST /v1/auth/refresh). Reusing one revokes its whole family.',
+    authScopes: { public: true },
+    args: { input: t.arg({ type: RefreshInput, required: true }) },
+    resolve: (_root, { input }, ctx) => refresh(ctx.runtime, input),
+  }),
+  logout: t.boolean({
+    description: 'Signs out: revokes the refresh token and every token of its family (POST /v1/auth/logout).',
+    authScopes: { public: true },
+    args: { input: t.arg({ type: RefreshInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      await logout(ctx.runtime, input);
+      return true;
+    },
+  }),
+}));

@@ -1,0 +1,73 @@
+import type { RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+
+/** The signed-in person as the current user, with the identity of their user in this organisation. */
+export async function currentUser(ctx: RequestContext) {
+  const principal = ctx.principal;
+  if (principal?.kind !== 'staff' || !principal.userId) throw new AppError('SIGNED_IN_USER_REQUIRED');
+  const user = await ctx.db.user.findUnique({
+    where: { id: principal.userId },
+    include: { person: true, identityProvider: { select: { providerType: true } } },
+  });
+  if (!user?.person) throw new AppError('UNAUTHENTICATED');
+  return {
+    id: user.person.id,
+    email: user.person.email,
+    firstName: user.person.firstName ?? user.firstName,
+    lastName: user.person.lastName ?? user.lastName,
+    identityProvider: user.identityProvider?.providerType ?? null,
+    externalUserId: user.externalUserId,
+  };
+}
+
+/** Every organisation the signed-in person is an active user of (person-level, across tenants). */
+export async function myOrganisations(ctx: RequestContext) {
+  const principal = ctx.principal;
+  if (principal?.kind !== 'staff') throw new AppError('SIGNED_IN_USER_REQUIRED');
+  // The one read that crosses organisations: it is the person's own memberships.
+  const users = await ctx.runtime.db.user.findMany({
+    where: { personId: principal.personId, status: 'active' },
+    include: { organisation: true },
+    orderBy: { createdAt: 'asc' },
+  });
+  return users.map(({ organisation, id }) => ({
+    id: organisation.id,
+    slug: organisation.slug,
+    name: organisation.name,
+    userId: id,
+    primaryColor: organisation.primaryColor,
+    secondaryColor: organisation.secondaryColor,
+    logoUrl: organisation.logoUrl,
+  }));
+}
+
+/** The signed-in user's role assignments in this organisation. */
+export async function myRoles(ctx: RequestContext) {
+  const principal = ctx.principal;
+  if (principal?.kind !== 'staff' || !principal.userId) throw new AppError('SIGNED_IN_USER_REQUIRED');
+  const assignments = await ctx.db.roleAssignment.findMany({
+    where: { userId: principal.userId, role: { isDeleted: false } },
+    include: { role: true },
+    orderBy: { createdAt: 'asc' },
+  });
+  return {
+    roles: assignments.map(({ role, accountId }) => ({
+      id: role.id,
+      name: role.name,
+      description: role.description,
+      accountId,
+      isSystemRole: role.isSystemRole,
+    })),
+    isOrgAdmin: ctx.access.isOrgAdmin,
+  };
+}
+
+export function myPermissions(ctx: RequestContext, filters: { resource?: string | null; action?: string | null }) {
+  const resource = filters.resource ?? null;
+  const action = filters.action ?? null;
+  return {
+    permissions: ctx.access.entries({ resource, action }),
+    isOrgAdmin: ctx.access.isOrgAdmin,
+    filters: { resource, action },
+  };
+}

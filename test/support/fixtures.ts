@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { bootstrapOrganisation, type BootstrapResult } from '../../src/services/bootstrap-organisation.ts';
+import type { TestApp } from './app.ts';
+
+export interface TestOrganisation extends BootstrapResult {
+  slug: string;
+  email: string;
+  password: string;
+  /** A staff access token of the first administrator, carrying this organisation. */
+  adminToken: string;
+}
+
+/** An organisation made the way operators make one (the bootstrap service), signed in through the API. */
+export async function createOrganisation(app: TestApp, prefix = 'org'): Promise<TestOrganisation> {
+  const slug = `${prefix}-${randomBytes(4).toString('hex')}`;
+  const email = `admin@${slug}.test`;
+  const password = 'admin password 1';
+  const result = await bootstrapOrganisation(app.runtime.db, { orgSlug: slug, orgName: `Org ${slug}`, email, password });
+  const { accessToken } = await signIn(app, email, password, slug);
+  return { ...result, slug, email, password, adminToken: accessToken };
+}
+
+export async function signIn(app: TestApp, email: string, password: string, slug?: string) {
+  const res = await fetch(`${app.url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(slug ? { 'x-service-org': slug } : {}) },
+    body: JSON.stringify({ email, password }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { accessToken: string; refreshToken: string; user: { id: string; email: string } };
+}
+
+/** A JSON request to the API with the usual headers; answers status, headers and parsed body. */
+export async function api(
+  app: TestApp,
+  method: string,
+  path: string,
+  options: { token?: string; org?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
+  const res = await fetch(`${app.url}${path}`, {
+    method,
+    headers: {
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.org ? { 'x-service-org': options.org } : {}),
+      ...options.headers,
+    },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await res.text();
+  let body: any;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = text;
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+export async function graphql(
+  app: TestApp,
+  query: string,
+  variables: Record<string, unknown> = {},
+  options: { token?: string; org?: string } = {},
+) {
+  return api(app, 'POST', '/graphql', { ...options, body: { query, variables } });
+}
