@@ -2,5 +2,11 @@ import { builder } from './builder.ts';
 import './types/api-version.ts';
 import './types/auth.ts';
 import './types/me.ts';
+import './types/role.ts';
+import './types/role-assignment.ts';
+import './types/api-key.ts';
+import './types/embed-session.ts';
+import './types/identity-provider.ts';
+import './types/invitation.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });
