@@ -1,3 +1,147 @@
+import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
 
-export const rolesRoutes: RestRoute[] = [];
+const ROLE_FIELDS = 'id organisationId name description isDeleted createdAt updatedAt permissions isSystemRole';
+const ASSIGNMENT_FIELDS = `id organisationId userId accountId roleId createdAt
+  user { id email firstName lastName } account { id name } role { id name isSystemRole }`;
+
+const role = z.object({
+  id: z.string(),
+  organisationId: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  isDeleted: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  permissions: z.array(z.string()),
+  isSystemRole: z.boolean(),
+});
+
+const assignment = z.object({
+  id: z.string(),
+  organisationId: z.string(),
+  userId: z.string(),
+  accountId: z.string(),
+  roleId: z.string(),
+  createdAt: z.string(),
+  user: z.object({ id: z.string(), email: z.string(), firstName: z.string().nullable(), lastName: z.string().nullable() }),
+  account: z.object({ id: z.string(), name: z.string() }),
+  role: z.object({ id: z.string(), name: z.string(), isSystemRole: z.boolean() }),
+});
+
+const idParam = z.object({ id: z.string().min(1).max(100) });
+const deleted = z.object({ success: z.boolean(), id: z.string() });
+
+export const rolesRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/roles',
+    summary: 'List the roles of the organisation, system roles first.',
+    tag: 'Roles',
+    organisation: true,
+    operation: `query Roles { roles { ${ROLE_FIELDS} } }`,
+    result: (data) => ({ roles: data.roles }),
+    response: z.object({ roles: z.array(role) }),
+  },
+  {
+    method: 'POST',
+    path: '/roles',
+    summary: 'Create a custom role.',
+    tag: 'Roles',
+    organisation: true,
+    operation: `mutation CreateRole($input: CreateRoleInput!) { createRole(input: $input) { ${ROLE_FIELDS} } }`,
+    body: z.strictObject({ name: z.string(), description: z.string().nullish(), permissions: z.array(z.string()) }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => data.createRole,
+    status: 201,
+    response: role,
+  },
+  {
+    method: 'GET',
+    path: '/roles/{id}',
+    summary: 'Get a role (returned unwrapped).',
+    tag: 'Roles',
+    organisation: true,
+    operation: `query Role($id: String!) { role(id: $id) { ${ROLE_FIELDS} } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => data.role,
+    response: role,
+  },
+  {
+    method: 'PATCH',
+    path: '/roles/{id}',
+    summary: 'Change a custom role. System roles answer 409.',
+    tag: 'Roles',
+    organisation: true,
+    operation: `mutation UpdateRole($id: String!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { ${ROLE_FIELDS} } }`,
+    params: idParam,
+    body: z.strictObject({ name: z.string().optional(), description: z.string().nullish(), permissions: z.array(z.string()).optional() }),
+    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    result: (data) => data.updateRole,
+    response: role,
+  },
+  {
+    method: 'DELETE',
+    path: '/roles/{id}',
+    summary: 'Delete a custom role and its assignments. System roles answer 409.',
+    tag: 'Roles',
+    organisation: true,
+    operation: `mutation DeleteRole($id: String!) { deleteRole(id: $id) { success id } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => data.deleteRole,
+    response: deleted,
+  },
+  {
+    method: 'GET',
+    path: '/user-account-roles',
+    summary: 'List role assignments on the accounts the caller may see, optionally by user, account or role.',
+    tag: 'Role assignments',
+    organisation: true,
+    operation: `query RoleAssignments($userId: String, $accountId: String, $roleId: String) {
+      roleAssignments(userId: $userId, accountId: $accountId, roleId: $roleId) { ${ASSIGNMENT_FIELDS} }
+    }`,
+    query: z.object({ userId: z.string().optional(), accountId: z.string().optional(), roleId: z.string().optional() }),
+    variables: ({ query }) => query,
+    result: (data) => ({ assignments: data.roleAssignments }),
+    response: z.object({ assignments: z.array(assignment) }),
+  },
+  {
+    method: 'POST',
+    path: '/user-account-roles',
+    summary: 'Assign a role to a user on an account.',
+    tag: 'Role assignments',
+    organisation: true,
+    operation: `mutation AssignRole($input: AssignRoleInput!) { assignRole(input: $input) { ${ASSIGNMENT_FIELDS} } }`,
+    body: z.strictObject({ userId: z.string(), accountId: z.string(), roleId: z.string() }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => ({ assignment: data.assignRole }),
+    status: 201,
+    response: z.object({ assignment }),
+  },
+  {
+    method: 'PUT',
+    path: '/user-account-roles',
+    summary: "Replace a user's roles on an account, atomically.",
+    tag: 'Role assignments',
+    organisation: true,
+    operation: `mutation ReplaceRoles($input: ReplaceRolesInput!) { replaceRoles(input: $input) { ${ASSIGNMENT_FIELDS} } }`,
+    body: z.strictObject({ userId: z.string(), accountId: z.string(), roleIds: z.array(z.string()) }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => ({ assignments: data.replaceRoles }),
+    response: z.object({ assignments: z.array(assignment) }),
+  },
+  {
+    method: 'DELETE',
+    path: '/user-account-roles/{id}',
+    summary: 'Remove a role assignment.',
+    tag: 'Role assignments',
+    organisation: true,
+    operation: `mutation RemoveRoleAssignment($id: String!) { removeRoleAssignment(id: $id) { success } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => data.removeRoleAssignment,
+    response: z.object({ success: z.boolean() }),
+  },
+];

@@ -1,3 +1,118 @@
+import { assignRole, listRoleAssignments, removeRoleAssignment, replaceRoles } from '../../src/services/role-assignments.ts';
 import { builder } from '../builder.ts';
+import { SuccessResult } from './common.ts';
 
-void builder;
+const READ = { $all: { organisation: true, permission: 'role_assignments.read' } } as const;
+const WRITE = { $all: { organisation: true, permission: 'role_assignments.write' } } as const;
+
+interface AssignmentView {
+  id: string;
+  organisationId: string;
+  userId: string;
+  accountId: string;
+  roleId: string;
+  createdAt: Date;
+  user: { id: string; email: string; firstName: string | null; lastName: string | null };
+  account: { id: string; name: string };
+  role: { id: string; name: string; isSystemRole: boolean };
+}
+
+const AssignmentUser = builder.objectRef<AssignmentView['user']>('RoleAssignmentUser').implement({
+  description: 'The user of a role assignment.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'User id inside the organisation (usr_).' }),
+    email: t.exposeString('email', { description: 'Email.' }),
+    firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
+    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
+  }),
+});
+
+const AssignmentAccount = builder.objectRef<AssignmentView['account']>('RoleAssignmentAccount').implement({
+  description: 'The account of a role assignment.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Account id (acc_).' }),
+    name: t.exposeString('name', { description: 'Account name.' }),
+  }),
+});
+
+const AssignmentRole = builder.objectRef<AssignmentView['role']>('RoleAssignmentRole').implement({
+  description: 'The role of a role assignment.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Role id (rol_).' }),
+    name: t.exposeString('name', { description: 'Role name.' }),
+    isSystemRole: t.exposeBoolean('isSystemRole', { description: 'Whether it is a system role.' }),
+  }),
+});
+
+export const RoleAssignment = builder.objectRef<AssignmentView>('RoleAssignment').implement({
+  description: 'A role granted to a user on one account (uar_).',
+  authScopes: (assignment, ctx) => ctx.access.allows('role_assignments', 'read', assignment.accountId)
+    || ctx.access.allows('role_assignments', 'write', assignment.accountId),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Assignment id (uar_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'Organisation.' }),
+    userId: t.exposeString('userId', { description: 'User id inside the organisation.' }),
+    accountId: t.exposeString('accountId', { description: 'Account the role applies to.' }),
+    roleId: t.exposeString('roleId', { description: 'Role.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was granted.' }),
+    user: t.field({ type: AssignmentUser, description: 'The user.', resolve: (a) => a.user }),
+    account: t.field({ type: AssignmentAccount, description: 'The account.', resolve: (a) => a.account }),
+    role: t.field({ type: AssignmentRole, description: 'The role.', resolve: (a) => a.role }),
+  }),
+});
+
+const AssignRoleInput = builder.inputType('AssignRoleInput', {
+  description: 'A role to grant to a user on an account.',
+  fields: (t) => ({
+    userId: t.string({ required: true, description: 'usr_ id of the user inside the organisation.' }),
+    accountId: t.string({ required: true, description: 'acc_ id.' }),
+    roleId: t.string({ required: true, description: 'rol_ id of a system or custom role.' }),
+  }),
+});
+
+const ReplaceRolesInput = builder.inputType('ReplaceRolesInput', {
+  description: 'The complete set of roles a user has on an account.',
+  fields: (t) => ({
+    userId: t.string({ required: true, description: 'usr_ id of the user inside the organisation.' }),
+    accountId: t.string({ required: true, description: 'acc_ id.' }),
+    roleIds: t.stringList({ required: true, description: 'Role ids that replace the existing ones (may be empty).' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  roleAssignments: t.field({
+    type: [RoleAssignment],
+    description: 'Role assignments on the accounts the caller may see, optionally filtered (GET /v1/user-account-roles).',
+    authScopes: READ,
+    args: {
+      userId: t.arg.string({ description: 'Only this user.' }),
+      accountId: t.arg.string({ description: 'Only this account.' }),
+      roleId: t.arg.string({ description: 'Only this role.' }),
+    },
+    resolve: (_root, args, ctx) => listRoleAssignments(ctx, args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  assignRole: t.field({
+    type: RoleAssignment,
+    description: 'Grants a role to a user on an account (POST /v1/user-account-roles).',
+    authScopes: WRITE,
+    args: { input: t.arg({ type: AssignRoleInput, required: true, description: 'The assignment.' }) },
+    resolve: (_root, { input }, ctx) => assignRole(ctx, input),
+  }),
+  replaceRoles: t.field({
+    type: [RoleAssignment],
+    description: "Replaces a user's roles on an account, atomically (PUT /v1/user-account-roles).",
+    authScopes: WRITE,
+    args: { input: t.arg({ type: ReplaceRolesInput, required: true, description: 'The new set.' }) },
+    resolve: (_root, { input }, ctx) => replaceRoles(ctx, input),
+  }),
+  removeRoleAssignment: t.field({
+    type: SuccessResult,
+    description: 'Removes a role assignment (DELETE /v1/user-account-roles/{id}).',
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Assignment id (uar_).' }) },
+    resolve: (_root, { id }, ctx) => removeRoleAssignment(ctx, id),
+  }),
+}));

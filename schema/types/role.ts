@@ -1,3 +1,83 @@
+import { createRole, deleteRole, getRole, listRoles, updateRole } from '../../src/services/roles.ts';
 import { builder } from '../builder.ts';
+import { DeleteResult } from './common.ts';
 
-void builder;
+const READ = { $all: { organisation: true, organisationPermission: 'roles.read' } } as const;
+const WRITE = { $all: { organisation: true, organisationPermission: 'roles.write' } } as const;
+
+export const Role = builder.prismaObject('Role', {
+  description: 'A named set of permission strings, assigned to users on accounts.',
+  authScopes: (_role, ctx) => ctx.access.allows('roles', 'read') || ctx.access.allows('roles', 'write'),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Role id (rol_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
+    description: t.exposeString('description', { nullable: true, description: 'Description (at most 500 characters), or null.' }),
+    isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the role was deleted.' }),
+    permissions: t.exposeStringList('permissions', { description: 'Permission strings: resource.action[:scope].' }),
+    isSystemRole: t.exposeBoolean('isSystemRole', { description: 'System roles cannot be modified or deleted.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const CreateRoleInput = builder.inputType('CreateRoleInput', {
+  description: 'A new custom role.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
+    description: t.string({ description: 'At most 500 characters.' }),
+    permissions: t.stringList({ required: true, description: 'At least one permission string.' }),
+  }),
+});
+
+const UpdateRoleInput = builder.inputType('UpdateRoleInput', {
+  description: 'Changes to a custom role; omitted fields stay.',
+  fields: (t) => ({
+    name: t.string({ description: 'Name, 1 to 255 characters.' }),
+    description: t.string({ description: 'At most 500 characters; null clears it.' }),
+    permissions: t.stringList({ description: 'At least one permission string.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  roles: t.field({
+    type: [Role],
+    description: 'Roles of the organisation, system roles first (GET /v1/roles).',
+    authScopes: READ,
+    resolve: (_root, _args, ctx) => listRoles(ctx),
+  }),
+  role: t.field({
+    type: Role,
+    description: 'One role (GET /v1/roles/{id}).',
+    authScopes: READ,
+    args: { id: t.arg.string({ required: true, description: 'Role id.' }) },
+    resolve: (_root, { id }, ctx) => getRole(ctx, id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createRole: t.field({
+    type: Role,
+    description: 'Creates a custom role (POST /v1/roles).',
+    authScopes: WRITE,
+    args: { input: t.arg({ type: CreateRoleInput, required: true, description: 'The role.' }) },
+    resolve: (_root, { input }, ctx) => createRole(ctx, input),
+  }),
+  updateRole: t.field({
+    type: Role,
+    description: 'Changes a custom role (PATCH /v1/roles/{id}); system roles answer CONFLICT.',
+    authScopes: WRITE,
+    args: {
+      id: t.arg.string({ required: true, description: 'Role id.' }),
+      input: t.arg({ type: UpdateRoleInput, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => updateRole(ctx, id, input),
+  }),
+  deleteRole: t.field({
+    type: DeleteResult,
+    description: 'Deletes a custom role and its assignments (DELETE /v1/roles/{id}); system roles answer CONFLICT.',
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Role id.' }) },
+    resolve: (_root, { id }, ctx) => deleteRole(ctx, id),
+  }),
+}));

@@ -65,3 +65,38 @@ export async function graphql(
 ) {
   return api(app, 'POST', '/graphql', { ...options, body: { query, variables } });
 }
+
+/** Another staff member of `org` holding `roleIds` on `accountId`, signed in. */
+export async function createStaffUser(
+  app: TestApp,
+  org: TestOrganisation,
+  roles: Array<{ roleId: string; accountId: string }>,
+  label = 'staff',
+) {
+  const { hashPassword } = await import('../../src/auth/passwords.ts');
+  const { newId } = await import('../../src/ids.ts');
+  const db = app.runtime.db;
+  const email = `${label}-${randomBytes(3).toString('hex')}@${org.slug}.test`;
+  const password = 'staff password 1';
+  const person = await db.person.create({ data: { id: newId('person'), email } });
+  await db.passwordCredential.create({ data: { personId: person.id, passwordHash: await hashPassword(password) } });
+  const user = await db.user.create({
+    data: { id: newId('user'), organisationId: org.organisation.id, personId: person.id, email, status: 'active' },
+  });
+  for (const role of roles) {
+    await db.roleAssignment.create({
+      data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: user.id, ...role },
+    });
+  }
+  const { accessToken } = await signIn(app, email, password, org.slug);
+  return { personId: person.id, userId: user.id, email, token: accessToken };
+}
+
+export async function createAccount(app: TestApp, org: TestOrganisation, name = 'Second account') {
+  const { newId } = await import('../../src/ids.ts');
+  return app.runtime.db.account.create({ data: { id: newId('account'), organisationId: org.organisation.id, name } });
+}
+
+export function systemRole(org: TestOrganisation, key: 'organisation_admin' | 'account_admin' | 'event_manager' | 'viewer'): string {
+  return org.roles.find((role) => role.systemKey === key)!.id;
+}
