@@ -1,3 +1,61 @@
+import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
 
-export const apiKeysRoutes: RestRoute[] = [];
+const FIELDS = 'id organisationId accountId name keyPrefix scopes createdBy createdAt lastUsedAt expiresAt revokedAt';
+
+const apiKey = z.object({
+  id: z.string(),
+  organisationId: z.string(),
+  accountId: z.string().nullable(),
+  name: z.string(),
+  keyPrefix: z.string(),
+  scopes: z.array(z.string()),
+  createdBy: z.string().nullable(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+});
+
+export const apiKeysRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/api-keys',
+    summary: 'List organisation API keys. Signed-in staff only.',
+    tag: 'API keys',
+    organisation: true,
+    operation: `query ApiKeys { apiKeys { ${FIELDS} } }`,
+    result: (data) => ({ apiKeys: data.apiKeys }),
+    response: z.object({ apiKeys: z.array(apiKey) }),
+  },
+  {
+    method: 'POST',
+    path: '/api-keys',
+    summary: 'Create an organisation API key; the key is in the answer and never again. Signed-in staff only.',
+    tag: 'API keys',
+    organisation: true,
+    operation: `mutation CreateApiKey($input: CreateApiKeyInput!) { createApiKey(input: $input) { apiKey { ${FIELDS} } key } }`,
+    body: z.strictObject({
+      name: z.string(),
+      scopes: z.array(z.string()),
+      accountId: z.string().nullish(),
+      expiresAt: z.string().nullish(),
+    }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => data.createApiKey,
+    status: 201,
+    response: z.object({ apiKey, key: z.string() }),
+  },
+  {
+    method: 'POST',
+    path: '/api-keys/{id}/revoke',
+    summary: 'Revoke an organisation API key.',
+    tag: 'API keys',
+    organisation: true,
+    operation: `mutation RevokeApiKey($id: String!) { revokeApiKey(id: $id) { ${FIELDS} } }`,
+    params: z.object({ id: z.string().min(1).max(100) }),
+    variables: ({ params }) => params,
+    result: (data) => ({ apiKey: data.revokeApiKey }),
+    response: z.object({ apiKey }),
+  },
+];

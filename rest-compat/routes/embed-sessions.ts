@@ -1,3 +1,36 @@
+import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
 
-export const embedSessionsRoutes: RestRoute[] = [];
+const organisation = z.object({ id: z.string(), slug: z.string() });
+
+export const embedSessionsRoutes: RestRoute[] = [
+  {
+    method: 'POST',
+    path: '/embed/sessions',
+    summary: 'Mint an embed session token pinned to one account (callable with an organisation API key).',
+    tag: 'Embed sessions',
+    organisation: true,
+    operation: `mutation CreateEmbedSession($input: CreateEmbedSessionInput) {
+      createEmbedSession(input: $input) { token expiresAt accountId organisation { id slug } }
+    }`,
+    body: z.strictObject({
+      accountId: z.string().optional(),
+      scopes: z.array(z.string()).optional(),
+      expiresInSeconds: z.number().int().optional(),
+    }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => data.createEmbedSession,
+    status: 201,
+    response: z.object({ token: z.string(), expiresAt: z.string(), accountId: z.string(), organisation }),
+  },
+  {
+    method: 'GET',
+    path: '/embed/sessions/current',
+    summary: 'The embed session of the calling embed token.',
+    tag: 'Embed sessions',
+    organisation: true,
+    operation: `query CurrentEmbedSession { currentEmbedSession { organisation { id slug } accountId scopes expiresAt } }`,
+    result: (data) => data.currentEmbedSession,
+    response: z.object({ organisation, accountId: z.string(), scopes: z.array(z.string()), expiresAt: z.string() }),
+  },
+];

@@ -1,3 +1,71 @@
+import { createApiKey, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
 import { builder } from '../builder.ts';
 
-void builder;
+/** Signed-in staff only: API keys and embed tokens are refused (SIGNED_IN_USER_REQUIRED). */
+const READ = { $all: { signedInUser: true, organisation: true, permission: 'api_keys.read' } } as const;
+const WRITE = { $all: { signedInUser: true, organisation: true, permission: 'api_keys.write' } } as const;
+
+export const ApiKey = builder.prismaObject('ApiKey', {
+  description: 'An organisation API key (svak_). The key itself is shown once, at creation.',
+  authScopes: (key, ctx) =>
+    ctx.access.allows('api_keys', 'read', key.accountId) || ctx.access.allows('api_keys', 'write', key.accountId),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Key id (oak_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeString('accountId', { nullable: true, description: 'The account the key is pinned to; null = every account.' }),
+    name: t.exposeString('name', { description: 'Name.' }),
+    keyPrefix: t.exposeString('keyPrefix', { description: 'The first 12 characters of the key.' }),
+    scopes: t.exposeStringList('scopes', { description: 'Scopes such as events.read or accounts.write.' }),
+    createdBy: t.exposeString('createdById', { nullable: true, description: 'User who created the key, or null.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'Last use (to within 10 s), or null.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'Expiry, or null for none.' }),
+    revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true, description: 'Revocation time, or null.' }),
+  }),
+});
+
+const CreatedApiKey = builder
+  .objectRef<Awaited<ReturnType<typeof createApiKey>>>('CreatedApiKey')
+  .implement({
+    description: 'A new API key and its key material, which is never shown again.',
+    fields: (t) => ({
+      apiKey: t.field({ type: ApiKey, description: 'The key record.', resolve: (r) => r.apiKey }),
+      key: t.exposeString('key', { description: 'The full key (svak_...). Store it now.' }),
+    }),
+  });
+
+const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
+  description: 'A new organisation API key.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
+    scopes: t.stringList({ required: true, description: 'Scopes (resource.action), each one the creator holds.' }),
+    accountId: t.string({ description: 'Pin the key to this account; omitted = every account.' }),
+    expiresAt: t.string({ description: 'Expiry (ISO 8601, in the future); omitted = none.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  apiKeys: t.field({
+    type: [ApiKey],
+    description: 'API keys the caller may see, newest first (GET /v1/api-keys).',
+    authScopes: READ,
+    resolve: (_root, _args, ctx) => listApiKeys(ctx),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createApiKey: t.field({
+    type: CreatedApiKey,
+    description: 'Creates an API key (POST /v1/api-keys); signed-in staff only.',
+    authScopes: WRITE,
+    args: { input: t.arg({ type: CreateApiKeyInput, required: true, description: 'The key.' }) },
+    resolve: (_root, { input }, ctx) => createApiKey(ctx, input),
+  }),
+  revokeApiKey: t.field({
+    type: ApiKey,
+    description: 'Revokes an API key (POST /v1/api-keys/{id}/revoke); its next use answers 401 API_KEY_REVOKED.',
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Key id (oak_).' }) },
+    resolve: (_root, { id }, ctx) => revokeApiKey(ctx, id),
+  }),
+}));

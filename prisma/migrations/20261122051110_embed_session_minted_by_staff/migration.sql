@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "embed_sessions" ADD COLUMN     "createdById" TEXT,
+ALTER COLUMN "apiKeyId" DROP NOT NULL;

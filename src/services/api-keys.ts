@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { randomSecret, sha256 } from '../auth/keys.ts';
+import { isValidScope } from '../auth/permissions.ts';
+import type { RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { validate } from './sessions.ts';
+
+export const scopeList = z
+  .array(z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }))
+  .min(1, 'at least 1 scope')
+  .max(100);
+
+const createInput = z.object({
+  name: z.string().trim().min(1).max(255),
+  scopes: scopeList,
+  accountId: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits').nullish(),
+  expiresAt: z.coerce
+    .date()
+    .refine((date) => date.getTime() > Date.now(), 'must be in the future')
+    .nullish(),
+});
+
+/** The staff user behind a request; API keys and embed tokens never reach these operations. */
+function staffUserId(ctx: RequestContext): string {
+  if (ctx.principal?.kind !== 'staff' || !ctx.principal.userId) throw new AppError('SIGNED_IN_USER_REQUIRED');
+  return ctx.principal.userId;
+}
+
+/**
+ * Creates an organisation API key: `svak_` + 32 random bytes, stored only as its SHA-256. The
+ * creator needs api_keys.write where the key applies and must hold every scope it grants there.
+ */
+export async function createApiKey(ctx: RequestContext, raw: Record<string, unknown>) {
+  const createdBy = staffUserId(ctx);
+  const input = validate(createInput, raw);
+  const accountId = input.accountId ?? null;
+  if (accountId) {
+    const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
+    if (!account) throw AppError.validation([{ path: 'accountId', message: 'No such account in this organisation.' }]);
+  }
+  if (!ctx.access.allows('api_keys', 'write', accountId)) {
+    throw new AppError('FORBIDDEN', accountId ? 'You cannot create API keys for this account.' : 'Organisation-wide API keys need api_keys.write on every account.');
+  }
+  const beyond = input.scopes.filter((scope) => !ctx.access.covers(accountId ? scope : `${scope}:all`, accountId));
+  if (beyond.length > 0) throw new AppError('FORBIDDEN', `You cannot grant scopes you do not hold: ${beyond.join(', ')}.`);
+
+  const key = randomSecret('svak_');
+  const apiKey = await ctx.db.apiKey.create({
+    data: {
+      id: newId('apiKey'),
+      organisationId: ctx.organisation!.id,
+      accountId,
+      name: input.name,
+      keyHash: sha256(key),
+      keyPrefix: key.slice(0, 12),
+      scopes: [...new Set(input.scopes)],
+      createdById: createdBy,
+      expiresAt: input.expiresAt ?? null,
+    },
+  });
+  return { apiKey, key };
+}
+
+/** Keys the caller may see: every key with org-wide api_keys.read, else those of their accounts. */
+export function listApiKeys(ctx: RequestContext) {
+  staffUserId(ctx);
+  const accounts = ctx.access.accountsFor('api_keys', 'read');
+  return ctx.db.apiKey.findMany({
+    where: accounts === 'all' ? {} : { accountId: { in: accounts } },
+    orderBy: { createdAt: 'desc' },
+  });
+}
+
+/** Revokes a key (idempotent: revoking a revoked key answers it unchanged). */
+export async function revokeApiKey(ctx: RequestContext, id: string) {
+  staffUserId(ctx);
+  const apiKey = await ctx.db.apiKey.findUnique({ where: { id } });
+  if (!apiKey || !ctx.access.allows('api_keys', 'read', apiKey.accountId)) throw AppError.notFound('API key not found.');
+  if (!ctx.access.allows('api_keys', 'write', apiKey.accountId)) throw new AppError('FORBIDDEN');
+  if (apiKey.revokedAt) return apiKey;
+  return ctx.db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+}
+
+export { sha256 };
