@@ -47,6 +47,7 @@ const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
 builder.queryFields((t) => ({
   apiKeys: t.field({
     type: [ApiKey],
+    nullable: true,
     description: 'API keys the caller may see, newest first (GET /v1/api-keys).',
     authScopes: READ,
     resolve: (_root, _args, ctx) => listApiKeys(ctx),

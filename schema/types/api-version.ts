@@ -53,6 +53,7 @@ const ApiVersionsRef = builder.objectRef<ApiVersionsInfo>('ApiVersions').impleme
 builder.queryField('apiVersions', (t) =>
   t.field({
     type: ApiVersionsRef,
+    nullable: true,
     description: 'Dated API versions (GET /v1/meta/versions).',
     authScopes: { public: true },
     resolve: (_root, _args, ctx) => ({ current: CURRENT_VERSION, resolved: ctx.apiVersion, versions: API_VERSIONS }),

@@ -45,6 +45,7 @@ const CreateEmbedSessionInput = builder.inputType('CreateEmbedSessionInput', {
 builder.queryFields((t) => ({
   currentEmbedSession: t.field({
     type: CurrentEmbedSession,
+    nullable: true,
     description: 'The embed session of the calling embed token (GET /v1/embed/sessions/current).',
     authScopes: { organisation: true },
     resolve: (_root, _args, ctx) => currentEmbedSession(ctx),

@@ -97,24 +97,28 @@ const word = z.string().regex(/^([A-Za-z0-9_]+|\*)$/, 'a word (letters, digits, 
 builder.queryFields((t) => ({
   me: t.field({
     type: CurrentUser,
+    nullable: true,
     description: 'The signed-in person (GET /v1/me). API keys and embed tokens are refused.',
     authScopes: SIGNED_IN,
     resolve: (_root, _args, ctx) => currentUser(ctx),
   }),
   myOrganisations: t.field({
     type: [UserOrganisation],
+    nullable: true,
     description: 'Organisations the signed-in person belongs to (GET /v1/me/organisations).',
     authScopes: SIGNED_IN,
     resolve: (_root, _args, ctx) => myOrganisations(ctx),
   }),
   myRoles: t.field({
     type: MyRoles,
+    nullable: true,
     description: "The signed-in user's role assignments here (GET /v1/me/roles).",
     authScopes: SIGNED_IN,
     resolve: (_root, _args, ctx) => myRoles(ctx),
   }),
   myPermissions: t.field({
     type: MyPermissions,
+    nullable: true,
     description: "The signed-in user's effective permissions here (GET /v1/me/permissions).",
     authScopes: SIGNED_IN,
     args: {

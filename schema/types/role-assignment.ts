@@ -82,6 +82,7 @@ const ReplaceRolesInput = builder.inputType('ReplaceRolesInput', {
 builder.queryFields((t) => ({
   roleAssignments: t.field({
     type: [RoleAssignment],
+    nullable: true,
     description: 'Role assignments on the accounts the caller may see, optionally filtered (GET /v1/user-account-roles).',
     authScopes: READ,
     args: {

@@ -42,12 +42,14 @@ const UpdateRoleInput = builder.inputType('UpdateRoleInput', {
 builder.queryFields((t) => ({
   roles: t.field({
     type: [Role],
+    nullable: true,
     description: 'Roles of the organisation, system roles first (GET /v1/roles).',
     authScopes: READ,
     resolve: (_root, _args, ctx) => listRoles(ctx),
   }),
   role: t.field({
     type: Role,
+    nullable: true,
     description: 'One role (GET /v1/roles/{id}).',
     authScopes: READ,
     args: { id: t.arg.string({ required: true, description: 'Role id.' }) },
