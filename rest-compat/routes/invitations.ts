@@ -1,3 +1,116 @@
+import { z } from 'zod';
+import { createInvitationInput, MAX_PAGE_LIMIT, redeemInvitationInput } from '../../src/services/invitations.ts';
 import type { RestRoute } from '../route.ts';
+import { signInResult } from './auth.ts';
 
-export const invitationsRoutes: RestRoute[] = [];
+/** Spec section 2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
+const FIELDS = 'id organisationId userId code email expiresAt redeemedAt createdAt';
+
+const invitation = z.object({
+  id: z.string(),
+  organisationId: z.string(),
+  userId: z.string(),
+  code: z.string(),
+  email: z.string(),
+  expiresAt: z.string(),
+  redeemedAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+const pagination = z.object({
+  page: z.number(),
+  limit: z.number(),
+  total: z.number(),
+  totalPages: z.number(),
+  hasNext: z.boolean(),
+  hasPrev: z.boolean(),
+});
+
+const byId = z.object({ id: z.string().min(1) });
+const TAG = 'User invitations';
+
+export const invitationsRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/user-invitations',
+    summary: 'Invitations of the organisation, newest first.',
+    tag: TAG,
+    organisation: true,
+    operation: `query Invitations($page: Int, $limit: Int) {
+      invitations(page: $page, limit: $limit) {
+        invitations { ${FIELDS} } pagination { page limit total totalPages hasNext hasPrev }
+      }
+    }`,
+    query: z.object({
+      page: z.coerce.number().int().min(1).optional(),
+      limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
+    }),
+    variables: ({ query }) => ({ page: query.page ?? null, limit: query.limit ?? null }),
+    result: (data) => data.invitations,
+    response: z.object({ invitations: z.array(invitation), pagination }),
+  },
+  {
+    method: 'POST',
+    path: '/user-invitations',
+    summary:
+      'Invite a person: creates a pending user with the roles (on accountId, our addition; default the oldest account) and mails the code.',
+    tag: TAG,
+    organisation: true,
+    operation: `mutation CreateInvitation($input: CreateInvitationInput!) { createInvitation(input: $input) { ${FIELDS} } }`,
+    body: createInvitationInput,
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => ({ invitation: data.createInvitation }),
+    status: 201,
+    response: z.object({ invitation }),
+  },
+  {
+    method: 'GET',
+    path: '/user-invitations/{id}',
+    summary: 'One invitation.',
+    tag: TAG,
+    organisation: true,
+    operation: `query Invitation($id: String!) { invitation(id: $id) { ${FIELDS} } }`,
+    params: byId,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data) => ({ invitation: data.invitation }),
+    response: z.object({ invitation }),
+  },
+  {
+    method: 'DELETE',
+    path: '/user-invitations/{id}',
+    summary: 'Delete an invitation not yet redeemed, with its pending user and their roles.',
+    tag: TAG,
+    organisation: true,
+    operation: `mutation DeleteInvitation($id: String!) { deleteInvitation(id: $id) { success id } }`,
+    params: byId,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data) => data.deleteInvitation,
+    response: z.object({ success: z.boolean(), id: z.string() }),
+  },
+  {
+    method: 'POST',
+    path: '/user-invitations/{id}/resend',
+    summary: 'Replace the code and the expiry and send the mail again; the old code stops working.',
+    tag: TAG,
+    organisation: true,
+    operation: `mutation ResendInvitation($id: String!) { resendInvitation(id: $id) { ${FIELDS} } }`,
+    params: byId,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data) => ({ invitation: data.resendInvitation }),
+    response: z.object({ invitation }),
+  },
+  {
+    method: 'POST',
+    path: '/auth/invitations/redeem',
+    summary: "Accept an invitation with its code and a password; answers a session in the invitation's organisation.",
+    tag: 'Authentication',
+    organisation: false,
+    operation: `mutation RedeemInvitation($input: RedeemInvitationInput!) {
+      redeemInvitation(input: $input) { accessToken refreshToken expiresAt user { id email firstName lastName } }
+    }`,
+    body: redeemInvitationInput,
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => data.redeemInvitation,
+    response: signInResult,
+  },
+];

@@ -1,3 +1,141 @@
+import {
+  createInvitation,
+  deleteInvitation,
+  getInvitation,
+  listInvitations,
+  redeemInvitation,
+  resendInvitation,
+} from '../../src/services/invitations.ts';
 import { builder } from '../builder.ts';
+import { SignInResultRef } from './auth.ts';
+import { DeleteResult } from './common.ts';
 
-void builder;
+const READ = { $all: { organisation: true, organisationPermission: 'invitations.read' } } as const;
+const WRITE = { $all: { organisation: true, organisationPermission: 'invitations.write' } } as const;
+
+export const Invitation = builder.prismaObject('Invitation', {
+  description: 'An invitation of a person to become a user of the organisation (spec section 2, "User invitation").',
+  // The code is a credential: an invitation is visible only to those who may read or write invitations.
+  authScopes: (_invitation, ctx) => ctx.access.allows('invitations', 'read') || ctx.access.allows('invitations', 'write'),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Invitation id (inv_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'The organisation the person is invited to.' }),
+    userId: t.exposeString('userId', { description: 'The pending user the invitation created (usr_).' }),
+    code: t.exposeString('code', { description: 'Single-use redemption code; replaced on every resend.' }),
+    email: t.exposeString('email', { description: 'Email the invitation was sent to, lower-cased.' }),
+    accountId: t.exposeString('accountId', {
+      nullable: true,
+      description: 'Account the roles are granted on (our addition to the spec), or null when no account existed.',
+    }),
+    roleIds: t.exposeStringList('roleIds', { description: 'Roles granted on accountId (our addition to the spec).' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the current code stops working.' }),
+    redeemedAt: t.expose('redeemedAt', { type: 'DateTime', nullable: true, description: 'When it was redeemed; null until then.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+  }),
+});
+
+type InvitationListShape = Awaited<ReturnType<typeof listInvitations>>;
+
+const InvitationPagination = builder.objectRef<InvitationListShape['pagination']>('InvitationPagination').implement({
+  description: 'Where a page of invitations sits in the whole list.',
+  fields: (t) => ({
+    page: t.exposeInt('page', { description: 'This page, from 1.' }),
+    limit: t.exposeInt('limit', { description: 'Page size (1 to 100).' }),
+    total: t.exposeInt('total', { description: 'Number of invitations in all pages.' }),
+    totalPages: t.exposeInt('totalPages', { description: 'Number of pages.' }),
+    hasNext: t.exposeBoolean('hasNext', { description: 'Whether a later page exists.' }),
+    hasPrev: t.exposeBoolean('hasPrev', { description: 'Whether an earlier page exists.' }),
+  }),
+});
+
+const InvitationList = builder.objectRef<InvitationListShape>('InvitationList').implement({
+  description: 'One page of invitations, newest first.',
+  fields: (t) => ({
+    invitations: t.field({ type: [Invitation], description: 'The invitations of this page.', resolve: (r) => r.invitations }),
+    pagination: t.field({ type: InvitationPagination, description: 'Page position.', resolve: (r) => r.pagination }),
+  }),
+});
+
+const CreateInvitationInput = builder.inputType('CreateInvitationInput', {
+  description: 'Spec section 2 create request, plus accountId.',
+  fields: (t) => ({
+    organisationId: t.string({ required: true, description: 'Must be the organisation of the request (X-Service-Org).' }),
+    email: t.string({ required: true, description: 'Email of the person invited.' }),
+    firstName: t.string({ description: 'First name, 1 to 255 characters.' }),
+    lastName: t.string({ description: 'Last name, 1 to 255 characters.' }),
+    roleIds: t.stringList({
+      description: 'Roles of this organisation to grant on accountId; the inviter must hold all of their permissions there.',
+    }),
+    accountId: t.string({
+      description: "Our addition: the account the roles are granted on. Default: the organisation's oldest account not deleted.",
+    }),
+  }),
+});
+
+const RedeemInvitationInput = builder.inputType('RedeemInvitationInput', {
+  description: 'An invitation code and the password to sign in with.',
+  fields: (t) => ({
+    code: t.string({ required: true, description: 'The code from the invitation mail.' }),
+    password: t.string({
+      required: true,
+      description: 'At least 8 characters. For an email that already has an account, its current password.',
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  invitations: t.field({
+    type: InvitationList,
+    nullable: true,
+    description: 'Invitations of the organisation, newest first (GET /v1/user-invitations).',
+    authScopes: READ,
+    args: {
+      page: t.arg.int({ description: 'Page, from 1 (default 1).' }),
+      limit: t.arg.int({ description: 'Page size, 1 to 100 (default 20).' }),
+    },
+    resolve: (_root, args, ctx) => listInvitations(ctx, args),
+  }),
+  invitation: t.field({
+    type: Invitation,
+    nullable: true,
+    description: 'One invitation (GET /v1/user-invitations/{id}).',
+    authScopes: READ,
+    args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
+    resolve: (_root, { id }, ctx) => getInvitation(ctx, id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createInvitation: t.field({
+    type: Invitation,
+    description:
+      'Invites a person: a pending user with the roles, the invitation, and a mail with the code (POST /v1/user-invitations).',
+    authScopes: WRITE,
+    args: { input: t.arg({ type: CreateInvitationInput, required: true, description: 'The invitation.' }) },
+    resolve: (_root, { input }, ctx) => createInvitation(ctx, input),
+  }),
+  deleteInvitation: t.field({
+    type: DeleteResult,
+    description:
+      'Deletes an invitation not yet redeemed, with its pending user and their roles (DELETE /v1/user-invitations/{id}).',
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
+    resolve: (_root, { id }, ctx) => deleteInvitation(ctx, id),
+  }),
+  resendInvitation: t.field({
+    type: Invitation,
+    description:
+      'Replaces the code and the expiry and sends the mail again (POST /v1/user-invitations/{id}/resend). The old code stops working.',
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
+    resolve: (_root, { id }, ctx) => resendInvitation(ctx, id),
+  }),
+  redeemInvitation: t.field({
+    type: SignInResultRef,
+    description:
+      "Accepts an invitation (POST /v1/auth/invitations/redeem): activates the user and answers a session in the invitation's organisation.",
+    authScopes: { public: true },
+    args: { input: t.arg({ type: RedeemInvitationInput, required: true, description: 'Code and password.' }) },
+    resolve: (_root, { input }, ctx) => redeemInvitation(ctx.runtime, input),
+  }),
+}));

@@ -1,0 +1,318 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { publicUrl } from '../config.ts';
+import { organisationOf, type RequestContext } from '../context.ts';
+import { isUniqueViolation, type Database } from '../db/client.ts';
+import { tenantDatabase } from '../db/tenant.ts';
+import { AppError, type ValidationIssue } from '../errors.ts';
+import type { Invitation, Organisation } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import type { Runtime } from '../runtime.ts';
+import { issueSession, validate, type SignInResult } from './sessions.ts';
+
+/** How long an invitation (and each resent code) can be redeemed. */
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+export const DEFAULT_PAGE_LIMIT = 20;
+export const MAX_PAGE_LIMIT = 100;
+
+const name = z.string().trim().min(1).max(255);
+
+/**
+ * Spec section 2 "User invitation" create request, plus `accountId` (our addition): the account
+ * the roles are granted on, by default the organisation's oldest account that is not deleted.
+ */
+export const createInvitationInput = z.object({
+  organisationId: z.string().min(1),
+  email: z.email().max(320).transform((email) => email.toLowerCase()),
+  firstName: name.nullish(),
+  lastName: name.nullish(),
+  roleIds: z.array(z.string().min(1).max(128)).max(100).nullish(),
+  accountId: z.string().min(1).max(128).nullish(),
+});
+
+export type CreateInvitationInput = z.input<typeof createInvitationInput>;
+
+export const redeemInvitationInput = z.object({
+  code: z.string().min(1).max(512),
+  password: z.string().min(8, 'at least 8 characters').max(1024),
+});
+
+export const pageInput = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
+});
+
+/** 32 random bytes, base64url: the single-use redemption code. */
+function newCode(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+function newExpiry(now = Date.now()): Date {
+  return new Date(now + INVITATION_TTL_MS);
+}
+
+/** The invitation unless it is redeemed (409) or expired (410). */
+function assertRedeemable(invitation: Invitation, now = new Date()): void {
+  if (invitation.redeemedAt) throw new AppError('CONFLICT', 'The invitation has already been redeemed.');
+  if (invitation.expiresAt.getTime() <= now.getTime()) throw new AppError('GONE', 'The invitation has expired.');
+}
+
+async function sendInvitationMail(ctx: RequestContext, organisation: Organisation, invitation: Invitation): Promise<void> {
+  const link = `${publicUrl(ctx.runtime.config)}/invite?code=${encodeURIComponent(invitation.code)}`;
+  await ctx.runtime.mailer.send({
+    to: invitation.email,
+    subject: `You are invited to ${organisation.name}`,
+    text: [
+      `You have been invited to join ${organisation.name}.`,
+      '',
+      `Accept the invitation and choose your password here:`,
+      link,
+      '',
+      `The link works once and expires on ${invitation.expiresAt.toISOString()}.`,
+      'If you did not expect this invitation, ignore this message.',
+    ].join('\n'),
+    meta: { kind: 'invitation', invitationId: invitation.id, code: invitation.code },
+  });
+}
+
+export async function listInvitations(ctx: RequestContext, raw: { page?: number | null; limit?: number | null }) {
+  const { page, limit } = validate(pageInput, { page: raw.page ?? undefined, limit: raw.limit ?? undefined });
+  const [invitations, total] = await Promise.all([
+    ctx.db.invitation.findMany({
+      orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+      skip: (page - 1) * limit,
+      take: limit,
+    }),
+    ctx.db.invitation.count(),
+  ]);
+  const totalPages = Math.ceil(total / limit);
+  return {
+    invitations,
+    pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrev: page > 1 },
+  };
+}
+
+export async function getInvitation(ctx: RequestContext, id: string): Promise<Invitation> {
+  const invitation = await ctx.db.invitation.findFirst({ where: { id } });
+  if (!invitation) throw AppError.notFound('Invitation not found.');
+  return invitation;
+}
+
+/** The account roles are granted on: the named one, or the oldest account not deleted. */
+async function grantAccount(ctx: RequestContext, accountId: string | null | undefined) {
+  if (accountId) {
+    const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
+    if (!account) throw AppError.validation([{ path: 'accountId', message: 'no such account in this organisation' }]);
+    return account.id;
+  }
+  const oldest = await ctx.db.account.findFirst({
+    where: { isDeleted: false },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: { id: true },
+  });
+  return oldest?.id ?? null;
+}
+
+/**
+ * Invites a person: a pending user with the roles on one account and the invitation, in one
+ * transaction, then the mail with the code. The inviter must hold every permission the roles
+ * grant on that account, so an invitation never hands out more than its author has.
+ */
+export async function createInvitation(ctx: RequestContext, raw: CreateInvitationInput): Promise<Invitation> {
+  const organisation = organisationOf(ctx);
+  const input = validate(createInvitationInput, raw);
+  if (input.organisationId !== organisation.id) {
+    throw new AppError('ORG_MISMATCH', 'organisationId names another organisation than the request.');
+  }
+
+  const roleIds = input.roleIds ?? [];
+  const roles = roleIds.length
+    ? await ctx.db.role.findMany({ where: { id: { in: roleIds }, isDeleted: false } })
+    : [];
+  const unknown: ValidationIssue[] = roleIds.flatMap((id, index) =>
+    roles.some((role) => role.id === id) ? [] : [{ path: `roleIds.${index}`, message: `no such role: ${id.slice(0, 128)}` }],
+  );
+  if (unknown.length) throw AppError.validation(unknown);
+
+  const accountId = await grantAccount(ctx, input.accountId);
+  if (roles.length && !accountId) throw new AppError('CONFLICT', 'The organisation has no account to grant the roles on.');
+  for (const role of roles) {
+    const missing = role.permissions.find((permission) => !ctx.access.covers(permission, accountId));
+    if (missing !== undefined) {
+      throw new AppError('FORBIDDEN', `You cannot grant the role "${role.name}": you do not hold ${missing} on ${accountId}.`);
+    }
+  }
+
+  const now = Date.now();
+  const invitedById = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;
+  let invitation: Invitation;
+  try {
+    invitation = await ctx.db.$transaction(async (tx) => {
+      const existing = await tx.user.findFirst({
+        where: { email: input.email },
+        include: { invitations: { where: { redeemedAt: null, expiresAt: { gt: new Date(now) } }, select: { id: true } } },
+      });
+      if (existing) {
+        if (existing.status !== 'pending') {
+          throw new AppError('CONFLICT', `${input.email} is already a user of this organisation.`);
+        }
+        if (existing.invitations.length) {
+          throw new AppError('CONFLICT', `${input.email} already has an open invitation; resend or delete it.`);
+        }
+        // Only expired invitations point at this pending user: the new invitation supersedes them.
+        // Conditional, so of two concurrent re-invitations one finds nothing to replace and the
+        // other's insert of the same email fails on users(organisationId, email).
+        const replaced = await tx.user.deleteMany({ where: { id: existing.id, status: 'pending' } });
+        if (replaced.count === 0) throw new AppError('CONFLICT', `${input.email} was invited concurrently.`);
+      }
+      const user = await tx.user.create({
+        data: {
+          id: newId('user'),
+          organisationId: organisation.id,
+          email: input.email,
+          firstName: input.firstName ?? null,
+          lastName: input.lastName ?? null,
+          status: 'pending',
+        },
+      });
+      if (roles.length) {
+        await tx.roleAssignment.createMany({
+          data: [...new Set(roles.map((role) => role.id))].map((roleId) => ({
+            id: newId('roleAssignment'),
+            organisationId: organisation.id,
+            userId: user.id,
+            accountId: accountId!,
+            roleId,
+          })),
+        });
+      }
+      return tx.invitation.create({
+        data: {
+          id: newId('invitation'),
+          organisationId: organisation.id,
+          userId: user.id,
+          code: newCode(),
+          email: input.email,
+          roleIds: [...new Set(roleIds)],
+          accountId,
+          invitedById,
+          expiresAt: newExpiry(now),
+        },
+      });
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError('CONFLICT', `${input.email} is already a user or invited.`);
+    throw error;
+  }
+
+  try {
+    await sendInvitationMail(ctx, organisation, invitation);
+  } catch (error) {
+    // An invitation nobody was told about would block re-inviting the email: undo it.
+    await removeInvitation(ctx.db, invitation.id).catch((undoError: unknown) =>
+      ctx.logger.error({ err: undoError, invitationId: invitation.id }, 'could not undo an invitation whose mail failed'),
+    );
+    throw error;
+  }
+  return invitation;
+}
+
+/** Deletes an invitation and, while nobody redeemed it, its pending user with the user's roles. */
+async function removeInvitation(db: RequestContext['db'], id: string): Promise<void> {
+  await db.$transaction(async (tx) => {
+    const invitation = await tx.invitation.findFirst({ where: { id } });
+    if (!invitation) throw AppError.notFound('Invitation not found.');
+    if (invitation.redeemedAt) throw new AppError('CONFLICT', 'A redeemed invitation cannot be deleted.');
+    // Conditional: a redemption that claimed it meanwhile wins, and this answers CONFLICT.
+    const deleted = await tx.invitation.deleteMany({ where: { id, redeemedAt: null } });
+    if (deleted.count === 0) throw new AppError('CONFLICT', 'The invitation was redeemed meanwhile.');
+    await tx.user.deleteMany({ where: { id: invitation.userId, status: 'pending', personId: null, invitations: { none: {} } } });
+  });
+}
+
+export async function deleteInvitation(ctx: RequestContext, id: string): Promise<{ success: true; id: string }> {
+  await removeInvitation(ctx.db, id);
+  return { success: true, id };
+}
+
+/** A new code and a new expiry (the old code stops working), and the mail again. */
+export async function resendInvitation(ctx: RequestContext, id: string): Promise<Invitation> {
+  const organisation = organisationOf(ctx);
+  const updated = await ctx.db.invitation.updateMany({
+    where: { id, redeemedAt: null },
+    data: { code: newCode(), expiresAt: newExpiry() },
+  });
+  const invitation = await getInvitation(ctx, id);
+  if (updated.count === 0) throw new AppError('CONFLICT', 'The invitation has already been redeemed.');
+  await sendInvitationMail(ctx, organisation, invitation);
+  return invitation;
+}
+
+/**
+ * Redeems a code: the person (new, or existing and proving their password), their user in the
+ * invitation's organisation made active, the invitation marked redeemed, and a session for that
+ * organisation, in one transaction. The invitation is claimed with a conditional update, so of
+ * concurrent redemptions of one code exactly one succeeds.
+ */
+export async function redeemInvitation(runtime: Runtime, raw: { code: string; password: string }): Promise<SignInResult> {
+  const input = validate(redeemInvitationInput, raw);
+  // The one lookup across organisations: the code is what names the organisation.
+  const found = await runtime.db.invitation.findUnique({ where: { code: input.code } });
+  if (!found) throw AppError.notFound('Unknown invitation code.');
+  assertRedeemable(found);
+
+  const db = tenantDatabase(runtime.db, found.organisationId);
+  const existing = await db.person.findUnique({ where: { email: found.email }, include: { credential: true } });
+  // Redeeming must never reset someone's password: an existing password has to be proven.
+  if (existing?.credential && !(await verifyPassword(existing.credential.passwordHash, input.password))) {
+    throw new AppError('UNAUTHENTICATED', 'This email already has an account: enter its current password to accept.');
+  }
+  const passwordHash = existing ? null : await hashPassword(input.password);
+
+  try {
+    return await db.$transaction(async (tx) => {
+      const now = new Date();
+      const claimed = await tx.invitation.updateMany({
+        where: { id: found.id, redeemedAt: null, expiresAt: { gt: now } },
+        data: { redeemedAt: now },
+      });
+      if (claimed.count === 0) {
+        const current = await tx.invitation.findFirst({ where: { id: found.id } });
+        if (!current) throw AppError.notFound('Unknown invitation code.');
+        assertRedeemable(current, now);
+        throw new AppError('CONFLICT', 'The invitation has already been redeemed.');
+      }
+
+      const user = await tx.user.findFirst({ where: { id: found.userId } });
+      if (!user || user.status !== 'pending') throw new AppError('CONFLICT', 'The invited user is no longer pending.');
+      const person =
+        existing ??
+        (await tx.person.create({
+          data: {
+            id: newId('person'),
+            email: found.email,
+            firstName: user.firstName,
+            lastName: user.lastName,
+            credential: { create: { passwordHash: passwordHash! } },
+          },
+        }));
+      const activated = await tx.user.updateMany({
+        where: { id: user.id, status: 'pending' },
+        data: { personId: person.id, status: 'active' },
+      });
+      if (activated.count === 0) throw new AppError('CONFLICT', 'The invited user is no longer pending.');
+
+      const tokens = await issueSession(runtime, tx as unknown as Database, person.id, found.organisationId);
+      return {
+        ...tokens,
+        user: { id: person.id, email: person.email, firstName: person.firstName, lastName: person.lastName },
+      };
+    });
+  } catch (error) {
+    // Another sign-up took the email meanwhile, or the person is already a user of this organisation.
+    if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'The invitation cannot be redeemed for this person any more.');
+    throw error;
+  }
+}
