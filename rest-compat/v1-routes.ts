@@ -1,12 +1,17 @@
 import type { RestRoute } from './route.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
 import { authRoutes } from './routes/auth.ts';
+import { accountsRoutes } from './routes/accounts.ts';
 import { embedSessionsRoutes } from './routes/embed-sessions.ts';
+import { eventsRoutes } from './routes/events.ts';
 import { identityProvidersRoutes } from './routes/identity-providers.ts';
 import { invitationsRoutes } from './routes/invitations.ts';
 import { meRoutes } from './routes/me.ts';
 import { metaRoutes } from './routes/meta.ts';
+import { organisationRoutes } from './routes/organisation.ts';
+import { partnerRoutes } from './routes/partner.ts';
 import { rolesRoutes } from './routes/roles.ts';
+import { venuesRoutes } from './routes/venues.ts';
 
 /** The /v1 route table. Each entry runs a GraphQL operation; see rest-compat/route.ts. */
 export const v1Routes: RestRoute[] = [
@@ -18,4 +23,9 @@ export const v1Routes: RestRoute[] = [
   ...embedSessionsRoutes,
   ...identityProvidersRoutes,
   ...invitationsRoutes,
+  ...organisationRoutes,
+  ...accountsRoutes,
+  ...venuesRoutes,
+  ...eventsRoutes,
+  ...partnerRoutes,
 ];

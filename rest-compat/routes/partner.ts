@@ -1,0 +1,3 @@
+import type { RestRoute } from '../route.ts';
+
+export const partnerRoutes: RestRoute[] = [];

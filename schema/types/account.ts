@@ -1,0 +1,3 @@
+import { builder } from '../builder.ts';
+
+void builder;
