@@ -60,7 +60,7 @@ export interface Window {
 }
 
 /** The rows to fetch: first/after when given (cursor = offset), else page/limit (defaults 1 and 20). */
-export function pageWindow(raw: PageArgs): Window {
+export function pageWindow(raw: PageArgs | Record<string, unknown>): Window {
   const args = validate(pageArgs, raw);
   if (args.first != null || args.after != null) {
     let offset = 0;
@@ -103,7 +103,7 @@ export interface Page<T> {
 
 /** Runs the count and the page query together and shapes the answer for both surfaces. */
 export async function paginate<T>(
-  args: PageArgs,
+  args: PageArgs | Record<string, unknown>,
   count: () => Promise<number>,
   fetch: (window: { skip: number; take: number }) => Promise<T[]>,
 ): Promise<Page<T>> {

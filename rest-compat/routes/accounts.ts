@@ -1,3 +1,82 @@
+import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
+import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
 
-export const accountsRoutes: RestRoute[] = [];
+export const ACCOUNT_FIELDS = 'id organisationId name status isDeleted createdAt updatedAt';
+
+export const account = z.object({
+  id: z.string(),
+  organisationId: z.string(),
+  name: z.string(),
+  status: z.enum(['active', 'inactive']),
+  isDeleted: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const status = z.enum(['active', 'inactive']);
+
+export const accountsRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/accounts',
+    summary: 'List the accounts the caller may read (deleted accounts never appear).',
+    tag: 'Accounts',
+    organisation: true,
+    operation: `query Accounts($page: Int, $limit: Int) { accounts(page: $page, limit: $limit) { nodes { ${ACCOUNT_FIELDS} } ${PAGINATION_FIELDS} } }`,
+    query: z.object(pageQuery),
+    variables: ({ query }) => query,
+    result: (data) => ({ accounts: data.accounts.nodes, pagination: data.accounts.pagination }),
+    response: z.object({ accounts: z.array(account), pagination }),
+  },
+  {
+    method: 'POST',
+    path: '/accounts',
+    summary: 'Create an account.',
+    tag: 'Accounts',
+    organisation: true,
+    operation: `mutation CreateAccount($input: CreateAccountInput!) { createAccount(input: $input) { ${ACCOUNT_FIELDS} } }`,
+    body: z.strictObject({ name: z.string(), status: status.optional() }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => ({ account: data.createAccount }),
+    status: 201,
+    response: z.object({ account }),
+  },
+  {
+    method: 'GET',
+    path: '/accounts/{id}',
+    summary: 'Get an account.',
+    tag: 'Accounts',
+    organisation: true,
+    operation: `query Account($id: String!) { account(id: $id) { ${ACCOUNT_FIELDS} } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => ({ account: data.account }),
+    response: z.object({ account }),
+  },
+  {
+    method: 'PATCH',
+    path: '/accounts/{id}',
+    summary: 'Rename an account or change its status.',
+    tag: 'Accounts',
+    organisation: true,
+    operation: `mutation UpdateAccount($id: String!, $input: UpdateAccountInput!) { updateAccount(id: $id, input: $input) { ${ACCOUNT_FIELDS} } }`,
+    params: idParam,
+    body: z.strictObject({ name: z.string().optional(), status: status.optional() }),
+    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    result: (data) => ({ account: data.updateAccount }),
+    response: z.object({ account }),
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/{id}',
+    summary: 'Delete an account (it disappears from lists and cannot own new things).',
+    tag: 'Accounts',
+    organisation: true,
+    operation: `mutation DeleteAccount($id: String!) { deleteAccount(id: $id) { success id } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => data.deleteAccount,
+    response: deleted,
+  },
+];

@@ -1,3 +1,112 @@
+import { z } from 'zod';
+import {
+  createIdentityProviderInput,
+  updateIdentityProviderInput,
+} from '../../src/services/identity-providers.ts';
 import type { RestRoute } from '../route.ts';
+import { signInResult } from './auth.ts';
 
-export const identityProvidersRoutes: RestRoute[] = [];
+const PROVIDER_FIELDS = `id organisationId providerType isDefault isEnabled supportsPkce issuer jwksUri
+  authorizationEndpoint tokenEndpoint tokenEndpointInternal userinfoEndpoint userinfoEndpointInternal jwksUriInternal
+  clientId scopes allowedClientIds emailDomain cacheTtl configuration createdAt updatedAt`;
+
+const nullableString = z.string().nullable();
+
+export const identityProvider = z.object({
+  id: z.string(),
+  organisationId: nullableString,
+  providerType: z.string(),
+  isDefault: z.boolean(),
+  isEnabled: z.boolean(),
+  supportsPkce: z.boolean(),
+  issuer: z.string(),
+  jwksUri: z.string(),
+  authorizationEndpoint: nullableString,
+  tokenEndpoint: nullableString,
+  tokenEndpointInternal: nullableString,
+  userinfoEndpoint: nullableString,
+  userinfoEndpointInternal: nullableString,
+  jwksUriInternal: nullableString,
+  clientId: nullableString,
+  scopes: z.array(z.string()),
+  allowedClientIds: z.array(z.string()),
+  emailDomain: nullableString,
+  cacheTtl: z.number(),
+  configuration: z.record(z.string(), z.unknown()).nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const idParams = z.object({ id: z.string().min(1).max(100) });
+
+export const identityProvidersRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/identity-providers',
+    summary: "The organisation's identity providers, the default first.",
+    tag: 'Identity providers',
+    organisation: true,
+    operation: `query IdentityProviders { identityProviders { ${PROVIDER_FIELDS} } }`,
+    result: (data) => ({ providers: data.identityProviders }),
+    response: z.object({ providers: z.array(identityProvider) }),
+  },
+  {
+    method: 'POST',
+    path: '/identity-providers',
+    summary: 'Add an identity provider (OpenID issuer) whose tokens sign users of the organisation in. One per issuer.',
+    tag: 'Identity providers',
+    organisation: true,
+    operation: `mutation CreateIdentityProvider($input: CreateIdentityProviderInput!) {
+      createIdentityProvider(input: $input) { ${PROVIDER_FIELDS} }
+    }`,
+    body: createIdentityProviderInput,
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => ({ provider: data.createIdentityProvider }),
+    status: 201,
+    response: z.object({ provider: identityProvider }),
+  },
+  {
+    method: 'GET',
+    path: '/identity-providers/{id}',
+    summary: 'One identity provider of the organisation.',
+    tag: 'Identity providers',
+    organisation: true,
+    operation: `query IdentityProvider($id: String!) { identityProvider(id: $id) { ${PROVIDER_FIELDS} } }`,
+    params: idParams,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data) => ({ provider: data.identityProvider }),
+    response: z.object({ provider: identityProvider }),
+  },
+  {
+    method: 'PATCH',
+    path: '/identity-providers/{id}',
+    summary:
+      'Change isEnabled, isDefault, scopes, allowedClientIds, emailDomain, cacheTtl or configuration. isDefault=true clears the other default.',
+    tag: 'Identity providers',
+    organisation: true,
+    operation: `mutation UpdateIdentityProvider($id: String!, $input: UpdateIdentityProviderInput!) {
+      updateIdentityProvider(id: $id, input: $input) { ${PROVIDER_FIELDS} }
+    }`,
+    params: idParams,
+    body: updateIdentityProviderInput,
+    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    result: (data) => ({ provider: data.updateIdentityProvider }),
+    response: z.object({ provider: identityProvider }),
+  },
+  {
+    method: 'POST',
+    path: '/auth/federate',
+    summary:
+      "Sign in with an ID token (or JWT access token) of an organisation's identity provider. The person must already be a " +
+      'user of that organisation (active or invited); the tokens carry it. With X-Service-Org only its providers are tried.',
+    tag: 'Authentication',
+    organisation: false,
+    operation: `mutation Federate($input: FederateInput!) {
+      federate(input: $input) { accessToken refreshToken expiresAt user { id email firstName lastName } }
+    }`,
+    body: z.object({ token: z.string().min(1) }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => data.federate,
+    response: signInResult,
+  },
+];

@@ -1,3 +1,48 @@
+import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
 
-export const organisationRoutes: RestRoute[] = [];
+export const ORGANISATION_FIELDS = 'id name primaryColor secondaryColor logoUrl metadata apiVersion createdAt updatedAt';
+
+export const organisation = z.object({
+  id: z.string(),
+  name: z.string(),
+  primaryColor: z.string().nullable(),
+  secondaryColor: z.string().nullable(),
+  logoUrl: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  apiVersion: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const organisationRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/organisation',
+    summary: 'The organisation named by X-Service-Org.',
+    tag: 'Organisation',
+    organisation: true,
+    operation: `query Organisation { organisation { ${ORGANISATION_FIELDS} } }`,
+    result: (data) => ({ organisation: data.organisation }),
+    response: z.object({ organisation }),
+  },
+  {
+    method: 'PATCH',
+    path: '/organisation',
+    summary: 'Change the organisation: name, colours, logo, metadata, pinned API version.',
+    tag: 'Organisation',
+    organisation: true,
+    operation: `mutation UpdateOrganisation($input: UpdateOrganisationInput!) { updateOrganisation(input: $input) { ${ORGANISATION_FIELDS} } }`,
+    body: z.strictObject({
+      name: z.string().optional(),
+      primaryColor: z.string().nullish(),
+      secondaryColor: z.string().nullish(),
+      logoUrl: z.string().nullish(),
+      metadata: z.record(z.string(), z.unknown()).nullish(),
+      apiVersion: z.string().optional(),
+    }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => ({ organisation: data.updateOrganisation }),
+    response: z.object({ organisation }),
+  },
+];

@@ -1,3 +1,97 @@
+import { createAccount, deleteAccount, getAccount, updateAccount, visibleAccountsWhere } from '../../src/services/accounts.ts';
 import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection, paginate } from '../pagination.ts';
+import { DeleteResult } from './common.ts';
 
-void builder;
+const AccountStatus = builder.enumType('AccountStatus', {
+  description: 'Whether an account trades.',
+  values: {
+    active: { description: 'Trading.' },
+    inactive: { description: 'Not trading.' },
+  } as const,
+});
+
+export const Account = builder.prismaObject('Account', {
+  description: 'A sub-unit of an organisation that owns events, channels and customers.',
+  authScopes: (account, ctx) => ctx.access.allows('accounts', 'read', account.id) || ctx.access.allows('accounts', 'write', account.id),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Account id (acc_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
+    status: t.field({ type: AccountStatus, description: 'active or inactive.', resolve: (a) => a.status }),
+    isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the account was deleted.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const AccountConnection = pagedConnection(Account, 'AccountConnection', 'accounts');
+
+const CreateAccountInput = builder.inputType('CreateAccountInput', {
+  description: 'A new account.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: '1 to 255 characters.' }),
+    status: t.field({ type: AccountStatus, description: 'Default active.' }),
+  }),
+});
+
+const UpdateAccountInput = builder.inputType('UpdateAccountInput', {
+  description: 'Changes to an account; omitted fields stay.',
+  fields: (t) => ({
+    name: t.string({ description: '1 to 255 characters.' }),
+    status: t.field({ type: AccountStatus, description: 'active or inactive.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  accounts: t.field({
+    type: AccountConnection,
+    nullable: true,
+    description: 'Accounts the caller may read, oldest first; deleted ones never appear (GET /v1/accounts).',
+    authScopes: { $all: { organisation: true, permission: 'accounts.read' } },
+    args: { ...t.arg.connectionArgs(), ...pageArgsFor(t) },
+    resolve: (_root, args, ctx) => {
+      const where = visibleAccountsWhere(ctx);
+      return paginate(
+        args,
+        () => ctx.db.account.count({ where }),
+        ({ skip, take }) => ctx.db.account.findMany({ where, skip, take, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+      );
+    },
+  }),
+  account: t.field({
+    type: Account,
+    nullable: true,
+    description: 'One account (GET /v1/accounts/{id}).',
+    authScopes: { $all: { organisation: true, permission: 'accounts.read' } },
+    args: { id: t.arg.string({ required: true, description: 'Account id.' }) },
+    resolve: (_root, { id }, ctx) => getAccount(ctx, id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createAccount: t.field({
+    type: Account,
+    description: 'Creates an account (POST /v1/accounts).',
+    authScopes: { $all: { organisation: true, organisationPermission: 'accounts.write' } },
+    args: { input: t.arg({ type: CreateAccountInput, required: true, description: 'The account.' }) },
+    resolve: (_root, { input }, ctx) => createAccount(ctx, input),
+  }),
+  updateAccount: t.field({
+    type: Account,
+    description: 'Renames or (de)activates an account (PATCH /v1/accounts/{id}).',
+    authScopes: { $all: { organisation: true, permission: 'accounts.write' } },
+    args: {
+      id: t.arg.string({ required: true, description: 'Account id.' }),
+      input: t.arg({ type: UpdateAccountInput, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => updateAccount(ctx, id, input),
+  }),
+  deleteAccount: t.field({
+    type: DeleteResult,
+    description: 'Deletes an account: it disappears from lists and cannot own new things (DELETE /v1/accounts/{id}).',
+    authScopes: { $all: { organisation: true, organisationPermission: 'accounts.write' } },
+    args: { id: t.arg.string({ required: true, description: 'Account id.' }) },
+    resolve: (_root, { id }, ctx) => deleteAccount(ctx, id),
+  }),
+}));

@@ -1,3 +1,56 @@
+import { getOrganisation, updateOrganisation } from '../../src/services/organisation.ts';
 import { builder } from '../builder.ts';
 
-void builder;
+export const Organisation = builder.prismaObject('Organisation', {
+  description: 'A tenant of the service: a ticketing company with its accounts, users and settings.',
+  authScopes: (_organisation, ctx) => ctx.access.allowsSomewhere('organisation', 'read') || ctx.access.allows('organisation', 'write'),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Organisation id (org_).' }),
+    slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
+    name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
+    primaryColor: t.exposeString('primaryColor', { nullable: true, description: 'Brand colour, # and six hex digits, or null.' }),
+    secondaryColor: t.exposeString('secondaryColor', { nullable: true, description: 'Brand colour, # and six hex digits, or null.' }),
+    logoUrl: t.exposeString('logoUrl', { nullable: true, description: 'Logo URI, or null.' }),
+    metadata: t.field({
+      type: 'JSONObject',
+      nullable: true,
+      description: 'Free-form keys, or null.',
+      resolve: (o) => (o.metadata ?? null) as Record<string, unknown> | null,
+    }),
+    apiVersion: t.exposeString('apiVersion', { description: 'Dated API version requests resolve to without a Service-Version header.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const UpdateOrganisationInput = builder.inputType('UpdateOrganisationInput', {
+  description: 'Changes to the organisation; omitted fields stay.',
+  fields: (t) => ({
+    name: t.string({ description: '1 to 255 characters.' }),
+    primaryColor: t.string({ description: '# followed by six hex digits; null clears it.' }),
+    secondaryColor: t.string({ description: '# followed by six hex digits; null clears it.' }),
+    logoUrl: t.string({ description: 'An http(s) URI; null clears it.' }),
+    metadata: t.field({ type: 'JSONObject', description: 'Free-form object; null clears it.' }),
+    apiVersion: t.string({ description: 'A known, non-sunset dated version (YYYY-MM-DD).' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  organisation: t.field({
+    type: Organisation,
+    nullable: true,
+    description: 'The organisation named by X-Service-Org (GET /v1/organisation).',
+    authScopes: { $all: { organisation: true, permission: 'organisation.read' } },
+    resolve: (_root, _args, ctx) => getOrganisation(ctx),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  updateOrganisation: t.field({
+    type: Organisation,
+    description: 'Changes the organisation (PATCH /v1/organisation). An unknown or sunset apiVersion answers UNSUPPORTED_VERSION.',
+    authScopes: { $all: { organisation: true, organisationPermission: 'organisation.write' } },
+    args: { input: t.arg({ type: UpdateOrganisationInput, required: true, description: 'The changes.' }) },
+    resolve: (_root, { input }, ctx) => updateOrganisation(ctx, input),
+  }),
+}));

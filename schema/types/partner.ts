@@ -1,3 +1,70 @@
+import { provisionPartnerAccount } from '../../src/services/provision-partner-account.ts';
 import { builder } from '../builder.ts';
+import { Account } from './account.ts';
 
-void builder;
+type Provisioned = Awaited<ReturnType<typeof provisionPartnerAccount>>;
+
+const ChannelType = builder.enumType('ChannelType', {
+  description: 'Where a sales channel sells.',
+  values: {
+    web: { description: 'A web storefront.' },
+    box_office: { description: 'A box office.' },
+    partner: { description: "A partner's storefront." },
+    embedded: { description: 'An embedded widget.' },
+    mobile: { description: 'A mobile app.' },
+  } as const,
+});
+
+const ProvisionedChannel = builder.objectRef<Provisioned['salesChannel']>('ProvisionedSalesChannel').implement({
+  description: 'The sales channel created for a partner account.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Sales channel id (sch_).' }),
+    slug: t.exposeString('slug', { description: 'Channel slug, unique in the organisation.' }),
+    channelType: t.field({ type: ChannelType, description: 'Channel type.', resolve: (c) => c.channelType }),
+  }),
+});
+
+const PublishableKey = builder.objectRef<Provisioned['publishableKey']>('ProvisionedPublishableKey').implement({
+  description: 'The publishable key of the new channel, shown once.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Channel key id (schk_).' }),
+    key: t.exposeString('key', { description: 'The publishable key (svpk_...). Never shown again.' }),
+  }),
+});
+
+const ProvisioningResult = builder.objectRef<Provisioned>('PartnerAccountProvisioning').implement({
+  description: 'A provisioned partner account: account, sales channel and publishable key.',
+  fields: (t) => ({
+    account: t.field({ type: Account, description: 'The new account.', resolve: (r) => r.account }),
+    salesChannel: t.field({ type: ProvisionedChannel, description: 'Its sales channel.', resolve: (r) => r.salesChannel }),
+    publishableKey: t.field({ type: PublishableKey, description: 'The channel publishable key.', resolve: (r) => r.publishableKey }),
+  }),
+});
+
+const SalesChannelInput = builder.inputType('ProvisionSalesChannelInput', {
+  description: 'Options of the sales channel a provisioning creates.',
+  fields: (t) => ({
+    name: t.string({ description: 'Channel name (default: the account name).' }),
+    slug: t.string({ description: 'Channel slug (default: derived from the name).' }),
+    channelType: t.field({ type: ChannelType, description: 'Default partner.' }),
+  }),
+});
+
+const ProvisionInput = builder.inputType('ProvisionPartnerAccountInput', {
+  description: 'A partner account to provision.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Account name, 1 to 255 characters.' }),
+    salesChannel: t.field({ type: SalesChannelInput, description: 'Sales channel options.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  provisionPartnerAccount: t.field({
+    type: ProvisioningResult,
+    description:
+      'Creates an account, a sales channel and its publishable key atomically (POST /v1/partner/accounts). Needs accounts.write and sales_channels.write on every account.',
+    authScopes: { $all: { organisation: true, organisationPermission: 'accounts.write' } },
+    args: { input: t.arg({ type: ProvisionInput, required: true, description: 'The partner account.' }) },
+    resolve: (_root, { input }, ctx) => provisionPartnerAccount(ctx, input),
+  }),
+}));

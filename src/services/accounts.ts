@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { validate } from './sessions.ts';
+
+const name = z.string().trim().min(1).max(255);
+const status = z.enum(['active', 'inactive']);
+const createInput = z.object({ name, status: status.optional() });
+const updateInput = z.object({ name, status }).partial();
+
+function refuse(ctx: RequestContext): AppError {
+  return new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
+}
+
+/** Accounts the caller may read, never deleted ones. */
+export function visibleAccountsWhere(ctx: RequestContext) {
+  const accounts = ctx.access.accountsFor('accounts', 'read');
+  return { isDeleted: false, ...(accounts === 'all' ? {} : { id: { in: accounts } }) };
+}
+
+export async function getAccount(ctx: RequestContext, id: string) {
+  const account = await ctx.db.account.findFirst({ where: { id, isDeleted: false } });
+  if (!account || !ctx.access.allows('accounts', 'read', id)) throw AppError.notFound('Account not found.');
+  return account;
+}
+
+export async function createAccount(ctx: RequestContext, raw: Record<string, unknown>) {
+  const input = validate(createInput, raw);
+  return ctx.db.account.create({
+    data: { id: newId('account'), organisationId: ctx.organisation!.id, name: input.name, status: input.status ?? 'active' },
+  });
+}
+
+export async function updateAccount(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
+  const input = validate(updateInput, raw);
+  await getAccount(ctx, id);
+  if (!ctx.access.allows('accounts', 'write', id)) throw refuse(ctx);
+  return ctx.db.account.update({ where: { id }, data: input });
+}
+
+/** Soft delete: the account disappears from lists and cannot own new things. */
+export async function deleteAccount(ctx: RequestContext, id: string) {
+  await getAccount(ctx, id);
+  if (!ctx.access.allows('accounts', 'write')) throw refuse(ctx);
+  await ctx.db.account.update({ where: { id }, data: { isDeleted: true } });
+  return { success: true, id };
+}
+
+/**
+ * The account a new thing belongs to: it must exist in this organisation, not be deleted, and the
+ * caller must hold `resource.write` on it. Failing input names `path` (400); missing rights answer
+ * 403 for staff and 404 for credentials without the scope.
+ */
+export async function requireOwningAccount(ctx: RequestContext, accountId: string, resource: string, path = 'accountId') {
+  const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
+  if (!account) throw AppError.validation([{ path, message: 'No such account in this organisation (or it was deleted).' }]);
+  if (!ctx.access.allows(resource, 'write', accountId)) throw refuse(ctx);
+  return account;
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import type { RequestContext } from '../context.ts';
+import { organisationOf } from '../context.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import { requireUsableVersion } from '../versions.ts';
+import { validate } from './sessions.ts';
+
+const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
+
+const updateInput = z.object({
+  name: z.string().trim().min(1).max(255),
+  primaryColor: colour.nullable(),
+  secondaryColor: colour.nullable(),
+  logoUrl: z.url({ protocol: /^https?$/, error: 'an http(s) URI' }).max(2048).nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  apiVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a dated version, YYYY-MM-DD'),
+}).partial();
+
+export async function getOrganisation(ctx: RequestContext) {
+  return ctx.db.organisation.findUniqueOrThrow({ where: { id: organisationOf(ctx).id } });
+}
+
+/** Spec section 4 "Update organisation"; an unknown or sunset apiVersion is UNSUPPORTED_VERSION. */
+export async function updateOrganisation(ctx: RequestContext, raw: Record<string, unknown>) {
+  const input = validate(updateInput, raw);
+  if (input.apiVersion !== undefined) requireUsableVersion(input.apiVersion, 'apiVersion');
+  const { metadata, ...rest } = input;
+  return ctx.db.organisation.update({
+    where: { id: organisationOf(ctx).id },
+    data: {
+      ...rest,
+      ...(metadata === undefined ? {} : { metadata: metadata === null ? Prisma.DbNull : (metadata as Prisma.InputJsonObject) }),
+    },
+  });
+}

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { randomSecret, sha256 } from '../auth/keys.ts';
+import type { RequestContext } from '../context.ts';
+import { isUniqueViolation } from '../db/client.ts';
+import { AppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { validate } from './sessions.ts';
+
+const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
+
+const input = z.object({
+  name: z.string().trim().min(1).max(255),
+  salesChannel: z
+    .object({
+      name: z.string().trim().min(1).max(255).optional(),
+      slug: slug.optional(),
+      channelType: z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']).optional(),
+    })
+    .optional(),
+});
+
+function slugify(text: string): string {
+  const base = text
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 50);
+  return base || 'channel';
+}
+
+/**
+ * Partner account provisioning: the account, a sales channel and its publishable key (svpk_,
+ * shown once), created atomically. Needs accounts.write and sales_channels.write on every
+ * account (a partner integration acts for the organisation).
+ */
+export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<string, unknown>) {
+  const { name, salesChannel } = validate(input, raw);
+  if (!ctx.access.allows('accounts', 'write') || !ctx.access.allows('sales_channels', 'write')) {
+    throw new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
+  }
+  const organisationId = ctx.organisation!.id;
+  const channelSlug = salesChannel?.slug ?? `${slugify(name)}-${newId('salesChannel').slice(-6).toLowerCase()}`;
+  const key = randomSecret('svpk_');
+  try {
+    return await ctx.db.$transaction(async (tx) => {
+      const account = await tx.account.create({ data: { id: newId('account'), organisationId, name } });
+      const channel = await tx.salesChannel.create({
+        data: {
+          id: newId('salesChannel'),
+          organisationId,
+          accountId: account.id,
+          name: salesChannel?.name ?? name,
+          slug: channelSlug,
+          channelType: salesChannel?.channelType ?? 'partner',
+        },
+      });
+      const channelKey = await tx.channelKey.create({
+        data: {
+          id: newId('channelKey'),
+          organisationId,
+          channelId: channel.id,
+          kind: 'publishable',
+          keyHash: sha256(key),
+          keyPrefix: key.slice(0, 12),
+        },
+      });
+      return {
+        account,
+        salesChannel: { id: channel.id, slug: channel.slug, channelType: channel.channelType },
+        publishableKey: { id: channelKey.id, key },
+      };
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) {
+      throw AppError.validation([{ path: 'salesChannel.slug', message: `A sales channel with slug "${channelSlug}" already exists.` }]);
+    }
+    throw error;
+  }
+}
