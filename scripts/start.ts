@@ -95,6 +95,7 @@ async function main(): Promise<void> {
 
     const env = {
       ...process.env,
+      ...developmentSecrets(dataDir, config),
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       // PGlite serialises every connection through one session: keep pools small there.
@@ -137,6 +138,28 @@ async function main(): Promise<void> {
     say(error instanceof ConfigError ? error.message : `failed: ${(error as Error).stack ?? String(error)}`);
     await shutdown(1);
   }
+}
+
+/**
+ * Signing and encryption keys for a machine without configured ones: generated once into
+ * DATA_DIR/secrets.json (mode 0600) so tokens and webhook secrets survive restarts.
+ */
+function developmentSecrets(dataDir: string, config: { JWT_SIGNING_KEYS?: string | undefined; SECRETS_ENCRYPTION_KEY?: string | undefined }) {
+  const file = path.join(dataDir, 'secrets.json');
+  let secrets: { JWT_SIGNING_KEYS: string; SECRETS_ENCRYPTION_KEY: string };
+  if (existsSync(file)) {
+    secrets = JSON.parse(readFileSync(file, 'utf8'));
+  } else {
+    secrets = {
+      JWT_SIGNING_KEYS: JSON.stringify([{ kid: `dev-${randomBytes(4).toString('hex')}`, secret: randomBytes(32).toString('base64url') }]),
+      SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    };
+    writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  }
+  return {
+    JWT_SIGNING_KEYS: config.JWT_SIGNING_KEYS ?? secrets.JWT_SIGNING_KEYS,
+    SECRETS_ENCRYPTION_KEY: config.SECRETS_ENCRYPTION_KEY ?? secrets.SECRETS_ENCRYPTION_KEY,
+  };
 }
 
 /** Bootstraps the demo organisation once; its credentials live in DATA_DIR/demo-credentials.json. */
