@@ -1,0 +1,55 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findFreePort } from '../src/embedded/temporal.ts';
+import { spawnProcess, type Spawned } from './support/process.ts';
+
+/**
+ * The README's first command with nothing configured: embedded PGlite and Temporal dev server,
+ * migrations, the demo organisation, the API and a worker. (It uses the fixed embedded ports
+ * 5433, 7233 and 8233, so it fails, saying so, while another `npm start` runs on this machine.)
+ */
+describe('npm start with the embedded defaults', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'tks-start-'));
+  let started: Spawned | undefined;
+  afterAll(async () => {
+    await started?.stop('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts everything, prints the URLs and demo credentials, serves requests, and stops cleanly', async () => {
+    const port = await findFreePort();
+    started = spawnProcess(['scripts/start.ts'], {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: '',
+      TEMPORAL_ADDRESS: '',
+      JWT_SIGNING_KEYS: '',
+      SECRETS_ENCRYPTION_KEY: '',
+      LOG_LEVEL: 'warn',
+    });
+    await started.waitFor(/Press Ctrl\+C to stop/, 150_000);
+    const output = started.output();
+    expect(output).toContain(`GraphQL (GraphiQL in a browser)  http://127.0.0.1:${port}/graphql`);
+    expect(output).toContain(`REST compatibility layer         http://127.0.0.1:${port}/v1`);
+    expect(output).toMatch(/Temporal Web UI\s+http:\/\/127\.0\.0\.1:8233/);
+    const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8'));
+    expect(output).toContain(`password: ${demo.password}`);
+
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', temporal: 'ok' } });
+    const login = await fetch(`http://127.0.0.1:${port}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-org': 'demo' },
+      body: JSON.stringify({ email: demo.email, password: demo.password }),
+    });
+    expect(login.status).toBe(200);
+    const ui = await fetch('http://127.0.0.1:8233/');
+    expect(ui.status).toBe(200);
+
+    expect(await started.stop('SIGTERM')).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  }, 240_000);
+});
