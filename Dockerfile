@@ -2,7 +2,7 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm install --no-audit --no-fund
 COPY . .
 RUN node node_modules/prisma/build/index.js generate \
  && node_modules/.bin/tsx workflows/bundle.ts \
