@@ -1,0 +1,182 @@
+import { API_VERSIONS, CURRENT_VERSION } from '../versions.ts';
+import type { WebhookEventType } from './event-types.ts';
+
+/**
+ * Webhook payloads: built field by field from a fixed view at the current version (every
+ * nullable field present as null, nothing else leaks), then transformed down one dated version at
+ * a time to the version an endpoint pinned. contract.md "API versions" lists what each step undoes.
+ */
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Payload = { [key: string]: Json };
+
+const iso = (value: Date | string): string => (value instanceof Date ? value : new Date(value)).toISOString();
+
+export interface OrderView {
+  id: string;
+  orderNumber: string;
+  status: string;
+  currency: string;
+  totalAmount: number;
+  subtotalAmount: number;
+  customerId: string;
+  accountId: string;
+  createdAt: Date | string;
+  lineItemCount: number;
+}
+
+export interface CustomerView {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  accountId: string;
+  createdAt: Date | string;
+}
+
+export interface EventView {
+  id: string;
+  name: string;
+  status: string;
+  accountId: string;
+  venueId: string | null;
+  timezone: string;
+  createdAt: Date | string;
+}
+
+export interface TicketsIssuedView {
+  orderId: string;
+  accountId: string;
+  passes: Array<{ id: string; ticketTypeId: string; occurrenceId: string; status: string }>;
+}
+
+export interface TicketRedeemedView {
+  redemptionId: string;
+  passId: string;
+  entitlementId: string;
+  accountId: string;
+}
+
+export const views = {
+  order: (o: OrderView): Payload => ({
+    id: o.id,
+    orderNumber: o.orderNumber,
+    status: o.status,
+    currency: o.currency,
+    totalAmount: o.totalAmount,
+    subtotalAmount: o.subtotalAmount,
+    customerId: o.customerId,
+    accountId: o.accountId,
+    createdAt: iso(o.createdAt),
+    lineItemCount: o.lineItemCount,
+  }),
+  customer: (c: CustomerView): Payload => ({
+    id: c.id,
+    email: c.email,
+    firstName: c.firstName ?? null,
+    lastName: c.lastName ?? null,
+    accountId: c.accountId,
+    createdAt: iso(c.createdAt),
+  }),
+  event: (e: EventView): Payload => ({
+    id: e.id,
+    name: e.name,
+    status: e.status,
+    accountId: e.accountId,
+    venueId: e.venueId ?? null,
+    timezone: e.timezone,
+    createdAt: iso(e.createdAt),
+  }),
+  ticketsIssued: (t: TicketsIssuedView): Payload => ({
+    orderId: t.orderId,
+    accountId: t.accountId,
+    passCount: t.passes.length,
+    passes: t.passes.map((p) => ({ id: p.id, ticketTypeId: p.ticketTypeId, occurrenceId: p.occurrenceId, status: p.status })),
+  }),
+  ticketRedeemed: (r: TicketRedeemedView): Payload => ({
+    redemptionId: r.redemptionId,
+    passId: r.passId,
+    entitlementId: r.entitlementId,
+    accountId: r.accountId,
+  }),
+};
+
+const ORDER_TYPES = new Set<WebhookEventType>(['order.created', 'order.confirmed', 'order.cancelled', 'order.refunded']);
+
+function without(payload: Payload, ...keys: string[]): Payload {
+  const copy = { ...payload };
+  for (const key of keys) delete copy[key];
+  return copy;
+}
+
+/**
+ * Down-transforms keyed by the version they leave: `DOWN['2026-06-01']` turns a 2026-06-01 payload
+ * into a 2025-10-01 one. A version without breaking payload changes has the identity.
+ */
+const DOWN: Record<string, (type: WebhookEventType, data: Payload) => Payload> = {
+  '2026-06-01': (type, data) => {
+    if (ORDER_TYPES.has(type)) return without(data, 'lineItemCount');
+    if (type === 'event.created') return without(data, 'venueId');
+    return data;
+  },
+  '2025-10-01': (type, data) => {
+    if (ORDER_TYPES.has(type)) {
+      const { totalAmount, subtotalAmount, ...rest } = data;
+      const renamed: Payload = {};
+      for (const [key, value] of Object.entries(rest)) {
+        renamed[key] = value;
+        if (key === 'currency') {
+          renamed.total = totalAmount ?? null;
+          renamed.subtotal = subtotalAmount ?? null;
+        }
+      }
+      return renamed;
+    }
+    if (type === 'ticket.issued') return without(data, 'passCount');
+    return data;
+  },
+  '2025-04-01': (_type, data) => data,
+};
+
+const ORDER = API_VERSIONS.map((v) => v.date);
+
+/** Transforms `data` (built at `from`) down to `to`, one version at a time. */
+export function transformDown(type: WebhookEventType, data: Payload, to: string, from = CURRENT_VERSION): Payload {
+  let index = ORDER.indexOf(from);
+  const target = ORDER.indexOf(to);
+  if (index === -1 || target === -1 || target > index) throw new Error(`cannot transform ${type} from ${from} to ${to}`);
+  let current = data;
+  while (index > target) {
+    const step = DOWN[ORDER[index]!];
+    if (!step) throw new Error(`no down-transform from ${ORDER[index]}`);
+    current = step(type, current);
+    index -= 1;
+  }
+  return current;
+}
+
+export interface Envelope {
+  id: string;
+  type: WebhookEventType;
+  version: string;
+  createdAt: string;
+  data: Payload;
+}
+
+/** The delivery envelope of spec section 6, at the endpoint's pinned version. */
+export function envelope(args: {
+  deliveryId: string;
+  type: WebhookEventType;
+  createdAt: Date;
+  payload: Payload;
+  payloadVersion: string;
+  endpointVersion: string;
+}): Envelope {
+  return {
+    id: args.deliveryId,
+    type: args.type,
+    version: args.endpointVersion,
+    createdAt: args.createdAt.toISOString(),
+    data: transformDown(args.type, args.payload, args.endpointVersion, args.payloadVersion),
+  };
+}

@@ -1,0 +1,39 @@
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** A new endpoint signing secret: `whsec_` + 32 random bytes (base64url). Shown once. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+/** AES-256-GCM: `v1.` + base64(iv | tag | ciphertext). Signing needs the secret itself, so no hash. */
+export function encryptSecret(secret: string, key: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+  return `v1.${Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64')}`;
+}
+
+export function decryptSecret(stored: string, key: Buffer): string {
+  if (!stored.startsWith('v1.')) throw new Error('unknown secret format');
+  const raw = Buffer.from(stored.slice(3), 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+}
+
+/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.<raw body>">` (spec section 6). */
+export function signatureHeader(secret: string, rawBody: string, timestamp = Math.floor(Date.now() / 1000)): string {
+  const signature = createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
+  return `t=${timestamp},v1=${signature}`;
+}
+
+/** What a receiver does: constant-time comparison, 5 minutes of tolerance. */
+export function verifySignature(secret: string, rawBody: string, header: string, toleranceSeconds = 300, now = Date.now()): boolean {
+  const parts = Object.fromEntries(header.split(',').map((part) => part.split('=', 2) as [string, string]));
+  const timestamp = Number(parts.t);
+  if (!Number.isInteger(timestamp) || !parts.v1) return false;
+  if (Math.abs(now / 1000 - timestamp) > toleranceSeconds) return false;
+  const expected = Buffer.from(createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex'));
+  const given = Buffer.from(parts.v1);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
