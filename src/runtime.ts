@@ -5,6 +5,7 @@ import { createDatabase, type Database } from './db/client.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { TemporalAccess } from './temporal.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
 /** Long-lived parts shared by every request of one API process. */
 export interface Runtime {
@@ -15,6 +16,8 @@ export interface Runtime {
   tokens: TokenService;
   encryptionKey: Buffer;
   mailer: Mailer;
+  /** Starts webhook delivery workflows after the transactions that record deliveries commit. */
+  dispatcher: WebhookDispatcher;
   close(): Promise<void>;
 }
 
@@ -26,6 +29,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   const keys = loadSigningKeys(config);
   if (keys.ephemeral) logger.warn('JWT_SIGNING_KEYS is not set: tokens are signed with a key that dies with this process');
   const mailer = overrides.mailer ?? createMailer(config, db, logger);
+  const dispatcher = new WebhookDispatcher(db, temporal, config, logger);
   return {
     config,
     logger,
@@ -34,7 +38,9 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     tokens: new TokenService(keys, config.ACCESS_TOKEN_TTL),
     encryptionKey: loadEncryptionKey(config),
     mailer,
+    dispatcher,
     async close() {
+      await dispatcher.stop();
       await Promise.allSettled([db.$disconnect(), temporal?.close(), mailer.close()]);
     },
   };
