@@ -28,6 +28,8 @@ interface Case {
 const SIGNED_IN = { keyWithout: 'SIGNED_IN_USER_REQUIRED', embed: 'SIGNED_IN_USER_REQUIRED' } as const;
 const ORG_WIDE = { limited: 'FORBIDDEN', keyWithout: 'NOT_FOUND', embed: 'NOT_FOUND' } as const;
 const PUBLIC = { limited: 'ok', keyWithout: 'ok', embed: 'ok', public: true } as const;
+/** Readable by a viewer on its account; an API key or embed token without the scope gets 404. */
+const ACCOUNT_READ = { limited: 'ok', keyWithout: 'NOT_FOUND', embed: 'NOT_FOUND' } as const;
 
 const routes: Record<string, Case> = {
   'GET /meta/versions': PUBLIC,
@@ -79,6 +81,20 @@ const routes: Record<string, Case> = {
   'PATCH /accounts/{id}': { ...ORG_WIDE, body: { name: 'x' } },
   'DELETE /accounts/{id}': ORG_WIDE,
   'POST /partner/accounts': { ...ORG_WIDE, body: { name: 'Matrix partner' } },
+  'GET /venues': ACCOUNT_READ,
+  'POST /venues': { ...ORG_WIDE, body: (o: TestOrganisation) => ({ accountId: o.account.id, name: 'Matrix venue' }) },
+  'GET /venues/{id}': ACCOUNT_READ,
+  'PATCH /venues/{id}': { ...ORG_WIDE, body: { name: 'x' } },
+  'GET /events': ACCOUNT_READ,
+  'POST /events': { ...ORG_WIDE, body: (o: TestOrganisation) => ({ accountId: o.account.id, name: 'Matrix event', timezone: 'UTC' }) },
+  'GET /events/{id}': ACCOUNT_READ,
+  'PATCH /events/{id}': { ...ORG_WIDE, body: { name: 'x' } },
+  'DELETE /events/{id}': ORG_WIDE,
+  'GET /events/{id}/occurrences': ACCOUNT_READ,
+  'POST /events/{id}/occurrences': { ...ORG_WIDE, body: { startDate: '2026-08-01', startTime: '20:00' } },
+  'GET /events/{id}/ticket-types': ACCOUNT_READ,
+  'POST /events/{id}/ticket-types': { ...ORG_WIDE, body: { name: 'GA', priceAmount: 1, currency: 'GBP' } },
+  'PATCH /ticket-types/{id}': { ...ORG_WIDE, body: { name: 'x' } },
 };
 
 const STATUS: Record<Exclude<Outcome, 'ok'>, number> = {
@@ -223,6 +239,25 @@ const fields: Record<string, { document: string; limited: Outcome; keyWithout: O
   updateAccount: { document: 'mutation { updateAccount(id: "acc_x", input: {}) { id } }', ...ORG_WIDE },
   deleteAccount: { document: 'mutation { deleteAccount(id: "acc_x") { id } }', ...ORG_WIDE },
   provisionPartnerAccount: { document: 'mutation { provisionPartnerAccount(input: {name: ""}) { publishableKey { id } } }', ...ORG_WIDE },
+  venues: { document: '{ venues { pagination { total } } }', ...ACCOUNT_READ },
+  venue: { document: '{ venue(id: "vnu_x") { id } }', ...ACCOUNT_READ },
+  events: { document: '{ events { pagination { total } } }', ...ACCOUNT_READ },
+  event: { document: '{ event(id: "evt_x") { id } }', ...ACCOUNT_READ },
+  eventOccurrences: { document: '{ eventOccurrences(eventId: "evt_x") { pagination { total } } }', ...ACCOUNT_READ },
+  ticketTypes: { document: '{ ticketTypes(eventId: "evt_x") { pagination { total } } }', ...ACCOUNT_READ },
+  ticketType: { document: '{ ticketType(id: "tkt_x") { id } }', ...ACCOUNT_READ },
+  createVenue: { document: 'mutation { createVenue(input: {accountId: "acc_x", name: "x"}) { id } }', ...ORG_WIDE },
+  updateVenue: { document: 'mutation { updateVenue(id: "vnu_x", input: {}) { id } }', ...ORG_WIDE },
+  createEvent: { document: 'mutation { createEvent(input: {accountId: "acc_x", name: "x"}) { id } }', ...ORG_WIDE },
+  updateEvent: { document: 'mutation { updateEvent(id: "evt_x", input: {}) { id } }', ...ORG_WIDE },
+  deleteEvent: { document: 'mutation { deleteEvent(id: "evt_x") { id } }', ...ORG_WIDE },
+  createEventOccurrence: {
+    document: 'mutation { createEventOccurrence(eventId: "evt_x", input: {startDate: "2026-08-01", startTime: "20:00"}) { id } }',
+    ...ORG_WIDE,
+  },
+  createTicketType: { document: 'mutation { createTicketType(eventId: "evt_x", input: {name: "x", priceAmount: 1, currency: "GBP"}) { id } }', ...ORG_WIDE },
+  updateTicketType: { document: 'mutation { updateTicketType(id: "tkt_x", input: {}) { id } }', ...ORG_WIDE },
+  deleteTicketType: { document: 'mutation { deleteTicketType(id: "tkt_x") { id } }', ...ORG_WIDE },
 };
 
 describe('every GraphQL root field is in the matrix', () => {

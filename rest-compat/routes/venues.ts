@@ -1,3 +1,90 @@
+import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
+import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from './events.ts';
 
-export const venuesRoutes: RestRoute[] = [];
+const VENUE_FIELDS = `id organisationId accountId name addressLine1 addressLine2 city region postalCode country timezone capacity
+  createdAt updatedAt`;
+
+const venue = z.object({
+  id: z.string(),
+  organisationId: z.string(),
+  accountId: z.string(),
+  name: z.string(),
+  addressLine1: z.string().nullable(),
+  addressLine2: z.string().nullable(),
+  city: z.string().nullable(),
+  region: z.string().nullable(),
+  postalCode: z.string().nullable(),
+  country: z.string().nullable(),
+  timezone: z.string().nullable(),
+  capacity: z.number().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const venueBody = {
+  name: z.string(),
+  addressLine1: z.string().nullish(),
+  addressLine2: z.string().nullish(),
+  city: z.string().nullish(),
+  region: z.string().nullish(),
+  postalCode: z.string().nullish(),
+  country: z.string().nullish(),
+  timezone: z.string().nullish(),
+  capacity: z.int32().nullish(),
+};
+
+export const venuesRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/venues',
+    summary: 'List venues on the accounts you may read, by name; optionally of one account.',
+    tag: 'Venues',
+    organisation: true,
+    operation: `query Venues($page: Int, $limit: Int, $accountId: String) {
+      venues(page: $page, limit: $limit, accountId: $accountId) { nodes { ${VENUE_FIELDS} } ${PAGINATION_FIELDS} }
+    }`,
+    query: z.object({ ...pageQuery, accountId: z.string().min(1).max(100).optional() }),
+    variables: ({ query }) => query,
+    result: (data) => ({ venues: data.venues.nodes, pagination: data.venues.pagination }),
+    response: z.object({ venues: z.array(venue), pagination }),
+  },
+  {
+    method: 'POST',
+    path: '/venues',
+    summary: 'Create a venue on an account.',
+    tag: 'Venues',
+    organisation: true,
+    operation: `mutation CreateVenue($input: CreateVenueInput!) { createVenue(input: $input) { ${VENUE_FIELDS} } }`,
+    body: z.strictObject({ accountId: z.string(), ...venueBody }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => ({ venue: data.createVenue }),
+    status: 201,
+    response: z.object({ venue }),
+  },
+  {
+    method: 'GET',
+    path: '/venues/{id}',
+    summary: 'Get a venue.',
+    tag: 'Venues',
+    organisation: true,
+    operation: `query Venue($id: String!) { venue(id: $id) { ${VENUE_FIELDS} } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => ({ venue: data.venue }),
+    response: z.object({ venue }),
+  },
+  {
+    method: 'PATCH',
+    path: '/venues/{id}',
+    summary: 'Change a venue; omitted fields stay, null clears a nullable one. The account cannot change.',
+    tag: 'Venues',
+    organisation: true,
+    operation: `mutation UpdateVenue($id: String!, $input: UpdateVenueInput!) { updateVenue(id: $id, input: $input) { ${VENUE_FIELDS} } }`,
+    params: idParam,
+    body: z.strictObject(venueBody).partial(),
+    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    result: (data) => ({ venue: data.updateVenue }),
+    response: z.object({ venue }),
+  },
+];

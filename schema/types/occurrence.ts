@@ -1,3 +1,101 @@
+import { createOccurrence, listOccurrences, occurrenceTimes } from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
-void builder;
+const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
+const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
+
+export const OccurrenceStatus = builder.enumType('OccurrenceStatus', {
+  description: 'Whether an occurrence takes place.',
+  values: {
+    scheduled: { description: 'It takes place as planned.' },
+    cancelled: { description: "It was cancelled; it does not count in the event's occurrenceCount." },
+  } as const,
+});
+
+export const EventOccurrence = builder.prismaObject('EventOccurrence', {
+  description:
+    'One dated performance of an event (eoc_). Dates and times of day are wall-clock values in `timezone`; startsAt and endsAt are the same moments as instants.',
+  authScopes: (occurrence, ctx) =>
+    ctx.access.allows('events', 'read', occurrence.accountId) || ctx.access.allows('events', 'write', occurrence.accountId),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Occurrence id (eoc_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeString('accountId', { description: "The event's account." }),
+    eventId: t.exposeString('eventId', { description: 'The event (evt_).' }),
+    startDate: t.field({
+      type: 'LocalDate',
+      description: 'Start date (YYYY-MM-DD) in the time zone.',
+      resolve: (occurrence) => occurrenceTimes(occurrence).startDate,
+    }),
+    startTime: t.string({
+      description: 'Start time of day (HH:MM, 24-hour) in the time zone.',
+      resolve: (occurrence) => occurrenceTimes(occurrence).startTime,
+    }),
+    endDate: t.field({
+      type: 'LocalDate',
+      nullable: true,
+      description: 'End date (YYYY-MM-DD) in the time zone, or null when no end was given.',
+      resolve: (occurrence) => occurrenceTimes(occurrence).endDate,
+    }),
+    endTime: t.string({
+      nullable: true,
+      description: 'End time of day (HH:MM, 24-hour) in the time zone, or null when no end was given.',
+      resolve: (occurrence) => occurrenceTimes(occurrence).endTime,
+    }),
+    timezone: t.expose('timezone', { type: 'TimeZone', description: "IANA time zone of the dates and times: the event's unless overridden." }),
+    status: t.expose('status', { type: OccurrenceStatus, description: 'scheduled or cancelled (our addition to the spec).' }),
+    capacity: t.exposeInt('capacity', {
+      nullable: true,
+      description: "Overrides every ticket type's capacity for this occurrence when set (our addition to the spec); null = no override.",
+    }),
+    startsAt: t.expose('startsAt', { type: 'DateTime', description: 'Start as an instant.' }),
+    endsAt: t.expose('endsAt', { type: 'DateTime', nullable: true, description: 'End as an instant, or null.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const EventOccurrenceConnection = pagedConnection(EventOccurrence, 'EventOccurrenceConnection', 'event occurrences');
+
+const CreateEventOccurrenceInput = builder.inputType('CreateEventOccurrenceInput', {
+  description:
+    "A new occurrence. Dates and times are wall-clock values in the occurrence's time zone; a time the clocks skip is refused, a repeated one means its first occurrence.",
+  fields: (t) => ({
+    startDate: t.string({ required: true, description: 'Start date, YYYY-MM-DD.' }),
+    startTime: t.string({ required: true, description: 'Start time of day, HH:MM (24-hour).' }),
+    endDate: t.string({ description: 'End date, YYYY-MM-DD; needs endTime. Defaults to startDate when endTime is given.' }),
+    endTime: t.string({ description: 'End time of day, HH:MM (24-hour); the end must be after the start.' }),
+    timezone: t.string({ description: "IANA time zone of these dates and times; defaults to the event's." }),
+    status: t.string({ description: 'scheduled (default) or cancelled.' }),
+    capacity: t.int({ description: "Overrides every ticket type's capacity for this occurrence; 0 or more." }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  eventOccurrences: t.field({
+    type: EventOccurrenceConnection,
+    nullable: true,
+    description: 'Occurrences of an event in start order, cancelled ones included (GET /v1/events/{id}/occurrences).',
+    authScopes: READ,
+    args: {
+      eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+    },
+    resolve: (_root, { eventId, ...args }, ctx) => listOccurrences(ctx, eventId, args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createEventOccurrence: t.field({
+    type: EventOccurrence,
+    description: 'Adds an occurrence to an event (POST /v1/events/{id}/occurrences).',
+    authScopes: WRITE,
+    args: {
+      eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      input: t.arg({ type: CreateEventOccurrenceInput, required: true, description: 'The occurrence.' }),
+    },
+    resolve: (_root, { eventId, input }, ctx) => createOccurrence(ctx, eventId, input),
+  }),
+}));

@@ -1,3 +1,118 @@
+import {
+  createTicketType,
+  deleteTicketType,
+  getTicketType,
+  listTicketTypes,
+  updateTicketType,
+} from '../../src/services/ticket-types.ts';
 import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { DeleteResult } from './common.ts';
 
-void builder;
+const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
+const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
+
+export const TicketType = builder.prismaObject('TicketType', {
+  description: 'A kind of admission sold for an event (tkt_), with its price and stock per occurrence.',
+  authScopes: (ticketType, ctx) =>
+    ctx.access.allows('events', 'read', ticketType.accountId) || ctx.access.allows('events', 'write', ticketType.accountId),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Ticket type id (tkt_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeString('accountId', { description: "The event's account." }),
+    eventId: t.exposeString('eventId', { description: 'The event (evt_).' }),
+    name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
+    description: t.exposeString('description', { nullable: true, description: 'Description (at most 5000 characters), or null.' }),
+    priceAmount: t.exposeInt('priceAmount', { description: 'Price in minor units of currency (cents, pence), 0 or more.' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
+    capacity: t.exposeInt('capacity', { nullable: true, description: 'Tickets available per occurrence; null = unlimited.' }),
+    maxPerOrder: t.exposeInt('maxPerOrder', { nullable: true, description: 'Most tickets of this type in one order; null = no limit.' }),
+    salesStartAt: t.expose('salesStartAt', { type: 'DateTime', nullable: true, description: 'When sales of this type open, or null.' }),
+    salesEndAt: t.expose('salesEndAt', { type: 'DateTime', nullable: true, description: 'When sales of this type close, or null.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const TicketTypeConnection = pagedConnection(TicketType, 'TicketTypeConnection', 'ticket types');
+
+const CreateTicketTypeInput = builder.inputType('CreateTicketTypeInput', {
+  description: 'A new ticket type.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
+    description: t.string({ description: 'At most 5000 characters.' }),
+    priceAmount: t.int({ required: true, description: 'Price in minor units, 0 or more.' }),
+    currency: t.string({ required: true, description: 'ISO 4217 code, three upper-case letters (e.g. EUR).' }),
+    capacity: t.int({ description: 'Tickets available per occurrence, 0 or more; omitted or null = unlimited.' }),
+    maxPerOrder: t.int({ description: 'Most tickets of this type in one order, 1 or more; omitted or null = no limit.' }),
+    salesStartAt: t.string({ description: 'ISO 8601 date and time with Z or an offset; before salesEndAt.' }),
+    salesEndAt: t.string({ description: 'ISO 8601 date and time with Z or an offset; after salesStartAt.' }),
+  }),
+});
+
+const UpdateTicketTypeInput = builder.inputType('UpdateTicketTypeInput', {
+  description: 'Changes to a ticket type; omitted fields stay, null clears a nullable one.',
+  fields: (t) => ({
+    name: t.string({ description: 'Name, 1 to 255 characters.' }),
+    description: t.string({ description: 'At most 5000 characters; null clears it.' }),
+    priceAmount: t.int({ description: 'Price in minor units, 0 or more.' }),
+    currency: t.string({ description: 'ISO 4217 code, three upper-case letters.' }),
+    capacity: t.int({ description: 'Tickets available per occurrence, 0 or more; null = unlimited.' }),
+    maxPerOrder: t.int({ description: 'Most tickets of this type in one order, 1 or more; null = no limit.' }),
+    salesStartAt: t.string({ description: 'ISO 8601 date and time with Z or an offset; null clears it.' }),
+    salesEndAt: t.string({ description: 'ISO 8601 date and time with Z or an offset; null clears it.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  ticketTypes: t.field({
+    type: TicketTypeConnection,
+    nullable: true,
+    description: 'Ticket types of an event, oldest first (GET /v1/events/{id}/ticket-types). Deleted ones are left out.',
+    authScopes: READ,
+    args: {
+      eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+    },
+    resolve: (_root, { eventId, ...args }, ctx) => listTicketTypes(ctx, eventId, args),
+  }),
+  ticketType: t.field({
+    type: TicketType,
+    nullable: true,
+    description: 'One ticket type (GraphQL only).',
+    authScopes: READ,
+    args: { id: t.arg.string({ required: true, description: 'Ticket type id (tkt_).' }) },
+    resolve: (_root, { id }, ctx) => getTicketType(ctx, id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createTicketType: t.field({
+    type: TicketType,
+    description: 'Adds a ticket type to an event (POST /v1/events/{id}/ticket-types).',
+    authScopes: WRITE,
+    args: {
+      eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      input: t.arg({ type: CreateTicketTypeInput, required: true, description: 'The ticket type.' }),
+    },
+    resolve: (_root, { eventId, input }, ctx) => createTicketType(ctx, eventId, input),
+  }),
+  updateTicketType: t.field({
+    type: TicketType,
+    description: 'Changes a ticket type (PATCH /v1/ticket-types/{id}).',
+    authScopes: WRITE,
+    args: {
+      id: t.arg.string({ required: true, description: 'Ticket type id (tkt_).' }),
+      input: t.arg({ type: UpdateTicketTypeInput, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => updateTicketType(ctx, id, input),
+  }),
+  deleteTicketType: t.field({
+    type: DeleteResult,
+    description: "Deletes a ticket type (GraphQL only): it leaves the list and the event's ticketCount.",
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Ticket type id (tkt_).' }) },
+    resolve: (_root, { id }, ctx) => deleteTicketType(ctx, id),
+  }),
+}));

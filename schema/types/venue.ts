@@ -1,3 +1,105 @@
+import { createVenue, getVenue, listVenues, updateVenue } from '../../src/services/venues.ts';
 import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
-void builder;
+const READ = { $all: { organisation: true, permission: 'venues.read' } } as const;
+const WRITE = { $all: { organisation: true, permission: 'venues.write' } } as const;
+
+export const Venue = builder.prismaObject('Venue', {
+  description: 'A place where events happen (vnu_), owned by one account.',
+  authScopes: (venue, ctx) => ctx.access.allows('venues', 'read', venue.accountId) || ctx.access.allows('venues', 'write', venue.accountId),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Venue id (vnu_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeString('accountId', { description: 'Owning account.' }),
+    name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
+    addressLine1: t.exposeString('addressLine1', { nullable: true, description: 'First address line, or null.' }),
+    addressLine2: t.exposeString('addressLine2', { nullable: true, description: 'Second address line, or null.' }),
+    city: t.exposeString('city', { nullable: true, description: 'City, or null.' }),
+    region: t.exposeString('region', { nullable: true, description: 'Region, state or county, or null.' }),
+    postalCode: t.exposeString('postalCode', { nullable: true, description: 'Postal code, or null.' }),
+    country: t.exposeString('country', { nullable: true, description: 'ISO 3166-1 alpha-2 country code, or null.' }),
+    timezone: t.expose('timezone', { type: 'TimeZone', nullable: true, description: 'IANA time zone, or null; new events at the venue default to it.' }),
+    capacity: t.exposeInt('capacity', { nullable: true, description: 'Number of people the venue holds, or null when not given.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const VenueConnection = pagedConnection(Venue, 'VenueConnection', 'venues');
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** The optional fields both venue inputs share. */
+function venueInputFields(t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) {
+  return {
+    addressLine1: t.string({ description: 'At most 255 characters; null clears it.' }),
+    addressLine2: t.string({ description: 'At most 255 characters; null clears it.' }),
+    city: t.string({ description: 'At most 255 characters; null clears it.' }),
+    region: t.string({ description: 'At most 255 characters; null clears it.' }),
+    postalCode: t.string({ description: 'At most 32 characters; null clears it.' }),
+    country: t.string({ description: 'ISO 3166-1 alpha-2 code in upper case (e.g. GB); null clears it.' }),
+    timezone: t.string({ description: 'IANA time zone name (e.g. Europe/London); null clears it.' }),
+    capacity: t.int({ description: 'Number of people the venue holds, 0 or more; null clears it.' }),
+  };
+}
+
+const CreateVenueInput = builder.inputType('CreateVenueInput', {
+  description: 'A new venue.',
+  fields: (t) => ({
+    accountId: t.string({ required: true, description: 'Owning account (acc_): not deleted, and you need venues.write on it.' }),
+    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
+    ...venueInputFields(t),
+  }),
+});
+
+const UpdateVenueInput = builder.inputType('UpdateVenueInput', {
+  description: 'Changes to a venue; omitted fields stay.',
+  fields: (t) => ({
+    name: t.string({ description: 'Name, 1 to 255 characters.' }),
+    ...venueInputFields(t),
+  }),
+});
+
+builder.queryFields((t) => ({
+  venues: t.field({
+    type: VenueConnection,
+    nullable: true,
+    description: 'Venues on the accounts you may read, by name (GET /v1/venues).',
+    authScopes: READ,
+    args: {
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+      accountId: t.arg.string({ description: 'Only this account.' }),
+    },
+    resolve: (_root, args, ctx) => listVenues(ctx, args),
+  }),
+  venue: t.field({
+    type: Venue,
+    nullable: true,
+    description: 'One venue (GET /v1/venues/{id}).',
+    authScopes: READ,
+    args: { id: t.arg.string({ required: true, description: 'Venue id (vnu_).' }) },
+    resolve: (_root, { id }, ctx) => getVenue(ctx, id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createVenue: t.field({
+    type: Venue,
+    description: 'Creates a venue (POST /v1/venues).',
+    authScopes: WRITE,
+    args: { input: t.arg({ type: CreateVenueInput, required: true, description: 'The venue.' }) },
+    resolve: (_root, { input }, ctx) => createVenue(ctx, input),
+  }),
+  updateVenue: t.field({
+    type: Venue,
+    description: 'Changes a venue (PATCH /v1/venues/{id}).',
+    authScopes: WRITE,
+    args: {
+      id: t.arg.string({ required: true, description: 'Venue id (vnu_).' }),
+      input: t.arg({ type: UpdateVenueInput, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => updateVenue(ctx, id, input),
+  }),
+}));

@@ -1,0 +1,420 @@
+import { z } from 'zod';
+import type { RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import type { Event, Prisma } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { validate } from './sessions.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Account-scoped access, shared by venues, events, occurrences and ticket types.
+
+/** The answer to a missing permission (contract.md): staff 403 FORBIDDEN, API key or embed 404. */
+export function refusal(ctx: RequestContext): AppError {
+  return new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
+}
+
+/**
+ * May the caller `action` a row of `resource` on `accountId`? A row they may neither read nor
+ * write is 404 (its existence is not confirmed); one they may see but not act on is `refusal`.
+ */
+export function assertMay(ctx: RequestContext, resource: string, action: 'read' | 'write', accountId: string, what: string): void {
+  const read = ctx.access.allows(resource, 'read', accountId);
+  const write = ctx.access.allows(resource, 'write', accountId);
+  if (!read && !write) throw AppError.notFound(`${what} not found.`);
+  if (!ctx.access.allows(resource, action, accountId)) throw refusal(ctx);
+}
+
+/** The `accountId` condition of a list: the accounts the caller may read, narrowed by a filter. */
+export function readableAccounts(ctx: RequestContext, resource: string, only?: string | null): string | { in: string[] } | undefined {
+  const accounts = ctx.access.accountsFor(resource, 'read');
+  if (accounts === 'all') return only ?? undefined;
+  return { in: only ? accounts.filter((account) => account === only) : accounts };
+}
+
+/**
+ * What a caller hands a service: the fields of the input, each of any type, since the service's own
+ * schema checks them (GraphQL inputs arrive as strings and nulls, the REST body as parsed JSON).
+ */
+export type Raw<T> = { [K in keyof T]?: unknown };
+
+/** page/limit and Relay arguments, checked by the pagination module. */
+export type RawPageArgs = Raw<PageArgs>;
+
+type Db = Pick<RequestContext['db'], 'account'>;
+
+/**
+ * The owner of something new: a non-deleted account of the organisation (else 400 naming
+ * accountId) on which the caller holds `resource.write` (else FORBIDDEN / NOT_FOUND).
+ */
+export async function owningAccount(ctx: RequestContext, db: Db, resource: string, accountId: string): Promise<string> {
+  const account = await db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
+  if (!account) {
+    throw AppError.validation([{ path: 'accountId', message: 'No such account in this organisation (or it was deleted).' }]);
+  }
+  if (!ctx.access.allows(resource, 'write', account.id)) throw refusal(ctx);
+  return account.id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time zones and wall-clock times. Occurrences are stored as instants; clients speak in dates and
+// times of day in the event's IANA zone. Intl knows every zone's offsets, so no library is needed.
+
+/**
+ * An IANA time zone name, stored in its canonical spelling (`europe/london` -> `Europe/London`,
+ * `Etc/UTC` -> `UTC`, `US/Eastern` -> `America/New_York`). Fixed offsets such as `+01:00` are
+ * refused: they do not follow daylight saving time.
+ */
+export const timeZone = z.string().max(64).transform((value, ctx) => {
+  if (/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(value)) {
+    try {
+      return new Intl.DateTimeFormat('en', { timeZone: value }).resolvedOptions().timeZone;
+    } catch {
+      // fall through to the issue below
+    }
+  }
+  ctx.addIssue({ code: 'custom', message: `"${value.slice(0, 64)}" is not an IANA time zone name such as Europe/London or UTC` });
+  return z.NEVER;
+});
+
+/** A calendar date, YYYY-MM-DD, that exists. */
+export const localDate = z.iso.date({ error: 'a date as YYYY-MM-DD' });
+/** A time of day, HH:MM on a 24-hour clock. */
+export const localTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time of day as HH:MM (00:00 to 23:59)');
+/** An instant: ISO 8601 date and time with Z or an offset. */
+export const instant = z.iso
+  .datetime({ offset: true, error: 'an ISO 8601 date and time with Z or an offset, e.g. 2026-07-04T19:30:00+01:00' })
+  .transform((value) => new Date(value));
+
+const DAY_MS = 86_400_000;
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let format = formatters.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    formatters.set(zone, format);
+  }
+  return format;
+}
+
+/** The wall clock of `ms` in `zone`, read as if it were UTC (whole seconds). */
+function wallClockMs(ms: number, zone: string): number {
+  const parts: Record<string, number> = {};
+  for (const part of formatter(zone).formatToParts(new Date(ms))) {
+    if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  }
+  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+}
+
+/** UTC offset of `zone` at instant `ms`, in milliseconds (positive east of Greenwich). */
+export function zoneOffsetMs(ms: number, zone: string): number {
+  const whole = Math.floor(ms / 1000) * 1000;
+  return wallClockMs(whole, zone) - whole;
+}
+
+/**
+ * Every instant whose wall clock in `zone` reads `date` `time`: one normally, two in the hour
+ * repeated when clocks go back (earlier first), none in the hour skipped when they go forward.
+ * Zones change offset at most once in two days, so the offsets a day either side are the only
+ * candidates.
+ */
+export function instantsAt(date: string, time: string, zone: string): Date[] {
+  const [year, month, day] = date.split('-').map(Number);
+  const [hour, minute] = time.split(':').map(Number);
+  const wall = Date.UTC(year!, month! - 1, day!, hour!, minute!);
+  const offsets = new Set([zoneOffsetMs(wall - DAY_MS, zone), zoneOffsetMs(wall, zone), zoneOffsetMs(wall + DAY_MS, zone)]);
+  const found = [...offsets].map((offset) => wall - offset).filter((ms) => ms + zoneOffsetMs(ms, zone) === wall);
+  return [...new Set(found)].sort((a, b) => a - b).map((ms) => new Date(ms));
+}
+
+/**
+ * The first instant of `date` in `zone`: its midnight, or when midnight is skipped by a clock
+ * change, the moment the clocks jump to.
+ */
+export function startOfLocalDay(date: string, zone: string): Date {
+  const [first] = instantsAt(date, '00:00', zone);
+  if (first) return first;
+  const [year, month, day] = date.split('-').map(Number);
+  const wall = Date.UTC(year!, month! - 1, day!);
+  return new Date(wall - zoneOffsetMs(wall - DAY_MS, zone));
+}
+
+/** The calendar date and time of day (HH:MM) of `at` in `zone`. */
+export function localParts(at: Date, zone: string): { date: string; time: string } {
+  const iso = new Date(wallClockMs(at.getTime(), zone)).toISOString();
+  return { date: iso.slice(0, 10), time: iso.slice(11, 16) };
+}
+
+/** `date` plus `days` days, as YYYY-MM-DD. */
+export function addDays(date: string, days: number): string {
+  const [year, month, day] = date.split('-').map(Number);
+  return new Date(Date.UTC(year!, month! - 1, day! + days)).toISOString().slice(0, 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+export const EVENT_STATUSES = ['draft', 'published', 'on_sale', 'sold_out', 'completed', 'cancelled'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+const status = z.enum(EVENT_STATUSES, { error: `one of ${EVENT_STATUSES.join(', ')}` });
+
+/** 1 to 50 characters each, at most 50 after removing duplicates (the first spelling is kept). */
+const tags = z
+  .array(z.string().trim().min(1, 'a tag has 1 to 50 characters').max(50, 'a tag has 1 to 50 characters'))
+  .max(200, 'at most 50 tags')
+  .transform((list) => [...new Set(list)])
+  .refine((list) => list.length <= 50, 'at most 50 tags');
+
+const eventFields = {
+  name: z.string().trim().min(1).max(255),
+  description: z.string().max(5000).nullish(),
+  status: status.optional(),
+  venueId: z.string().min(1).max(100).nullish(),
+  timezone: timeZone.nullish(),
+  onSaleDate: instant.nullish(),
+  offSaleDate: instant.nullish(),
+  tags: tags.optional(),
+};
+
+const createEventInput = z.object({ accountId: z.string().min(1).max(100), ...eventFields });
+const updateEventInput = z.object(eventFields).partial();
+
+export type CreateEventInput = z.input<typeof createEventInput>;
+export type UpdateEventInput = z.input<typeof updateEventInput>;
+
+function checkSaleWindow(onSaleDate: Date | null | undefined, offSaleDate: Date | null | undefined): void {
+  if (onSaleDate && offSaleDate && onSaleDate.getTime() >= offSaleDate.getTime()) {
+    throw AppError.validation([{ path: 'offSaleDate', message: 'must be after onSaleDate' }]);
+  }
+}
+
+type VenueDb = Pick<RequestContext['db'], 'venue'>;
+
+/** A venue an event of `accountId` may take place at: not deleted, same account (else 400 venueId). */
+async function venueOf(db: VenueDb, venueId: string, accountId: string) {
+  const venue = await db.venue.findFirst({ where: { id: venueId, accountId, isDeleted: false }, select: { id: true, timezone: true } });
+  if (!venue) throw AppError.validation([{ path: 'venueId', message: "No such venue on the event's account." }]);
+  return venue;
+}
+
+/**
+ * Creates an event. Runs in one transaction so that the webhook source event announcing it
+ * (event.created) commits or rolls back with it. The time zone defaults to the venue's.
+ */
+export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput>): Promise<Event> {
+  const input = validate(createEventInput, raw);
+  checkSaleWindow(input.onSaleDate, input.offSaleDate);
+  return ctx.db.$transaction(async (tx) => {
+    const accountId = await owningAccount(ctx, tx, 'events', input.accountId);
+    const venue = input.venueId ? await venueOf(tx, input.venueId, accountId) : null;
+    const timezone = input.timezone ?? venue?.timezone;
+    if (!timezone) {
+      throw AppError.validation([{ path: 'timezone', message: 'Required unless the venue has a time zone.' }]);
+    }
+    const event = await tx.event.create({
+      data: {
+        id: newId('event'),
+        organisationId: ctx.organisation!.id,
+        accountId,
+        name: input.name,
+        description: input.description ?? null,
+        status: input.status ?? 'draft',
+        venueId: venue?.id ?? null,
+        timezone,
+        onSaleDate: input.onSaleDate ?? null,
+        offSaleDate: input.offSaleDate ?? null,
+        tags: input.tags ?? [],
+        createdBy: ctx.principal?.kind === 'staff' ? ctx.principal.userId : null,
+      },
+    });
+    // Webhooks: record the event.created source event and its deliveries here, with `tx`.
+    return event;
+  });
+}
+
+/** A non-deleted event the caller may `action` (read: GET; write: changes). */
+export async function loadEvent(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<Event> {
+  const event = await ctx.db.event.findFirst({ where: { id, isDeleted: false } });
+  if (!event) throw AppError.notFound('Event not found.');
+  assertMay(ctx, 'events', action, event.accountId, 'Event');
+  return event;
+}
+
+export function getEvent(ctx: RequestContext, id: string): Promise<Event> {
+  return loadEvent(ctx, id, 'read');
+}
+
+export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<UpdateEventInput>): Promise<Event> {
+  const event = await loadEvent(ctx, id, 'write');
+  const input = validate(updateEventInput, raw);
+  if (input.timezone === null) throw AppError.validation([{ path: 'timezone', message: 'An event always has a time zone.' }]);
+  checkSaleWindow(
+    input.onSaleDate === undefined ? event.onSaleDate : input.onSaleDate,
+    input.offSaleDate === undefined ? event.offSaleDate : input.offSaleDate,
+  );
+  if (input.venueId) await venueOf(ctx.db, input.venueId, event.accountId);
+  const data: Prisma.EventUncheckedUpdateInput = {};
+  if (input.name !== undefined) data.name = input.name;
+  if (input.description !== undefined) data.description = input.description;
+  if (input.status !== undefined) data.status = input.status;
+  if (input.venueId !== undefined) data.venueId = input.venueId;
+  if (input.timezone) data.timezone = input.timezone;
+  if (input.onSaleDate !== undefined) data.onSaleDate = input.onSaleDate;
+  if (input.offSaleDate !== undefined) data.offSaleDate = input.offSaleDate;
+  if (input.tags !== undefined) data.tags = input.tags;
+  return ctx.db.event.update({ where: { id }, data });
+}
+
+/** Marks the event deleted: it leaves every list and answers 404 from then on. */
+export async function deleteEvent(ctx: RequestContext, id: string): Promise<{ success: boolean; id: string }> {
+  await loadEvent(ctx, id, 'write');
+  await ctx.db.event.update({ where: { id }, data: { isDeleted: true } });
+  return { success: true, id };
+}
+
+/** A bound of the date filter: a whole local day (YYYY-MM-DD) or an exact instant. */
+const rangeBound = z.union([localDate, instant], {
+  error: 'a date (YYYY-MM-DD) or an ISO 8601 date and time with Z or an offset',
+});
+
+const listEventsFilters = z
+  .object({
+    status: status.nullish(),
+    accountId: z.string().min(1).max(100).nullish(),
+    q: z.string().trim().max(200).nullish(),
+    from: rangeBound.nullish(),
+    to: rangeBound.nullish(),
+  })
+  .superRefine(({ from, to }, issue) => {
+    const comparable =
+      (typeof from === 'string' && typeof to === 'string') || (from instanceof Date && to instanceof Date);
+    if (comparable && from! > to!) issue.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from' });
+  });
+
+export type ListEventsArgs = RawPageArgs & Raw<z.input<typeof listEventsFilters>>;
+
+type OccurrenceWhere = Prisma.EventOccurrenceWhereInput;
+
+/**
+ * The occurrence condition of the from/to filter. A date bound means a whole calendar day in the
+ * occurrence's own time zone (`to` includes its day), so "events on 2026-07-04" finds a show at
+ * 21:00 in New York although that is already 5 July in UTC; an instant bound is exact. Only
+ * scheduled (not cancelled) occurrences count. Date bounds turn into one instant range per time
+ * zone in use, which keeps the whole filter a single indexed query.
+ */
+async function occurrenceRange(
+  ctx: RequestContext,
+  from: string | Date | null | undefined,
+  to: string | Date | null | undefined,
+  accountId: Prisma.EventOccurrenceWhereInput['accountId'],
+): Promise<OccurrenceWhere | undefined> {
+  if (from == null && to == null) return undefined;
+  const startsAt = (zone: string | null): Prisma.DateTimeFilter => ({
+    ...(from instanceof Date ? { gte: from } : from ? { gte: startOfLocalDay(from, zone!) } : {}),
+    ...(to instanceof Date ? { lte: to } : to ? { lt: startOfLocalDay(addDays(to, 1), zone!) } : {}),
+  });
+  if (typeof from !== 'string' && typeof to !== 'string') {
+    return { status: 'scheduled', startsAt: startsAt(null) };
+  }
+  const zones = await ctx.db.eventOccurrence.groupBy({
+    by: ['timezone'],
+    where: { status: 'scheduled', ...(accountId === undefined ? {} : { accountId }) },
+  });
+  return { status: 'scheduled', OR: zones.map(({ timezone }) => ({ timezone, startsAt: startsAt(timezone) })) };
+}
+
+/**
+ * Events on the accounts the caller may read, newest first, filtered by status, account, text
+ * (case-insensitive, in name or description) and the from/to occurrence range.
+ */
+export async function listEvents(ctx: RequestContext, args: ListEventsArgs) {
+  const { page, limit, first, after, last, before, ...rawFilters } = args;
+  const filters = validate(listEventsFilters, rawFilters);
+  const accountId = readableAccounts(ctx, 'events', filters.accountId);
+  const occurrences = await occurrenceRange(ctx, filters.from, filters.to, accountId);
+  // Prisma passes `contains` to ILIKE as is: escape its wildcards so `%` and `_` are literal.
+  const text = filters.q ? filters.q.replace(/[\\%_]/g, (c) => `\\${c}`) : null;
+  const where: Prisma.EventWhereInput = {
+    isDeleted: false,
+    ...(accountId === undefined ? {} : { accountId }),
+    ...(filters.status ? { status: filters.status } : {}),
+    ...(text
+      ? {
+          OR: [
+            { name: { contains: text, mode: 'insensitive' } },
+            { description: { contains: text, mode: 'insensitive' } },
+          ],
+        }
+      : {}),
+    ...(occurrences ? { occurrences: { some: occurrences } } : {}),
+  };
+  return paginate(
+    { page, limit, first, after, last, before } as PageArgs,
+    () => ctx.db.event.count({ where }),
+    ({ skip, take }) => ctx.db.event.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// occurrenceCount, ticketCount, productCount
+
+export interface EventCounts {
+  occurrenceCount: number;
+  ticketCount: number;
+  productCount: number;
+}
+
+interface CountBatch {
+  ids: Set<string>;
+  result: Promise<Map<string, EventCounts>>;
+}
+
+const pendingBatches = new WeakMap<RequestContext, CountBatch>();
+
+/**
+ * The counts of one event, batched: every event resolved while a request's batch is open (a page
+ * of a list, in practice) is counted together with one grouped query per count. Counts are always
+ * read fresh (not cached past the batch), so a mutation earlier in the same request shows.
+ */
+export function eventCounts(ctx: RequestContext, eventId: string): Promise<EventCounts> {
+  let batch = pendingBatches.get(ctx);
+  if (!batch) {
+    const ids = new Set<string>();
+    const created: CountBatch = {
+      ids,
+      result: new Promise((resolve) => setImmediate(resolve)).then(() => {
+        pendingBatches.delete(ctx);
+        return countEvents(ctx, [...ids]);
+      }),
+    };
+    batch = created;
+    pendingBatches.set(ctx, batch);
+  }
+  batch.ids.add(eventId);
+  return batch.result.then((counts) => counts.get(eventId) ?? { occurrenceCount: 0, ticketCount: 0, productCount: 0 });
+}
+
+/** Non-cancelled occurrences, non-deleted ticket types and non-deleted products per event. */
+async function countEvents(ctx: RequestContext, eventIds: string[]): Promise<Map<string, EventCounts>> {
+  const [occurrences, ticketTypes, products] = await Promise.all([
+    ctx.db.eventOccurrence.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, status: { not: 'cancelled' } }, _count: { _all: true } }),
+    ctx.db.ticketType.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, isDeleted: false }, _count: { _all: true } }),
+    ctx.db.product.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, isDeleted: false }, _count: { _all: true } }),
+  ]);
+  const counts = new Map(eventIds.map((id) => [id, { occurrenceCount: 0, ticketCount: 0, productCount: 0 }]));
+  for (const row of occurrences) counts.get(row.eventId)!.occurrenceCount = row._count._all;
+  for (const row of ticketTypes) counts.get(row.eventId)!.ticketCount = row._count._all;
+  for (const row of products) counts.get(row.eventId)!.productCount = row._count._all;
+  return counts;
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import type { RequestContext } from '../context.ts';
+import { AppError, type ValidationIssue } from '../errors.ts';
+import type { EventOccurrence } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { instantsAt, loadEvent, localDate, localParts, localTime, timeZone, type Raw, type RawPageArgs } from './events.ts';
+import { validate } from './sessions.ts';
+
+const createOccurrenceInput = z
+  .object({
+    startDate: localDate,
+    startTime: localTime,
+    endDate: localDate.nullish(),
+    endTime: localTime.nullish(),
+    timezone: timeZone.nullish(),
+    status: z.enum(['scheduled', 'cancelled'], { error: 'scheduled or cancelled' }).optional(),
+    capacity: z.number().int().min(0).max(2_147_483_647).nullish(),
+  })
+  .superRefine((input, issue) => {
+    if (input.endDate && !input.endTime) issue.addIssue({ code: 'custom', path: ['endTime'], message: 'required with endDate' });
+  });
+
+export type CreateOccurrenceInput = z.input<typeof createOccurrenceInput>;
+
+/**
+ * The one instant a wall-clock time names in `zone`. A time the clocks skip (spring forward) is
+ * refused rather than silently moved; a time they repeat (fall back) is its first occurrence.
+ */
+function instantOf(date: string, time: string, zone: string, path: string, issues: ValidationIssue[]): Date | undefined {
+  const [first] = instantsAt(date, time, zone);
+  if (!first) issues.push({ path, message: `${date} ${time} does not exist in ${zone}: the clocks go forward over it.` });
+  return first;
+}
+
+/**
+ * Adds a dated performance to an event. Dates and times are wall-clock times in the occurrence's
+ * time zone (the event's unless `timezone` overrides it) and are stored as instants. Without
+ * endDate, endTime is on the start date.
+ */
+export async function createOccurrence(ctx: RequestContext, eventId: string, raw: Raw<CreateOccurrenceInput>): Promise<EventOccurrence> {
+  const event = await loadEvent(ctx, eventId, 'write');
+  const input = validate(createOccurrenceInput, raw);
+  const zone = input.timezone ?? event.timezone;
+  const issues: ValidationIssue[] = [];
+  const startsAt = instantOf(input.startDate, input.startTime, zone, 'startTime', issues);
+  const endsAt = input.endTime ? instantOf(input.endDate ?? input.startDate, input.endTime, zone, 'endTime', issues) : null;
+  if (startsAt && endsAt && endsAt.getTime() <= startsAt.getTime()) {
+    issues.push({ path: input.endDate ? 'endDate' : 'endTime', message: 'The end must be after the start.' });
+  }
+  if (issues.length > 0) throw AppError.validation(issues);
+  return ctx.db.eventOccurrence.create({
+    data: {
+      id: newId('occurrence'),
+      organisationId: ctx.organisation!.id,
+      accountId: event.accountId,
+      eventId: event.id,
+      startsAt: startsAt!,
+      endsAt,
+      timezone: zone,
+      status: input.status ?? 'scheduled',
+      capacity: input.capacity ?? null,
+    },
+  });
+}
+
+/** The occurrences of an event, cancelled ones included, in start order. */
+export async function listOccurrences(ctx: RequestContext, eventId: string, args: RawPageArgs) {
+  const event = await loadEvent(ctx, eventId, 'read');
+  const where = { eventId: event.id };
+  return paginate(
+    args as PageArgs,
+    () => ctx.db.eventOccurrence.count({ where }),
+    ({ skip, take }) => ctx.db.eventOccurrence.findMany({ where, orderBy: [{ startsAt: 'asc' }, { id: 'asc' }], skip, take }),
+  );
+}
+
+/** The wire view of an occurrence's start and end: dates and times of day in its own zone. */
+export function occurrenceTimes(occurrence: Pick<EventOccurrence, 'startsAt' | 'endsAt' | 'timezone'>) {
+  const start = localParts(occurrence.startsAt, occurrence.timezone);
+  const end = occurrence.endsAt ? localParts(occurrence.endsAt, occurrence.timezone) : null;
+  return { startDate: start.date, startTime: start.time, endDate: end?.date ?? null, endTime: end?.time ?? null };
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import type { RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import type { Prisma, TicketType } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { assertMay, instant, loadEvent, type Raw, type RawPageArgs } from './events.ts';
+import { validate } from './sessions.ts';
+
+const INT_MAX = 2_147_483_647;
+const currencies = new Set(Intl.supportedValuesOf('currency'));
+
+/** ISO 4217: three upper-case letters naming a currency. */
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/, { error: 'an ISO 4217 currency code: three upper-case letters, e.g. EUR', abort: true })
+  .refine((code) => currencies.has(code), 'not an ISO 4217 currency code');
+
+const ticketTypeFields = {
+  name: z.string().trim().min(1).max(255),
+  description: z.string().max(5000).nullish(),
+  priceAmount: z.number().int('an integer amount in minor units').min(0).max(INT_MAX),
+  currency,
+  capacity: z.number().int().min(0).max(INT_MAX).nullish(),
+  maxPerOrder: z.number().int().min(1).max(INT_MAX).nullish(),
+  salesStartAt: instant.nullish(),
+  salesEndAt: instant.nullish(),
+};
+
+const createTicketTypeInput = z.object(ticketTypeFields);
+const updateTicketTypeInput = z.object(ticketTypeFields).partial();
+
+export type CreateTicketTypeInput = z.input<typeof createTicketTypeInput>;
+export type UpdateTicketTypeInput = z.input<typeof updateTicketTypeInput>;
+
+function checkSalesWindow(start: Date | null | undefined, end: Date | null | undefined): void {
+  if (start && end && start.getTime() >= end.getTime()) {
+    throw AppError.validation([{ path: 'salesEndAt', message: 'must be after salesStartAt' }]);
+  }
+}
+
+/** Ticket types of an event, oldest first; deleted ones are left out. */
+export async function listTicketTypes(ctx: RequestContext, eventId: string, args: RawPageArgs) {
+  const event = await loadEvent(ctx, eventId, 'read');
+  const where = { eventId: event.id, isDeleted: false };
+  return paginate(
+    args as PageArgs,
+    () => ctx.db.ticketType.count({ where }),
+    ({ skip, take }) => ctx.db.ticketType.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+  );
+}
+
+export async function createTicketType(ctx: RequestContext, eventId: string, raw: Raw<CreateTicketTypeInput>): Promise<TicketType> {
+  const event = await loadEvent(ctx, eventId, 'write');
+  const input = validate(createTicketTypeInput, raw);
+  checkSalesWindow(input.salesStartAt, input.salesEndAt);
+  return ctx.db.ticketType.create({
+    data: {
+      id: newId('ticketType'),
+      organisationId: ctx.organisation!.id,
+      accountId: event.accountId,
+      eventId: event.id,
+      name: input.name,
+      description: input.description ?? null,
+      priceAmount: input.priceAmount,
+      currency: input.currency,
+      capacity: input.capacity ?? null,
+      maxPerOrder: input.maxPerOrder ?? null,
+      salesStartAt: input.salesStartAt ?? null,
+      salesEndAt: input.salesEndAt ?? null,
+    },
+  });
+}
+
+/** A live ticket type of a live event that the caller may `action`. */
+async function loadTicketType(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<TicketType> {
+  const ticketType = await ctx.db.ticketType.findFirst({ where: { id, isDeleted: false, event: { isDeleted: false } } });
+  if (!ticketType) throw AppError.notFound('Ticket type not found.');
+  assertMay(ctx, 'events', action, ticketType.accountId, 'Ticket type');
+  return ticketType;
+}
+
+export function getTicketType(ctx: RequestContext, id: string): Promise<TicketType> {
+  return loadTicketType(ctx, id, 'read');
+}
+
+/** Changes a ticket type; omitted fields stay, null clears a nullable one. */
+export async function updateTicketType(ctx: RequestContext, id: string, raw: Raw<UpdateTicketTypeInput>): Promise<TicketType> {
+  const current = await loadTicketType(ctx, id, 'write');
+  const input = validate(updateTicketTypeInput, raw);
+  checkSalesWindow(
+    input.salesStartAt === undefined ? current.salesStartAt : input.salesStartAt,
+    input.salesEndAt === undefined ? current.salesEndAt : input.salesEndAt,
+  );
+  const data: Prisma.TicketTypeUncheckedUpdateInput = {};
+  for (const key of Object.keys(ticketTypeFields) as Array<keyof typeof ticketTypeFields>) {
+    if (input[key] !== undefined) (data as Record<string, unknown>)[key] = input[key];
+  }
+  return ctx.db.ticketType.update({ where: { id }, data });
+}
+
+/** Marks a ticket type deleted; it leaves the list and the event's ticketCount. */
+export async function deleteTicketType(ctx: RequestContext, id: string): Promise<{ success: boolean; id: string }> {
+  await loadTicketType(ctx, id, 'write');
+  await ctx.db.ticketType.update({ where: { id }, data: { isDeleted: true } });
+  return { success: true, id };
+}

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import type { RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import type { Prisma, Venue } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { assertMay, owningAccount, readableAccounts, timeZone, type Raw, type RawPageArgs } from './events.ts';
+import { validate } from './sessions.ts';
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/** ISO 3166-1 alpha-2, upper case, and a code Intl knows as a region (so not ZZ or QQ). */
+const country = z
+  .string()
+  .regex(/^[A-Z]{2}$/, { error: 'an ISO 3166-1 alpha-2 country code in upper case, e.g. GB', abort: true })
+  .refine((code) => {
+    const name = regionNames.of(code);
+    return name !== undefined && name !== code && name !== 'Unknown Region';
+  }, 'not an ISO 3166-1 alpha-2 country code');
+
+const line = z.string().trim().max(255);
+
+const venueFields = {
+  name: z.string().trim().min(1).max(255),
+  addressLine1: line.nullish(),
+  addressLine2: line.nullish(),
+  city: line.nullish(),
+  region: line.nullish(),
+  postalCode: z.string().trim().max(32).nullish(),
+  country: country.nullish(),
+  timezone: timeZone.nullish(),
+  capacity: z.number().int().min(0).max(2_147_483_647).nullish(),
+};
+
+const createVenueInput = z.object({ accountId: z.string().min(1).max(100), ...venueFields });
+const updateVenueInput = z.object(venueFields).partial();
+const listVenuesFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+
+export type CreateVenueInput = z.input<typeof createVenueInput>;
+export type UpdateVenueInput = z.input<typeof updateVenueInput>;
+
+/** Venues on the accounts the caller may read, by name. */
+export async function listVenues(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listVenuesFilters>>) {
+  const { page, limit, first, after, last, before, ...rawFilters } = args;
+  const filters = validate(listVenuesFilters, rawFilters);
+  const accountId = readableAccounts(ctx, 'venues', filters.accountId);
+  const where: Prisma.VenueWhereInput = { isDeleted: false, ...(accountId === undefined ? {} : { accountId }) };
+  return paginate(
+    { page, limit, first, after, last, before } as PageArgs,
+    () => ctx.db.venue.count({ where }),
+    ({ skip, take }) => ctx.db.venue.findMany({ where, orderBy: [{ name: 'asc' }, { id: 'asc' }], skip, take }),
+  );
+}
+
+async function loadVenue(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<Venue> {
+  const venue = await ctx.db.venue.findFirst({ where: { id, isDeleted: false } });
+  if (!venue) throw AppError.notFound('Venue not found.');
+  assertMay(ctx, 'venues', action, venue.accountId, 'Venue');
+  return venue;
+}
+
+export function getVenue(ctx: RequestContext, id: string): Promise<Venue> {
+  return loadVenue(ctx, id, 'read');
+}
+
+export async function createVenue(ctx: RequestContext, raw: Raw<CreateVenueInput>): Promise<Venue> {
+  const { accountId: requested, ...input } = validate(createVenueInput, raw);
+  const accountId = await owningAccount(ctx, ctx.db, 'venues', requested);
+  return ctx.db.venue.create({
+    data: {
+      id: newId('venue'),
+      organisationId: ctx.organisation!.id,
+      accountId,
+      name: input.name,
+      addressLine1: input.addressLine1 ?? null,
+      addressLine2: input.addressLine2 ?? null,
+      city: input.city ?? null,
+      region: input.region ?? null,
+      postalCode: input.postalCode ?? null,
+      country: input.country ?? null,
+      timezone: input.timezone ?? null,
+      capacity: input.capacity ?? null,
+    },
+  });
+}
+
+/** Changes a venue; omitted fields stay, null clears a field (except name). */
+export async function updateVenue(ctx: RequestContext, id: string, raw: Raw<UpdateVenueInput>): Promise<Venue> {
+  await loadVenue(ctx, id, 'write');
+  const input = validate(updateVenueInput, raw);
+  const data: Prisma.VenueUncheckedUpdateInput = {};
+  for (const key of Object.keys(venueFields) as Array<keyof typeof venueFields>) {
+    if (input[key] !== undefined) (data as Record<string, unknown>)[key] = input[key];
+  }
+  return ctx.db.venue.update({ where: { id }, data });
+}
