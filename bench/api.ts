@@ -62,6 +62,15 @@ async function seed(url: string) {
   return org;
 }
 
+async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
 interface Figures {
   name: string;
   requestsPerSecond: number;
@@ -103,7 +112,7 @@ async function main() {
   const basePort = await findFreePort();
   const baseline = spawnProcess(['bench/baseline-server.ts'], { PORT: String(basePort) });
   try {
-    await Promise.all([api.waitFor(/API listening/), baseline.waitFor(/listening/)]);
+    await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/healthz`), baseline.waitFor(/listening/)]);
     const origin = `http://127.0.0.1:${apiPort}`;
     const login = await fetch(`${origin}/v1/auth/login`, {
       method: 'POST',

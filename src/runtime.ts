@@ -1,3 +1,4 @@
+import { AuthCache } from './auth/auth-cache.ts';
 import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';
@@ -14,6 +15,8 @@ export interface Runtime {
   db: Database;
   temporal: TemporalAccess | undefined;
   tokens: TokenService;
+  /** What authentication reads on every request, for a few seconds; see src/auth/auth-cache.ts. */
+  authCache: AuthCache;
   encryptionKey: Buffer;
   mailer: Mailer;
   /** Starts webhook delivery workflows after the transactions that record deliveries commit. */
@@ -36,6 +39,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     db,
     temporal,
     tokens: new TokenService(keys, config.ACCESS_TOKEN_TTL),
+    authCache: new AuthCache(),
     encryptionKey: loadEncryptionKey(config),
     mailer,
     dispatcher,

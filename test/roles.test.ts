@@ -212,6 +212,26 @@ describe('role assignments', () => {
     expect(theirs.body.assignments).toEqual([]);
   });
 
+  it('granting and removing a role takes effect on the very next request (cached rights are forgotten)', async () => {
+    const staff = await createStaffUser(app, org, []);
+    expect((await api(app, 'GET', '/v1/roles', as(staff.token))).status).toBe(403);
+    const granted = await api(app, 'POST', '/v1/user-account-roles', {
+      ...as(org.adminToken),
+      body: { userId: staff.userId, accountId: org.account.id, roleId: systemRole(org, 'organisation_admin') },
+    });
+    expect((await api(app, 'GET', '/v1/roles', as(staff.token))).status).toBe(200);
+    await api(app, 'DELETE', `/v1/user-account-roles/${granted.body.assignment.id}`, as(org.adminToken));
+    expect((await api(app, 'GET', '/v1/roles', as(staff.token))).status).toBe(403);
+    const custom = await api(app, 'POST', '/v1/roles', { ...as(org.adminToken), body: { name: 'Role readers', permissions: ['roles.read:all'] } });
+    await api(app, 'POST', '/v1/user-account-roles', {
+      ...as(org.adminToken),
+      body: { userId: staff.userId, accountId: org.account.id, roleId: custom.body.id },
+    });
+    expect((await api(app, 'GET', '/v1/roles', as(staff.token))).status).toBe(200);
+    await api(app, 'PATCH', `/v1/roles/${custom.body.id}`, { ...as(org.adminToken), body: { permissions: ['events.read'] } });
+    expect((await api(app, 'GET', '/v1/roles', as(staff.token))).status).toBe(403);
+  });
+
   it('GraphQL answers the same data with the same refusals', async () => {
     const res = await graphql(app, '{ roleAssignments(userId: "' + org.user.id + '") { id role { name } account { id } } }', {}, as(org.adminToken));
     expect(res.body.data.roleAssignments).toEqual([{ id: org.assignment.id, role: { name: 'Organisation admin' }, account: { id: org.account.id } }]);

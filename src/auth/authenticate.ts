@@ -1,6 +1,7 @@
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
+import { AuthCache } from './auth-cache.ts';
 import { sha256 } from './keys.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
 import type { TokenService } from './tokens.ts';
@@ -36,23 +37,33 @@ export async function authenticate(
   db: Database,
   tokens: TokenService,
   headers: { authorization: string | undefined; organisationSlug: string | null },
+  cache: AuthCache = new AuthCache(0),
 ): Promise<Authentication> {
   const { authorization, organisationSlug } = headers;
   if (!authorization) {
-    const organisation = organisationSlug ? await db.organisation.findUnique({ where: { slug: organisationSlug } }) : null;
+    const organisation = organisationSlug ? await organisationBySlug(db, cache, organisationSlug) : null;
     return { principal: null, organisation, access: Access.none() };
   }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) throw new AppError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <token>".');
   const credential = match[1]!;
 
-  if (credential.startsWith('svak_')) return authenticateApiKey(db, credential, organisationSlug);
+  if (credential.startsWith('svak_')) return authenticateApiKey(db, cache, credential, organisationSlug);
   if (credential.startsWith('svpk_') || credential.startsWith('svsk_')) {
     throw new AppError('UNAUTHENTICATED', 'Channel keys authenticate the sales API only.');
   }
   const claims = await tokens.verify(credential);
   if (claims.typ === 'embed') return authenticateEmbed(db, claims.sub, organisationSlug);
-  return authenticateStaff(db, claims.sub, claims.org ?? null, organisationSlug);
+  return authenticateStaff(db, cache, claims.sub, claims.org ?? null, organisationSlug);
+}
+
+function organisationBySlug(db: Database, cache: AuthCache, slug: string): Promise<Organisation | null> {
+  return cache
+    .get(`org:${slug}`, async () => {
+      const organisation = await db.organisation.findUnique({ where: { slug } });
+      return organisation ? { value: organisation, organisationId: organisation.id } : undefined;
+    })
+    .then((organisation) => organisation ?? null);
 }
 
 function assertSameOrganisation(organisation: Organisation, organisationSlug: string | null): void {
@@ -61,15 +72,20 @@ function assertSameOrganisation(organisation: Organisation, organisationSlug: st
   }
 }
 
-async function authenticateApiKey(db: Database, key: string, organisationSlug: string | null): Promise<Authentication> {
-  const apiKey = await db.apiKey.findUnique({ where: { keyHash: sha256(key) }, include: { organisation: true } });
+async function authenticateApiKey(db: Database, cache: AuthCache, key: string, organisationSlug: string | null): Promise<Authentication> {
+  const keyHash = sha256(key);
+  const apiKey = await cache.get(`key:${keyHash}`, async () => {
+    const row = await db.apiKey.findUnique({ where: { keyHash }, include: { organisation: true } });
+    return row ? { value: row, organisationId: row.organisationId } : undefined;
+  });
   if (!apiKey) throw new AppError('UNAUTHENTICATED', 'Unknown API key.');
   if (apiKey.revokedAt) throw new AppError('API_KEY_REVOKED');
   const now = Date.now();
   if (apiKey.expiresAt && apiKey.expiresAt.getTime() <= now) throw new AppError('API_KEY_EXPIRED');
   assertSameOrganisation(apiKey.organisation, organisationSlug);
   if (!apiKey.lastUsedAt || now - apiKey.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
-    await db.apiKey.update({ where: { id: apiKey.id }, data: { lastUsedAt: new Date(now) } });
+    apiKey.lastUsedAt = new Date(now);
+    await db.apiKey.update({ where: { id: apiKey.id }, data: { lastUsedAt: apiKey.lastUsedAt } });
   }
   return {
     principal: { kind: 'apiKey', apiKeyId: apiKey.id, accountId: apiKey.accountId, scopes: apiKey.scopes },
@@ -99,34 +115,40 @@ async function authenticateEmbed(db: Database, sessionId: string, organisationSl
 
 async function authenticateStaff(
   db: Database,
+  cache: AuthCache,
   personId: string,
   tokenOrganisationId: string | null,
   organisationSlug: string | null,
 ): Promise<Authentication> {
-  const person = await db.person.findUnique({ where: { id: personId }, select: { id: true, email: true } });
+  const person = await cache.get(`person:${personId}`, async () => {
+    const row = await db.person.findUnique({ where: { id: personId }, select: { id: true, email: true } });
+    return row ? { value: row, organisationId: '' } : undefined;
+  });
   if (!person) throw new AppError('UNAUTHENTICATED', 'The person of this token no longer exists.');
   const base = { kind: 'staff' as const, personId: person.id, email: person.email, tokenOrganisationId };
 
   if (organisationSlug === null) {
     const organisation = tokenOrganisationId ? await db.organisation.findUnique({ where: { id: tokenOrganisationId } }) : null;
     if (!organisation) return { principal: { ...base, userId: null }, organisation: null, access: Access.none() };
-    return staffIn(db, base, organisation);
+    return staffIn(db, cache, base, organisation);
   }
-  const organisation = await db.organisation.findUnique({ where: { slug: organisationSlug } });
+  const organisation = await organisationBySlug(db, cache, organisationSlug);
   // An organisation the person does not belong to, or one that does not exist, is "another
   // organisation than the credential's": the same answer, so slugs cannot be probed.
   if (!organisation || (tokenOrganisationId !== null && tokenOrganisationId !== organisation.id)) {
     throw new AppError('ORG_MISMATCH');
   }
-  return staffIn(db, base, organisation);
+  return staffIn(db, cache, base, organisation);
 }
 
 async function staffIn(
   db: Database,
+  cache: AuthCache,
   base: Omit<Extract<Principal, { kind: 'staff' }>, 'userId'>,
   organisation: Organisation,
 ): Promise<Authentication> {
-  const user = await db.user.findFirst({
+  const user = await cache.get(`staff:${base.personId}:${organisation.id}`, async () => {
+    const row = await db.user.findFirst({
     where: { organisationId: organisation.id, personId: base.personId, status: 'active' },
     select: {
       id: true,
@@ -135,6 +157,8 @@ async function staffIn(
         select: { accountId: true, role: { select: { permissions: true } } },
       },
     },
+    });
+    return row ? { value: row, organisationId: organisation.id } : undefined;
   });
   if (!user) throw new AppError('ORG_MISMATCH');
   const access = new Access(

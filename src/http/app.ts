@@ -81,10 +81,12 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
   const apiContext = async (req: Request, res: Response, next: NextFunction) => {
     const requestId = res.locals.requestId as string;
     const organisationSlug = req.get('x-service-org')?.trim() || null;
-    const { principal, organisation, access } = await authenticate(runtime.db, runtime.tokens, {
-      authorization: req.get('authorization'),
-      organisationSlug,
-    });
+    const { principal, organisation, access } = await authenticate(
+      runtime.db,
+      runtime.tokens,
+      { authorization: req.get('authorization'), organisationSlug },
+      runtime.authCache,
+    );
     const apiVersion = resolveVersion(req.get('service-version'), organisation?.apiVersion);
     res.setHeader('Service-Version', apiVersion);
     if (organisation) logScope.getStore()!.organisationId = organisation.id;

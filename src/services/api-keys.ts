@@ -1,3 +1,4 @@
+import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
 import { randomSecret, sha256 } from '../auth/keys.ts';
 import { isValidScope } from '../auth/permissions.ts';
@@ -79,7 +80,9 @@ export async function revokeApiKey(ctx: RequestContext, id: string) {
   if (!apiKey || !ctx.access.allows('api_keys', 'read', apiKey.accountId)) throw AppError.notFound('API key not found.');
   if (!ctx.access.allows('api_keys', 'write', apiKey.accountId)) throw new AppError('FORBIDDEN');
   if (apiKey.revokedAt) return apiKey;
-  return ctx.db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+  const revoked = await ctx.db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+  forgetCachedAccess(ctx);
+  return revoked;
 }
 
 export { sha256 };

@@ -1,3 +1,4 @@
+import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
@@ -25,11 +26,13 @@ export async function updateOrganisation(ctx: RequestContext, raw: Record<string
   const input = validate(updateInput, raw);
   if (input.apiVersion !== undefined) requireUsableVersion(input.apiVersion, 'apiVersion');
   const { metadata, ...rest } = input;
-  return ctx.db.organisation.update({
+  const updated = await ctx.db.organisation.update({
     where: { id: organisationOf(ctx).id },
     data: {
       ...rest,
       ...(metadata === undefined ? {} : { metadata: metadata === null ? Prisma.DbNull : (metadata as Prisma.InputJsonObject) }),
     },
   });
+  forgetCachedAccess(ctx);
+  return updated;
 }

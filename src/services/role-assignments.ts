@@ -1,3 +1,4 @@
+import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
@@ -76,10 +77,12 @@ export async function assignRole(ctx: RequestContext, raw: z.input<typeof assign
   const [role] = await loadTargets(ctx, { ...input, roleIds: [input.roleId] }, () => 'roleId');
   assertMayManage(ctx, input.accountId, role!);
   try {
-    return await ctx.db.roleAssignment.create({
+    const assignment = await ctx.db.roleAssignment.create({
       data: { id: newId('roleAssignment'), organisationId: ctx.organisation!.id, ...input },
       include: INCLUDE,
     });
+    forgetCachedAccess(ctx);
+    return assignment;
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'The user already has this role on this account.');
     throw error;
@@ -99,7 +102,7 @@ export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof repl
   for (const role of roles) if (!current.some((a) => a.roleId === role.id)) assertMayManage(ctx, input.accountId, role);
   for (const assignment of current) if (!roleIds.includes(assignment.roleId)) assertMayManage(ctx, input.accountId, assignment.role);
 
-  return ctx.db.$transaction(async (tx) => {
+  const assignments = await ctx.db.$transaction(async (tx) => {
     await tx.roleAssignment.deleteMany({ where: { userId: input.userId, accountId: input.accountId, roleId: { notIn: roleIds } } });
     const kept = new Set(current.map((a) => a.roleId));
     for (const id of roleIds) {
@@ -114,6 +117,8 @@ export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof repl
       orderBy: { createdAt: 'asc' },
     });
   });
+  forgetCachedAccess(ctx);
+  return assignments;
 }
 
 export async function removeRoleAssignment(ctx: RequestContext, id: string) {
@@ -123,5 +128,6 @@ export async function removeRoleAssignment(ctx: RequestContext, id: string) {
   }
   assertMayManage(ctx, assignment.accountId, assignment.role);
   await ctx.db.roleAssignment.delete({ where: { id } });
+  forgetCachedAccess(ctx);
   return { success: true };
 }

@@ -1,3 +1,4 @@
+import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
 import { isValidPermission } from '../auth/permissions.ts';
 import type { RequestContext } from '../context.ts';
@@ -64,7 +65,7 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
   const role = await getRole(ctx, id);
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be modified.');
   if (input.name !== undefined) await assertNameFree(ctx, input.name, id);
-  return ctx.db.role.update({
+  const updated = await ctx.db.role.update({
     where: { id },
     data: {
       ...(input.name !== undefined ? { name: input.name } : {}),
@@ -72,6 +73,8 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
       ...(input.permissions !== undefined ? { permissions: input.permissions } : {}),
     },
   });
+  forgetCachedAccess(ctx);
+  return updated;
 }
 
 /** Marks the role deleted and removes its assignments, in one transaction. */
@@ -82,5 +85,6 @@ export async function deleteRole(ctx: RequestContext, id: string) {
     ctx.db.roleAssignment.deleteMany({ where: { roleId: id } }),
     ctx.db.role.update({ where: { id }, data: { isDeleted: true } }),
   ]);
+  forgetCachedAccess(ctx);
   return { success: true, id };
 }
