@@ -70,7 +70,9 @@ export async function runOperation(
   variableValues: Record<string, unknown>,
   contextValue: RequestContext,
 ): Promise<Record<string, unknown>> {
-  const result = await execute({ schema, document, variableValues, contextValue });
+  const result = await contextValue.runtime.resultCache.run({ document, variableValues, contextValue }, () =>
+    execute({ schema, document, variableValues, contextValue }),
+  );
   const [first] = result.errors ?? [];
   if (first) throw toAppError(first);
   return result.data ?? {};

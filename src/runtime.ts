@@ -1,4 +1,5 @@
 import { AuthCache } from './auth/auth-cache.ts';
+import { ResultCache } from './http/result-cache.ts';
 import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';
@@ -17,6 +18,8 @@ export interface Runtime {
   tokens: TokenService;
   /** What authentication reads on every request, for a few seconds; see src/auth/auth-cache.ts. */
   authCache: AuthCache;
+  /** Short-lived results of catalogue queries; see src/http/result-cache.ts. */
+  resultCache: ResultCache;
   encryptionKey: Buffer;
   mailer: Mailer;
   /** Starts webhook delivery workflows after the transactions that record deliveries commit. */
@@ -40,6 +43,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     temporal,
     tokens: new TokenService(keys, config.ACCESS_TOKEN_TTL),
     authCache: new AuthCache(),
+    resultCache: new ResultCache(),
     encryptionKey: loadEncryptionKey(config),
     mailer,
     dispatcher,

@@ -26,7 +26,12 @@ export interface EmbedClaims {
 export type TokenClaims = AccessClaims | EmbedClaims;
 
 /** Signs and verifies the service's own JWTs (HS256 with a `kid`, so keys rotate). */
+/** Verified tokens, kept until they expire: a token's claims never change once signed. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export class TokenService {
+  #verified = new Map<string, TokenClaims & { exp: number }>();
+
   constructor(
     readonly keys: SigningKeys,
     readonly accessTtlMs: number,
@@ -53,6 +58,19 @@ export class TokenService {
 
   /** Verifies signature, issuer, audience and expiry; any failure is 401 UNAUTHENTICATED. */
   async verify(token: string): Promise<TokenClaims & { exp: number }> {
+    const known = this.#verified.get(token);
+    if (known) {
+      if (known.exp * 1000 > Date.now()) return known;
+      this.#verified.delete(token);
+      throw new AppError('UNAUTHENTICATED', 'The token has expired.');
+    }
+    const claims = await this.#verify(token);
+    if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.delete(this.#verified.keys().next().value!);
+    this.#verified.set(token, claims);
+    return claims;
+  }
+
+  async #verify(token: string): Promise<TokenClaims & { exp: number }> {
     try {
       const { payload } = await jwtVerify(
         token,

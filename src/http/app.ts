@@ -1,7 +1,7 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { createLiveRouter, createV1Router } from '../../rest-compat/index.ts';
 import { schema as defaultSchema } from '../../schema/index.ts';
 import type { RequestContext } from '../context.ts';
@@ -22,6 +22,24 @@ export interface App {
   app: express.Express;
   yoga: YogaServerInstance<{ req: Request; res: Response }, RequestContext>;
 }
+
+/** Runs Yoga's execution through the same result cache as the REST layer (src/http/result-cache.ts). */
+const resultCachePlugin: Plugin<RequestContext> = {
+  onExecute({ args, executeFn, setExecuteFn }) {
+    const ctx = args.contextValue as RequestContext;
+    setExecuteFn((executeArgs) =>
+      ctx.runtime.resultCache.run(
+        {
+          document: executeArgs.document,
+          operationName: executeArgs.operationName ?? null,
+          variableValues: (executeArgs.variableValues ?? null) as Record<string, unknown> | null,
+          contextValue: ctx,
+        },
+        () => executeFn(executeArgs) as Promise<ExecutionResult>,
+      ),
+    );
+  },
+};
 
 export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchema): App {
   const { logger } = runtime;
@@ -112,6 +130,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
     graphiql: { title: 'Ticketing service', defaultQuery: '{ apiVersions { current resolved } }' },
     renderGraphiQL,
     context: ({ res }) => res.locals.ctx as RequestContext,
+    plugins: [resultCachePlugin],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),
       info: (...args) => logger.info({ args }, 'yoga'),

@@ -1,0 +1,137 @@
+import { getOperationAST, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { RequestContext } from '../context.ts';
+
+/**
+ * A short-lived cache of query results for a small list of read-heavy catalogue fields (events,
+ * venues, occurrences, ticket types). A result is kept per (document, variables, organisation,
+ * principal, API version), so access rules are never shared between callers. Every mutation in
+ * an organisation forgets that organisation's results in this process at once (a process always
+ * reads its own writes); other API processes see a change within RESULT_CACHE_TTL_MS.
+ */
+export const RESULT_CACHE_TTL_MS = 1_000;
+const MAX_ENTRIES = 5_000;
+
+/** Root fields whose results may be cached; a document selecting anything else never is. */
+export const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set([
+  'events',
+  'event',
+  'eventOccurrences',
+  'ticketTypes',
+  'ticketType',
+  'venues',
+  'venue',
+  'apiVersions',
+]);
+
+interface Entry {
+  result: ExecutionResult;
+  organisationId: string;
+  expiresAt: number;
+}
+
+const documentIds = new WeakMap<DocumentNode, string | null>();
+
+/**
+ * The key of a cacheable query document (its source text, so documents parsed per request still
+ * share entries), or null when the document may not be cached.
+ */
+function cacheableDocumentId(document: DocumentNode, operationName: string | null | undefined): string | null {
+  const known = documentIds.get(document);
+  if (known !== undefined) return known;
+  const operation = getOperationAST(document, operationName);
+  const cacheable =
+    document.definitions.length === 1 &&
+    operation?.operation === 'query' &&
+    operation.selectionSet.selections.every(
+      (selection) => selection.kind === 'Field' && CACHEABLE_ROOT_FIELDS.has(selection.name.value),
+    );
+  const id = cacheable ? `${operationName ?? ''}:${document.loc?.source.body ?? print(document)}` : null;
+  documentIds.set(document, id);
+  return id;
+}
+
+function principalKey(ctx: RequestContext): string {
+  const principal = ctx.principal;
+  if (!principal) return 'anonymous';
+  if (principal.kind === 'staff') return `staff:${principal.userId}`;
+  if (principal.kind === 'apiKey') return `key:${principal.apiKeyId}`;
+  return `embed:${principal.sessionId}`;
+}
+
+export class ResultCache {
+  #entries = new Map<string, Entry>();
+  /** Executions in flight, so concurrent misses of one key run the query once. */
+  #inFlight = new Map<string, Promise<ExecutionResult>>();
+
+  constructor(readonly ttlMs = RESULT_CACHE_TTL_MS) {}
+
+  keyFor(
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    variables: Record<string, unknown> | null | undefined,
+    ctx: RequestContext,
+  ): string | null {
+    if (this.ttlMs <= 0 || !ctx.organisation) return null;
+    const documentId = cacheableDocumentId(document, operationName);
+    if (documentId === null) return null;
+    return `${ctx.organisation.id}|${principalKey(ctx)}|${ctx.apiVersion}|${documentId}|${JSON.stringify(variables ?? {})}`;
+  }
+
+  get(key: string): ExecutionResult | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry.result;
+  }
+
+  set(key: string, organisationId: string, result: ExecutionResult): void {
+    if (result.errors?.length) return;
+    if (this.#entries.size >= MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(key, { result, organisationId, expiresAt: Date.now() + this.ttlMs });
+  }
+
+  forgetOrganisation(organisationId: string): void {
+    for (const [key, entry] of this.#entries) if (entry.organisationId === organisationId) this.#entries.delete(key);
+    for (const key of this.#inFlight.keys()) if (key.startsWith(`${organisationId}|`)) this.#inFlight.delete(key);
+  }
+
+  /** Runs `execute` through the cache: cached queries answer from memory; mutations forget. */
+  async run(
+    args: { document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null; contextValue: RequestContext },
+    execute: () => Promise<ExecutionResult> | ExecutionResult,
+  ): Promise<ExecutionResult> {
+    const ctx = args.contextValue;
+    const operation = getOperationAST(args.document, args.operationName);
+    if (operation?.operation === 'mutation') {
+      try {
+        return await execute();
+      } finally {
+        if (ctx.organisation) this.forgetOrganisation(ctx.organisation.id);
+      }
+    }
+    const key = this.keyFor(args.document, args.operationName, args.variableValues, ctx);
+    if (key === null) return execute();
+    const hit = this.get(key);
+    if (hit) return hit;
+    const pending = this.#inFlight.get(key);
+    if (pending) return pending;
+    const organisationId = ctx.organisation!.id;
+    const running = Promise.resolve(execute()).then(
+      (result) => {
+        // Only if no mutation forgot this organisation while the query ran.
+        if (this.#inFlight.get(key) === running) this.set(key, organisationId, result);
+        this.#inFlight.delete(key);
+        return result;
+      },
+      (error: unknown) => {
+        if (this.#inFlight.get(key) === running) this.#inFlight.delete(key);
+        throw error;
+      },
+    );
+    this.#inFlight.set(key, running);
+    return running;
+  }
+}

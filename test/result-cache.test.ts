@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
+
+/** The catalogue result cache (src/http/result-cache.ts) must never change what a caller sees. */
+let app: TestApp;
+let org: TestOrganisation;
+let other: TestOrganisation;
+beforeAll(async () => {
+  app = await startTestApp();
+  [org, other] = await Promise.all([createOrganisation(app, 'cache'), createOrganisation(app, 'cacheother')]);
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+async function key(o: TestOrganisation, accountId?: string) {
+  const res = await api(app, 'POST', '/v1/api-keys', { token: o.adminToken, org: o.slug, body: { name: 'c', scopes: ['events.*'], accountId } });
+  return res.body.key as string;
+}
+
+describe('cached catalogue reads', () => {
+  it('reads its own writes at once: create, update and delete show on the next list', async () => {
+    const admin = { token: org.adminToken, org: org.slug };
+    expect((await api(app, 'GET', '/v1/events', admin)).body.events).toEqual([]);
+    const created = await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: 'First', timezone: 'UTC' } });
+    const listed = await api(app, 'GET', '/v1/events', admin);
+    expect(listed.body.events.map((e: { name: string }) => e.name)).toEqual(['First']);
+    await api(app, 'PATCH', `/v1/events/${created.body.event.id}`, { ...admin, body: { name: 'Renamed' } });
+    expect((await api(app, 'GET', '/v1/events', admin)).body.events[0].name).toBe('Renamed');
+    const viaGraphql = await graphql(app, '{ events { nodes { name } } }', {}, admin);
+    expect(viaGraphql.body.data.events.nodes).toEqual([{ name: 'Renamed' }]);
+    await api(app, 'DELETE', `/v1/events/${created.body.event.id}`, admin);
+    expect((await api(app, 'GET', '/v1/events', admin)).body.events).toEqual([]);
+    expect((await graphql(app, '{ events { nodes { name } } }', {}, admin)).body.data.events.nodes).toEqual([]);
+  });
+
+  it('never shares a result between callers with different rights, or between organisations', async () => {
+    const second = await createAccount(app, org, 'Other account');
+    const admin = { token: org.adminToken, org: org.slug };
+    await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: 'Main event', timezone: 'UTC' } });
+    await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: second.id, name: 'Second event', timezone: 'UTC' } });
+    const mainKey = await key(org, org.account.id);
+    const secondKey = await key(org, second.id);
+    const theirKey = await key(other);
+    const names = async (token: string, slug: string) =>
+      (await api(app, 'GET', '/v1/events?limit=20', { token, org: slug })).body.events.map((e: { name: string }) => e.name);
+    for (let round = 0; round < 2; round++) {
+      expect(await names(mainKey, org.slug)).toEqual(['Main event']);
+      expect(await names(secondKey, org.slug)).toEqual(['Second event']);
+      expect(await names(theirKey, other.slug)).toEqual([]);
+      expect((await names(org.adminToken, org.slug)).sort()).toEqual(['Main event', 'Second event']);
+    }
+  });
+
+  it('answers a refused caller with its refusal even right after an allowed caller cached the list', async () => {
+    const admin = { token: org.adminToken, org: org.slug };
+    await api(app, 'GET', '/v1/events', admin);
+    const noScope = await api(app, 'POST', '/v1/api-keys', { ...admin, body: { name: 'none', scopes: ['roles.read'] } });
+    expect((await api(app, 'GET', '/v1/events', { token: noScope.body.key, org: org.slug })).status).toBe(404);
+  });
+});
