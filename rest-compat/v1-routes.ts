@@ -12,6 +12,7 @@ import { organisationRoutes } from './routes/organisation.ts';
 import { partnerRoutes } from './routes/partner.ts';
 import { rolesRoutes } from './routes/roles.ts';
 import { venuesRoutes } from './routes/venues.ts';
+import { webhooksRoutes } from './routes/webhooks.ts';
 
 /** The /v1 route table. Each entry runs a GraphQL operation; see rest-compat/route.ts. */
 export const v1Routes: RestRoute[] = [
@@ -28,4 +29,5 @@ export const v1Routes: RestRoute[] = [
   ...venuesRoutes,
   ...eventsRoutes,
   ...partnerRoutes,
+  ...webhooksRoutes,
 ];

@@ -15,5 +15,6 @@ import './types/event.ts';
 import './types/occurrence.ts';
 import './types/ticket-type.ts';
 import './types/partner.ts';
+import './types/webhook.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

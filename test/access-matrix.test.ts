@@ -95,6 +95,14 @@ const routes: Record<string, Case> = {
   'GET /events/{id}/ticket-types': ACCOUNT_READ,
   'POST /events/{id}/ticket-types': { ...ORG_WIDE, body: { name: 'GA', priceAmount: 1, currency: 'GBP' } },
   'PATCH /ticket-types/{id}': { ...ORG_WIDE, body: { name: 'x' } },
+  'GET /webhook-event-types': { limited: 'ok', keyWithout: 'ok', embed: 'ok' },
+  'GET /webhook-endpoints': ACCOUNT_READ,
+  'POST /webhook-endpoints': { ...ORG_WIDE, body: (o: TestOrganisation) => ({ accountId: o.account.id, url: 'http://127.0.0.1:9/matrix' }) },
+  'GET /webhook-endpoints/{id}': ACCOUNT_READ,
+  'PATCH /webhook-endpoints/{id}': { ...ORG_WIDE, body: { description: 'x' } },
+  'DELETE /webhook-endpoints/{id}': ORG_WIDE,
+  'POST /webhook-endpoints/{id}/test': ORG_WIDE,
+  'GET /webhook-deliveries': ACCOUNT_READ,
 };
 
 const STATUS: Record<Exclude<Outcome, 'ok'>, number> = {
@@ -258,6 +266,14 @@ const fields: Record<string, { document: string; limited: Outcome; keyWithout: O
   createTicketType: { document: 'mutation { createTicketType(eventId: "evt_x", input: {name: "x", priceAmount: 1, currency: "GBP"}) { id } }', ...ORG_WIDE },
   updateTicketType: { document: 'mutation { updateTicketType(id: "tkt_x", input: {}) { id } }', ...ORG_WIDE },
   deleteTicketType: { document: 'mutation { deleteTicketType(id: "tkt_x") { id } }', ...ORG_WIDE },
+  webhookEventTypes: { document: '{ webhookEventTypes { type } }', limited: 'ok', keyWithout: 'ok', embed: 'ok' },
+  webhookEndpoints: { document: '{ webhookEndpoints { id } }', ...ACCOUNT_READ },
+  webhookEndpoint: { document: '{ webhookEndpoint(id: "whe_x") { id } }', ...ACCOUNT_READ },
+  webhookDeliveries: { document: '{ webhookDeliveries { pagination { total } } }', ...ACCOUNT_READ },
+  createWebhookEndpoint: { document: 'mutation { createWebhookEndpoint(input: {accountId: "acc_x", url: "x"}) { secret } }', ...ORG_WIDE },
+  updateWebhookEndpoint: { document: 'mutation { updateWebhookEndpoint(id: "whe_x", input: {}) { id } }', ...ORG_WIDE },
+  deleteWebhookEndpoint: { document: 'mutation { deleteWebhookEndpoint(id: "whe_x") { id } }', ...ORG_WIDE },
+  testWebhookEndpoint: { document: 'mutation { testWebhookEndpoint(id: "whe_x") { id } }', ...ORG_WIDE },
 };
 
 describe('every GraphQL root field is in the matrix', () => {

@@ -3,6 +3,8 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Event, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
+import { views } from '../webhooks/payloads.ts';
+import { recordWebhookEvent } from '../webhooks/record.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
 import { validate } from './sessions.ts';
 
@@ -215,7 +217,7 @@ async function venueOf(db: VenueDb, venueId: string, accountId: string) {
 export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput>): Promise<Event> {
   const input = validate(createEventInput, raw);
   checkSaleWindow(input.onSaleDate, input.offSaleDate);
-  return ctx.db.$transaction(async (tx) => {
+  const { event, deliveryIds } = await ctx.db.$transaction(async (tx) => {
     const accountId = await owningAccount(ctx, tx, 'events', input.accountId);
     const venue = input.venueId ? await venueOf(tx, input.venueId, accountId) : null;
     const timezone = input.timezone ?? venue?.timezone;
@@ -238,9 +240,18 @@ export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput
         createdBy: ctx.principal?.kind === 'staff' ? ctx.principal.userId : null,
       },
     });
-    // Webhooks: record the event.created source event and its deliveries here, with `tx`.
-    return event;
+    // The source event and its deliveries commit (or roll back) with the event itself.
+    const { deliveryIds } = await recordWebhookEvent(tx, {
+      organisationId: event.organisationId,
+      accountId: event.accountId,
+      type: 'event.created',
+      payload: views.event(event),
+    });
+    return { event, deliveryIds };
   });
+  // After the commit, so the delivery workflows find the rows they are started for.
+  ctx.runtime.dispatcher.dispatch(deliveryIds);
+  return event;
 }
 
 /** A non-deleted event the caller may `action` (read: GET; write: changes). */

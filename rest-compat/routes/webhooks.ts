@@ -1,0 +1,173 @@
+import { z } from 'zod';
+import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.ts';
+import type { RestRoute } from '../route.ts';
+import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+
+const ENDPOINT_FIELDS = 'id accountId url description eventTypes enabled apiVersion createdAt updatedAt';
+const DELIVERY_FIELDS = `id endpointId eventId eventType status attemptCount nextAttemptAt createdAt
+  attempts { attemptNumber attemptedAt statusCode responseBody durationMs error }`;
+
+const EVENT_TYPES = Object.keys(WEBHOOK_EVENT_TYPES) as [string, ...string[]];
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+const eventType = z.enum(EVENT_TYPES, { error: `An event type: one of ${EVENT_TYPES.join(', ')}.` });
+
+const endpoint = z.object({
+  id: z.string(),
+  accountId: z.string(),
+  url: z.string(),
+  description: z.string().nullable(),
+  eventTypes: z.array(z.string()),
+  enabled: z.boolean(),
+  apiVersion: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const attempt = z.object({
+  attemptNumber: z.number().int(),
+  attemptedAt: z.string(),
+  statusCode: z.number().int().nullable(),
+  responseBody: z.string().nullable(),
+  durationMs: z.number().int(),
+  error: z.string().nullable(),
+});
+
+const delivery = z.object({
+  id: z.string(),
+  endpointId: z.string(),
+  eventId: z.string(),
+  eventType: z.string(),
+  status: z.enum(DELIVERY_STATUSES),
+  attemptCount: z.number().int(),
+  nextAttemptAt: z.string().nullable(),
+  createdAt: z.string(),
+  attempts: z.array(attempt),
+});
+
+export const webhooksRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/webhook-event-types',
+    summary: 'List the event types webhooks announce, with what each means. Any credential of the organisation.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: 'query WebhookEventTypes { webhookEventTypes { type description } }',
+    result: (data) => ({ eventTypes: data.webhookEventTypes }),
+    response: z.object({ eventTypes: z.array(z.object({ type: z.string(), description: z.string() })) }),
+  },
+  {
+    method: 'GET',
+    path: '/webhook-endpoints',
+    summary: 'List the webhook endpoints of the accounts you may read (optionally one account), oldest first. Never shows secrets.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `query WebhookEndpoints($accountId: String) { webhookEndpoints(accountId: $accountId) { ${ENDPOINT_FIELDS} } }`,
+    query: z.object({ accountId: z.string().min(1).max(100).optional() }),
+    variables: ({ query }) => query,
+    result: (data) => ({ endpoints: data.webhookEndpoints }),
+    response: z.object({ endpoints: z.array(endpoint) }),
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints',
+    summary:
+      'Register a webhook endpoint of an account. eventTypes omitted or empty = every type; apiVersion (payload version) defaults to the current one and is pinned. Answers the signing secret (whsec_), shown only this once.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {
+      createWebhookEndpoint(input: $input) { endpoint { ${ENDPOINT_FIELDS} } secret }
+    }`,
+    body: z.strictObject({
+      accountId: z.string(),
+      url: z.string(),
+      description: z.string().nullish(),
+      eventTypes: z.array(eventType).optional(),
+      apiVersion: z.string().optional(),
+    }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => data.createWebhookEndpoint,
+    status: 201,
+    response: z.object({ endpoint, secret: z.string() }),
+  },
+  {
+    method: 'GET',
+    path: '/webhook-endpoints/{id}',
+    summary: 'Get a webhook endpoint (without its secret).',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `query WebhookEndpoint($id: String!) { webhookEndpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => ({ endpoint: data.webhookEndpoint }),
+    response: z.object({ endpoint }),
+  },
+  {
+    method: 'PATCH',
+    path: '/webhook-endpoints/{id}',
+    summary: 'Change the URL, description (null clears it), event types (empty = every type) or enabled state of a webhook endpoint.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `mutation UpdateWebhookEndpoint($id: String!, $input: UpdateWebhookEndpointInput!) {
+      updateWebhookEndpoint(id: $id, input: $input) { ${ENDPOINT_FIELDS} }
+    }`,
+    params: idParam,
+    body: z.strictObject({
+      url: z.string().optional(),
+      description: z.string().nullish(),
+      eventTypes: z.array(eventType).optional(),
+      enabled: z.boolean().optional(),
+    }),
+    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    result: (data) => ({ endpoint: data.updateWebhookEndpoint }),
+    response: z.object({ endpoint }),
+  },
+  {
+    method: 'DELETE',
+    path: '/webhook-endpoints/{id}',
+    summary: 'Delete a webhook endpoint: it answers 404 from then on, receives nothing new, and its pending deliveries stop.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: 'mutation DeleteWebhookEndpoint($id: String!) { deleteWebhookEndpoint(id: $id) { success id } }',
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => data.deleteWebhookEndpoint,
+    response: deleted,
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/{id}/test',
+    summary:
+      'Send a signed sample delivery to this endpoint only: an event of its first subscribed type (event.created when it takes every type) whose payload holds sample data (ids such as ord_sample0000000000000000; only accountId is real). A disabled endpoint answers 409.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `mutation TestWebhookEndpoint($id: String!) { testWebhookEndpoint(id: $id) { ${DELIVERY_FIELDS} } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => ({ delivery: data.testWebhookEndpoint }),
+    status: 201,
+    response: z.object({ delivery }),
+  },
+  {
+    method: 'GET',
+    path: '/webhook-deliveries',
+    summary:
+      'List webhook deliveries on the accounts you may read, newest first, each with every attempt (oldest first). Filters: endpointId, status (pending, succeeded, failed), eventType.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `query WebhookDeliveries($page: Int, $limit: Int, $endpointId: String, $status: WebhookDeliveryStatus, $eventType: String) {
+      webhookDeliveries(page: $page, limit: $limit, endpointId: $endpointId, status: $status, eventType: $eventType) {
+        nodes { ${DELIVERY_FIELDS} } ${PAGINATION_FIELDS}
+      }
+    }`,
+    query: z.object({
+      ...pageQuery,
+      endpointId: z.string().min(1).max(100).optional(),
+      status: z.enum(DELIVERY_STATUSES, { error: `One of ${DELIVERY_STATUSES.join(', ')}.` }).optional(),
+      eventType: eventType.optional(),
+    }),
+    variables: ({ query }) => query,
+    result: (data) => ({ deliveries: data.webhookDeliveries.nodes, pagination: data.webhookDeliveries.pagination }),
+    response: z.object({ deliveries: z.array(delivery), pagination }),
+  },
+];

@@ -1,0 +1,203 @@
+import type { RequestContext } from '../../src/context.ts';
+import { listWebhookDeliveries, type AttemptView, type DeliveryView } from '../../src/services/webhook-deliveries.ts';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookEndpoints,
+  listWebhookEventTypes,
+  testWebhookEndpoint,
+  updateWebhookEndpoint,
+} from '../../src/services/webhook-endpoints.ts';
+import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { DeleteResult } from './common.ts';
+
+const READ = { $all: { organisation: true, permission: 'webhooks.read' } } as const;
+const WRITE = { $all: { organisation: true, permission: 'webhooks.write' } } as const;
+
+/** Rows of an account are visible to holders of webhooks.read or webhooks.write on it. */
+const mayRead = (accountId: string, ctx: RequestContext) =>
+  ctx.access.allows('webhooks', 'read', accountId) || ctx.access.allows('webhooks', 'write', accountId);
+
+const WebhookEventTypeInfo = builder.objectRef<{ type: string; description: string }>('WebhookEventType').implement({
+  description: 'A kind of change announced by webhooks (spec section 6).',
+  fields: (t) => ({
+    type: t.exposeString('type', { description: 'Name, such as order.confirmed; the `type` of delivered envelopes.' }),
+    description: t.exposeString('description', { description: 'When it is sent.' }),
+  }),
+});
+
+export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
+  description:
+    'A URL of one account that receives signed webhook deliveries (whe_). Its signing secret is shown once, when it is created.',
+  authScopes: (endpoint, ctx) => mayRead(endpoint.accountId, ctx),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Endpoint id (whe_).' }),
+    accountId: t.exposeString('accountId', { description: 'The account whose events it receives.' }),
+    url: t.exposeString('url', { description: 'Where deliveries are POSTed (http or https, normalised).' }),
+    description: t.exposeString('description', { nullable: true, description: 'Free text (at most 500 characters), or null.' }),
+    eventTypes: t.exposeStringList('eventTypes', { description: 'Subscribed event types; empty = every type.' }),
+    enabled: t.exposeBoolean('enabled', { description: 'Whether new events are delivered to it.' }),
+    apiVersion: t.exposeString('apiVersion', {
+      description: 'Payload version (YYYY-MM-DD) pinned at creation; payloads are transformed down to it.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const CreatedWebhookEndpoint = builder
+  .objectRef<Awaited<ReturnType<typeof createWebhookEndpoint>>>('CreatedWebhookEndpoint')
+  .implement({
+    description: 'A new webhook endpoint and its signing secret, which is never shown again.',
+    fields: (t) => ({
+      endpoint: t.field({ type: WebhookEndpoint, description: 'The endpoint.', resolve: (r) => r.endpoint }),
+      secret: t.exposeString('secret', {
+        description: 'Signing secret (whsec_...): the HMAC-SHA256 key of the Service-Signature header. Store it now.',
+      }),
+    }),
+  });
+
+const WebhookDeliveryStatus = builder.enumType('WebhookDeliveryStatus', {
+  description: 'Where a delivery stands.',
+  values: {
+    pending: { description: 'Not yet acknowledged; attempts continue on the retry schedule.' },
+    succeeded: { description: 'The receiver answered 2xx.' },
+    failed: { description: 'Every attempt failed; no more attempts are made.' },
+  } as const,
+});
+
+const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implement({
+  description: 'One try at sending a delivery.',
+  authScopes: (attempt, ctx) => mayRead(attempt.accountId, ctx),
+  fields: (t) => ({
+    attemptNumber: t.exposeInt('attemptNumber', { description: 'Position among the attempts of the delivery, from 1.' }),
+    attemptedAt: t.expose('attemptedAt', { type: 'DateTime', description: 'When the request was sent.' }),
+    statusCode: t.exposeInt('statusCode', { nullable: true, description: 'HTTP status answered, or null when none came (timeout, refused).' }),
+    responseBody: t.exposeString('responseBody', { nullable: true, description: 'First 4 KiB of the response body, or null.' }),
+    durationMs: t.exposeInt('durationMs', { description: 'Milliseconds from sending to the answer or the failure.' }),
+    error: t.exposeString('error', { nullable: true, description: 'What went wrong, or null when the receiver answered 2xx.' }),
+  }),
+});
+
+export const WebhookDelivery = builder.objectRef<DeliveryView>('WebhookDelivery').implement({
+  description: 'One source event sent to one endpoint (whd_, the Service-Delivery-Id), with every attempt.',
+  authScopes: (delivery, ctx) => mayRead(delivery.accountId, ctx),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Delivery id (whd_); the `id` of the envelope.' }),
+    endpointId: t.exposeString('endpointId', { description: 'The receiving endpoint (whe_).' }),
+    eventId: t.exposeString('eventId', { description: 'The source event (wev_, the Service-Event-Id), shared by its deliveries.' }),
+    eventType: t.exposeString('eventType', { description: 'Event type, such as order.confirmed.' }),
+    status: t.field({ type: WebhookDeliveryStatus, description: 'pending, succeeded or failed.', resolve: (d) => d.status }),
+    attemptCount: t.exposeInt('attemptCount', { description: 'Attempts made so far.' }),
+    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When the next attempt is due, or null.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was recorded.' }),
+    attempts: t.field({ type: [WebhookAttempt], description: 'Every attempt, oldest first.', resolve: (d) => d.attempts }),
+  }),
+});
+
+const WebhookDeliveryConnection = pagedConnection(WebhookDelivery, 'WebhookDeliveryConnection', 'webhook deliveries');
+
+const CreateWebhookEndpointInput = builder.inputType('CreateWebhookEndpointInput', {
+  description: 'A new webhook endpoint.',
+  fields: (t) => ({
+    accountId: t.string({ required: true, description: 'Owning account (acc_): not deleted, and you need webhooks.write on it.' }),
+    url: t.string({
+      required: true,
+      description:
+        'http or https URL, at most 2048 characters, without user name or password; private, loopback and link-local targets are refused unless WEBHOOK_ALLOW_PRIVATE_URLS is set.',
+    }),
+    description: t.string({ description: 'Free text, at most 500 characters.' }),
+    eventTypes: t.stringList({ description: 'Event types to receive (see webhookEventTypes); omitted or empty = every type.' }),
+    apiVersion: t.string({
+      description: 'Payload version to pin (YYYY-MM-DD, known and not sunset); default the current version. It cannot change later.',
+    }),
+  }),
+});
+
+const UpdateWebhookEndpointInput = builder.inputType('UpdateWebhookEndpointInput', {
+  description: 'Changes to a webhook endpoint; omitted fields stay.',
+  fields: (t) => ({
+    url: t.string({ description: 'New URL, checked like on creation.' }),
+    description: t.string({ description: 'Free text, at most 500 characters; null clears it.' }),
+    eventTypes: t.stringList({ description: 'Replaces the subscribed event types; empty = every type.' }),
+    enabled: t.boolean({ description: 'false stops new deliveries to it; true resumes them.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  webhookEventTypes: t.field({
+    type: [WebhookEventTypeInfo],
+    nullable: true,
+    description: 'The event types webhooks announce (GET /v1/webhook-event-types); any credential of the organisation.',
+    authScopes: { organisation: true },
+    resolve: () => listWebhookEventTypes(),
+  }),
+  webhookEndpoints: t.field({
+    type: [WebhookEndpoint],
+    nullable: true,
+    description: 'Webhook endpoints of the accounts you may read, oldest first (GET /v1/webhook-endpoints).',
+    authScopes: READ,
+    args: { accountId: t.arg.string({ description: 'Only this account.' }) },
+    resolve: (_root, args, ctx) => listWebhookEndpoints(ctx, args),
+  }),
+  webhookEndpoint: t.field({
+    type: WebhookEndpoint,
+    nullable: true,
+    description: 'One webhook endpoint (GET /v1/webhook-endpoints/{id}).',
+    authScopes: READ,
+    args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
+    resolve: (_root, { id }, ctx) => getWebhookEndpoint(ctx, id),
+  }),
+  webhookDeliveries: t.field({
+    type: WebhookDeliveryConnection,
+    nullable: true,
+    description: 'Deliveries on the accounts you may read, newest first, with their attempts (GET /v1/webhook-deliveries).',
+    authScopes: READ,
+    args: {
+      ...t.arg.connectionArgs(),
+      ...pageArgsFor(t),
+      endpointId: t.arg.string({ description: 'Only deliveries to this endpoint (whe_).' }),
+      status: t.arg({ type: WebhookDeliveryStatus, description: 'Only deliveries in this status.' }),
+      eventType: t.arg.string({ description: 'Only deliveries of this event type.' }),
+    },
+    resolve: (_root, args, ctx) => listWebhookDeliveries(ctx, args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createWebhookEndpoint: t.field({
+    type: CreatedWebhookEndpoint,
+    description: 'Registers a webhook endpoint (POST /v1/webhook-endpoints); the answer carries its signing secret, shown only this once.',
+    authScopes: WRITE,
+    args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true, description: 'The endpoint.' }) },
+    resolve: (_root, { input }, ctx) => createWebhookEndpoint(ctx, input),
+  }),
+  updateWebhookEndpoint: t.field({
+    type: WebhookEndpoint,
+    description: 'Changes a webhook endpoint (PATCH /v1/webhook-endpoints/{id}).',
+    authScopes: WRITE,
+    args: {
+      id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
+      input: t.arg({ type: UpdateWebhookEndpointInput, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => updateWebhookEndpoint(ctx, id, input),
+  }),
+  deleteWebhookEndpoint: t.field({
+    type: DeleteResult,
+    description:
+      'Deletes a webhook endpoint (DELETE /v1/webhook-endpoints/{id}): it answers NOT_FOUND from then on, receives nothing new, and its pending deliveries stop.',
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
+    resolve: (_root, { id }, ctx) => deleteWebhookEndpoint(ctx, id),
+  }),
+  testWebhookEndpoint: t.field({
+    type: WebhookDelivery,
+    description:
+      'Sends a signed sample delivery to this endpoint only (POST /v1/webhook-endpoints/{id}/test): a real source event of its first subscribed type (event.created when it takes every type) whose payload holds sample data (ids such as ord_sample0000000000000000; only accountId is real). A disabled endpoint answers CONFLICT.',
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
+    resolve: (_root, { id }, ctx) => testWebhookEndpoint(ctx, id),
+  }),
+}));

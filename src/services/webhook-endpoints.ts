@@ -1,0 +1,270 @@
+import { z } from 'zod';
+import type { RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import type { Prisma, WebhookEndpoint } from '../generated/prisma/client.ts';
+import { ID_PREFIXES, newId, type IdKind } from '../ids.ts';
+import { CURRENT_VERSION, requireUsableVersion } from '../versions.ts';
+import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/event-types.ts';
+import { views, type Payload } from '../webhooks/payloads.ts';
+import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
+import { assertDeliverableUrl, parseWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
+import { requireOwningAccount } from './accounts.ts';
+import { validate } from './sessions.ts';
+import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
+
+/**
+ * Webhook endpoints (whe_): a URL of one account that receives signed deliveries of the event types
+ * it subscribes to (none listed = every type), at the payload version it pinned when it was
+ * created. The signing secret is shown once, at creation, and stored encrypted. Permission:
+ * `webhooks.read` / `webhooks.write` on the endpoint's account.
+ */
+
+/** What a surface hands a service: any value per field; the service's schema checks them. */
+type Raw<T> = { [K in keyof T]?: unknown };
+
+const url = z.string().superRefine((value, issue) => {
+  try {
+    parseWebhookUrl(value);
+  } catch (error) {
+    if (!(error instanceof UrlPolicyError)) throw error;
+    issue.addIssue({ code: 'custom', message: error.message });
+  }
+});
+
+const description = z.string().trim().max(500, 'At most 500 characters.').nullish();
+
+const eventTypes = z
+  .array(
+    z.string().refine(isWebhookEventType, {
+      error: `An event type: one of ${Object.keys(WEBHOOK_EVENT_TYPES).join(', ')}.`,
+    }),
+  )
+  .max(100)
+  .transform((list) => [...new Set(list)] as WebhookEventType[]);
+
+const createInput = z.object({
+  accountId: z.string().min(1).max(100),
+  url,
+  description,
+  eventTypes: eventTypes.nullish(),
+  apiVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'A dated version, YYYY-MM-DD.').nullish(),
+});
+
+const updateInput = z.object({
+  url: url.optional(),
+  description,
+  eventTypes: eventTypes.optional(),
+  enabled: z.boolean().optional(),
+});
+
+export type CreateWebhookEndpointInput = Raw<z.input<typeof createInput>>;
+export type UpdateWebhookEndpointInput = Raw<z.input<typeof updateInput>>;
+
+function refusal(ctx: RequestContext): AppError {
+  return new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
+}
+
+/** The full URL policy; a refusal names `url`. */
+async function deliverableUrl(ctx: RequestContext, raw: string): Promise<string> {
+  try {
+    const checked = await assertDeliverableUrl(raw, { allowPrivate: ctx.runtime.config.WEBHOOK_ALLOW_PRIVATE_URLS });
+    return checked.href;
+  } catch (error) {
+    if (error instanceof UrlPolicyError) throw AppError.validation([{ path: 'url', message: error.message }]);
+    throw error;
+  }
+}
+
+/**
+ * A non-deleted endpoint the caller may `action`: one they may neither read nor write is 404 (its
+ * existence is not confirmed); one they may read but not change is FORBIDDEN for staff, 404 else.
+ */
+async function loadEndpoint(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<WebhookEndpoint> {
+  const endpoint = await ctx.db.webhookEndpoint.findFirst({ where: { id, deletedAt: null } });
+  const read = endpoint && (ctx.access.allows('webhooks', 'read', endpoint.accountId) || ctx.access.allows('webhooks', 'write', endpoint.accountId));
+  if (!endpoint || !read) throw AppError.notFound('Webhook endpoint not found.');
+  if (!ctx.access.allows('webhooks', action, endpoint.accountId)) throw refusal(ctx);
+  return endpoint;
+}
+
+export function listWebhookEventTypes(): Array<{ type: WebhookEventType; description: string }> {
+  return Object.entries(WEBHOOK_EVENT_TYPES).map(([type, text]) => ({ type: type as WebhookEventType, description: text }));
+}
+
+/** Endpoints of the accounts the caller may read (optionally one of them), oldest first. */
+export async function listWebhookEndpoints(ctx: RequestContext, args: { accountId?: string | null }): Promise<WebhookEndpoint[]> {
+  const readable = ctx.access.accountsFor('webhooks', 'read');
+  const only = args.accountId ?? undefined;
+  const accountId = readable === 'all' ? only : { in: only ? readable.filter((account) => account === only) : readable };
+  return ctx.db.webhookEndpoint.findMany({
+    where: { deletedAt: null, ...(accountId === undefined ? {} : { accountId }) },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+}
+
+export function getWebhookEndpoint(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
+  return loadEndpoint(ctx, id, 'read');
+}
+
+/**
+ * Registers an endpoint. The payload version defaults to the current one (spec section 9:
+ * endpoints pin the version current at creation); a known, non-sunset earlier one may be asked
+ * for. Answers the endpoint and its signing secret, which is never shown again.
+ */
+export async function createWebhookEndpoint(
+  ctx: RequestContext,
+  raw: CreateWebhookEndpointInput,
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const input = validate(createInput, raw);
+  const apiVersion = input.apiVersion ? requireUsableVersion(input.apiVersion, 'apiVersion') : CURRENT_VERSION;
+  const account = await requireOwningAccount(ctx, input.accountId, 'webhooks');
+  const href = await deliverableUrl(ctx, input.url);
+  const secret = newSigningSecret();
+  const endpoint = await ctx.db.webhookEndpoint.create({
+    data: {
+      id: newId('webhookEndpoint'),
+      organisationId: ctx.organisation!.id,
+      accountId: account.id,
+      url: href,
+      description: input.description || null,
+      eventTypes: input.eventTypes ?? [],
+      apiVersion,
+      secretCiphertext: encryptSecret(secret, ctx.runtime.encryptionKey),
+    },
+  });
+  return { endpoint, secret };
+}
+
+/** Changes the URL, description (null clears it), event types ([] = every type) or enabled state. */
+export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
+  await loadEndpoint(ctx, id, 'write');
+  const input = validate(updateInput, raw);
+  const data: Prisma.WebhookEndpointUpdateInput = {};
+  if (input.url !== undefined) data.url = await deliverableUrl(ctx, input.url);
+  if (input.description !== undefined) data.description = input.description || null;
+  if (input.eventTypes !== undefined) data.eventTypes = input.eventTypes;
+  if (input.enabled !== undefined) data.enabled = input.enabled;
+  return ctx.db.webhookEndpoint.update({ where: { id }, data });
+}
+
+/**
+ * Soft delete: the endpoint disappears (404, out of lists, no new deliveries) and the delivery
+ * workflows of its pending deliveries stop at their next attempt (they check deletedAt).
+ */
+export async function deleteWebhookEndpoint(ctx: RequestContext, id: string): Promise<{ success: boolean; id: string }> {
+  await loadEndpoint(ctx, id, 'write');
+  await ctx.db.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } });
+  return { success: true, id };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test deliveries
+
+/**
+ * Ids of sample data: the real prefix, then `sample` and zeros (`ord_sample0000000000000000`), the
+ * shape of a real id and plainly not one. Only accountId in a sample payload is real.
+ */
+export function sampleId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${'sample'.padEnd(22, '0')}`;
+}
+
+const ORDER_STATUS: Partial<Record<WebhookEventType, string>> = {
+  'order.created': 'pending',
+  'order.confirmed': 'confirmed',
+  'order.cancelled': 'cancelled',
+  'order.refunded': 'refunded',
+};
+
+/** A realistic payload of `type`, built with the same versioned views as real ones, at the current version. */
+export function samplePayload(type: WebhookEventType, accountId: string, now = new Date()): Payload {
+  switch (type) {
+    case 'order.created':
+    case 'order.confirmed':
+    case 'order.cancelled':
+    case 'order.refunded':
+      return views.order({
+        id: sampleId('order'),
+        orderNumber: 'SAMPLE-0001',
+        status: ORDER_STATUS[type]!,
+        currency: 'GBP',
+        totalAmount: 5250,
+        subtotalAmount: 5000,
+        customerId: sampleId('customer'),
+        accountId,
+        createdAt: now,
+        lineItemCount: 2,
+      });
+    case 'customer.created':
+      return views.customer({
+        id: sampleId('customer'),
+        email: 'sample.customer@example.com',
+        firstName: 'Sample',
+        lastName: 'Customer',
+        accountId,
+        createdAt: now,
+      });
+    case 'event.created':
+      return views.event({
+        id: sampleId('event'),
+        name: 'Sample event',
+        status: 'draft',
+        accountId,
+        venueId: sampleId('venue'),
+        timezone: 'Europe/London',
+        createdAt: now,
+      });
+    case 'ticket.issued':
+      return views.ticketsIssued({
+        orderId: sampleId('order'),
+        accountId,
+        passes: [{ id: sampleId('pass'), ticketTypeId: sampleId('ticketType'), occurrenceId: sampleId('occurrence'), status: 'issued' }],
+      });
+    case 'ticket.redeemed':
+      return views.ticketRedeemed({
+        redemptionId: sampleId('redemption'),
+        passId: sampleId('pass'),
+        entitlementId: sampleId('entitlement'),
+        accountId,
+      });
+  }
+}
+
+/**
+ * Sends a signed sample delivery to this endpoint only: records a source event (wev_) of the
+ * endpoint's first subscribed type (event.created when it takes every type) with a sample payload
+ * (see `sampleId`) and one delivery to this endpoint, in one transaction, then starts it. Other
+ * endpoints of the account receive nothing. A disabled endpoint is refused (409): its deliveries
+ * would never be sent.
+ */
+export async function testWebhookEndpoint(ctx: RequestContext, id: string): Promise<DeliveryView> {
+  const endpoint = await loadEndpoint(ctx, id, 'write');
+  if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to send a test delivery.');
+  const type = (endpoint.eventTypes.find(isWebhookEventType) ?? 'event.created') as WebhookEventType;
+  const deliveryId = newId('webhookDelivery');
+  const delivery = await ctx.db.$transaction(async (tx) => {
+    const eventId = newId('webhookEvent');
+    await tx.webhookEvent.create({
+      data: {
+        id: eventId,
+        organisationId: endpoint.organisationId,
+        accountId: endpoint.accountId,
+        type,
+        payload: samplePayload(type, endpoint.accountId),
+        version: CURRENT_VERSION,
+      },
+    });
+    await tx.webhookDelivery.create({
+      data: {
+        id: deliveryId,
+        organisationId: endpoint.organisationId,
+        accountId: endpoint.accountId,
+        eventId,
+        endpointId: endpoint.id,
+        eventType: type,
+      },
+    });
+    return loadDelivery(tx, deliveryId);
+  });
+  ctx.runtime.dispatcher.dispatch([deliveryId]);
+  return delivery;
+}

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { query } from './support/db.ts';
+import { api, createOrganisation, type TestOrganisation } from './support/fixtures.ts';
+
+let app: TestApp;
+let org: TestOrganisation;
+beforeAll(async () => {
+  app = await startTestApp();
+  org = await createOrganisation(app, 'evwh');
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+it('creating an event records event.created with one delivery per subscribed endpoint, in the same transaction', async () => {
+  const admin = { token: org.adminToken, org: org.slug };
+  const endpoint = async (eventTypes?: string[]) =>
+    (await api(app, 'POST', '/v1/webhook-endpoints', {
+      ...admin,
+      body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hook', description: 'x', ...(eventTypes ? { eventTypes } : {}) },
+    })).body.endpoint.id as string;
+  const all = await endpoint();
+  const events = await endpoint(['event.created']);
+  await endpoint(['order.created']);
+
+  const created = await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: 'Gala', timezone: 'Europe/Paris' } });
+  expect(created.status).toBe(201);
+  const sources = await query<{ id: string; type: string; payload: Record<string, unknown> }>(
+    app.database.url,
+    `SELECT id, type, payload FROM webhook_events WHERE type = 'event.created'`,
+  );
+  expect(sources).toHaveLength(1);
+  expect(sources[0]!.id).toMatch(/^wev_/);
+  expect(sources[0]!.payload).toEqual({
+    id: created.body.event.id,
+    name: 'Gala',
+    status: 'draft',
+    accountId: org.account.id,
+    venueId: null,
+    timezone: 'Europe/Paris',
+    createdAt: created.body.event.createdAt,
+  });
+  const deliveries = await query<{ endpointId: string; eventId: string; status: string }>(
+    app.database.url,
+    `SELECT "endpointId", "eventId", status FROM webhook_deliveries WHERE "eventId" = $1`,
+    [sources[0]!.id],
+  );
+  expect(deliveries.map((d) => d.endpointId).sort()).toEqual([all, events].sort());
+  expect(deliveries.every((d) => d.status === 'pending')).toBe(true);
+
+  const refused = await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: '', timezone: 'UTC' } });
+  expect(refused.status).toBe(400);
+  const after = await query<{ count: string }>(app.database.url, `SELECT count(*) FROM webhook_events`);
+  expect(after[0]!.count).toBe('1');
+});
