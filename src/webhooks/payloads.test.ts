@@ -223,3 +223,14 @@ describe('envelope', () => {
     expect(sent.data).toStrictEqual(event);
   });
 });
+
+describe('field order', () => {
+  it('an envelope lists data fields in the view order whatever order they were stored in', async () => {
+    const { envelope } = await import('./payloads.ts');
+    const stored = { status: 'confirmed', id: 'ord_1', accountId: 'acc_1', currency: 'EUR', createdAt: '2026-01-01T00:00:00.000Z', customerId: 'cus_1', orderNumber: 'A-1', totalAmount: 1200, lineItemCount: 2, subtotalAmount: 1000 };
+    const built = envelope({ deliveryId: 'whd_1', type: 'order.confirmed', createdAt: new Date(0), payload: stored, payloadVersion: '2026-06-01', endpointVersion: '2026-06-01' });
+    expect(Object.keys(built.data)).toEqual(['id', 'orderNumber', 'status', 'currency', 'totalAmount', 'subtotalAmount', 'customerId', 'accountId', 'createdAt', 'lineItemCount']);
+    const older = envelope({ deliveryId: 'whd_1', type: 'order.confirmed', createdAt: new Date(0), payload: stored, payloadVersion: '2026-06-01', endpointVersion: '2025-04-01' });
+    expect(Object.keys(older.data)).toEqual(['id', 'orderNumber', 'status', 'currency', 'total', 'subtotal', 'customerId', 'accountId', 'createdAt']);
+  });
+});

@@ -163,6 +163,25 @@ export interface Envelope {
   data: Payload;
 }
 
+const VIEW_OF: Record<WebhookEventType, (payload: any) => Payload> = {
+  'order.created': views.order,
+  'order.confirmed': views.order,
+  'order.cancelled': views.order,
+  'order.refunded': views.order,
+  'customer.created': views.customer,
+  'event.created': views.event,
+  'ticket.issued': views.ticketsIssued,
+  'ticket.redeemed': views.ticketRedeemed,
+};
+
+/**
+ * A stored payload put back in its view's field order (jsonb keeps keys in its own order). Only
+ * payloads stored at the current version pass through the view; older ones are left as stored.
+ */
+export function inViewOrder(type: WebhookEventType, payload: Payload, version: string): Payload {
+  return version === CURRENT_VERSION ? VIEW_OF[type](payload) : payload;
+}
+
 /** The delivery envelope of spec section 6, at the endpoint's pinned version. */
 export function envelope(args: {
   deliveryId: string;
@@ -177,6 +196,6 @@ export function envelope(args: {
     type: args.type,
     version: args.endpointVersion,
     createdAt: args.createdAt.toISOString(),
-    data: transformDown(args.type, args.payload, args.endpointVersion, args.payloadVersion),
+    data: transformDown(args.type, inViewOrder(args.type, args.payload, args.payloadVersion), args.endpointVersion, args.payloadVersion),
   };
 }
