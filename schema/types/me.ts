@@ -12,7 +12,7 @@ const CurrentUser = builder
     description: 'The signed-in person.',
     fields: (t) => ({
       id: t.exposeString('id', { description: 'Person id (usr_).' }),
-      email: t.exposeString('email', { description: 'Sign-in email.' }),
+      email: t.expose('email', { type: 'EmailAddress', description: 'Sign-in email.' }),
       firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
       lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
       identityProvider: t.exposeString('identityProvider', {

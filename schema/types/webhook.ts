@@ -35,7 +35,7 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Endpoint id (whe_).' }),
     accountId: t.exposeString('accountId', { description: 'The account whose events it receives.' }),
-    url: t.exposeString('url', { description: 'Where deliveries are POSTed (http or https, normalised).' }),
+    url: t.expose('url', { type: 'URL', description: 'Where deliveries are POSTed (http or https, normalised).' }),
     description: t.exposeString('description', { nullable: true, description: 'Free text (at most 500 characters), or null.' }),
     eventTypes: t.exposeStringList('eventTypes', { description: 'Subscribed event types; empty = every type.' }),
     enabled: t.exposeBoolean('enabled', { description: 'Whether new events are delivered to it.' }),
