@@ -1,7 +1,9 @@
 import express, { type Response, type Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
+import { acceptChannelKeyHeader } from '../src/auth/channel-keys.ts';
 import { jsonBody, mountRoutes } from './executor.ts';
+import { liveRoutes } from './live-routes.ts';
 import { buildOpenApiDocument, printOpenApiDocument } from './openapi.ts';
 import { v1Routes } from './v1-routes.ts';
 
@@ -25,10 +27,11 @@ export function createV1Router(schema: GraphQLSchema): Router {
   return router;
 }
 
-/** The sales API, mounted at /live. Its routes arrive with the sales flow. */
+/** The sales API, mounted at /live: channel keys in Authorization (see apiContext) or X-Channel-Key. */
 export function createLiveRouter(schema: GraphQLSchema): Router {
   const router = express.Router();
   router.use(jsonBody);
-  mountRoutes(router, schema, [], contextOf);
+  router.use(acceptChannelKeyHeader);
+  mountRoutes(router, schema, liveRoutes, contextOf);
   return router;
 }

@@ -11,6 +11,7 @@ import { metaRoutes } from './routes/meta.ts';
 import { organisationRoutes } from './routes/organisation.ts';
 import { partnerRoutes } from './routes/partner.ts';
 import { rolesRoutes } from './routes/roles.ts';
+import { salesChannelsRoutes } from './routes/sales-channels.ts';
 import { venuesRoutes } from './routes/venues.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
 
@@ -29,5 +30,6 @@ export const v1Routes: RestRoute[] = [
   ...venuesRoutes,
   ...eventsRoutes,
   ...partnerRoutes,
+  ...salesChannelsRoutes,
   ...webhooksRoutes,
 ];

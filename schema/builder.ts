@@ -12,6 +12,7 @@ import {
   TimeZoneResolver,
   URLResolver,
 } from 'graphql-scalars';
+import { CHANNEL_KEYS_SALES_ONLY, SALES_API_TAKES_CHANNEL_KEYS } from '../src/auth/channel-keys.ts';
 import type { RequestContext } from '../src/context.ts';
 import { AppError } from '../src/errors.ts';
 import type PrismaTypes from '../src/generated/pothos-types.ts';
@@ -22,9 +23,9 @@ import { getDatamodel } from '../src/generated/pothos-types.ts';
  * Staff permissions, API-key scopes and embed scopes all resolve here, through ctx.access.
  */
 export interface AuthScopes {
-  /** Anyone, with or without a credential. */
+  /** Anyone, with or without a credential, except a sales channel key (the sales API only). */
   public: boolean;
-  /** Any valid credential. */
+  /** Any valid management credential (not a sales channel key). */
   authenticated: boolean;
   /** A signed-in person (staff access token); API keys and embed tokens are refused. */
   signedInUser: boolean;
@@ -34,6 +35,8 @@ export interface AuthScopes {
   permission: string;
   /** `resource.action` allowed on every account of the organisation (`:all`). */
   organisationPermission: string;
+  /** A sales channel key (svpk_ or svsk_) of an active channel: the sales API. No management credential. */
+  salesChannel: boolean;
 }
 
 function split(permission: string): [string, string] {
@@ -51,13 +54,18 @@ function failedScopes(failure: AuthFailure): string[] {
 }
 
 /**
- * The contract's answer to a refused field: no credential 401; an API key or embed token on a
+ * The contract's answer to a refused field: no credential 401; a channel key on a management
+ * field, or anything but a channel key on a sales field, 401; an API key or embed token on a
  * signed-in-only field 403 SIGNED_IN_USER_REQUIRED; no X-Service-Org 400; a signed-in user
  * without the permission 403 FORBIDDEN; an API key or embed token without the scope 404 (the
  * existence of the thing is not confirmed).
  */
 export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
+  if (ctx.principal?.kind !== 'channel' && failedScopes(failure).includes('salesChannel')) {
+    return new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
+  }
   if (!ctx.principal) return new AppError('UNAUTHENTICATED');
+  if (ctx.principal.kind === 'channel') return new AppError('UNAUTHENTICATED', CHANNEL_KEYS_SALES_ONLY);
   if (ctx.principal.kind !== 'staff' && failedScopes(failure).includes('signedInUser')) {
     return new AppError('SIGNED_IN_USER_REQUIRED');
   }
@@ -86,16 +94,19 @@ export const builder = new SchemaBuilder<{
   scopeAuth: {
     authorizeOnSubscribe: true,
     unauthorizedError: (_parent, context, _info, result) => refusal(context, result.failure),
-    authScopes: (ctx) => ({
-      public: true,
-      authenticated: ctx.principal !== null,
-      signedInUser: ctx.principal?.kind === 'staff',
-      organisation: ctx.principal !== null && ctx.organisation !== null,
-      permission: (permission) =>
-        ctx.principal !== null && ctx.organisation !== null && ctx.access.allowsSomewhere(...split(permission)),
-      organisationPermission: (permission) =>
-        ctx.principal !== null && ctx.organisation !== null && ctx.access.allows(...split(permission)),
-    }),
+    authScopes: (ctx) => {
+      const management = ctx.principal !== null && ctx.principal.kind !== 'channel';
+      return {
+        public: ctx.principal?.kind !== 'channel',
+        authenticated: management,
+        signedInUser: ctx.principal?.kind === 'staff',
+        organisation: management && ctx.organisation !== null,
+        permission: (permission) => management && ctx.organisation !== null && ctx.access.allowsSomewhere(...split(permission)),
+        organisationPermission: (permission) =>
+          management && ctx.organisation !== null && ctx.access.allows(...split(permission)),
+        salesChannel: ctx.principal?.kind === 'channel' && ctx.organisation !== null,
+      };
+    },
   },
   prisma: {
     client: (ctx) => ctx.db,

@@ -15,6 +15,8 @@ import './types/event.ts';
 import './types/occurrence.ts';
 import './types/ticket-type.ts';
 import './types/partner.ts';
+import './types/sales-channel.ts';
+import './types/listing.ts';
 import './types/webhook.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

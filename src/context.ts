@@ -1,5 +1,6 @@
 import type { Access } from './auth/permissions.ts';
 import type { Principal } from './auth/authenticate.ts';
+import { AppError } from './errors.ts';
 import type { TenantDatabase } from './db/tenant.ts';
 import type { Organisation } from './generated/prisma/client.ts';
 import type { Logger } from './log.ts';
@@ -34,4 +35,12 @@ export interface RequestContext {
 export function organisationOf(ctx: RequestContext): Organisation {
   if (!ctx.organisation) throw new Error('organisation scope was not enforced');
   return ctx.organisation;
+}
+
+export type ChannelPrincipal = Extract<Principal, { kind: 'channel' }>;
+
+/** The channel key of a context whose field declared the `salesChannel` scope. */
+export function channelOf(ctx: RequestContext): ChannelPrincipal {
+  if (ctx.principal?.kind !== 'channel') throw new AppError('INTERNAL', 'salesChannel scope was not enforced');
+  return ctx.principal;
 }

@@ -103,6 +103,12 @@ const routes: Record<string, Case> = {
   'DELETE /webhook-endpoints/{id}': ORG_WIDE,
   'POST /webhook-endpoints/{id}/test': ORG_WIDE,
   'GET /webhook-deliveries': ACCOUNT_READ,
+  'GET /sales-channels': ACCOUNT_READ,
+  'POST /sales-channels': { ...ORG_WIDE, body: (o: TestOrganisation) => ({ accountId: o.account.id, name: 'Matrix channel', slug: `matrix-${Math.random().toString(36).slice(2, 10)}` }) },
+  'GET /sales-channels/{id}': ACCOUNT_READ,
+  'PATCH /sales-channels/{id}': { ...ORG_WIDE, body: { name: 'x' } },
+  'POST /sales-channels/{id}/keys': { ...ORG_WIDE, body: { kind: 'publishable' } },
+  'POST /sales-channels/{id}/keys/{keyId}/revoke': ORG_WIDE,
 };
 
 const STATUS: Record<Exclude<Outcome, 'ok'>, number> = {
@@ -274,6 +280,13 @@ const fields: Record<string, { document: string; limited: Outcome; keyWithout: O
   updateWebhookEndpoint: { document: 'mutation { updateWebhookEndpoint(id: "whe_x", input: {}) { id } }', ...ORG_WIDE },
   deleteWebhookEndpoint: { document: 'mutation { deleteWebhookEndpoint(id: "whe_x") { id } }', ...ORG_WIDE },
   testWebhookEndpoint: { document: 'mutation { testWebhookEndpoint(id: "whe_x") { id } }', ...ORG_WIDE },
+  salesChannels: { document: '{ salesChannels { pagination { total } } }', ...ACCOUNT_READ },
+  salesChannel: { document: '{ salesChannel(id: "sch_x") { id } }', ...ACCOUNT_READ },
+  createSalesChannel: { document: 'mutation { createSalesChannel(input: {accountId: "acc_x", name: "x", slug: "x"}) { id } }', ...ORG_WIDE },
+  updateSalesChannel: { document: 'mutation { updateSalesChannel(id: "sch_x", input: {}) { id } }', ...ORG_WIDE },
+  createChannelKey: { document: 'mutation { createChannelKey(channelId: "sch_x", input: {kind: "publishable"}) { key } }', ...ORG_WIDE },
+  revokeChannelKey: { document: 'mutation { revokeChannelKey(channelId: "sch_x", id: "schk_x") { id } }', ...ORG_WIDE },
+  salesListings: { document: '{ salesListings { pagination { total } } }', limited: 'UNAUTHENTICATED', keyWithout: 'UNAUTHENTICATED', embed: 'UNAUTHENTICATED' },
 };
 
 describe('every GraphQL root field is in the matrix', () => {
@@ -294,6 +307,6 @@ describe.each(Object.entries(fields))('GraphQL %s', (name, field) => {
     else if (outcome === 'mismatch') expect([res.status, code]).toEqual([403, 'ORG_MISMATCH']);
     else if (outcome === 'ok') expect(['ok', 'VALIDATION_FAILED', 'NOT_FOUND', 'UNAUTHENTICATED', 'CONFLICT'], `${name}: ${code}`).toContain(code);
     else expect(code).toBe(outcome);
-    if (outcome === 'ok' && code === 'UNAUTHENTICATED') expect(['login', 'refreshTokens', 'federate'], name).toContain(name);
+    if (outcome === 'ok' && code === 'UNAUTHENTICATED') expect(['login', 'refreshTokens', 'federate', 'salesListings'], name).toContain(name);
   });
 });

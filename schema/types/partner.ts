@@ -4,7 +4,7 @@ import { Account } from './account.ts';
 
 type Provisioned = Awaited<ReturnType<typeof provisionPartnerAccount>>;
 
-const ChannelType = builder.enumType('ChannelType', {
+export const ChannelType = builder.enumType('ChannelType', {
   description: 'Where a sales channel sells.',
   values: {
     web: { description: 'A web storefront.' },

@@ -2,6 +2,7 @@ import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
 import { AuthCache } from './auth-cache.ts';
+import { authenticateChannelKey, isChannelKey } from './channel-keys.ts';
 import { sha256 } from './keys.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
 import type { TokenService } from './tokens.ts';
@@ -17,7 +18,12 @@ export type Principal =
       tokenOrganisationId: string | null;
     }
   | { kind: 'apiKey'; apiKeyId: string; accountId: string | null; scopes: string[] }
-  | { kind: 'embed'; sessionId: string; accountId: string; scopes: string[]; expiresAt: Date };
+  | { kind: 'embed'; sessionId: string; accountId: string; scopes: string[]; expiresAt: Date }
+  /**
+   * A sales channel key (svpk_ publishable, svsk_ secret): the sales API only. Every management
+   * scope refuses it (schema/builder.ts); `keyKind` lets server-only operations require a secret key.
+   */
+  | { kind: 'channel'; channelKeyId: string; channelId: string; accountId: string; keyKind: 'publishable' | 'secret' };
 
 export interface Authentication {
   principal: Principal | null;
@@ -36,10 +42,15 @@ const LAST_USED_PRECISION_MS = 10_000;
 export async function authenticate(
   db: Database,
   tokens: TokenService,
-  headers: { authorization: string | undefined; organisationSlug: string | null },
+  headers: {
+    authorization: string | undefined;
+    organisationSlug: string | null;
+    /** Management (/graphql, /v1) refuses channel keys outright; the sales API (/live) takes them. */
+    surface?: 'management' | 'sales';
+  },
   cache: AuthCache = new AuthCache(0),
 ): Promise<Authentication> {
-  const { authorization, organisationSlug } = headers;
+  const { authorization, organisationSlug, surface = 'management' } = headers;
   if (!authorization) {
     const organisation = organisationSlug ? await organisationBySlug(db, cache, organisationSlug) : null;
     return { principal: null, organisation, access: Access.none() };
@@ -49,8 +60,9 @@ export async function authenticate(
   const credential = match[1]!;
 
   if (credential.startsWith('svak_')) return authenticateApiKey(db, cache, credential, organisationSlug);
-  if (credential.startsWith('svpk_') || credential.startsWith('svsk_')) {
-    throw new AppError('UNAUTHENTICATED', 'Channel keys authenticate the sales API only.');
+  if (isChannelKey(credential)) {
+    if (surface === 'management') throw new AppError('UNAUTHENTICATED', 'Channel keys authenticate the sales API only.');
+    return authenticateChannelKey(db, cache, credential, organisationSlug);
   }
   const claims = await tokens.verify(credential);
   if (claims.typ === 'embed') return authenticateEmbed(db, claims.sub, organisationSlug);

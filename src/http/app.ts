@@ -96,13 +96,13 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
 
   // Every API surface gets one request context: who is calling, in which organisation, with
   // which rights, at which version, and the tenant-scoped database handle resolvers use.
-  const apiContext = async (req: Request, res: Response, next: NextFunction) => {
+  const apiContextFor = (surface: 'management' | 'sales') => async (req: Request, res: Response, next: NextFunction) => {
     const requestId = res.locals.requestId as string;
     const organisationSlug = req.get('x-service-org')?.trim() || null;
     const { principal, organisation, access } = await authenticate(
       runtime.db,
       runtime.tokens,
-      { authorization: req.get('authorization'), organisationSlug },
+      { authorization: req.get('authorization'), organisationSlug, surface },
       runtime.authCache,
     );
     const apiVersion = resolveVersion(req.get('service-version'), organisation?.apiVersion);
@@ -163,7 +163,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
     },
   });
 
-  app.use('/graphql', apiContext, (req: Request, res: Response) => yoga(req, res));
+  app.use('/graphql', apiContextFor('management'), (req: Request, res: Response) => yoga(req, res));
   // A credential refused before GraphQL runs still answers in GraphQL's shape on /graphql.
   app.use('/graphql', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (!(error instanceof AppError)) return next(error);
@@ -171,8 +171,8 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
       errors: [{ message: error.message, extensions: { code: error.code, requestId: res.locals.requestId } }],
     });
   });
-  app.use('/v1', apiContext, createV1Router(schema));
-  app.use('/live', apiContext, createLiveRouter(schema));
+  app.use('/v1', apiContextFor('management'), createV1Router(schema));
+  app.use('/live', apiContextFor('sales'), createLiveRouter(schema));
 
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}.`)));
 

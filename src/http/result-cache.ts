@@ -55,6 +55,7 @@ function principalKey(ctx: RequestContext): string {
   if (!principal) return 'anonymous';
   if (principal.kind === 'staff') return `staff:${principal.userId}`;
   if (principal.kind === 'apiKey') return `key:${principal.apiKeyId}`;
+  if (principal.kind === 'channel') return `channel:${principal.channelKeyId}`;
   return `embed:${principal.sessionId}`;
 }
 

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import type { RestRoute } from '../route.ts';
+import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+
+const CHANNEL_FIELDS = 'id organisationId accountId name slug channelType sellsAllEvents eventIds isActive createdAt updatedAt';
+const KEY_FIELDS = 'id channelId kind keyPrefix createdAt lastUsedAt revokedAt';
+
+const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
+
+const salesChannel = z.object({
+  id: z.string(),
+  organisationId: z.string(),
+  accountId: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  channelType,
+  sellsAllEvents: z.boolean(),
+  eventIds: z.array(z.string()),
+  isActive: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const channelKey = z.object({
+  id: z.string(),
+  channelId: z.string(),
+  kind: z.enum(['publishable', 'secret']),
+  keyPrefix: z.string(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+});
+
+const keyParams = z.object({ id: z.string().min(1).max(100), keyId: z.string().min(1).max(100) });
+
+export const salesChannelsRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/sales-channels',
+    summary: "List the sales channels the caller may read (deleted accounts' never appear), optionally of one account.",
+    tag: 'Sales channels',
+    organisation: true,
+    operation: `query SalesChannels($accountId: String, $page: Int, $limit: Int) { salesChannels(accountId: $accountId, page: $page, limit: $limit) { nodes { ${CHANNEL_FIELDS} } ${PAGINATION_FIELDS} } }`,
+    query: z.object({ accountId: z.string().min(1).max(100).optional(), ...pageQuery }),
+    variables: ({ query }) => query,
+    result: (data) => ({ salesChannels: data.salesChannels.nodes, pagination: data.salesChannels.pagination }),
+    response: z.object({ salesChannels: z.array(salesChannel), pagination }),
+  },
+  {
+    method: 'POST',
+    path: '/sales-channels',
+    summary: 'Create a sales channel on an account (slug unique in the organisation: 409 otherwise).',
+    tag: 'Sales channels',
+    organisation: true,
+    operation: `mutation CreateSalesChannel($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { ${CHANNEL_FIELDS} } }`,
+    body: z.strictObject({
+      accountId: z.string(),
+      name: z.string(),
+      slug: z.string(),
+      channelType: channelType.optional(),
+      sellsAllEvents: z.boolean().optional(),
+      eventIds: z.array(z.string()).optional(),
+    }),
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => ({ salesChannel: data.createSalesChannel }),
+    status: 201,
+    response: z.object({ salesChannel }),
+  },
+  {
+    method: 'GET',
+    path: '/sales-channels/{id}',
+    summary: 'Get a sales channel.',
+    tag: 'Sales channels',
+    organisation: true,
+    operation: `query SalesChannel($id: String!) { salesChannel(id: $id) { ${CHANNEL_FIELDS} } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => ({ salesChannel: data.salesChannel }),
+    response: z.object({ salesChannel }),
+  },
+  {
+    method: 'PATCH',
+    path: '/sales-channels/{id}',
+    summary: 'Rename or (de)activate a sales channel, or change what it sells (eventIds replaces the list).',
+    tag: 'Sales channels',
+    organisation: true,
+    operation: `mutation UpdateSalesChannel($id: String!, $input: UpdateSalesChannelInput!) { updateSalesChannel(id: $id, input: $input) { ${CHANNEL_FIELDS} } }`,
+    params: idParam,
+    body: z.strictObject({
+      name: z.string().optional(),
+      isActive: z.boolean().optional(),
+      sellsAllEvents: z.boolean().optional(),
+      eventIds: z.array(z.string()).optional(),
+    }),
+    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    result: (data) => ({ salesChannel: data.updateSalesChannel }),
+    response: z.object({ salesChannel }),
+  },
+  {
+    method: 'POST',
+    path: '/sales-channels/{id}/keys',
+    summary: 'Issue a publishable (svpk_) or secret (svsk_) key for a channel; the key is answered once and stored hashed.',
+    tag: 'Sales channels',
+    organisation: true,
+    operation: `mutation CreateChannelKey($channelId: String!, $input: CreateChannelKeyInput!) { createChannelKey(channelId: $channelId, input: $input) { channelKey { ${KEY_FIELDS} } key } }`,
+    params: idParam,
+    body: z.strictObject({ kind: z.enum(['publishable', 'secret']) }),
+    variables: ({ params, body }) => ({ channelId: params.id, input: body }),
+    result: (data) => data.createChannelKey,
+    status: 201,
+    response: z.object({ channelKey, key: z.string() }),
+  },
+  {
+    method: 'POST',
+    path: '/sales-channels/{id}/keys/{keyId}/revoke',
+    summary: 'Revoke a channel key at once (revoking again answers it unchanged).',
+    tag: 'Sales channels',
+    organisation: true,
+    operation: `mutation RevokeChannelKey($channelId: String!, $id: String!) { revokeChannelKey(channelId: $channelId, id: $id) { ${KEY_FIELDS} } }`,
+    params: keyParams,
+    variables: ({ params }) => ({ channelId: params.id, id: params.keyId }),
+    result: (data) => ({ channelKey: data.revokeChannelKey }),
+    response: z.object({ channelKey }),
+  },
+];

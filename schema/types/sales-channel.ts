@@ -1,0 +1,176 @@
+import {
+  createChannelKey,
+  createSalesChannel,
+  getSalesChannel,
+  listSalesChannels,
+  revokeChannelKey,
+  updateSalesChannel,
+} from '../../src/services/sales-channels.ts';
+import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { ChannelType } from './partner.ts';
+
+const READ = { $all: { organisation: true, permission: 'sales_channels.read' } } as const;
+const WRITE = { $all: { organisation: true, permission: 'sales_channels.write' } } as const;
+
+const mayRead = (accountId: string, ctx: Parameters<typeof getSalesChannel>[0]) =>
+  ctx.access.allows('sales_channels', 'read', accountId) || ctx.access.allows('sales_channels', 'write', accountId);
+
+const ChannelKeyKind = builder.enumType('ChannelKeyKind', {
+  description: 'Which kind of channel key.',
+  values: {
+    publishable: { description: 'svpk_: for browsers and apps; browses and builds carts.' },
+    secret: { description: 'svsk_: for servers only, never a browser.' },
+  } as const,
+});
+
+export const ChannelKey = builder.prismaObject('ChannelKey', {
+  description: 'A key of a sales channel (schk_). The key material is shown once, at creation; only its sha256 is stored.',
+  // Reached only through its channel (checked per account there) or a channel-key mutation (checked
+  // by the service); the row itself carries no account.
+  authScopes: (_key, ctx) =>
+    ctx.access.allowsSomewhere('sales_channels', 'read') || ctx.access.allowsSomewhere('sales_channels', 'write'),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Channel key id (schk_).' }),
+    channelId: t.exposeString('channelId', { description: 'The sales channel (sch_).' }),
+    kind: t.expose('kind', { type: ChannelKeyKind, description: 'publishable (svpk_) or secret (svsk_).' }),
+    keyPrefix: t.exposeString('keyPrefix', { description: 'The first 12 characters of the key.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'Last use (to within 10 s), or null.' }),
+    revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true, description: 'Revocation time, or null.' }),
+  }),
+});
+
+export const SalesChannel = builder.prismaObject('SalesChannel', {
+  description:
+    'Where an account sells (sch_): a storefront, box office, partner, widget or app. It sells every published or on-sale event of its account, or only the events listed for it.',
+  authScopes: (channel, ctx) => mayRead(channel.accountId, ctx),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Sales channel id (sch_).' }),
+    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeString('accountId', { description: 'The account whose events it sells.' }),
+    name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
+    slug: t.exposeString('slug', { description: 'Slug, unique in the organisation.' }),
+    channelType: t.field({ type: ChannelType, description: 'Where the channel sells.', resolve: (channel) => channel.channelType }),
+    sellsAllEvents: t.exposeBoolean('sellsAllEvents', {
+      description: 'True: every published or on-sale event of the account; false: only the events of eventIds.',
+    }),
+    eventIds: t.stringList({
+      description: 'The events listed for the channel (what it sells when sellsAllEvents is false), oldest listing first.',
+      select: { events: { select: { eventId: true }, orderBy: [{ createdAt: 'asc' }, { eventId: 'asc' }] } },
+      resolve: (channel) => channel.events.map((listing) => listing.eventId),
+    }),
+    isActive: t.exposeBoolean('isActive', { description: "Whether the channel's keys work; an inactive channel's keys answer 401." }),
+    keys: t.relation('keys', {
+      description: 'Its keys, revoked ones included, oldest first; never the key material.',
+      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const SalesChannelConnection = pagedConnection(SalesChannel, 'SalesChannelConnection', 'sales channels');
+
+const CreatedChannelKey = builder.objectRef<Awaited<ReturnType<typeof createChannelKey>>>('CreatedChannelKey').implement({
+  description: 'A new channel key and its key material, which is never shown again.',
+  fields: (t) => ({
+    channelKey: t.field({ type: ChannelKey, description: 'The key record.', resolve: (r) => r.channelKey }),
+    key: t.exposeString('key', { description: 'The full key (svpk_... or svsk_...). Store it now.' }),
+  }),
+});
+
+const CreateSalesChannelInput = builder.inputType('CreateSalesChannelInput', {
+  description: 'A new sales channel.',
+  fields: (t) => ({
+    accountId: t.string({ required: true, description: 'The account whose events it sells (acc_).' }),
+    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
+    slug: t.string({
+      required: true,
+      description: 'Lower-case letters, digits and inner hyphens, 1 to 63 characters; unique in the organisation (409 otherwise).',
+    }),
+    channelType: t.string({ description: 'web (default), box_office, partner, embedded or mobile.' }),
+    sellsAllEvents: t.boolean({ description: 'Default true.' }),
+    eventIds: t.stringList({ description: 'Events of the same account it sells when sellsAllEvents is false.' }),
+  }),
+});
+
+const UpdateSalesChannelInput = builder.inputType('UpdateSalesChannelInput', {
+  description: 'Changes to a sales channel; omitted fields stay.',
+  fields: (t) => ({
+    name: t.string({ description: 'Name, 1 to 255 characters.' }),
+    isActive: t.boolean({ description: "false stops the channel's keys at once." }),
+    sellsAllEvents: t.boolean({ description: 'True: every published or on-sale event of the account; false: only eventIds.' }),
+    eventIds: t.stringList({ description: 'Replaces the listed events atomically (events of the same account).' }),
+  }),
+});
+
+const CreateChannelKeyInput = builder.inputType('CreateChannelKeyInput', {
+  description: 'A new channel key.',
+  fields: (t) => ({
+    kind: t.string({ required: true, description: 'publishable (svpk_) or secret (svsk_).' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  salesChannels: t.field({
+    type: SalesChannelConnection,
+    nullable: true,
+    description: "Sales channels on the accounts the caller may read, oldest first; deleted accounts' never appear (GET /v1/sales-channels).",
+    authScopes: READ,
+    args: {
+      accountId: t.arg.string({ description: 'Only this account (acc_).' }),
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+    },
+    resolve: (_root, args, ctx) => listSalesChannels(ctx, args),
+  }),
+  salesChannel: t.field({
+    type: SalesChannel,
+    nullable: true,
+    description: 'One sales channel (GET /v1/sales-channels/{id}).',
+    authScopes: READ,
+    args: { id: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }) },
+    resolve: (_root, { id }, ctx) => getSalesChannel(ctx, id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createSalesChannel: t.field({
+    type: SalesChannel,
+    description: 'Creates a sales channel on an account (POST /v1/sales-channels).',
+    authScopes: WRITE,
+    args: { input: t.arg({ type: CreateSalesChannelInput, required: true, description: 'The channel.' }) },
+    resolve: (_root, { input }, ctx) => createSalesChannel(ctx, input),
+  }),
+  updateSalesChannel: t.field({
+    type: SalesChannel,
+    description: 'Renames, (de)activates a channel or changes what it sells (PATCH /v1/sales-channels/{id}).',
+    authScopes: WRITE,
+    args: {
+      id: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
+      input: t.arg({ type: UpdateSalesChannelInput, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => updateSalesChannel(ctx, id, input),
+  }),
+  createChannelKey: t.field({
+    type: CreatedChannelKey,
+    description: 'Issues a publishable or secret key for a channel; the key is answered once (POST /v1/sales-channels/{id}/keys).',
+    authScopes: WRITE,
+    args: {
+      channelId: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
+      input: t.arg({ type: CreateChannelKeyInput, required: true, description: 'The key.' }),
+    },
+    resolve: (_root, { channelId, input }, ctx) => createChannelKey(ctx, channelId, input),
+  }),
+  revokeChannelKey: t.field({
+    type: ChannelKey,
+    description: 'Revokes a channel key at once; revoking again answers it unchanged (POST /v1/sales-channels/{id}/keys/{keyId}/revoke).',
+    authScopes: WRITE,
+    args: {
+      channelId: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
+      id: t.arg.string({ required: true, description: 'Channel key id (schk_).' }),
+    },
+    resolve: (_root, { channelId, id }, ctx) => revokeChannelKey(ctx, channelId, id),
+  }),
+}));

@@ -1,0 +1,112 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { RequestContext } from '../context.ts';
+import type { Database } from '../db/client.ts';
+import { tenantDatabase } from '../db/tenant.ts';
+import { AppError } from '../errors.ts';
+import { logScope } from '../log.ts';
+import { resolveVersion } from '../versions.ts';
+import type { AuthCache } from './auth-cache.ts';
+import type { Authentication } from './authenticate.ts';
+import { sha256 } from './keys.ts';
+import { Access } from './permissions.ts';
+
+/**
+ * Sales channel keys (spec section 5): svpk_ publishable keys for browsers and apps, svsk_ secret
+ * keys for servers. Either is sent as `Authorization: Bearer <key>` or `X-Channel-Key: <key>`,
+ * looked up by its sha256, and determines the organisation, account and channel of the request:
+ * the sales API needs no X-Service-Org (one that names another organisation is 403 ORG_MISMATCH).
+ *
+ * A key that is unknown, revoked, of an inactive channel or of a deleted account answers 401
+ * UNAUTHENTICATED with a message saying which: to a storefront all four mean "this key no longer
+ * sells", and a 404 would read as "wrong URL".
+ */
+
+export const CHANNEL_KEY_PREFIXES = { publishable: 'svpk_', secret: 'svsk_' } as const;
+
+/** The message of a management credential (or none) on a sales API field. */
+export const SALES_API_TAKES_CHANNEL_KEYS =
+  'The sales API takes a sales channel key: send a publishable (svpk_) or secret (svsk_) key as Authorization: Bearer <key> or X-Channel-Key: <key>.';
+
+/** The message of a channel key on a management field. */
+export const CHANNEL_KEYS_SALES_ONLY = 'Channel keys authenticate the sales API only.';
+
+/** Same precision as organisation API keys: a hot key costs no write per request. */
+const LAST_USED_PRECISION_MS = 10_000;
+
+export function isChannelKey(credential: string): boolean {
+  return credential.startsWith(CHANNEL_KEY_PREFIXES.publishable) || credential.startsWith(CHANNEL_KEY_PREFIXES.secret);
+}
+
+export async function authenticateChannelKey(
+  db: Database,
+  cache: AuthCache,
+  key: string,
+  organisationSlug: string | null,
+): Promise<Authentication> {
+  if (!isChannelKey(key)) throw new AppError('UNAUTHENTICATED', 'A channel key starts with svpk_ or svsk_.');
+  const keyHash = sha256(key);
+  // Cached per organisation like API keys: revoking a key or changing its channel forgets it at once.
+  const channelKey = await cache.get(`channel-key:${keyHash}`, async () => {
+    const row = await db.channelKey.findUnique({
+      where: { keyHash },
+      include: {
+        organisation: true,
+        channel: { select: { id: true, accountId: true, isActive: true, account: { select: { isDeleted: true } } } },
+      },
+    });
+    return row ? { value: row, organisationId: row.organisationId } : undefined;
+  });
+  if (!channelKey) throw new AppError('UNAUTHENTICATED', 'Unknown channel key.');
+  if (channelKey.revokedAt) throw new AppError('UNAUTHENTICATED', 'The channel key has been revoked.');
+  if (!channelKey.channel.isActive) throw new AppError('UNAUTHENTICATED', 'The sales channel of this key is inactive.');
+  if (channelKey.channel.account.isDeleted) throw new AppError('UNAUTHENTICATED', 'The account of this sales channel was deleted.');
+  if (organisationSlug !== null && organisationSlug !== channelKey.organisation.slug) throw new AppError('ORG_MISMATCH');
+  const now = Date.now();
+  if (!channelKey.lastUsedAt || now - channelKey.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
+    channelKey.lastUsedAt = new Date(now);
+    await db.channelKey.update({ where: { id: channelKey.id }, data: { lastUsedAt: channelKey.lastUsedAt } });
+  }
+  return {
+    principal: {
+      kind: 'channel',
+      channelKeyId: channelKey.id,
+      channelId: channelKey.channel.id,
+      accountId: channelKey.channel.accountId,
+      keyKind: channelKey.kind,
+    },
+    organisation: channelKey.organisation,
+    access: Access.none(),
+  };
+}
+
+/**
+ * Middleware of the sales API (after the request context is built from Authorization): accepts the
+ * key in X-Channel-Key too. A management credential beside it is refused, and so are two
+ * different keys.
+ */
+export async function acceptChannelKeyHeader(req: Request, res: Response, next: NextFunction): Promise<void> {
+  const header = req.get('x-channel-key')?.trim();
+  if (!header) return next();
+  const ctx = res.locals.ctx as RequestContext;
+  if (ctx.principal && ctx.principal.kind !== 'channel') throw new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
+  const authentication = await authenticateChannelKey(ctx.runtime.db, ctx.runtime.authCache, header, ctx.organisationSlug);
+  const principal = authentication.principal!;
+  if (ctx.principal && principal.kind === 'channel' && ctx.principal.channelKeyId !== principal.channelKeyId) {
+    throw new AppError('UNAUTHENTICATED', 'Authorization and X-Channel-Key carry different channel keys.');
+  }
+  const organisation = authentication.organisation!;
+  const apiVersion = resolveVersion(req.get('service-version'), organisation.apiVersion);
+  res.setHeader('Service-Version', apiVersion);
+  const scope = logScope.getStore();
+  if (scope) scope.organisationId = organisation.id;
+  const channelContext: RequestContext = {
+    ...ctx,
+    apiVersion,
+    organisation,
+    principal,
+    access: authentication.access,
+    db: tenantDatabase(ctx.runtime.db, organisation.id),
+  };
+  res.locals.ctx = channelContext;
+  next();
+}

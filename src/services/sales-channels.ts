@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { CHANNEL_KEY_PREFIXES } from '../auth/channel-keys.ts';
+import { forgetCachedAccess } from '../auth/forget.ts';
+import { randomSecret, sha256 } from '../auth/keys.ts';
+import type { RequestContext } from '../context.ts';
+import { isUniqueViolation } from '../db/client.ts';
+import { AppError, type ValidationIssue } from '../errors.ts';
+import type { Prisma, SalesChannel } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { assertMay, owningAccount, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { validate } from './sessions.ts';
+
+/**
+ * Sales channels (sch_) of an account and their keys (schk_). A channel sells every published or
+ * on-sale event of its account (sellsAllEvents) or only the events listed for it. Rights:
+ * `sales_channels.read` / `sales_channels.write` on the channel's account.
+ */
+
+const RESOURCE = 'sales_channels';
+
+const slug = z
+  .string()
+  .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
+const name = z.string().trim().min(1).max(255);
+const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
+const eventIds = z.array(z.string().min(1).max(100)).max(1000);
+
+const createInput = z.object({
+  accountId: z.string().min(1).max(100),
+  name,
+  slug,
+  channelType: channelType.nullish(),
+  sellsAllEvents: z.boolean().nullish(),
+  eventIds: eventIds.nullish(),
+});
+const updateInput = z.object({
+  name: name.nullish(),
+  isActive: z.boolean().nullish(),
+  sellsAllEvents: z.boolean().nullish(),
+  eventIds: eventIds.nullish(),
+});
+const listFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+const keyInput = z.object({ kind: z.enum(['publishable', 'secret'], { error: 'publishable or secret' }) });
+
+export type CreateSalesChannelInput = z.input<typeof createInput>;
+export type UpdateSalesChannelInput = z.input<typeof updateInput>;
+
+/** Channels on the accounts the caller may read (deleted accounts' channels never appear), oldest first. */
+export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+  const { page, limit, first, after, last, before, ...rawFilters } = args;
+  const filters = validate(listFilters, rawFilters);
+  const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
+  const where: Prisma.SalesChannelWhereInput = { account: { isDeleted: false }, ...(accountId === undefined ? {} : { accountId }) };
+  return paginate(
+    { page, limit, first, after, last, before } as PageArgs,
+    () => ctx.db.salesChannel.count({ where }),
+    ({ skip, take }) => ctx.db.salesChannel.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+  );
+}
+
+async function loadChannel(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<SalesChannel> {
+  const channel = await ctx.db.salesChannel.findFirst({ where: { id, account: { isDeleted: false } } });
+  if (!channel) throw AppError.notFound('Sales channel not found.');
+  assertMay(ctx, RESOURCE, action, channel.accountId, 'Sales channel');
+  return channel;
+}
+
+export function getSalesChannel(ctx: RequestContext, id: string): Promise<SalesChannel> {
+  return loadChannel(ctx, id, 'read');
+}
+
+/** Every id must be a non-deleted event of `accountId`; failures name `eventIds.<index>`. */
+async function checkEventIds(ctx: RequestContext, accountId: string, ids: readonly string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  const found = await ctx.db.event.findMany({ where: { id: { in: unique }, accountId, isDeleted: false }, select: { id: true } });
+  const known = new Set(found.map((event) => event.id));
+  const issues: ValidationIssue[] = [];
+  ids.forEach((id, index) => {
+    if (!known.has(id)) issues.push({ path: `eventIds.${index}`, message: "No such event on the channel's account (or it was deleted)." });
+  });
+  if (issues.length > 0) throw AppError.validation(issues);
+  return unique;
+}
+
+function slugTaken(slugValue: string): AppError {
+  return new AppError('CONFLICT', `A sales channel with slug "${slugValue}" already exists in this organisation.`, [
+    { path: 'slug', message: 'already used by another sales channel of this organisation' },
+  ]);
+}
+
+export async function createSalesChannel(ctx: RequestContext, raw: Raw<CreateSalesChannelInput>): Promise<SalesChannel> {
+  const input = validate(createInput, raw);
+  const accountId = await owningAccount(ctx, ctx.db, RESOURCE, input.accountId);
+  const events = input.eventIds ? await checkEventIds(ctx, accountId, input.eventIds) : [];
+  const id = newId('salesChannel');
+  try {
+    return await ctx.db.$transaction(async (tx) => {
+      const channel = await tx.salesChannel.create({
+        data: {
+          id,
+          organisationId: ctx.organisation!.id,
+          accountId,
+          name: input.name,
+          slug: input.slug,
+          channelType: input.channelType ?? 'web',
+          sellsAllEvents: input.sellsAllEvents ?? true,
+        },
+      });
+      if (events.length > 0) {
+        await tx.salesChannelEvent.createMany({
+          data: events.map((eventId) => ({ organisationId: ctx.organisation!.id, channelId: id, eventId })),
+        });
+      }
+      return channel;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw slugTaken(input.slug);
+    throw error;
+  }
+}
+
+/** Name, isActive and sellsAllEvents change in place; eventIds, when given, replaces the list atomically. */
+export async function updateSalesChannel(ctx: RequestContext, id: string, raw: Raw<UpdateSalesChannelInput>): Promise<SalesChannel> {
+  const channel = await loadChannel(ctx, id, 'write');
+  const input = validate(updateInput, raw);
+  const events = input.eventIds ? await checkEventIds(ctx, channel.accountId, input.eventIds) : undefined;
+  const data: Prisma.SalesChannelUpdateInput = {
+    ...(input.name != null ? { name: input.name } : {}),
+    ...(input.isActive != null ? { isActive: input.isActive } : {}),
+    ...(input.sellsAllEvents != null ? { sellsAllEvents: input.sellsAllEvents } : {}),
+  };
+  const updated = await ctx.db.$transaction(async (tx) => {
+    if (events) {
+      await tx.salesChannelEvent.deleteMany({ where: { channelId: id } });
+      if (events.length > 0) {
+        await tx.salesChannelEvent.createMany({
+          data: events.map((eventId) => ({ organisationId: ctx.organisation!.id, channelId: id, eventId })),
+        });
+      }
+    }
+    // Always written, so updatedAt moves when only the event list changed.
+    return tx.salesChannel.update({ where: { id }, data: { ...data, updatedAt: new Date() } });
+  });
+  // Keys authenticate through a cache that holds the channel's isActive.
+  forgetCachedAccess(ctx);
+  return updated;
+}
+
+/** A new key of a channel; the material (svpk_ / svsk_) is answered here once and stored as its sha256. */
+export async function createChannelKey(ctx: RequestContext, channelId: string, raw: Raw<z.input<typeof keyInput>>) {
+  const channel = await loadChannel(ctx, channelId, 'write');
+  const { kind } = validate(keyInput, raw);
+  const key = randomSecret(CHANNEL_KEY_PREFIXES[kind]);
+  const channelKey = await ctx.db.channelKey.create({
+    data: {
+      id: newId('channelKey'),
+      organisationId: ctx.organisation!.id,
+      channelId: channel.id,
+      kind,
+      keyHash: sha256(key),
+      keyPrefix: key.slice(0, 12),
+    },
+  });
+  return { channelKey, key };
+}
+
+/** Revokes a key at once (idempotent: revoking a revoked key answers it unchanged). */
+export async function revokeChannelKey(ctx: RequestContext, channelId: string, keyId: string) {
+  const channel = await loadChannel(ctx, channelId, 'write');
+  const channelKey = await ctx.db.channelKey.findFirst({ where: { id: keyId, channelId: channel.id } });
+  if (!channelKey) throw AppError.notFound('Channel key not found.');
+  if (channelKey.revokedAt) return channelKey;
+  const revoked = await ctx.db.channelKey.update({ where: { id: channelKey.id }, data: { revokedAt: new Date() } });
+  forgetCachedAccess(ctx);
+  return revoked;
+}
