@@ -8,6 +8,8 @@ async function main(): Promise<void> {
   const runtime = createRuntime(config);
   const running = await startServer(runtime, config.PORT, config.HOST);
   runtime.logger.info({ url: running.url }, 'API listening');
+  // Starts delivery workflows that a crash or a Temporal outage left unstarted (workers sweep too).
+  runtime.dispatcher.start();
   const shutdown = (signal: string) => {
     runtime.logger.info({ signal }, 'shutting down');
     running.stop().then(

@@ -1,26 +1,39 @@
+import { loadEncryptionKey } from '../src/auth/keys.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createDatabase } from '../src/db/client.ts';
 import { createLogger } from '../src/log.ts';
+import { TemporalAccess } from '../src/temporal.ts';
+import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { createWorker } from './worker.ts';
 
 /**
  * The worker process: `npm run worker`. Any number may run at once against one task queue;
  * Temporal hands each task to one of them. SIGTERM drains in-flight activities, then exits.
+ * Each worker also runs the webhook dispatcher's sweep, which starts the delivery workflows an API
+ * process recorded but could not start (it crashed, or Temporal was unreachable then).
  */
 async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.DATABASE_URL) throw new ConfigError('Invalid configuration: DATABASE_URL is required for the worker');
   const logger = createLogger(config.LOG_LEVEL, 'worker');
+  if (!config.SECRETS_ENCRYPTION_KEY) {
+    logger.warn('SECRETS_ENCRYPTION_KEY is not set: webhook signing secrets stored by another process cannot be decrypted here');
+  }
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   const { worker, connection } = await createWorker({
     config,
     db,
     logger,
     prebundled: config.NODE_ENV === 'production',
+    encryptionKey: loadEncryptionKey(config),
   });
-  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'worker running');
+  const temporal = TemporalAccess.fromConfig(config);
+  const dispatcher = new WebhookDispatcher(db, temporal, config, logger);
+  dispatcher.start();
+  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE, pid: process.pid }, 'worker running');
   await worker.run();
-  await connection.close();
+  await dispatcher.stop();
+  await Promise.allSettled([temporal?.close(), connection.close()]);
   await db.$disconnect();
   logger.info('worker stopped');
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Runtime as TemporalRuntime, Worker, type LogLevel } from '@temporalio/worker';
+import { loadEncryptionKey } from '../src/auth/keys.ts';
 import type { Config } from '../src/config.ts';
 import type { Database } from '../src/db/client.ts';
 import type { Logger } from '../src/log.ts';
@@ -17,16 +18,41 @@ export interface WorkerOptions {
   /** Use the pre-built bundle (production) rather than bundling at start (development). */
   prebundled: boolean;
   identity?: string;
+  /** Decrypts webhook signing secrets; SECRETS_ENCRYPTION_KEY when absent. */
+  encryptionKey?: Buffer;
+  /** An existing connection (a test environment's); one to TEMPORAL_ADDRESS is opened when absent. */
+  connection?: NativeConnection;
 }
 
 let runtimeInstalled = false;
 
-export async function createWorker({ config, db, logger, prebundled, identity }: WorkerOptions): Promise<{
+/**
+ * Slots per worker process. A delivery attempt is a local activity (workflows/webhook-delivery.ts),
+ * which holds its workflow task slot while the receiver answers (up to the attempt timeout), so
+ * both pools are sized for many slow receivers at once: attempts are I/O, not CPU. Measured with
+ * bench/webhooks.ts: on the embedded dev server the Temporal server, not these slots, is the limit.
+ */
+export const WORKER_CONCURRENCY = {
+  maxConcurrentWorkflowTaskExecutions: 200,
+  maxConcurrentLocalActivityExecutions: 200,
+  maxConcurrentActivityTaskExecutions: 100,
+} as const;
+
+export async function createWorker({
+  config,
+  db,
+  logger,
+  prebundled,
+  identity,
+  encryptionKey,
+  connection: given,
+}: WorkerOptions): Promise<{
   worker: Worker;
   connection: NativeConnection;
 }> {
-  if (!config.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is required');
-  if (!runtimeInstalled) {
+  if (!given && !config.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is required');
+  // A given connection means a Temporal runtime exists already (installing one now would throw).
+  if (!runtimeInstalled && !given) {
     runtimeInstalled = true;
     TemporalRuntime.install({
       logger: {
@@ -40,13 +66,14 @@ export async function createWorker({ config, db, logger, prebundled, identity }:
       },
     });
   }
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = given ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const workflowSource = prebundled ? { workflowBundle: { codePath: requireBundle() } } : { workflowsPath: WORKFLOWS_PATH };
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ db, logger }),
+    activities: createActivities({ db, logger, config, encryptionKey: encryptionKey ?? loadEncryptionKey(config) }),
+    ...WORKER_CONCURRENCY,
     ...(identity ? { identity } : {}),
     ...workflowSource,
   });

@@ -5,6 +5,8 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from './activities.ts';
 
+export { deliverWebhook } from './webhook-delivery.ts';
+
 const { ping: pingActivity } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3 },

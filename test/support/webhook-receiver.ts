@@ -1,0 +1,203 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
+import type { Database } from '../../src/db/client.ts';
+import { newId } from '../../src/ids.ts';
+import { CURRENT_VERSION } from '../../src/versions.ts';
+import type { WebhookEventType } from '../../src/webhooks/event-types.ts';
+import type { Payload } from '../../src/webhooks/payloads.ts';
+import { recordWebhookEvent, type RecordedWebhookEvent } from '../../src/webhooks/record.ts';
+import { encryptSecret, newSigningSecret } from '../../src/webhooks/secrets.ts';
+
+/**
+ * A real HTTP webhook receiver on 127.0.0.1, as a customer would write one: it keeps each
+ * request's raw body and headers, verifies the signature with Stripe's own verifier (the same
+ * `t=...,v1=...` scheme, 5 minutes of tolerance) when it knows the secret, and answers as told:
+ * fail the next N requests, fail always, sleep before answering, send Retry-After.
+ */
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  /** Date.now() when the body had arrived. */
+  receivedAt: number;
+  /** The status this receiver answered (0 while sleeping, or when the client went away first). */
+  status: number;
+  /** Answered, or abandoned by the client (a sender's timeout) before the answer. */
+  settled: boolean;
+  /** Set when a secret is known: whether Stripe.webhooks.constructEvent accepted the delivery. */
+  verified?: boolean;
+  verificationError?: string;
+}
+
+export interface ReceiverBehaviour {
+  /** Answer this status to the next N requests, then succeed. */
+  failNext?: number;
+  /** Answer every request with this status (overrides failNext). */
+  failAlways?: boolean;
+  failureStatus?: number;
+  /** Wait this long before answering. */
+  sleepMs?: number;
+  /** Only the next N requests sleep (with sleepMs); unset = every request. */
+  sleepNext?: number;
+  /** Retry-After header value sent with failures. */
+  retryAfter?: string;
+  /** Status when verification fails (a real receiver would answer 400). */
+  rejectUnverified?: boolean;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  requests: ReceivedRequest[];
+  behaviour: ReceiverBehaviour;
+  /** Endpoint signing secrets by path, for verification. */
+  secrets: Map<string, string>;
+  /** Resolves once `count` requests (optionally only those matching) are settled. */
+  waitForRequests(count: number, filter?: (r: ReceivedRequest) => boolean, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): Promise<WebhookReceiver> {
+  const requests: ReceivedRequest[] = [];
+  const secrets = new Map<string, string>();
+  const waiters = new Set<() => void>();
+  const notify = () => {
+    for (const waiter of waiters) waiter();
+  };
+  const state = { behaviour };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      const path = req.url ?? '/';
+      const entry: ReceivedRequest = { method: req.method ?? '', path, headers: req.headers, rawBody, receivedAt: Date.now(), status: 0, settled: false };
+      requests.push(entry);
+      const secret = secrets.get(path);
+      if (secret) {
+        try {
+          Stripe.webhooks.constructEvent(rawBody, String(req.headers['service-signature'] ?? ''), secret);
+          entry.verified = true;
+        } catch (error) {
+          entry.verified = false;
+          entry.verificationError = (error as Error).message;
+        }
+      }
+      const b = state.behaviour;
+      let status = 200;
+      if (b.rejectUnverified && entry.verified === false) status = 400;
+      else if (b.failAlways) status = b.failureStatus ?? 500;
+      else if (b.failNext && b.failNext > 0) {
+        b.failNext -= 1;
+        status = b.failureStatus ?? 500;
+      }
+      const answer = () => {
+        if (res.destroyed) return;
+        entry.status = status;
+        entry.settled = true;
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (status >= 300 && b.retryAfter) headers['retry-after'] = b.retryAfter;
+        res.writeHead(status, headers);
+        res.end(JSON.stringify({ received: true, status }));
+        notify();
+      };
+      let sleep = b.sleepMs ?? 0;
+      if (sleep && b.sleepNext !== undefined) {
+        if (b.sleepNext > 0) b.sleepNext -= 1;
+        else sleep = 0;
+      }
+      if (sleep) {
+        const timer = setTimeout(answer, sleep);
+        res.on('close', () => {
+          if (!res.writableEnded) {
+            clearTimeout(timer);
+            entry.settled = true;
+            notify();
+          }
+        });
+      } else answer();
+    });
+  });
+  // Many deliveries in flight at once (the benchmark); keep-alive connections reused by the sender.
+  server.keepAliveTimeout = 30_000;
+  server.maxRequestsPerSocket = 0;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    get behaviour() {
+      return state.behaviour;
+    },
+    set behaviour(value: ReceiverBehaviour) {
+      state.behaviour = value;
+    },
+    secrets,
+    waitForRequests(count, filter = () => true, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const matching = requests.filter((r) => r.settled && filter(r));
+          if (matching.length >= count) {
+            done();
+            resolve(matching);
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`timed out waiting for ${count} webhook requests; got ${requests.filter(filter).length}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  } as WebhookReceiver;
+}
+
+/**
+ * An endpoint row made directly (the endpoint API is tested elsewhere), with its secret encrypted
+ * the way the service stores it; its URL is `${receiverUrl}/hooks/<endpoint id>` so one receiver
+ * can serve several endpoints and tell them apart.
+ */
+export async function createTestEndpoint(
+  db: Database,
+  encryptionKey: Buffer,
+  args: { organisationId: string; accountId: string; receiver: WebhookReceiver; apiVersion?: string; eventTypes?: string[] },
+): Promise<{ id: string; url: string; path: string; secret: string }> {
+  const id = newId('webhookEndpoint');
+  const path = `/hooks/${id}`;
+  const secret = newSigningSecret();
+  const url = `${args.receiver.url}${path}`;
+  await db.webhookEndpoint.create({
+    data: {
+      id,
+      organisationId: args.organisationId,
+      accountId: args.accountId,
+      url,
+      eventTypes: args.eventTypes ?? [],
+      apiVersion: args.apiVersion ?? CURRENT_VERSION,
+      secretCiphertext: encryptSecret(secret, encryptionKey),
+    },
+  });
+  args.receiver.secrets.set(path, secret);
+  return { id, url, path, secret };
+}
+
+/** Records a source event the way services do: in a transaction, with its deliveries. */
+export async function recordTestEvent(
+  db: Database,
+  event: { organisationId: string; accountId: string; type: WebhookEventType; payload: Payload },
+): Promise<RecordedWebhookEvent> {
+  return db.$transaction((tx) => recordWebhookEvent(tx, event));
+}
