@@ -1,12 +1,11 @@
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createDatabase } from '../src/db/client.ts';
-import { migrateDeploy } from '../src/db/migrate.ts';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { newId } from '../src/ids.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { spawnProcess } from '../test/support/process.ts';
+import { freshDatabase } from './support.ts';
 
 /**
  * `npm run bench`: the API against real PostgreSQL with 1,000 events in one account, measured with
@@ -21,24 +20,9 @@ import { spawnProcess } from '../test/support/process.ts';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const EVENTS = 1000;
-const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 
-function databaseUrl(name: string): string {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function prepareDatabase(): Promise<string> {
-  const name = 'tks_bench';
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = databaseUrl(name);
-  await migrateDeploy(url);
-  return url;
+function prepareDatabase(): Promise<string> {
+  return freshDatabase('tks_bench');
 }
 
 async function seed(url: string) {

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createDatabase, type Database } from '../src/db/client.ts';
-import { migrateDeploy } from '../src/db/migrate.ts';
 import { ENSURE_TEMPORAL_HINT, findTemporalCli, startTemporalDevServer } from '../src/embedded/temporal.ts';
 import { createLogger } from '../src/log.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
@@ -13,6 +11,7 @@ import { views } from '../src/webhooks/payloads.ts';
 import { recordWebhookEvent } from '../src/webhooks/record.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
 import { createTestEndpoint, startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver.ts';
+import { freshDatabase } from './support.ts';
 
 /**
  * `npm run bench:webhooks`: webhook delivery end to end — PostgreSQL, the Temporal dev server,
@@ -40,25 +39,10 @@ const WORKER_POOL_SIZE = process.env.BENCH_WORKER_POOL_SIZE ?? '20';
 /** Worker process counts to measure, in order. */
 const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
 const TARGET = { deliveriesPerSecond: 250, p99Ms: 1_000 };
-const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 const ENCRYPTION_KEY = randomBytes(32);
 
-function databaseUrl(name: string): string {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function prepareDatabase(): Promise<string> {
-  const name = 'tks_bench_webhooks';
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = databaseUrl(name);
-  await migrateDeploy(url);
-  return url;
+function prepareDatabase(): Promise<string> {
+  return freshDatabase('tks_bench_webhooks');
 }
 
 type PhaseName = 'burst' | 'paced' | 'paced-low';
