@@ -46,15 +46,25 @@ export type IdKind = keyof typeof ID_PREFIXES;
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+/** Random bytes drawn from the OS in 4 KiB blocks: one syscall serves ~180 ids. */
+const POOL_SIZE = 4096;
+let pool = randomBytes(POOL_SIZE);
+let poolOffset = 0;
+
+function nextRandomByte(): number {
+  if (poolOffset === POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++]!;
+}
+
 /** Base62 from random bytes without modulo bias (rejection sampling on 6-bit values). */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      const value = byte & 63;
-      if (value < 62) out += ALPHABET[value];
-      if (out.length === length) break;
-    }
+    const value = nextRandomByte() & 63;
+    if (value < 62) out += ALPHABET[value];
   }
   return out;
 }

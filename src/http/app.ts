@@ -23,8 +23,42 @@ export interface App {
   yoga: YogaServerInstance<{ req: Request; res: Response }, RequestContext>;
 }
 
+/**
+ * Error-free results are serialised with plain JSON.stringify, once per result object (so a
+ * cached result is serialised once): Yoga's own serialiser walks every value through a replacer
+ * to strip error internals, which only matters when there are errors.
+ */
+const serialised = new WeakMap<object, string>();
+const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'];
+
+/** The media type Yoga's regular result processor would answer with (the last match wins, as there). */
+function negotiatedJsonMediaType(accept: string | null): string | undefined {
+  const requested = (accept ?? '*/*').split(',').map((part) => part.split(';')[0]!.trim().toLowerCase()).filter(Boolean);
+  let chosen: string | undefined;
+  for (const type of requested.length ? requested : ['*/*']) {
+    for (const candidate of JSON_MEDIA_TYPES) {
+      if (type === '*/*' || type === candidate || (type.endsWith('/*') && candidate.startsWith(type.slice(0, -1)))) chosen = candidate;
+    }
+  }
+  return chosen;
+}
+
 /** Runs Yoga's execution through the same result cache as the REST layer (src/http/result-cache.ts). */
 const resultCachePlugin: Plugin<RequestContext> = {
+  onResultProcess({ request, result, setResultProcessor }) {
+    if (Array.isArray(result) || typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return;
+    if ((result as ExecutionResult).errors?.length) return;
+    const mediaType = negotiatedJsonMediaType(request.headers.get('accept'));
+    if (!mediaType) return;
+    setResultProcessor((processed, fetchAPI, accepted) => {
+      let body = serialised.get(processed as object);
+      if (body === undefined) {
+        body = JSON.stringify(processed);
+        serialised.set(processed as object, body);
+      }
+      return new fetchAPI.Response(body, { status: 200, headers: { 'Content-Type': `${accepted}; charset=utf-8` } });
+    }, mediaType);
+  },
   onExecute({ args, executeFn, setExecuteFn }) {
     const ctx = args.contextValue as RequestContext;
     setExecuteFn((executeArgs) =>
