@@ -17,6 +17,7 @@ import type { RequestContext } from '../src/context.ts';
 import { AppError } from '../src/errors.ts';
 import type PrismaTypes from '../src/generated/pothos-types.ts';
 import { getDatamodel } from '../src/generated/pothos-types.ts';
+import { missingRight } from '../src/auth/refusal.ts';
 
 /**
  * Scopes every root field and every object holding tenant data declares with `authScopes`.
@@ -70,8 +71,7 @@ export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
     return new AppError('SIGNED_IN_USER_REQUIRED');
   }
   if (!ctx.organisation) return new AppError('ORG_REQUIRED');
-  if (ctx.principal.kind === 'staff') return new AppError('FORBIDDEN');
-  return new AppError('NOT_FOUND');
+  return missingRight(ctx);
 }
 
 export const builder = new SchemaBuilder<{

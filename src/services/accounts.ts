@@ -3,15 +3,12 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from './sessions.ts';
+import { missingRight } from '../auth/refusal.ts';
 
 const name = z.string().trim().min(1).max(255);
 const status = z.enum(['active', 'inactive']);
 const createInput = z.object({ name, status: status.optional() });
 const updateInput = z.object({ name, status }).partial();
-
-function refuse(ctx: RequestContext): AppError {
-  return new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
-}
 
 /** Accounts the caller may read, never deleted ones. */
 export function visibleAccountsWhere(ctx: RequestContext) {
@@ -35,26 +32,28 @@ export async function createAccount(ctx: RequestContext, raw: Record<string, unk
 export async function updateAccount(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
   const input = validate(updateInput, raw);
   await getAccount(ctx, id);
-  if (!ctx.access.allows('accounts', 'write', id)) throw refuse(ctx);
+  if (!ctx.access.allows('accounts', 'write', id)) throw missingRight(ctx);
   return ctx.db.account.update({ where: { id }, data: input });
 }
 
 /** Soft delete: the account disappears from lists and cannot own new things. */
 export async function deleteAccount(ctx: RequestContext, id: string) {
   await getAccount(ctx, id);
-  if (!ctx.access.allows('accounts', 'write')) throw refuse(ctx);
+  if (!ctx.access.allows('accounts', 'write')) throw missingRight(ctx);
   await ctx.db.account.update({ where: { id }, data: { isDeleted: true } });
   return { success: true, id };
 }
 
+type Db = Pick<RequestContext['db'], 'account'>;
+
 /**
- * The account a new thing belongs to: it must exist in this organisation, not be deleted, and the
- * caller must hold `resource.write` on it. Failing input names `path` (400); missing rights answer
- * 403 for staff and 404 for credentials without the scope.
+ * The account a new thing belongs to: it must exist in this organisation and not be deleted (else
+ * 400 naming accountId), and the caller must hold `resource.write` on it (else missingRight).
+ * `db` is the caller's transaction when the check belongs to one.
  */
-export async function requireOwningAccount(ctx: RequestContext, accountId: string, resource: string, path = 'accountId') {
-  const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
-  if (!account) throw AppError.validation([{ path, message: 'No such account in this organisation (or it was deleted).' }]);
-  if (!ctx.access.allows(resource, 'write', accountId)) throw refuse(ctx);
-  return account;
+export async function owningAccount(ctx: RequestContext, resource: string, accountId: string, db: Db = ctx.db): Promise<string> {
+  const account = await db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
+  if (!account) throw AppError.validation([{ path: 'accountId', message: 'No such account in this organisation (or it was deleted).' }]);
+  if (!ctx.access.allows(resource, 'write', account.id)) throw missingRight(ctx);
+  return account.id;
 }

@@ -4,6 +4,7 @@ import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { scopeList } from './api-keys.ts';
 import { validate } from './sessions.ts';
+import { missingRight } from '../auth/refusal.ts';
 
 /** Embed tokens live at most one hour (spec: short-lived); 15 minutes unless asked. */
 export const EMBED_MAX_TTL_SECONDS = 3600;
@@ -25,8 +26,7 @@ export async function createEmbedSession(ctx: RequestContext, raw: Record<string
   const input = validate(createInput, raw);
   const accountId = input.accountId ?? (principal.kind === 'apiKey' ? principal.accountId : null);
   if (!accountId) throw AppError.validation([{ path: 'accountId', message: 'Required: the account the session is pinned to.' }]);
-  const refuse = () => new AppError(principal.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
-  if (principal.kind === 'apiKey' && principal.accountId && principal.accountId !== accountId) throw refuse();
+  if (principal.kind === 'apiKey' && principal.accountId && principal.accountId !== accountId) throw missingRight(ctx);
   const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
   if (!account) throw AppError.notFound('Account not found.');
 
@@ -35,7 +35,7 @@ export async function createEmbedSession(ctx: RequestContext, raw: Record<string
   if (scopes.length === 0) throw AppError.validation([{ path: 'scopes', message: 'at least 1 scope' }]);
   const beyond = scopes.filter((scope) => !ctx.access.covers(scope, accountId));
   if (beyond.length > 0) {
-    throw new AppError(principal.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND', `Scopes beyond the credential's on this account: ${beyond.join(', ')}.`);
+    throw missingRight(ctx, `Scopes beyond the credential's on this account: ${beyond.join(', ')}.`);
   }
 
   const expiresAt = new Date(Date.now() + (input.expiresInSeconds ?? EMBED_DEFAULT_TTL_SECONDS) * 1000);

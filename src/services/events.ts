@@ -7,24 +7,21 @@ import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
 import { validate } from './sessions.ts';
+import { missingRight } from '../auth/refusal.ts';
+import { owningAccount } from './accounts.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Account-scoped access, shared by venues, events, occurrences and ticket types.
 
-/** The answer to a missing permission (contract.md): staff 403 FORBIDDEN, API key or embed 404. */
-export function refusal(ctx: RequestContext): AppError {
-  return new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
-}
-
 /**
  * May the caller `action` a row of `resource` on `accountId`? A row they may neither read nor
- * write is 404 (its existence is not confirmed); one they may see but not act on is `refusal`.
+ * write is 404 (its existence is not confirmed); one they may see but not act on is `missingRight`.
  */
 export function assertMay(ctx: RequestContext, resource: string, action: 'read' | 'write', accountId: string, what: string): void {
   const read = ctx.access.allows(resource, 'read', accountId);
   const write = ctx.access.allows(resource, 'write', accountId);
   if (!read && !write) throw AppError.notFound(`${what} not found.`);
-  if (!ctx.access.allows(resource, action, accountId)) throw refusal(ctx);
+  if (!ctx.access.allows(resource, action, accountId)) throw missingRight(ctx);
 }
 
 /** The `accountId` condition of a list: the accounts the caller may read, narrowed by a filter. */
@@ -43,20 +40,6 @@ export type Raw<T> = { [K in keyof T]?: unknown };
 /** page/limit and Relay arguments, checked by the pagination module. */
 export type RawPageArgs = Raw<PageArgs>;
 
-type Db = Pick<RequestContext['db'], 'account'>;
-
-/**
- * The owner of something new: a non-deleted account of the organisation (else 400 naming
- * accountId) on which the caller holds `resource.write` (else FORBIDDEN / NOT_FOUND).
- */
-export async function owningAccount(ctx: RequestContext, db: Db, resource: string, accountId: string): Promise<string> {
-  const account = await db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
-  if (!account) {
-    throw AppError.validation([{ path: 'accountId', message: 'No such account in this organisation (or it was deleted).' }]);
-  }
-  if (!ctx.access.allows(resource, 'write', account.id)) throw refusal(ctx);
-  return account.id;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Time zones and wall-clock times. Occurrences are stored as instants; clients speak in dates and
@@ -218,7 +201,7 @@ export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput
   const input = validate(createEventInput, raw);
   checkSaleWindow(input.onSaleDate, input.offSaleDate);
   const { event, deliveryIds } = await ctx.db.$transaction(async (tx) => {
-    const accountId = await owningAccount(ctx, tx, 'events', input.accountId);
+    const accountId = await owningAccount(ctx, 'events', input.accountId, tx);
     const venue = input.venueId ? await venueOf(tx, input.venueId, accountId) : null;
     const timezone = input.timezone ?? venue?.timezone;
     if (!timezone) {

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from './sessions.ts';
+import { missingRight } from '../auth/refusal.ts';
 
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 
@@ -37,7 +38,7 @@ function slugify(text: string): string {
 export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<string, unknown>) {
   const { name, salesChannel } = validate(input, raw);
   if (!ctx.access.allows('accounts', 'write') || !ctx.access.allows('sales_channels', 'write')) {
-    throw new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
+    throw missingRight(ctx);
   }
   const organisationId = ctx.organisation!.id;
   const channelSlug = salesChannel?.slug ?? `${slugify(name)}-${newId('salesChannel').slice(-6).toLowerCase()}`;

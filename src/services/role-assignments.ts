@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from './sessions.ts';
+import { missingRight } from '../auth/refusal.ts';
 
 const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
 const accountId = z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits');
@@ -43,7 +44,7 @@ export async function listRoleAssignments(ctx: RequestContext, raw: z.input<type
  */
 function assertMayManage(ctx: RequestContext, account: string, role: { name: string; permissions: string[] }) {
   if (!ctx.access.allows('role_assignments', 'write', account)) {
-    throw new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
+    throw missingRight(ctx);
   }
   const missing = role.permissions.filter((permission) => !ctx.access.covers(permission, account));
   if (missing.length > 0) {

@@ -8,7 +8,8 @@ import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { assertMay, owningAccount, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { owningAccount } from './accounts.ts';
+import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
 import { validate } from './sessions.ts';
 
 /**
@@ -91,7 +92,7 @@ function slugTaken(slugValue: string): AppError {
 
 export async function createSalesChannel(ctx: RequestContext, raw: Raw<CreateSalesChannelInput>): Promise<SalesChannel> {
   const input = validate(createInput, raw);
-  const accountId = await owningAccount(ctx, ctx.db, RESOURCE, input.accountId);
+  const accountId = await owningAccount(ctx, RESOURCE, input.accountId);
   const events = input.eventIds ? await checkEventIds(ctx, accountId, input.eventIds) : [];
   const id = newId('salesChannel');
   try {

@@ -4,7 +4,8 @@ import { AppError } from '../errors.ts';
 import type { Prisma, Venue } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { assertMay, owningAccount, readableAccounts, timeZone, type Raw, type RawPageArgs } from './events.ts';
+import { owningAccount } from './accounts.ts';
+import { assertMay, readableAccounts, timeZone, type Raw, type RawPageArgs } from './events.ts';
 import { validate } from './sessions.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
@@ -65,7 +66,7 @@ export function getVenue(ctx: RequestContext, id: string): Promise<Venue> {
 
 export async function createVenue(ctx: RequestContext, raw: Raw<CreateVenueInput>): Promise<Venue> {
   const { accountId: requested, ...input } = validate(createVenueInput, raw);
-  const accountId = await owningAccount(ctx, ctx.db, 'venues', requested);
+  const accountId = await owningAccount(ctx, 'venues', requested);
   return ctx.db.venue.create({
     data: {
       id: newId('venue'),

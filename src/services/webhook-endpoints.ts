@@ -8,9 +8,10 @@ import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '
 import { views, type Payload } from '../webhooks/payloads.ts';
 import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
 import { assertDeliverableUrl, parseWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
-import { requireOwningAccount } from './accounts.ts';
+import { owningAccount } from './accounts.ts';
 import { validate } from './sessions.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
+import { missingRight } from '../auth/refusal.ts';
 
 /**
  * Webhook endpoints (whe_): a URL of one account that receives signed deliveries of the event types
@@ -60,10 +61,6 @@ const updateInput = z.object({
 export type CreateWebhookEndpointInput = Raw<z.input<typeof createInput>>;
 export type UpdateWebhookEndpointInput = Raw<z.input<typeof updateInput>>;
 
-function refusal(ctx: RequestContext): AppError {
-  return new AppError(ctx.principal?.kind === 'staff' ? 'FORBIDDEN' : 'NOT_FOUND');
-}
-
 /** The full URL policy; a refusal names `url`. */
 async function deliverableUrl(ctx: RequestContext, raw: string): Promise<string> {
   try {
@@ -83,7 +80,7 @@ async function loadEndpoint(ctx: RequestContext, id: string, action: 'read' | 'w
   const endpoint = await ctx.db.webhookEndpoint.findFirst({ where: { id, deletedAt: null } });
   const read = endpoint && (ctx.access.allows('webhooks', 'read', endpoint.accountId) || ctx.access.allows('webhooks', 'write', endpoint.accountId));
   if (!endpoint || !read) throw AppError.notFound('Webhook endpoint not found.');
-  if (!ctx.access.allows('webhooks', action, endpoint.accountId)) throw refusal(ctx);
+  if (!ctx.access.allows('webhooks', action, endpoint.accountId)) throw missingRight(ctx);
   return endpoint;
 }
 
@@ -117,14 +114,14 @@ export async function createWebhookEndpoint(
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const input = validate(createInput, raw);
   const apiVersion = input.apiVersion ? requireUsableVersion(input.apiVersion, 'apiVersion') : CURRENT_VERSION;
-  const account = await requireOwningAccount(ctx, input.accountId, 'webhooks');
+  const accountId = await owningAccount(ctx, 'webhooks', input.accountId);
   const href = await deliverableUrl(ctx, input.url);
   const secret = newSigningSecret();
   const endpoint = await ctx.db.webhookEndpoint.create({
     data: {
       id: newId('webhookEndpoint'),
       organisationId: ctx.organisation!.id,
-      accountId: account.id,
+      accountId,
       url: href,
       description: input.description || null,
       eventTypes: input.eventTypes ?? [],
