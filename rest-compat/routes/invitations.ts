@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { createInvitationInput, MAX_PAGE_LIMIT, redeemInvitationInput } from '../../src/services/invitations.ts';
+import { createInvitationInput, redeemInvitationInput } from '../../src/services/invitations.ts';
+import { MAX_LIMIT } from '../../schema/pagination.ts';
 import type { RestRoute } from '../route.ts';
 import { signInResult } from './auth.ts';
 
@@ -43,7 +44,7 @@ export const invitationsRoutes: RestRoute[] = [
     }`,
     query: z.object({
       page: z.coerce.number().int().min(1).optional(),
-      limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
+      limit: z.coerce.number().int().min(1).max(MAX_LIMIT).optional(),
     }),
     variables: ({ query }) => ({ page: query.page ?? null, limit: query.limit ?? null }),
     result: (data) => data.invitations,

@@ -10,12 +10,11 @@ import type { Invitation, Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import type { Runtime } from '../runtime.ts';
 import { issueSession, validate, type SignInResult } from './sessions.ts';
+import { paginate } from '../../schema/pagination.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
-export const DEFAULT_PAGE_LIMIT = 20;
-export const MAX_PAGE_LIMIT = 100;
 
 const name = z.string().trim().min(1).max(255);
 
@@ -37,11 +36,6 @@ export type CreateInvitationInput = z.input<typeof createInvitationInput>;
 export const redeemInvitationInput = z.object({
   code: z.string().min(1).max(512),
   password: z.string().min(8, 'at least 8 characters').max(1024),
-});
-
-export const pageInput = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
 });
 
 /** 32 random bytes, base64url: the single-use redemption code. */
@@ -78,20 +72,12 @@ async function sendInvitationMail(ctx: RequestContext, organisation: Organisatio
 }
 
 export async function listInvitations(ctx: RequestContext, raw: { page?: number | null; limit?: number | null }) {
-  const { page, limit } = validate(pageInput, { page: raw.page ?? undefined, limit: raw.limit ?? undefined });
-  const [invitations, total] = await Promise.all([
-    ctx.db.invitation.findMany({
-      orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
-      skip: (page - 1) * limit,
-      take: limit,
-    }),
-    ctx.db.invitation.count(),
-  ]);
-  const totalPages = Math.ceil(total / limit);
-  return {
-    invitations,
-    pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrev: page > 1 },
-  };
+  const page = await paginate(
+    { page: raw.page, limit: raw.limit },
+    () => ctx.db.invitation.count(),
+    ({ skip, take }) => ctx.db.invitation.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip, take }),
+  );
+  return { invitations: page.nodes, pagination: page.pagination };
 }
 
 export async function getInvitation(ctx: RequestContext, id: string): Promise<Invitation> {
