@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 /**
  * Structured JSON logs. The request id (and, once known, the organisation) of the request being
@@ -37,8 +37,9 @@ const REDACT = [
   'req.headers.cookie',
 ];
 
-export function createLogger(level: string, name = 'api'): Logger {
-  return pino({
+/** `destination` defaults to stdout; tests pass a stream to read what would be logged. */
+export function createLogger(level: string, name = 'api', destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     name,
     level,
     base: { service: 'ticketing', component: name },
@@ -49,7 +50,8 @@ export function createLogger(level: string, name = 'api'): Logger {
       const scope = logScope.getStore();
       return scope ? { ...scope } : {};
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export type { Logger };

@@ -1,49 +1,21 @@
 import { decodeJwt } from 'jose';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { loadConfig, publicUrl } from '../src/config.ts';
-import { startServer } from '../src/http/server.ts';
+import { publicUrl } from '../src/config.ts';
 import { newId } from '../src/ids.ts';
 import { createLogger } from '../src/log.ts';
-import { createRuntime } from '../src/runtime.ts';
 import { INVITATION_TTL_MS } from '../src/services/invitations.ts';
-import type { TestApp } from './support/app.ts';
-import { createTestDatabase, query } from './support/db.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { query } from './support/db.ts';
 import { api, createOrganisation, graphql, signIn, type TestOrganisation } from './support/fixtures.ts';
 
 /**
- * startTestApp, but logging at info through the service's own logger (its redaction included)
- * into memory, so the test can read what the API logged.
+ * startTestApp, logging at info through the service's own logger (its redaction included) into
+ * memory, so the test can read what the API logged.
  */
 async function startAppCapturingLogs(): Promise<{ app: TestApp; logs: string[] }> {
-  const database = await createTestDatabase();
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: `test-${database.name}`,
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    PUBLIC_URL: 'https://tickets.example.test',
-    LOG_LEVEL: 'info',
-  });
   const logs: string[] = [];
-  const logger = createLogger(config.LOG_LEVEL);
-  // createLogger has no destination option; its stream is the one thing replaced here.
-  (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] = { write: (line: string) => void logs.push(line) };
-  const runtime = createRuntime(config, { logger });
-  const server = await startServer(runtime, 0, '127.0.0.1');
-  const app: TestApp = {
-    url: server.url,
-    config,
-    runtime,
-    database,
-    server,
-    async stop() {
-      await server.stop(1_000);
-      await database.drop();
-    },
-  };
+  const logger = createLogger('info', 'api', { write: (line: string) => void logs.push(line) });
+  const app = await startTestApp({ PUBLIC_URL: 'https://tickets.example.test', LOG_LEVEL: 'info' }, { logger });
   return { app, logs };
 }
 

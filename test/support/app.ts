@@ -1,7 +1,7 @@
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/http/server.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
@@ -15,7 +15,7 @@ export interface TestApp {
 }
 
 /** The real API on a free port, over a fresh copy of the migrated database and the real Temporal. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: { logger?: Logger } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -26,7 +26,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
-  const runtime = createRuntime(config, { logger: createLogger(config.LOG_LEVEL) });
+  const runtime = createRuntime(config, { logger: options.logger ?? createLogger(config.LOG_LEVEL) });
   const server = await startServer(runtime, 0, '127.0.0.1');
   return {
     url: server.url,
