@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RestRoute } from './route.ts';
-import { PAGINATION_FIELDS, pageQuery, pagination } from './shapes/common.ts';
+import { PAGINATION_FIELDS, idParam, pageQuery, pagination } from './shapes/common.ts';
+import { CUSTOMER_FIELDS, ORDER_CORE_FIELDS, customer, orderCore } from './shapes/orders.ts';
 
 /**
  * The sales API route table, mounted at /live. Routes take a sales channel key (Authorization:
@@ -48,6 +49,42 @@ const listingEvent = z.object({
   ),
 });
 
+const CART_FIELDS = `id sessionId status currency itemCount subtotalAmount totalAmount orderId expiresAt createdAt updatedAt
+  items { occurrenceId ticketTypeId eventId eventName ticketTypeName startsAt quantity unitAmount totalAmount currency available }`;
+
+const cart = z.object({
+  id: z.string(),
+  sessionId: z.string(),
+  status: z.enum(['open', 'checked_out', 'abandoned']),
+  currency: z.string().nullable(),
+  itemCount: z.number().int(),
+  subtotalAmount: z.number().int(),
+  totalAmount: z.number().int(),
+  orderId: z.string().nullable(),
+  expiresAt: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  items: z.array(
+    z.object({
+      occurrenceId: z.string(),
+      ticketTypeId: z.string(),
+      eventId: z.string(),
+      eventName: z.string(),
+      ticketTypeName: z.string(),
+      startsAt: z.string(),
+      quantity: z.number().int(),
+      unitAmount: z.number().int(),
+      totalAmount: z.number().int(),
+      currency: z.string(),
+      available: z.number().int().nullable(),
+    }),
+  ),
+});
+
+const cartItems = z
+  .array(z.strictObject({ occurrenceId: z.string(), ticketTypeId: z.string(), quantity: z.number().int() }))
+  .max(50);
+
 export const liveRoutes: RestRoute[] = [
   {
     method: 'GET',
@@ -60,5 +97,122 @@ export const liveRoutes: RestRoute[] = [
     variables: ({ query }) => query,
     result: (data) => data.salesListings,
     response: z.object({ channel: z.object({ id: z.string(), slug: z.string(), name: z.string() }), events: z.array(listingEvent), pagination }),
+  },
+  {
+    method: 'POST',
+    path: '/sales/carts',
+    summary:
+      'Create a cart (optionally with lines). Starts a sales session unless X-Live-Session (or the live_session cookie) names a valid one of this channel; answers the session in X-Live-Session and a live_session cookie.',
+    tag: 'Sales',
+    organisation: false,
+    operation: `mutation CreateSalesCart($items: [SalesCartItemInput!]) { createSalesCart(items: $items) { ${CART_FIELDS} } }`,
+    body: z.strictObject({ items: cartItems.optional() }),
+    variables: ({ body }) => body,
+    result: (data) => ({ cart: data.createSalesCart }),
+    status: 201,
+    response: z.object({ cart }),
+  },
+  {
+    method: 'GET',
+    path: '/sales/carts/{id}',
+    summary: "Get a cart of the request's sales session (X-Live-Session); a secret key reaches any cart of its channel.",
+    tag: 'Sales',
+    organisation: false,
+    operation: `query SalesCart($id: String!) { salesCart(id: $id) { ${CART_FIELDS} } }`,
+    params: idParam,
+    variables: ({ params }) => params,
+    result: (data) => ({ cart: data.salesCart }),
+    response: z.object({ cart }),
+  },
+  {
+    method: 'PATCH',
+    path: '/sales/carts/{id}',
+    summary:
+      "Replace a cart's lines (an empty list empties it). Lines not for sale are 400 naming the field; more tickets than remain is 409 naming the line.",
+    tag: 'Sales',
+    organisation: false,
+    operation: `mutation UpdateSalesCart($id: String!, $items: [SalesCartItemInput!]!) { updateSalesCart(id: $id, items: $items) { ${CART_FIELDS} } }`,
+    params: idParam,
+    body: z.strictObject({ items: cartItems }),
+    variables: ({ params, body }) => ({ id: params.id, ...body }),
+    result: (data) => ({ cart: data.updateSalesCart }),
+    response: z.object({ cart }),
+  },
+  {
+    method: 'POST',
+    path: '/sales/carts/{id}/checkout',
+    summary:
+      'Check out a cart: the customer (found by email on the account, or created: customer.created) gets a pending order whose tickets are held until holdExpiresAt (order.created). Pay it at checkoutUrl.',
+    tag: 'Sales',
+    organisation: false,
+    operation: `mutation CheckoutSalesCart($id: String!, $customer: CheckoutCustomerInput!) {
+      checkoutSalesCart(id: $id, customer: $customer) { order { ${ORDER_CORE_FIELDS} } checkoutUrl } }`,
+    params: idParam,
+    body: z.strictObject({
+      customer: z.strictObject({
+        email: z.string(),
+        firstName: z.string().nullable().optional(),
+        lastName: z.string().nullable().optional(),
+      }),
+    }),
+    variables: ({ params, body }) => ({ id: params.id, ...body }),
+    result: (data) => data.checkoutSalesCart,
+    status: 201,
+    response: z.object({ order: orderCore, checkoutUrl: z.string() }),
+  },
+  {
+    method: 'POST',
+    path: '/sales/orders/{id}/confirm',
+    summary:
+      'Confirm a pending order of the channel from a server (secret key svsk_ only): order.confirmed, one pass per ticket (ticket.issued). 409 when not pending; 410 when its hold expired.',
+    tag: 'Sales',
+    organisation: false,
+    operation: `mutation ConfirmSalesOrder($id: String!) { confirmSalesOrder(id: $id) { ${ORDER_CORE_FIELDS} } }`,
+    params: idParam,
+    body: z.strictObject({}),
+    variables: ({ params }) => params,
+    result: (data) => ({ order: data.confirmSalesOrder }),
+    response: z.object({ order: orderCore }),
+  },
+  {
+    method: 'POST',
+    path: '/sales/customer-auth/magic-link',
+    summary:
+      "Mail a single-use sign-in code (and a link to the channel's storefrontUrl, when set) to a customer of the channel's account. 202 whether or not the address is known.",
+    tag: 'Sales',
+    organisation: false,
+    operation: 'mutation RequestCustomerMagicLink($email: String!) { requestCustomerMagicLink(email: $email) { accepted } }',
+    body: z.strictObject({ email: z.string() }),
+    variables: ({ body }) => body,
+    result: (data) => data.requestCustomerMagicLink,
+    status: 202,
+    response: z.object({ accepted: z.literal(true) }),
+  },
+  {
+    method: 'POST',
+    path: '/sales/customer-tokens',
+    summary:
+      'Exchange a magic-link code for a customer token. Unknown code 401; used 409; expired 410.',
+    tag: 'Sales',
+    organisation: false,
+    operation: `mutation CreateCustomerToken($code: String!) { createCustomerToken(code: $code) { customerToken expiresAt customer { ${CUSTOMER_FIELDS} } } }`,
+    body: z.strictObject({ code: z.string() }),
+    variables: ({ body }) => body,
+    result: (data) => data.createCustomerToken,
+    status: 201,
+    response: z.object({ customerToken: z.string(), expiresAt: z.string(), customer }),
+  },
+  {
+    method: 'GET',
+    path: '/sales/me/orders',
+    summary: "The signed-in customer's orders with their passes, newest first (customer token as Authorization: Bearer).",
+    tag: 'Sales',
+    organisation: false,
+    operation: `query CustomerOrders($status: String, $page: Int, $limit: Int) {
+      customerOrders(status: $status, page: $page, limit: $limit) { customer { ${CUSTOMER_FIELDS} } orders { ${ORDER_CORE_FIELDS} } ${PAGINATION_FIELDS} } }`,
+    query: z.object({ status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).optional(), ...pageQuery }),
+    variables: ({ query }) => query,
+    result: (data) => data.customerOrders,
+    response: z.object({ customer, orders: z.array(orderCore), pagination }),
   },
 ];

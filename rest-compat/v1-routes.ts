@@ -8,6 +8,7 @@ import { identityProvidersRoutes } from './routes/identity-providers.ts';
 import { invitationsRoutes } from './routes/invitations.ts';
 import { meRoutes } from './routes/me.ts';
 import { metaRoutes } from './routes/meta.ts';
+import { ordersRoutes } from './routes/orders.ts';
 import { organisationRoutes } from './routes/organisation.ts';
 import { partnerRoutes } from './routes/partner.ts';
 import { rolesRoutes } from './routes/roles.ts';
@@ -31,5 +32,6 @@ export const v1Routes: RestRoute[] = [
   ...eventsRoutes,
   ...partnerRoutes,
   ...salesChannelsRoutes,
+  ...ordersRoutes,
   ...webhooksRoutes,
 ];

@@ -38,6 +38,8 @@ export interface AuthScopes {
   organisationPermission: string;
   /** A sales channel key (svpk_ or svsk_) of an active channel: the sales API. No management credential. */
   salesChannel: boolean;
+  /** A storefront customer's token (magic-link sign-in): the sales API's `me` routes. */
+  customer: boolean;
 }
 
 function split(permission: string): [string, string] {
@@ -65,7 +67,11 @@ export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
   if (ctx.principal?.kind !== 'channel' && failedScopes(failure).includes('salesChannel')) {
     return new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
   }
+  if (ctx.principal?.kind !== 'customer' && failedScopes(failure).includes('customer')) {
+    return new AppError('UNAUTHENTICATED', CUSTOMER_TOKEN_REQUIRED);
+  }
   if (!ctx.principal) return new AppError('UNAUTHENTICATED');
+  if (ctx.principal.kind === 'customer') return new AppError('UNAUTHENTICATED', CUSTOMER_TOKENS_ONLY);
   if (ctx.principal.kind === 'channel') return new AppError('UNAUTHENTICATED', CHANNEL_KEYS_SALES_ONLY);
   if (ctx.principal.kind !== 'staff' && failedScopes(failure).includes('signedInUser')) {
     return new AppError('SIGNED_IN_USER_REQUIRED');
@@ -73,6 +79,10 @@ export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
   if (!ctx.organisation) return new AppError('ORG_REQUIRED');
   return missingRight(ctx);
 }
+
+const CUSTOMER_TOKEN_REQUIRED =
+  'This route takes a customer token (POST /live/sales/customer-tokens) as Authorization: Bearer <token>.';
+const CUSTOMER_TOKENS_ONLY = "A customer token authenticates only the customer's own routes (GET /live/sales/me/orders).";
 
 export const builder = new SchemaBuilder<{
   Context: RequestContext;
@@ -95,16 +105,18 @@ export const builder = new SchemaBuilder<{
     authorizeOnSubscribe: true,
     unauthorizedError: (_parent, context, _info, result) => refusal(context, result.failure),
     authScopes: (ctx) => {
-      const management = ctx.principal !== null && ctx.principal.kind !== 'channel';
+      const kind = ctx.principal?.kind;
+      const management = kind !== undefined && kind !== 'channel' && kind !== 'customer';
       return {
-        public: ctx.principal?.kind !== 'channel',
+        public: kind !== 'channel' && kind !== 'customer',
         authenticated: management,
         signedInUser: ctx.principal?.kind === 'staff',
         organisation: management && ctx.organisation !== null,
         permission: (permission) => management && ctx.organisation !== null && ctx.access.allowsSomewhere(...split(permission)),
         organisationPermission: (permission) =>
           management && ctx.organisation !== null && ctx.access.allows(...split(permission)),
-        salesChannel: ctx.principal?.kind === 'channel' && ctx.organisation !== null,
+        salesChannel: kind === 'channel' && ctx.organisation !== null,
+        customer: kind === 'customer' && ctx.organisation !== null,
       };
     },
   },

@@ -18,5 +18,7 @@ import './types/partner.ts';
 import './types/sales-channel.ts';
 import './types/listing.ts';
 import './types/webhook.ts';
+import './types/order.ts';
+import './types/cart.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -44,6 +44,12 @@ const schema = z.object({
   SECRETS_ENCRYPTION_KEY: z.string().optional(),
   ACCESS_TOKEN_TTL: duration.default(parseDuration('15m') as never),
   REFRESH_TOKEN_TTL: duration.default(parseDuration('30d') as never),
+  /** How long a pending order holds its tickets before it is cancelled and they return to sale. */
+  ORDER_HOLD_TTL: duration.default(parseDuration('15m') as never),
+  /** Lifetime of a magic-link sign-in code (single use). */
+  MAGIC_LINK_TTL: duration.default(parseDuration('15m') as never),
+  /** Lifetime of a customer token (GET /live/sales/me/orders). */
+  CUSTOMER_TOKEN_TTL: duration.default(parseDuration('1h') as never),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .default('5s,5m,30m,2h,5h,10h,10h')

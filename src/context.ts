@@ -29,6 +29,22 @@ export interface RequestContext {
    * is none). Cross-organisation lookups (credentials, slugs) use runtime.db in src/auth only.
    */
   db: TenantDatabase;
+  /**
+   * The sales session the request names (sales API): the X-Live-Session header, else the
+   * `live_session` cookie of hosted pages; null when neither. Not trusted by itself: a session is
+   * used only when it belongs to the key's channel and has not expired.
+   */
+  liveSessionId: string | null;
+  /** Sets a response header (the sales API answers X-Live-Session and its cookie this way). */
+  setResponseHeader: (name: string, value: string) => void;
+}
+
+export type CustomerPrincipal = Extract<Principal, { kind: 'customer' }>;
+
+/** The customer token of a context whose field declared the `customer` scope. */
+export function customerOf(ctx: RequestContext): CustomerPrincipal {
+  if (ctx.principal?.kind !== 'customer') throw new AppError('INTERNAL', 'customer scope was not enforced');
+  return ctx.principal;
 }
 
 /** The organisation of a context whose field declared the `organisation` scope. */

@@ -4,6 +4,7 @@ import { createDatabase } from '../src/db/client.ts';
 import { createLogger } from '../src/log.ts';
 import { TemporalAccess } from '../src/temporal.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
+import { startHoldSweep } from '../src/services/orders.ts';
 import { createWorker } from './worker.ts';
 
 /**
@@ -30,8 +31,11 @@ async function main(): Promise<void> {
   const temporal = TemporalAccess.fromConfig(config);
   const dispatcher = new WebhookDispatcher(db, temporal, config, logger);
   dispatcher.start();
+  // Pending orders whose hold ran out are cancelled and their tickets put back on sale.
+  const holds = startHoldSweep({ db, dispatcher, logger });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE, pid: process.pid }, 'worker running');
   await worker.run();
+  await holds.stop();
   await dispatcher.stop();
   await Promise.allSettled([temporal?.close(), connection.close()]);
   await db.$disconnect();

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
 import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
 
-const CHANNEL_FIELDS = 'id organisationId accountId name slug channelType sellsAllEvents eventIds isActive createdAt updatedAt';
+const CHANNEL_FIELDS = 'id organisationId accountId name slug channelType sellsAllEvents eventIds storefrontUrl isActive createdAt updatedAt';
 const KEY_FIELDS = 'id channelId kind keyPrefix createdAt lastUsedAt revokedAt';
 
 const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
@@ -16,6 +16,7 @@ const salesChannel = z.object({
   channelType,
   sellsAllEvents: z.boolean(),
   eventIds: z.array(z.string()),
+  storefrontUrl: z.string().nullable(),
   isActive: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -60,6 +61,7 @@ export const salesChannelsRoutes: RestRoute[] = [
       channelType: channelType.optional(),
       sellsAllEvents: z.boolean().optional(),
       eventIds: z.array(z.string()).optional(),
+      storefrontUrl: z.string().nullable().optional(),
     }),
     variables: ({ body }) => ({ input: body }),
     result: (data) => ({ salesChannel: data.createSalesChannel }),
@@ -91,6 +93,7 @@ export const salesChannelsRoutes: RestRoute[] = [
       isActive: z.boolean().optional(),
       sellsAllEvents: z.boolean().optional(),
       eventIds: z.array(z.string()).optional(),
+      storefrontUrl: z.string().nullable().optional(),
     }),
     variables: ({ params, body }) => ({ id: params.id, input: body }),
     result: (data) => ({ salesChannel: data.updateSalesChannel }),

@@ -60,6 +60,10 @@ export const SalesChannel = builder.prismaObject('SalesChannel', {
       select: { events: { select: { eventId: true }, orderBy: [{ createdAt: 'asc' }, { eventId: 'asc' }] } },
       resolve: (channel) => channel.events.map((listing) => listing.eventId),
     }),
+    storefrontUrl: t.exposeString('storefrontUrl', {
+      nullable: true,
+      description: "The storefront page that completes a magic-link sign-in (the mail links to it with ?code=); null = the mail carries the code only.",
+    }),
     isActive: t.exposeBoolean('isActive', { description: "Whether the channel's keys work; an inactive channel's keys answer 401." }),
     keys: t.relation('keys', {
       description: 'Its keys, revoked ones included, oldest first; never the key material.',
@@ -92,6 +96,7 @@ const CreateSalesChannelInput = builder.inputType('CreateSalesChannelInput', {
     channelType: t.string({ description: 'web (default), box_office, partner, embedded or mobile.' }),
     sellsAllEvents: t.boolean({ description: 'Default true.' }),
     eventIds: t.stringList({ description: 'Events of the same account it sells when sellsAllEvents is false.' }),
+    storefrontUrl: t.string({ description: 'http(s) page of the storefront that completes magic-link sign-in (?code= is appended).' }),
   }),
 });
 
@@ -102,6 +107,7 @@ const UpdateSalesChannelInput = builder.inputType('UpdateSalesChannelInput', {
     isActive: t.boolean({ description: "false stops the channel's keys at once." }),
     sellsAllEvents: t.boolean({ description: 'True: every published or on-sale event of the account; false: only eventIds.' }),
     eventIds: t.stringList({ description: 'Replaces the listed events atomically (events of the same account).' }),
+    storefrontUrl: t.string({ description: 'http(s) page completing magic-link sign-in; null clears it.' }),
   }),
 });
 

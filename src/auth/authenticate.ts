@@ -23,7 +23,9 @@ export type Principal =
    * A sales channel key (svpk_ publishable, svsk_ secret): the sales API only. Every management
    * scope refuses it (schema/builder.ts); `keyKind` lets server-only operations require a secret key.
    */
-  | { kind: 'channel'; channelKeyId: string; channelId: string; accountId: string; keyKind: 'publishable' | 'secret' };
+  | { kind: 'channel'; channelKeyId: string; channelId: string; accountId: string; keyKind: 'publishable' | 'secret' }
+  /** A storefront customer's token (POST /live/sales/customer-tokens): GET /live/sales/me/orders only. */
+  | { kind: 'customer'; customerId: string; accountId: string };
 
 export interface Authentication {
   principal: Principal | null;
@@ -65,6 +67,10 @@ export async function authenticate(
     return authenticateChannelKey(db, cache, credential, organisationSlug);
   }
   const claims = await tokens.verify(credential);
+  if (claims.typ === 'customer') {
+    if (surface === 'management') throw new AppError('UNAUTHENTICATED', 'Customer tokens authenticate the sales API only.');
+    return authenticateCustomer(db, cache, claims.sub, claims.org, organisationSlug);
+  }
   if (claims.typ === 'embed') return authenticateEmbed(db, claims.sub, organisationSlug);
   return authenticateStaff(db, cache, claims.sub, claims.org ?? null, organisationSlug);
 }
@@ -103,6 +109,29 @@ async function authenticateApiKey(db: Database, cache: AuthCache, key: string, o
     principal: { kind: 'apiKey', apiKeyId: apiKey.id, accountId: apiKey.accountId, scopes: apiKey.scopes },
     organisation: apiKey.organisation,
     access: new Access(grantsFromScopes(apiKey.scopes, apiKey.accountId)),
+  };
+}
+
+async function authenticateCustomer(
+  db: Database,
+  cache: AuthCache,
+  customerId: string,
+  organisationId: string,
+  organisationSlug: string | null,
+): Promise<Authentication> {
+  const customer = await cache.get(`customer:${customerId}`, async () => {
+    const row = await db.customer.findFirst({
+      where: { id: customerId, organisationId, account: { isDeleted: false } },
+      select: { id: true, accountId: true, organisation: true },
+    });
+    return row ? { value: row, organisationId: row.organisation.id } : undefined;
+  });
+  if (!customer) throw new AppError('UNAUTHENTICATED', 'The customer of this token no longer exists.');
+  assertSameOrganisation(customer.organisation, organisationSlug);
+  return {
+    principal: { kind: 'customer', customerId: customer.id, accountId: customer.accountId },
+    organisation: customer.organisation,
+    access: Access.none(),
   };
 }
 

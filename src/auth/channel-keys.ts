@@ -88,6 +88,9 @@ export async function acceptChannelKeyHeader(req: Request, res: Response, next: 
   const header = req.get('x-channel-key')?.trim();
   if (!header) return next();
   const ctx = res.locals.ctx as RequestContext;
+  // A customer token is the credential of the routes that take one (GET /sales/me/orders); a
+  // storefront that sends its key on every request may send it beside, and it is not needed.
+  if (ctx.principal?.kind === 'customer') return next();
   if (ctx.principal && ctx.principal.kind !== 'channel') throw new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
   const authentication = await authenticateChannelKey(ctx.runtime.db, ctx.runtime.authCache, header, ctx.organisationSlug);
   const principal = authentication.principal!;

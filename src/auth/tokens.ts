@@ -23,7 +23,16 @@ export interface EmbedClaims {
   scopes: string[];
 }
 
-export type TokenClaims = AccessClaims | EmbedClaims;
+/** A storefront customer signed in by magic link (sales API only). */
+export interface CustomerClaims {
+  typ: 'customer';
+  /** Customer id (cus_). */
+  sub: string;
+  org: string;
+  acc: string;
+}
+
+export type TokenClaims = AccessClaims | EmbedClaims | CustomerClaims;
 
 /** Signs and verifies the service's own JWTs (HS256 with a `kid`, so keys rotate). */
 /** Verified tokens, kept until they expire: a token's claims never change once signed. */
@@ -56,6 +65,13 @@ export class TokenService {
     return { token: await this.sign(claims, expiresAt), expiresAt };
   }
 
+  /** A customer token for the sales API (GET /live/sales/me/orders). */
+  async signCustomer(customer: { id: string; organisationId: string; accountId: string }, ttlMs: number): Promise<{ token: string; expiresAt: Date }> {
+    const expiresAt = new Date(Date.now() + ttlMs);
+    const claims: CustomerClaims = { typ: 'customer', sub: customer.id, org: customer.organisationId, acc: customer.accountId };
+    return { token: await this.sign(claims, expiresAt), expiresAt };
+  }
+
   /** Verifies signature, issuer, audience and expiry; any failure is 401 UNAUTHENTICATED. */
   async verify(token: string): Promise<TokenClaims & { exp: number }> {
     const known = this.#verified.get(token);
@@ -81,8 +97,8 @@ export class TokenService {
         },
         { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] },
       );
-      if ((payload.typ !== 'access' && payload.typ !== 'embed') || typeof payload.sub !== 'string') {
-        throw new AppError('UNAUTHENTICATED', 'The token is not an access or embed token.');
+      if (!['access', 'embed', 'customer'].includes(payload.typ as string) || typeof payload.sub !== 'string') {
+        throw new AppError('UNAUTHENTICATED', 'The token is not a token of this service.');
       }
       return payload as unknown as TokenClaims & { exp: number };
     } catch (error) {

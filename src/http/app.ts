@@ -12,6 +12,7 @@ import type { Runtime } from '../runtime.ts';
 import { resolveVersion } from '../versions.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import { tenantDatabase } from '../db/tenant.ts';
+import { createCheckoutRouter } from './checkout.ts';
 
 /** Scope of the database handle of a request without an organisation: matches no row. */
 const NO_ORGANISATION = 'org_none';
@@ -152,6 +153,8 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
       principal,
       access,
       db: tenantDatabase(runtime.db, organisation?.id ?? NO_ORGANISATION),
+      liveSessionId: surface === 'sales' ? liveSessionOf(req) : null,
+      setResponseHeader: (name, value) => res.append(name, value),
     };
     res.locals.ctx = ctx;
     next();
@@ -207,6 +210,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
   });
   app.use('/v1', apiContextFor('management'), createV1Router(schema));
   app.use('/live', apiContextFor('sales'), createLiveRouter(schema));
+  app.use('/checkout', createCheckoutRouter(runtime));
 
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}.`)));
 
@@ -218,6 +222,16 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
   });
 
   return { app, yoga };
+}
+
+const LIVE_SESSION_ID = /^ses_[0-9A-Za-z]{1,64}$/;
+
+/** X-Live-Session, else the live_session cookie; anything not shaped like a session id is ignored. */
+function liveSessionOf(req: Request): string | null {
+  const header = req.get('x-live-session')?.trim();
+  if (header) return LIVE_SESSION_ID.test(header) ? header : null;
+  const cookie = /(?:^|;\s*)live_session=([^;]+)/.exec(req.get('cookie') ?? '')?.[1];
+  return cookie && LIVE_SESSION_ID.test(cookie) ? cookie : null;
 }
 
 /** Body-parser failures, our own errors, and everything else (masked as INTERNAL). */

@@ -56,6 +56,7 @@ function principalKey(ctx: RequestContext): string {
   if (principal.kind === 'staff') return `staff:${principal.userId}`;
   if (principal.kind === 'apiKey') return `key:${principal.apiKeyId}`;
   if (principal.kind === 'channel') return `channel:${principal.channelKeyId}`;
+  if (principal.kind === 'customer') return `customer:${principal.customerId}`;
   return `embed:${principal.sessionId}`;
 }
 

@@ -26,6 +26,16 @@ const slug = z
 const name = z.string().trim().min(1).max(255);
 const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
 const eventIds = z.array(z.string().min(1).max(100)).max(1000);
+const storefrontUrl = z
+  .string()
+  .max(2000)
+  .refine((value) => {
+    try {
+      return ['http:', 'https:'].includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, 'an http(s) URL');
 
 const createInput = z.object({
   accountId: z.string().min(1).max(100),
@@ -34,12 +44,15 @@ const createInput = z.object({
   channelType: channelType.nullish(),
   sellsAllEvents: z.boolean().nullish(),
   eventIds: eventIds.nullish(),
+  storefrontUrl: storefrontUrl.nullish(),
 });
 const updateInput = z.object({
   name: name.nullish(),
   isActive: z.boolean().nullish(),
   sellsAllEvents: z.boolean().nullish(),
   eventIds: eventIds.nullish(),
+  /** null clears it. */
+  storefrontUrl: storefrontUrl.nullish(),
 });
 const listFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
 const keyInput = z.object({ kind: z.enum(['publishable', 'secret'], { error: 'publishable or secret' }) });
@@ -106,6 +119,7 @@ export async function createSalesChannel(ctx: RequestContext, raw: Raw<CreateSal
           slug: input.slug,
           channelType: input.channelType ?? 'web',
           sellsAllEvents: input.sellsAllEvents ?? true,
+          storefrontUrl: input.storefrontUrl ?? null,
         },
       });
       if (events.length > 0) {
@@ -130,6 +144,7 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
     ...(input.name != null ? { name: input.name } : {}),
     ...(input.isActive != null ? { isActive: input.isActive } : {}),
     ...(input.sellsAllEvents != null ? { sellsAllEvents: input.sellsAllEvents } : {}),
+    ...(input.storefrontUrl !== undefined ? { storefrontUrl: input.storefrontUrl } : {}),
   };
   const updated = await ctx.db.$transaction(async (tx) => {
     if (events) {

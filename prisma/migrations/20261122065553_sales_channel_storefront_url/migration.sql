@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "sales_channels" ADD COLUMN     "storefrontUrl" TEXT;

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+
+/** Order, customer and pass shapes shared by /v1 (management) and /live (sales API). */
+
+export const CUSTOMER_FIELDS = 'id accountId email firstName lastName createdAt updatedAt';
+export const PASS_FIELDS = 'id accountId orderId customerId ticketTypeId occurrenceId code status entitlementId redeemedAt createdAt';
+export const LINE_ITEM_FIELDS = 'id ticketTypeId occurrenceId eventId ticketTypeName quantity unitAmount totalAmount currency';
+export const PAYMENT_FIELDS = 'id amount currency method cardLast4 status failureReason createdAt';
+export const REDEMPTION_FIELDS = 'id passId entitlementId accountId redeemedById redeemedAt';
+
+/** Everything of an order but its payments (the sales API's view). */
+export const ORDER_CORE_FIELDS = `id orderNumber status accountId channelId customerId currency subtotalAmount feeAmount totalAmount lineItemCount
+  checkoutUrl holdExpiresAt confirmedAt cancelledAt refundedAt createdAt updatedAt
+  customer { ${CUSTOMER_FIELDS} } lineItems { ${LINE_ITEM_FIELDS} } passes { ${PASS_FIELDS} }`;
+/** The management view: with payments. */
+export const ORDER_FIELDS = `${ORDER_CORE_FIELDS} payments { ${PAYMENT_FIELDS} }`;
+
+const timestamp = z.string();
+
+export const customer = z.object({
+  id: z.string(),
+  accountId: z.string(),
+  email: z.string(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const pass = z.object({
+  id: z.string(),
+  accountId: z.string(),
+  orderId: z.string(),
+  customerId: z.string(),
+  ticketTypeId: z.string(),
+  occurrenceId: z.string(),
+  code: z.string(),
+  status: z.enum(['issued', 'redeemed', 'void']),
+  entitlementId: z.string().nullable(),
+  redeemedAt: timestamp.nullable(),
+  createdAt: timestamp,
+});
+
+export const lineItem = z.object({
+  id: z.string(),
+  ticketTypeId: z.string(),
+  occurrenceId: z.string(),
+  eventId: z.string(),
+  ticketTypeName: z.string(),
+  quantity: z.number().int(),
+  unitAmount: z.number().int(),
+  totalAmount: z.number().int(),
+  currency: z.string(),
+});
+
+export const payment = z.object({
+  id: z.string(),
+  amount: z.number().int(),
+  currency: z.string(),
+  method: z.string(),
+  cardLast4: z.string().nullable(),
+  status: z.enum(['succeeded', 'declined']),
+  failureReason: z.string().nullable(),
+  createdAt: timestamp,
+});
+
+export const orderCore = z.object({
+  id: z.string(),
+  orderNumber: z.string(),
+  status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']),
+  accountId: z.string(),
+  channelId: z.string().nullable(),
+  customerId: z.string(),
+  currency: z.string(),
+  subtotalAmount: z.number().int(),
+  feeAmount: z.number().int(),
+  totalAmount: z.number().int(),
+  lineItemCount: z.number().int(),
+  checkoutUrl: z.string().nullable(),
+  holdExpiresAt: timestamp.nullable(),
+  confirmedAt: timestamp.nullable(),
+  cancelledAt: timestamp.nullable(),
+  refundedAt: timestamp.nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  customer,
+  lineItems: z.array(lineItem),
+  passes: z.array(pass),
+});
+
+export const order = orderCore.extend({ payments: z.array(payment) });
+
+export const redemption = z.object({
+  id: z.string(),
+  passId: z.string(),
+  entitlementId: z.string(),
+  accountId: z.string(),
+  redeemedById: z.string().nullable(),
+  redeemedAt: timestamp,
+});

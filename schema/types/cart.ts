@@ -1,0 +1,173 @@
+import { checkoutCart, createCart, getCart, updateCart, type CartView, type PricedLine } from '../../src/services/carts.ts';
+import { createCustomerToken, customerOrders, requestMagicLink } from '../../src/services/customers.ts';
+import { confirmOrderWithSecretKey } from '../../src/services/orders.ts';
+import { builder } from '../builder.ts';
+import { Pagination, pageArgsFor } from '../pagination.ts';
+import { Customer, Order } from './order.ts';
+
+/*
+ * The storefront flow of the sales API (/live): carts, checkout, secret-key confirmation and
+ * customer sign-in. Reachable only with a channel key (or, for the customer's own orders, a
+ * customer token); management credentials are refused by the scopes.
+ */
+
+const CHANNEL = { salesChannel: true } as const;
+
+const SalesCartLine = builder.objectRef<PricedLine>('SalesCartLine').implement({
+  description: "One line of a cart, priced at the catalogue's current price.",
+  fields: (t) => ({
+    occurrenceId: t.exposeString('occurrenceId', { description: 'Occurrence (eoc_).' }),
+    ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type (tkt_).' }),
+    eventId: t.exposeString('eventId', { description: 'Event (evt_).' }),
+    eventName: t.exposeString('eventName', { description: 'Name of the event.' }),
+    ticketTypeName: t.exposeString('ticketTypeName', { description: 'Name of the ticket type.' }),
+    startsAt: t.expose('startsAt', { type: 'DateTime', description: 'Start of the occurrence.' }),
+    quantity: t.exposeInt('quantity', { description: 'Tickets on this line.' }),
+    unitAmount: t.exposeInt('unitAmount', { description: 'Price of one ticket, in minor units.' }),
+    totalAmount: t.exposeInt('totalAmount', { description: 'unitAmount x quantity, in minor units.' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
+    available: t.exposeInt('available', { nullable: true, description: 'Tickets of this type still available at the occurrence (null = unlimited).' }),
+  }),
+});
+
+const SalesCart = builder.objectRef<CartView>('SalesCart').implement({
+  description: 'A cart of a sales session (crt_). It holds no tickets: checkout does.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Cart id (crt_).' }),
+    sessionId: t.exposeString('sessionId', { description: 'Its sales session (ses_), also answered in X-Live-Session.' }),
+    status: t.exposeString('status', { description: 'open, checked_out, or abandoned (expired before checkout).' }),
+    currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency of its lines; null while empty.' }),
+    items: t.field({ type: [SalesCartLine], description: 'Its lines, in the order given.', resolve: (cart) => cart.items }),
+    itemCount: t.exposeInt('itemCount', { description: 'Tickets in the cart.' }),
+    subtotalAmount: t.exposeInt('subtotalAmount', { description: 'Sum of the lines, in minor units.' }),
+    totalAmount: t.exposeInt('totalAmount', { description: 'What checkout would charge now, in minor units.' }),
+    orderId: t.exposeString('orderId', { nullable: true, description: 'The order it became (ord_), once checked out.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'An open cart is abandoned after this (each change renews it).' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const SalesCartItemInput = builder.inputType('SalesCartItemInput', {
+  description: 'A quantity of one ticket type for one occurrence.',
+  fields: (t) => ({
+    occurrenceId: t.string({ required: true, description: 'Occurrence (eoc_) of an event the channel sells.' }),
+    ticketTypeId: t.string({ required: true, description: "Ticket type (tkt_) of the occurrence's event." }),
+    quantity: t.int({ required: true, description: '1 to 100, at most the type’s maxPerOrder and what remains.' }),
+  }),
+});
+
+const CheckoutCustomerInput = builder.inputType('CheckoutCustomerInput', {
+  description: 'Who buys: found by email on the channel’s account, or created.',
+  fields: (t) => ({
+    email: t.string({ required: true, description: 'Email address (case-insensitive).' }),
+    firstName: t.string({ description: 'First name (kept only when the customer is new).' }),
+    lastName: t.string({ description: 'Last name (kept only when the customer is new).' }),
+  }),
+});
+
+const Checkout = builder.objectRef<Awaited<ReturnType<typeof checkoutCart>>>('SalesCheckout').implement({
+  description: 'A pending order made from a cart, and where to pay it.',
+  fields: (t) => ({
+    order: t.field({ type: Order, description: 'The pending order; its tickets are held until holdExpiresAt.', resolve: (r) => r.order }),
+    checkoutUrl: t.exposeString('checkoutUrl', { description: 'The hosted checkout page that pays it ({checkout_url}/{orderId}).' }),
+  }),
+});
+
+const CustomerToken = builder.objectRef<Awaited<ReturnType<typeof createCustomerToken>>>('CustomerToken').implement({
+  description: 'A customer token: Authorization: Bearer on GET /live/sales/me/orders.',
+  fields: (t) => ({
+    customerToken: t.exposeString('customerToken', { description: 'The token (a JWT).' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When it stops working.' }),
+    customer: t.field({ type: Customer, description: 'The signed-in customer.', resolve: (r) => r.customer }),
+  }),
+});
+
+const CustomerOrders = builder.objectRef<Awaited<ReturnType<typeof customerOrders>>>('CustomerOrders').implement({
+  description: "A page of the signed-in customer's orders.",
+  fields: (t) => ({
+    customer: t.field({ type: Customer, description: 'The customer.', resolve: (r) => r.customer }),
+    orders: t.field({ type: [Order], description: 'Orders, newest first, with their passes.', resolve: (r) => r.orders }),
+    pagination: t.field({ type: Pagination, description: 'Page position and totals.', resolve: (r) => r.pagination }),
+  }),
+});
+
+const Accepted = builder.objectRef<{ accepted: true }>('Accepted').implement({
+  description: 'The request was taken; what follows happens out of band.',
+  fields: (t) => ({ accepted: t.boolean({ description: 'Always true.', resolve: () => true }) }),
+});
+
+builder.queryFields((t) => ({
+  salesCart: t.field({
+    type: SalesCart,
+    nullable: true,
+    description: 'A cart of the request’s sales session (GET /live/sales/carts/{id}); a secret key reaches any cart of its channel.',
+    authScopes: CHANNEL,
+    args: { id: t.arg.string({ required: true, description: 'Cart id (crt_).' }) },
+    resolve: (_root, { id }, ctx) => getCart(ctx, id),
+  }),
+  customerOrders: t.field({
+    type: CustomerOrders,
+    nullable: true,
+    description: "The signed-in customer's orders and passes (GET /live/sales/me/orders). Takes a customer token.",
+    authScopes: { customer: true },
+    args: {
+      status: t.arg.string({ description: 'Only this status: pending, confirmed, cancelled or refunded.' }),
+      ...pageArgsFor(t),
+    },
+    resolve: (_root, args, ctx) => customerOrders(ctx, args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createSalesCart: t.field({
+    type: SalesCart,
+    description: 'Creates a cart, starting a sales session unless the request names a valid one (POST /live/sales/carts; answers X-Live-Session).',
+    authScopes: CHANNEL,
+    args: { items: t.arg({ type: [SalesCartItemInput], description: 'Its first lines (optional).' }) },
+    resolve: (_root, args, ctx) => createCart(ctx, args),
+  }),
+  updateSalesCart: t.field({
+    type: SalesCart,
+    description: "Replaces a cart's lines; an empty list empties it (PATCH /live/sales/carts/{id}).",
+    authScopes: CHANNEL,
+    args: {
+      id: t.arg.string({ required: true, description: 'Cart id (crt_).' }),
+      items: t.arg({ type: [SalesCartItemInput], required: true, description: 'The lines the cart should hold.' }),
+    },
+    resolve: (_root, { id, ...input }, ctx) => updateCart(ctx, id, input),
+  }),
+  checkoutSalesCart: t.field({
+    type: Checkout,
+    description:
+      'Checks out a cart: finds or creates the customer (customer.created), holds the tickets and creates a pending order (order.created) (POST /live/sales/carts/{id}/checkout).',
+    authScopes: CHANNEL,
+    args: {
+      id: t.arg.string({ required: true, description: 'Cart id (crt_).' }),
+      customer: t.arg({ type: CheckoutCustomerInput, required: true, description: 'Who buys.' }),
+    },
+    resolve: (_root, { id, ...input }, ctx) => checkoutCart(ctx, id, input),
+  }),
+  confirmSalesOrder: t.field({
+    type: Order,
+    description:
+      'Confirms a pending order of the channel without the hosted checkout: order.confirmed, passes issued (ticket.issued) (POST /live/sales/orders/{id}/confirm). Secret key (svsk_) only.',
+    authScopes: CHANNEL,
+    args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
+    resolve: (_root, { id }, ctx) => confirmOrderWithSecretKey(ctx, id),
+  }),
+  requestCustomerMagicLink: t.field({
+    type: Accepted,
+    description: 'Mails a sign-in code to a customer of the channel’s account (POST /live/sales/customer-auth/magic-link); the same answer whether the address is known or not.',
+    authScopes: CHANNEL,
+    args: { email: t.arg.string({ required: true, description: 'Email address.' }) },
+    resolve: (_root, args, ctx) => requestMagicLink(ctx, args),
+  }),
+  createCustomerToken: t.field({
+    type: CustomerToken,
+    description: 'Exchanges a magic-link code (single use, short-lived) for a customer token (POST /live/sales/customer-tokens).',
+    authScopes: CHANNEL,
+    args: { code: t.arg.string({ required: true, description: 'The code from the mail.' }) },
+    resolve: (_root, args, ctx) => createCustomerToken(ctx, args),
+  }),
+}));

@@ -1,0 +1,292 @@
+import type { RequestContext } from '../../src/context.ts';
+import { changeOrder, getOrder, listOrders } from '../../src/services/orders.ts';
+import { getCustomer, listCustomers } from '../../src/services/customers.ts';
+import { getPass, listPasses, redeemPass } from '../../src/services/passes.ts';
+import { checkoutUrl } from '../../src/services/carts.ts';
+import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+
+/*
+ * Orders, customers, passes and redemptions. The same objects serve management (rights on the
+ * row's account) and the sales API, where a channel key sees the orders its channel took (and,
+ * with a secret key, their passes) and a customer token sees that customer's own; nothing else.
+ */
+
+const may = (ctx: RequestContext, resource: string, actions: string[], accountId: string) =>
+  actions.some((action) => ctx.access.allows(resource, action, accountId));
+
+function seesOrder(order: { accountId: string; channelId: string | null; customerId: string }, ctx: RequestContext): boolean {
+  const p = ctx.principal;
+  if (p?.kind === 'channel') return order.channelId === p.channelId;
+  if (p?.kind === 'customer') return order.customerId === p.customerId;
+  return may(ctx, 'orders', ['read', 'cancel', 'refund'], order.accountId);
+}
+
+function seesPass(pass: { accountId: string; customerId: string }, ctx: RequestContext): boolean {
+  const p = ctx.principal;
+  if (p?.kind === 'channel') return p.keyKind === 'secret' && p.accountId === pass.accountId;
+  if (p?.kind === 'customer') return pass.customerId === p.customerId;
+  return may(ctx, 'passes', ['read', 'redeem'], pass.accountId) || may(ctx, 'orders', ['read', 'cancel', 'refund'], pass.accountId);
+}
+
+function seesCustomer(customer: { id: string; accountId: string }, ctx: RequestContext): boolean {
+  const p = ctx.principal;
+  if (p?.kind === 'channel') return p.accountId === customer.accountId;
+  if (p?.kind === 'customer') return customer.id === p.customerId;
+  return may(ctx, 'customers', ['read'], customer.accountId) || may(ctx, 'orders', ['read', 'cancel', 'refund'], customer.accountId);
+}
+
+const OrderStatus = builder.enumType('OrderStatus', {
+  description: 'Where an order is in its lifecycle.',
+  values: {
+    pending: { description: 'Checked out; tickets held until holdExpiresAt; not paid.' },
+    confirmed: { description: 'Paid; passes issued.' },
+    cancelled: { description: 'Cancelled (by management, or its hold expired); tickets back on sale, passes void.' },
+    refunded: { description: 'Refunded after confirmation; tickets back on sale, passes not yet redeemed are void.' },
+  } as const,
+});
+
+const PassStatus = builder.enumType('PassStatus', {
+  description: 'Whether a pass still admits.',
+  values: {
+    issued: { description: 'Valid; not redeemed yet.' },
+    redeemed: { description: 'Scanned and redeemed.' },
+    void: { description: 'Its order was cancelled or refunded; it no longer admits.' },
+  } as const,
+});
+
+export const Customer = builder.prismaObject('Customer', {
+  description: 'A customer of an account (cus_), created by their first checkout; one per (account, email).',
+  authScopes: (customer, ctx) => seesCustomer(customer, ctx),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Customer id (cus_).' }),
+    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
+    email: t.exposeString('email', { description: 'Email address, lower-cased.' }),
+    firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
+    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time (first checkout).' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+export const OrderLineItem = builder.prismaObject('OrderLineItem', {
+  description: 'One line of an order: a quantity of one ticket type for one occurrence, at the price of checkout.',
+  // Reached only through its order, whose own scope decided who sees it.
+  authScopes: (_line, ctx) => ctx.principal !== null,
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Line item id (oli_).' }),
+    ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type (tkt_).' }),
+    occurrenceId: t.exposeString('occurrenceId', { description: 'Occurrence (eoc_).' }),
+    eventId: t.string({
+      description: 'Event (evt_) of the occurrence.',
+      select: { occurrence: { select: { eventId: true } } },
+      resolve: (line) => line.occurrence.eventId,
+    }),
+    ticketTypeName: t.string({
+      description: 'Name of the ticket type.',
+      select: { ticketType: { select: { name: true } } },
+      resolve: (line) => line.ticketType.name,
+    }),
+    quantity: t.exposeInt('quantity', { description: 'Tickets on this line.' }),
+    unitAmount: t.exposeInt('unitAmount', { description: 'Price of one ticket in minor units of currency.' }),
+    totalAmount: t.exposeInt('totalAmount', { description: 'unitAmount x quantity, in minor units.' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
+  }),
+});
+
+export const Payment = builder.prismaObject('Payment', {
+  description: 'One payment try on an order: a test card on the hosted checkout, or a secret-key confirmation.',
+  authScopes: (_payment, ctx) => ctx.principal !== null && ctx.principal.kind !== 'customer',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Payment id (pay_).' }),
+    amount: t.exposeInt('amount', { description: 'Amount in minor units.' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
+    method: t.exposeString('method', { description: 'test_card or server_confirmation.' }),
+    cardLast4: t.exposeString('cardLast4', { nullable: true, description: 'Last four digits of the card, or null.' }),
+    status: t.exposeString('status', { description: 'succeeded or declined.' }),
+    failureReason: t.exposeString('failureReason', { nullable: true, description: 'Why it was declined, or null.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was tried.' }),
+  }),
+});
+
+export const Redemption = builder.prismaObject('Redemption', {
+  description: 'The one redemption of a pass at the door (red_).',
+  authScopes: (redemption, ctx) => may(ctx, 'passes', ['read', 'redeem'], redemption.accountId),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Redemption id (red_).' }),
+    passId: t.exposeString('passId', { description: 'The pass (pas_).' }),
+    entitlementId: t.exposeString('entitlementId', { description: 'The entitlement redeemed (ent_).' }),
+    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
+    redeemedById: t.exposeString('redeemedById', { nullable: true, description: 'The staff user who scanned it (usr_), or null for an API key.' }),
+    redeemedAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was redeemed.' }),
+  }),
+});
+
+export const Pass = builder.prismaObject('Pass', {
+  description: 'One admission ticket of a confirmed order (pas_), with its scannable code.',
+  authScopes: (pass, ctx) => seesPass(pass, ctx),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Pass id (pas_).' }),
+    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
+    orderId: t.exposeString('orderId', { description: 'The order (ord_).' }),
+    customerId: t.exposeString('customerId', { description: 'The customer (cus_).' }),
+    ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type (tkt_).' }),
+    occurrenceId: t.exposeString('occurrenceId', { description: 'Occurrence it admits to (eoc_).' }),
+    code: t.exposeString('code', { description: 'Scannable code (16 characters), unique across the service.' }),
+    status: t.expose('status', { type: PassStatus, description: 'issued, redeemed or void.' }),
+    entitlementId: t.string({
+      nullable: true,
+      description: 'The entitlement it carries (ent_).',
+      select: { entitlements: { select: { id: true }, take: 1 } },
+      resolve: (pass) => pass.entitlements[0]?.id ?? null,
+    }),
+    redeemedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it was redeemed, or null.',
+      select: { redemptions: { select: { createdAt: true }, take: 1 } },
+      resolve: (pass) => pass.redemptions[0]?.createdAt ?? null,
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Issue time.' }),
+  }),
+});
+
+export const Order = builder.prismaObject('Order', {
+  description: 'An order (ord_): a checked-out cart, with its lines, payments and passes.',
+  authScopes: (order, ctx) => seesOrder(order, ctx),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Order id (ord_).' }),
+    orderNumber: t.exposeString('orderNumber', { description: 'Human-friendly number (SV-XXXXXXXX), unique in the organisation.' }),
+    status: t.expose('status', { type: OrderStatus, description: 'pending, confirmed, cancelled or refunded.' }),
+    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
+    channelId: t.exposeString('channelId', { nullable: true, description: 'The sales channel it was sold through (sch_).' }),
+    customerId: t.exposeString('customerId', { description: 'The customer (cus_).' }),
+    customer: t.relation('customer', { description: 'The customer.' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
+    subtotalAmount: t.exposeInt('subtotalAmount', { description: 'Sum of the lines, in minor units.' }),
+    feeAmount: t.exposeInt('feeAmount', { description: 'Fees, in minor units (0: no fees yet).' }),
+    totalAmount: t.exposeInt('totalAmount', { description: 'What the customer pays, in minor units.' }),
+    lineItemCount: t.relationCount('lineItems', { description: 'Number of lines.' }),
+    lineItems: t.relation('lineItems', { description: 'Its lines, in checkout order.', query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+    payments: t.relation('payments', { description: 'Payment tries, oldest first.', query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+    passes: t.relation('passes', { description: 'Its passes (one per ticket, once confirmed), in issue order.', query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+    checkoutUrl: t.string({
+      nullable: true,
+      description: 'The hosted checkout page that pays it, while it is pending; null otherwise.',
+      resolve: (order, _args, ctx) => (order.status === 'pending' ? checkoutUrl(ctx, order.id) : null),
+    }),
+    holdExpiresAt: t.expose('holdExpiresAt', { type: 'DateTime', nullable: true, description: 'While pending: until when its tickets are held.' }),
+    confirmedAt: t.expose('confirmedAt', { type: 'DateTime', nullable: true, description: 'Confirmation time, or null.' }),
+    cancelledAt: t.expose('cancelledAt', { type: 'DateTime', nullable: true, description: 'Cancellation time, or null.' }),
+    refundedAt: t.expose('refundedAt', { type: 'DateTime', nullable: true, description: 'Refund time, or null.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Checkout time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
+const OrderConnection = pagedConnection(Order, 'OrderConnection', 'orders');
+const CustomerConnection = pagedConnection(Customer, 'CustomerConnection', 'customers');
+const PassConnection = pagedConnection(Pass, 'PassConnection', 'passes');
+
+const ORDERS_READ = { $all: { organisation: true, permission: 'orders.read' } } as const;
+
+builder.queryFields((t) => ({
+  orders: t.field({
+    type: OrderConnection,
+    nullable: true,
+    description: 'Orders on the accounts the caller may read, newest first (GET /v1/orders).',
+    authScopes: ORDERS_READ,
+    args: {
+      status: t.arg({ type: OrderStatus, description: 'Only this status.' }),
+      customerId: t.arg.string({ description: 'Only this customer (cus_).' }),
+      accountId: t.arg.string({ description: 'Only this account (acc_).' }),
+      channelId: t.arg.string({ description: 'Only this sales channel (sch_).' }),
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+    },
+    resolve: (_root, args, ctx) => listOrders(ctx, args),
+  }),
+  order: t.field({
+    type: Order,
+    nullable: true,
+    description: 'One order (GET /v1/orders/{id}).',
+    authScopes: ORDERS_READ,
+    args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
+    resolve: (_root, { id }, ctx) => getOrder(ctx, id),
+  }),
+  customers: t.field({
+    type: CustomerConnection,
+    nullable: true,
+    description: 'Customers on the accounts the caller may read, newest first (GET /v1/customers).',
+    authScopes: { $all: { organisation: true, permission: 'customers.read' } },
+    args: {
+      email: t.arg.string({ description: 'Only this email address (case-insensitive, exact).' }),
+      accountId: t.arg.string({ description: 'Only this account (acc_).' }),
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+    },
+    resolve: (_root, args, ctx) => listCustomers(ctx, args),
+  }),
+  customer: t.field({
+    type: Customer,
+    nullable: true,
+    description: 'One customer (GET /v1/customers/{id}).',
+    authScopes: { $all: { organisation: true, permission: 'customers.read' } },
+    args: { id: t.arg.string({ required: true, description: 'Customer id (cus_).' }) },
+    resolve: (_root, { id }, ctx) => getCustomer(ctx, id),
+  }),
+  passes: t.field({
+    type: PassConnection,
+    nullable: true,
+    description: 'Passes on the accounts the caller may read, in issue order (GET /v1/passes).',
+    authScopes: { $all: { organisation: true, permission: 'passes.read' } },
+    args: {
+      orderId: t.arg.string({ description: 'Only this order (ord_).' }),
+      customerId: t.arg.string({ description: 'Only this customer (cus_).' }),
+      occurrenceId: t.arg.string({ description: 'Only this occurrence (eoc_).' }),
+      status: t.arg({ type: PassStatus, description: 'Only this status.' }),
+      accountId: t.arg.string({ description: 'Only this account (acc_).' }),
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+    },
+    resolve: (_root, args, ctx) => listPasses(ctx, args),
+  }),
+  pass: t.field({
+    type: Pass,
+    nullable: true,
+    description: 'One pass (GET /v1/passes/{id}).',
+    authScopes: { $all: { organisation: true, permission: 'passes.read' } },
+    args: { id: t.arg.string({ required: true, description: 'Pass id (pas_).' }) },
+    resolve: (_root, { id }, ctx) => getPass(ctx, id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  cancelOrder: t.field({
+    type: Order,
+    description:
+      'Cancels a pending or confirmed order: tickets back on sale, passes not yet redeemed void; order.cancelled (POST /v1/orders/{id}/cancel). 409 when cancelled or refunded already.',
+    authScopes: { $all: { organisation: true, permission: 'orders.cancel' } },
+    args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
+    resolve: (_root, { id }, ctx) => changeOrder(ctx, id, 'cancel'),
+  }),
+  refundOrder: t.field({
+    type: Order,
+    description:
+      'Refunds a confirmed order: tickets back on sale, passes not yet redeemed void; order.refunded (POST /v1/orders/{id}/refund). 409 unless confirmed.',
+    authScopes: { $all: { organisation: true, permission: 'orders.refund' } },
+    args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
+    resolve: (_root, { id }, ctx) => changeOrder(ctx, id, 'refund'),
+  }),
+  redeemPass: t.field({
+    type: Redemption,
+    description:
+      'Redeems a pass at the door, by id or by code (POST /v1/passes/{id}/redeem, POST /v1/redemptions); ticket.redeemed. A second scan, or a void pass, is 409 with the reason.',
+    authScopes: { $all: { organisation: true, permission: 'passes.redeem' } },
+    args: {
+      passId: t.arg.string({ description: 'Pass id (pas_); or give code.' }),
+      code: t.arg.string({ description: 'The code printed on the pass; or give passId.' }),
+    },
+    resolve: (_root, args, ctx) => redeemPass(ctx, args),
+  }),
+}));

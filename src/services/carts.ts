@@ -1,0 +1,510 @@
+import { z } from 'zod';
+import { publicUrl } from '../config.ts';
+import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
+import { isUniqueViolation } from '../db/client.ts';
+import { AppError, type ValidationIssue } from '../errors.ts';
+import type { Cart, SalesChannel } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import { views } from '../webhooks/payloads.ts';
+import { recordWebhookEvent } from '../webhooks/record.ts';
+import { capacityOf, hold, lockOrder } from './inventory.ts';
+import { remaining } from './listings.ts';
+import { orderNumber, releaseExpiredHolds } from './orders.ts';
+import { validate } from './sessions.ts';
+import type { Raw } from './events.ts';
+
+/**
+ * The storefront's carts and checkout (sales API, contract.md "Sales API").
+ *
+ * - A sales session (ses_) starts with the first cart of a browser; its id is answered in
+ *   X-Live-Session and a `live_session` cookie (for hosted pages) and sent back the same way.
+ *   A cart is reachable with its session only: a publishable key lives in browsers, so a cart id
+ *   seen elsewhere (a log, a shared link) is not enough. A secret key (a server) may reach any cart
+ *   of its channel.
+ * - Carts hold no tickets: they are checked against availability when changed, and tickets are
+ *   held only by checkout, which turns the cart into a pending order (prices frozen) whose tickets
+ *   are held for ORDER_HOLD_TTL. Paying confirms it (src/services/orders.ts).
+ * - What a cart may hold: occurrences still to come of the channel's published or on-sale events,
+ *   inside the event's on/off-sale dates and the ticket type's sales window, at most maxPerOrder
+ *   of a type, one currency per cart.
+ */
+
+export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
+export const CART_TTL_MS = 24 * 60 * 60 * 1000;
+const MAX_LINES = 50;
+const MAX_QUANTITY = 100;
+
+const itemInput = z.object({
+  occurrenceId: z.string().min(1).max(100),
+  ticketTypeId: z.string().min(1).max(100),
+  quantity: z.number().int().min(1).max(MAX_QUANTITY),
+});
+const itemsInput = z
+  .array(itemInput)
+  .max(MAX_LINES)
+  .superRefine((items, ctx) => {
+    const seen = new Set<string>();
+    items.forEach((item, index) => {
+      const key = `${item.occurrenceId}|${item.ticketTypeId}`;
+      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [index], message: 'The same occurrence and ticket type twice; give one line with the total quantity.' });
+      seen.add(key);
+    });
+  });
+const createInput = z.object({ items: itemsInput.nullish() });
+const updateInput = z.object({ items: itemsInput });
+const checkoutInput = z.object({
+  customer: z.object({
+    email: z.email().max(254).transform((email) => email.toLowerCase()),
+    firstName: z.string().trim().min(1).max(100).nullish(),
+    lastName: z.string().trim().min(1).max(100).nullish(),
+  }),
+});
+
+export type CartItemInput = z.input<typeof itemInput>;
+
+export interface PricedLine {
+  occurrenceId: string;
+  ticketTypeId: string;
+  quantity: number;
+  eventId: string;
+  eventName: string;
+  ticketTypeName: string;
+  startsAt: Date;
+  unitAmount: number;
+  totalAmount: number;
+  currency: string;
+  /** Catalogue capacity (null = unlimited). */
+  capacity: number | null;
+  /** What remains now (null = unlimited). */
+  available: number | null;
+}
+
+export interface CartView {
+  id: string;
+  sessionId: string;
+  status: 'open' | 'checked_out' | 'abandoned';
+  currency: string | null;
+  items: PricedLine[];
+  itemCount: number;
+  subtotalAmount: number;
+  totalAmount: number;
+  orderId: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+async function channelOfKey(ctx: RequestContext): Promise<{ principal: ChannelPrincipal; channel: SalesChannel }> {
+  const principal = channelOf(ctx);
+  const channel = await ctx.db.salesChannel.findFirst({ where: { id: principal.channelId } });
+  if (!channel) throw new AppError('UNAUTHENTICATED', 'The sales channel of this key no longer exists.');
+  return { principal, channel };
+}
+
+/**
+ * Prices and checks lines against the catalogue as it is now. Lines that are not for sale are a
+ * 400 naming each offending field; more tickets than remain is a 409 naming each line.
+ */
+export async function priceLines(ctx: RequestContext, channel: SalesChannel, items: readonly CartItemInput[], where = 'items'): Promise<PricedLine[]> {
+  if (items.length === 0) return [];
+  const now = new Date();
+  const [occurrences, ticketTypes] = await Promise.all([
+    ctx.db.eventOccurrence.findMany({
+      where: { id: { in: items.map((item) => item.occurrenceId) } },
+      include: { event: { include: { channelListings: { where: { channelId: channel.id }, select: { eventId: true } } } } },
+    }),
+    ctx.db.ticketType.findMany({ where: { id: { in: items.map((item) => item.ticketTypeId) } } }),
+  ]);
+  const occurrenceById = new Map(occurrences.map((o) => [o.id, o]));
+  const typeById = new Map(ticketTypes.map((t) => [t.id, t]));
+  const inventories = await ctx.db.inventory.findMany({
+    where: { OR: items.map((item) => ({ occurrenceId: item.occurrenceId, ticketTypeId: item.ticketTypeId })) },
+    select: { occurrenceId: true, ticketTypeId: true, held: true, sold: true },
+  });
+  const inventoryOf = new Map(inventories.map((row) => [`${row.ticketTypeId}|${row.occurrenceId}`, row]));
+
+  const issues: ValidationIssue[] = [];
+  const shortages: ValidationIssue[] = [];
+  const lines: PricedLine[] = [];
+  let currency: string | null = null;
+  items.forEach((item, index) => {
+    const at = `${where}.${index}`;
+    const occurrence = occurrenceById.get(item.occurrenceId);
+    const event = occurrence?.event;
+    const sold =
+      occurrence &&
+      event &&
+      event.accountId === channel.accountId &&
+      !event.isDeleted &&
+      (event.status === 'published' || event.status === 'on_sale') &&
+      (channel.sellsAllEvents || event.channelListings.length > 0);
+    if (!occurrence || !event || !sold) {
+      issues.push({ path: `${at}.occurrenceId`, message: 'No such occurrence on sale in this channel.' });
+      return;
+    }
+    if (occurrence.status !== 'scheduled' || occurrence.startsAt <= now) {
+      issues.push({ path: `${at}.occurrenceId`, message: 'This occurrence has started or was cancelled.' });
+      return;
+    }
+    if (event.onSaleDate && event.onSaleDate > now) {
+      issues.push({ path: `${at}.occurrenceId`, message: `Sales for this event open at ${event.onSaleDate.toISOString()}.` });
+      return;
+    }
+    if (event.offSaleDate && event.offSaleDate <= now) {
+      issues.push({ path: `${at}.occurrenceId`, message: 'Sales for this event have closed.' });
+      return;
+    }
+    const type = typeById.get(item.ticketTypeId);
+    if (!type || type.isDeleted || type.eventId !== event.id) {
+      issues.push({ path: `${at}.ticketTypeId`, message: "Not a ticket type of this occurrence's event." });
+      return;
+    }
+    if (type.salesStartAt && type.salesStartAt > now) {
+      issues.push({ path: `${at}.ticketTypeId`, message: `This ticket type goes on sale at ${type.salesStartAt.toISOString()}.` });
+      return;
+    }
+    if (type.salesEndAt && type.salesEndAt <= now) {
+      issues.push({ path: `${at}.ticketTypeId`, message: 'Sales of this ticket type have ended.' });
+      return;
+    }
+    if (type.maxPerOrder !== null && item.quantity > type.maxPerOrder) {
+      issues.push({ path: `${at}.quantity`, message: `At most ${type.maxPerOrder} of this ticket type per order.` });
+      return;
+    }
+    if (currency !== null && type.currency !== currency) {
+      issues.push({ path: `${at}.ticketTypeId`, message: `A cart holds one currency; this line is in ${type.currency}, the cart in ${currency}.` });
+      return;
+    }
+    currency = type.currency;
+    const capacity = capacityOf(occurrence, type);
+    const row = inventoryOf.get(`${type.id}|${occurrence.id}`);
+    const available = remaining(capacity, row?.held ?? 0, row?.sold ?? 0);
+    if (available !== null && item.quantity > available) {
+      shortages.push({
+        path: `${at}.quantity`,
+        message: available === 0 ? 'Sold out.' : `Only ${available} left.`,
+      });
+    }
+    lines.push({
+      occurrenceId: occurrence.id,
+      ticketTypeId: type.id,
+      quantity: item.quantity,
+      eventId: event.id,
+      eventName: event.name,
+      ticketTypeName: type.name,
+      startsAt: occurrence.startsAt,
+      unitAmount: type.priceAmount,
+      totalAmount: type.priceAmount * item.quantity,
+      currency: type.currency,
+      capacity,
+      available,
+    });
+  });
+  if (issues.length > 0) throw AppError.validation(issues);
+  if (shortages.length > 0) throw soldOut(shortages);
+  return lines;
+}
+
+function soldOut(details: ValidationIssue[]): AppError {
+  return new AppError('CONFLICT', 'Not enough tickets remain for this cart.', details);
+}
+
+function cartView(cart: Cart, lines: PricedLine[], orderId: string | null): CartView {
+  const subtotal = lines.reduce((sum, line) => sum + line.totalAmount, 0);
+  const expired = cart.status === 'open' && cart.expiresAt <= new Date();
+  return {
+    id: cart.id,
+    sessionId: cart.sessionId,
+    status: expired ? 'abandoned' : cart.status,
+    currency: lines[0]?.currency ?? cart.currency,
+    items: lines,
+    itemCount: lines.reduce((sum, line) => sum + line.quantity, 0),
+    subtotalAmount: subtotal,
+    totalAmount: subtotal,
+    orderId,
+    expiresAt: cart.expiresAt,
+    createdAt: cart.createdAt,
+    updatedAt: cart.updatedAt,
+  };
+}
+
+/** Lines of a stored cart priced at today's catalogue, without refusing what is no longer for sale (reads never fail on it). */
+async function storedLines(ctx: RequestContext, channel: SalesChannel, cart: Cart): Promise<PricedLine[]> {
+  const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  if (items.length === 0) return [];
+  try {
+    return await priceLines(ctx, channel, items);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    // Something went off sale or sold out since: show the lines at their current prices anyway;
+    // changing or checking out the cart says what is wrong.
+    const [occurrences, types] = await Promise.all([
+      ctx.db.eventOccurrence.findMany({ where: { id: { in: items.map((i) => i.occurrenceId) } }, include: { event: true } }),
+      ctx.db.ticketType.findMany({ where: { id: { in: items.map((i) => i.ticketTypeId) } } }),
+    ]);
+    return items.flatMap((item) => {
+      const occurrence = occurrences.find((o) => o.id === item.occurrenceId);
+      const type = types.find((t) => t.id === item.ticketTypeId);
+      if (!occurrence || !type) return [];
+      return [{
+        occurrenceId: item.occurrenceId,
+        ticketTypeId: item.ticketTypeId,
+        quantity: item.quantity,
+        eventId: occurrence.eventId,
+        eventName: occurrence.event.name,
+        ticketTypeName: type.name,
+        startsAt: occurrence.startsAt,
+        unitAmount: type.priceAmount,
+        totalAmount: type.priceAmount * item.quantity,
+        currency: type.currency,
+        capacity: capacityOf(occurrence, type),
+        available: null,
+      }];
+    });
+  }
+}
+
+/** The session named by the request when it is this channel's and still valid; else a new one. */
+async function sessionFor(ctx: RequestContext, channel: SalesChannel): Promise<string> {
+  const now = new Date();
+  const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
+  if (ctx.liveSessionId) {
+    const renewed = await ctx.db.salesSession.updateMany({
+      where: { id: ctx.liveSessionId, channelId: channel.id, expiresAt: { gt: now } },
+      data: { lastSeenAt: now, expiresAt },
+    });
+    if (renewed.count === 1) return ctx.liveSessionId;
+  }
+  const session = await ctx.db.salesSession.create({
+    data: { id: newId('salesSession'), organisationId: channel.organisationId, accountId: channel.accountId, channelId: channel.id, expiresAt },
+  });
+  return session.id;
+}
+
+/** Answers the session in X-Live-Session and in the cookie hosted pages read. */
+function announceSession(ctx: RequestContext, sessionId: string): void {
+  ctx.setResponseHeader('X-Live-Session', sessionId);
+  const secure = publicUrl(ctx.runtime.config).startsWith('https:') ? '; Secure' : '';
+  ctx.setResponseHeader(
+    'Set-Cookie',
+    `live_session=${sessionId}; Path=/; Max-Age=${SESSION_TTL_MS / 1000}; HttpOnly; SameSite=Lax${secure}`,
+  );
+}
+
+/** A cart of the key's channel the request may reach (its session, or any with a secret key). */
+async function reachableCart(ctx: RequestContext, id: string): Promise<{ cart: Cart; channel: SalesChannel; principal: ChannelPrincipal }> {
+  const { principal, channel } = await channelOfKey(ctx);
+  const cart = await ctx.db.cart.findFirst({ where: { id, channelId: channel.id } });
+  if (!cart || (principal.keyKind !== 'secret' && cart.sessionId !== ctx.liveSessionId)) {
+    throw AppError.notFound('Cart not found (a cart is reached with the X-Live-Session its creation answered).');
+  }
+  return { cart, channel, principal };
+}
+
+async function orderIdOf(ctx: RequestContext, cartId: string): Promise<string | null> {
+  const order = await ctx.db.order.findFirst({ where: { cartId }, select: { id: true } });
+  return order?.id ?? null;
+}
+
+export async function createCart(ctx: RequestContext, raw: Raw<z.input<typeof createInput>>): Promise<CartView> {
+  const input = validate(createInput, raw);
+  const { channel } = await channelOfKey(ctx);
+  const lines = await priceLines(ctx, channel, input.items ?? []);
+  const sessionId = await sessionFor(ctx, channel);
+  const cartId = newId('cart');
+  const cart = await ctx.db.$transaction(async (tx) => {
+    const created = await tx.cart.create({
+      data: {
+        id: cartId,
+        organisationId: channel.organisationId,
+        accountId: channel.accountId,
+        channelId: channel.id,
+        sessionId,
+        currency: lines[0]?.currency ?? null,
+        expiresAt: new Date(Date.now() + CART_TTL_MS),
+      },
+    });
+    if (lines.length > 0) {
+      await tx.cartItem.createMany({
+        data: lines.map((line) => ({
+          id: newId('cartItem'),
+          organisationId: channel.organisationId,
+          cartId,
+          occurrenceId: line.occurrenceId,
+          ticketTypeId: line.ticketTypeId,
+          quantity: line.quantity,
+        })),
+      });
+    }
+    return created;
+  });
+  announceSession(ctx, sessionId);
+  return cartView(cart, lines, null);
+}
+
+export async function getCart(ctx: RequestContext, id: string): Promise<CartView> {
+  const { cart, channel } = await reachableCart(ctx, id);
+  announceSession(ctx, cart.sessionId);
+  return cartView(cart, await storedLines(ctx, channel, cart), await orderIdOf(ctx, cart.id));
+}
+
+function assertOpen(cart: Cart): void {
+  if (cart.status === 'checked_out') throw new AppError('CONFLICT', 'This cart was checked out; start a new cart.');
+  if (cart.status === 'abandoned' || cart.expiresAt <= new Date()) throw new AppError('GONE', 'This cart expired; start a new cart.');
+}
+
+/** Replaces the cart's lines (an empty list empties it); checked against the catalogue and availability. */
+export async function updateCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof updateInput>>): Promise<CartView> {
+  const input = validate(updateInput, raw);
+  const { cart, channel } = await reachableCart(ctx, id);
+  assertOpen(cart);
+  const lines = await priceLines(ctx, channel, input.items);
+  const updated = await ctx.db.$transaction(async (tx) => {
+    const changed = await tx.cart.updateMany({
+      where: { id: cart.id, status: 'open' },
+      data: { currency: lines[0]?.currency ?? null, expiresAt: new Date(Date.now() + CART_TTL_MS), updatedAt: new Date() },
+    });
+    if (changed.count !== 1) throw new AppError('CONFLICT', 'This cart was checked out; start a new cart.');
+    await tx.cartItem.deleteMany({ where: { cartId: cart.id } });
+    if (lines.length > 0) {
+      await tx.cartItem.createMany({
+        data: lines.map((line) => ({
+          id: newId('cartItem'),
+          organisationId: channel.organisationId,
+          cartId: cart.id,
+          occurrenceId: line.occurrenceId,
+          ticketTypeId: line.ticketTypeId,
+          quantity: line.quantity,
+        })),
+      });
+    }
+    return tx.cart.findFirstOrThrow({ where: { id: cart.id } });
+  });
+  announceSession(ctx, cart.sessionId);
+  return cartView(updated, lines, null);
+}
+
+export function checkoutUrl(ctx: RequestContext, orderId: string): string {
+  return `${publicUrl(ctx.runtime.config)}/checkout/${orderId}`;
+}
+
+/**
+ * Turns an open cart into a pending order for a customer (found by email on the channel's account,
+ * or created: customer.created), holding its tickets until the hold expires (order.created). One
+ * transaction: the cart closes, the customer, order, line items, holds and webhooks commit together
+ * or not at all. When a hold fails, holds of orders whose time ran out are released and the hold is
+ * tried once more, so abandoned checkouts never keep the last tickets from a buyer.
+ */
+export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof checkoutInput>>) {
+  const input = validate(checkoutInput, raw);
+  const { cart, channel } = await reachableCart(ctx, id);
+  assertOpen(cart);
+  const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  if (items.length === 0) throw AppError.validation([{ path: 'items', message: 'The cart is empty.' }]);
+  const lines = await priceLines(ctx, channel, items);
+
+  let released = false;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const result = await placeOrder(ctx, channel, cart, lines, input.customer);
+      announceSession(ctx, cart.sessionId);
+      return result;
+    } catch (error) {
+      if (error instanceof ShortOfTickets && !released) {
+        released = true;
+        if ((await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0) continue;
+      }
+      if (error instanceof ShortOfTickets) throw soldOut([{ path: `items.${lines.indexOf(error.line)}.quantity`, message: 'Not enough tickets remain.' }]);
+      // An order number drawn twice (about one in 10^12): draw again.
+      if (isUniqueViolation(error) && attempt < 3) continue;
+      throw error;
+    }
+  }
+}
+
+class ShortOfTickets extends Error {
+  constructor(readonly line: PricedLine) {
+    super('short of tickets');
+  }
+}
+
+async function placeOrder(
+  ctx: RequestContext,
+  channel: SalesChannel,
+  cart: Cart,
+  lines: PricedLine[],
+  customerInput: { email: string; firstName?: string | null; lastName?: string | null },
+) {
+  const organisationId = channel.organisationId;
+  const holdTtl = ctx.runtime.config.ORDER_HOLD_TTL;
+  const { order, customer, deliveryIds } = await ctx.db.$transaction(async (tx) => {
+    const closed = await tx.cart.updateMany({ where: { id: cart.id, status: 'open' }, data: { status: 'checked_out' } });
+    if (closed.count !== 1) throw new AppError('CONFLICT', 'This cart was checked out already.');
+
+    const deliveryIds: string[] = [];
+    let customer = await tx.customer.findFirst({ where: { accountId: channel.accountId, email: customerInput.email } });
+    if (!customer) {
+      // A concurrent checkout with the same new email: the unique (accountId, email) index decides;
+      // the loser's transaction fails and the caller retries against the winner's customer.
+      customer = await tx.customer.create({
+        data: {
+          id: newId('customer'),
+          organisationId,
+          accountId: channel.accountId,
+          email: customerInput.email,
+          firstName: customerInput.firstName ?? null,
+          lastName: customerInput.lastName ?? null,
+        },
+      });
+      const recorded = await recordWebhookEvent(tx, { organisationId, accountId: channel.accountId, type: 'customer.created', payload: views.customer(customer) });
+      deliveryIds.push(...recorded.deliveryIds);
+    }
+
+    for (const line of lockOrder(lines)) {
+      if (!(await hold(tx, organisationId, line))) throw new ShortOfTickets(line);
+    }
+
+    const subtotal = lines.reduce((sum, line) => sum + line.totalAmount, 0);
+    const order = await tx.order.create({
+      data: {
+        id: newId('order'),
+        organisationId,
+        accountId: channel.accountId,
+        channelId: channel.id,
+        customerId: customer.id,
+        cartId: cart.id,
+        orderNumber: orderNumber(),
+        status: 'pending',
+        currency: lines[0]!.currency,
+        subtotalAmount: subtotal,
+        feeAmount: 0,
+        totalAmount: subtotal,
+        holdExpiresAt: new Date(Date.now() + holdTtl),
+      },
+    });
+    await tx.orderLineItem.createMany({
+      data: lines.map((line) => ({
+        id: newId('orderLineItem'),
+        organisationId,
+        orderId: order.id,
+        ticketTypeId: line.ticketTypeId,
+        occurrenceId: line.occurrenceId,
+        quantity: line.quantity,
+        unitAmount: line.unitAmount,
+        totalAmount: line.totalAmount,
+        currency: line.currency,
+      })),
+    });
+    await tx.salesSession.updateMany({ where: { id: cart.sessionId }, data: { customerId: customer.id } });
+    const recorded = await recordWebhookEvent(tx, {
+      organisationId,
+      accountId: channel.accountId,
+      type: 'order.created',
+      payload: views.order({ ...order, lineItemCount: lines.length }),
+    });
+    deliveryIds.push(...recorded.deliveryIds);
+    return { order, customer, deliveryIds };
+  });
+  ctx.runtime.dispatcher.dispatch(deliveryIds);
+  return { order, customer, checkoutUrl: checkoutUrl(ctx, order.id) };
+}

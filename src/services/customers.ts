@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { sha256 } from '../auth/keys.ts';
+import { channelOf, customerOf, type RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import type { Customer, Prisma } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { validate } from './sessions.ts';
+
+/**
+ * Customers (cus_) of an account: created by their first checkout (customer.created), one per
+ * (account, email). Management reads them with `customers.read`. On the sales API a customer signs
+ * in by magic link: a single-use code (stored as its sha256, MAGIC_LINK_TTL) mailed to an address
+ * the account knows, exchanged for a customer token (a JWT, CUSTOMER_TOKEN_TTL) that reads that
+ * customer's orders and passes and nothing else.
+ */
+
+const RESOURCE = 'customers';
+/** At most this many codes per address per MAGIC_LINK_TTL; further requests still answer 202 and send nothing. */
+const MAX_CODES_PER_WINDOW = 5;
+
+const listFilters = z.object({
+  email: z.string().trim().min(1).max(254).nullish(),
+  accountId: z.string().min(1).max(100).nullish(),
+});
+
+export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+  const { page, limit, first, after, last, before, ...rawFilters } = args;
+  const filters = validate(listFilters, rawFilters);
+  const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
+  const where: Prisma.CustomerWhereInput = {
+    account: { isDeleted: false },
+    ...(accountId === undefined ? {} : { accountId }),
+    ...(filters.email ? { email: filters.email.toLowerCase() } : {}),
+  };
+  return paginate(
+    { page, limit, first, after, last, before } as PageArgs,
+    () => ctx.db.customer.count({ where }),
+    ({ skip, take }) => ctx.db.customer.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+  );
+}
+
+export async function getCustomer(ctx: RequestContext, id: string): Promise<Customer> {
+  const customer = await ctx.db.customer.findFirst({ where: { id, account: { isDeleted: false } } });
+  // Reading is the only right on customers: one the caller may not read does not exist for them.
+  if (!customer || !ctx.access.allows(RESOURCE, 'read', customer.accountId)) throw AppError.notFound('Customer not found.');
+  return customer;
+}
+
+const magicLinkInput = z.object({ email: z.email().max(254).transform((email) => email.toLowerCase()) });
+const tokenInput = z.object({ code: z.string().trim().min(1).max(200) });
+
+/**
+ * Starts a magic-link sign-in. Always answers the same (202), whether the address is a customer
+ * of the channel's account or not, and sends the mail after answering, so neither the answer nor
+ * its timing tells who is a customer.
+ */
+export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typeof magicLinkInput>>): Promise<{ accepted: true }> {
+  const { email } = validate(magicLinkInput, raw);
+  const principal = channelOf(ctx);
+  const { runtime } = ctx;
+  const send = async () => {
+    const [customer, channel] = await Promise.all([
+      ctx.db.customer.findFirst({ where: { accountId: principal.accountId, email } }),
+      ctx.db.salesChannel.findFirst({ where: { id: principal.channelId }, select: { name: true, storefrontUrl: true } }),
+    ]);
+    if (!customer || !channel) return;
+    const ttl = runtime.config.MAGIC_LINK_TTL;
+    const recent = await ctx.db.customerLoginCode.count({
+      where: { accountId: customer.accountId, email, createdAt: { gt: new Date(Date.now() - ttl) } },
+    });
+    if (recent >= MAX_CODES_PER_WINDOW) return;
+    const code = randomBytes(24).toString('base64url');
+    const expiresAt = new Date(Date.now() + ttl);
+    await ctx.db.customerLoginCode.create({
+      data: { id: newId('customerLoginCode'), organisationId: customer.organisationId, accountId: customer.accountId, email, codeHash: sha256(code), expiresAt },
+    });
+    let link: string | null = null;
+    if (channel.storefrontUrl) {
+      const url = new URL(channel.storefrontUrl);
+      url.searchParams.set('code', code);
+      link = url.toString();
+    }
+    await runtime.mailer.send({
+      to: email,
+      subject: `Sign in to ${channel.name}`,
+      text: [
+        `Here is your sign-in ${link ? 'link' : 'code'} for ${channel.name}.`,
+        '',
+        ...(link ? [link, '', `Or enter this code: ${code}`] : [code]),
+        '',
+        `It works once and expires at ${expiresAt.toISOString()}.`,
+        'If you did not ask to sign in, ignore this message.',
+      ].join('\n'),
+      meta: { kind: 'customer_magic_link', customerId: customer.id, code, link },
+    });
+  };
+  void send().catch((error: unknown) => ctx.logger.error({ err: error }, 'magic-link mail failed'));
+  return { accepted: true };
+}
+
+/** Exchanges a magic-link code (once, before it expires) for a customer token. */
+export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<typeof tokenInput>>) {
+  const { code } = validate(tokenInput, raw);
+  const principal = channelOf(ctx);
+  const login = await ctx.db.customerLoginCode.findFirst({ where: { codeHash: sha256(code), accountId: principal.accountId } });
+  if (!login) throw new AppError('UNAUTHENTICATED', 'Unknown sign-in code.');
+  if (login.usedAt) throw new AppError('CONFLICT', 'This sign-in code was used already; request a new link.');
+  if (login.expiresAt <= new Date()) throw new AppError('GONE', 'This sign-in code has expired; request a new link.');
+  const used = await ctx.db.customerLoginCode.updateMany({ where: { id: login.id, usedAt: null }, data: { usedAt: new Date() } });
+  if (used.count !== 1) throw new AppError('CONFLICT', 'This sign-in code was used already; request a new link.');
+  const customer = await ctx.db.customer.findFirst({ where: { accountId: login.accountId, email: login.email } });
+  if (!customer) throw new AppError('UNAUTHENTICATED', 'Unknown sign-in code.');
+  const { token, expiresAt } = await ctx.runtime.tokens.signCustomer(customer, ctx.runtime.config.CUSTOMER_TOKEN_TTL);
+  return { customerToken: token, expiresAt, customer };
+}
+
+/** The signed-in customer's orders, newest first (GET /live/sales/me/orders). */
+export async function customerOrders(ctx: RequestContext, args: RawPageArgs & { status?: unknown }) {
+  const { customerId } = customerOf(ctx);
+  const { page, limit, first, after, last, before, ...rest } = args;
+  const { status } = validate(z.object({ status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish() }), rest);
+  const where: Prisma.OrderWhereInput = { customerId, ...(status ? { status } : {}) };
+  const [customer, page_] = await Promise.all([
+    ctx.db.customer.findFirstOrThrow({ where: { id: customerId } }),
+    paginate(
+      { page, limit, first, after, last, before } as PageArgs,
+      () => ctx.db.order.count({ where }),
+      ({ skip, take }) => ctx.db.order.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+    ),
+  ]);
+  return { customer, orders: page_.nodes, pagination: page_.pagination };
+}

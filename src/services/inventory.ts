@@ -1,0 +1,61 @@
+import type { TenantDatabase } from '../db/tenant.ts';
+import type { Database } from '../db/client.ts';
+
+/**
+ * Inventory of one ticket type at one occurrence: `held` by pending orders, `sold` to confirmed
+ * ones. The database keeps `held + sold <= capacity` (a CHECK constraint); every change here is
+ * one conditional UPDATE of the row, so concurrent checkouts queue on the row lock and each sees
+ * the counts the one before it left: the last ticket is held once, never twice.
+ *
+ * The capacity is the catalogue's at the moment of the hold (the occurrence's when set, else the
+ * ticket type's; null = unlimited) and is written with the hold, so a capacity changed in the
+ * catalogue applies to the next hold. Release and sale never touch it.
+ */
+
+/** A transaction client of either handle (tenant-scoped for requests, plain for system sweeps). */
+export type Tx =
+  | Parameters<Parameters<TenantDatabase['$transaction']>[0]>[0]
+  | Parameters<Parameters<Database['$transaction']>[0]>[0];
+
+export interface InventoryLine {
+  ticketTypeId: string;
+  occurrenceId: string;
+  quantity: number;
+}
+
+/** Lines in one fixed order, so two transactions never lock the same rows in opposite orders. */
+export function lockOrder<T extends InventoryLine>(lines: readonly T[]): T[] {
+  return [...lines].sort((a, b) =>
+    a.ticketTypeId === b.ticketTypeId ? a.occurrenceId.localeCompare(b.occurrenceId) : a.ticketTypeId.localeCompare(b.ticketTypeId),
+  );
+}
+
+export function capacityOf(occurrence: { capacity: number | null }, ticketType: { capacity: number | null }): number | null {
+  return occurrence.capacity ?? ticketType.capacity;
+}
+
+/** Holds `quantity` more tickets if they remain; false (and nothing changed) when they do not. */
+export async function hold(tx: Tx, organisationId: string, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
+  const db = tx as unknown as Database;
+  await db.$executeRaw`
+    INSERT INTO "inventories" ("organisationId", "ticketTypeId", "occurrenceId", "capacity", "held", "sold", "updatedAt")
+    VALUES (${organisationId}, ${line.ticketTypeId}, ${line.occurrenceId}, ${line.capacity}::int, 0, 0, now())
+    ON CONFLICT ("ticketTypeId", "occurrenceId") DO NOTHING`;
+  const updated = await db.$executeRaw`
+    UPDATE "inventories"
+       SET "held" = "held" + ${line.quantity}, "capacity" = ${line.capacity}::int, "updatedAt" = now()
+     WHERE "organisationId" = ${organisationId} AND "ticketTypeId" = ${line.ticketTypeId} AND "occurrenceId" = ${line.occurrenceId}
+       AND (${line.capacity}::int IS NULL OR "held" + "sold" + ${line.quantity} <= ${line.capacity}::int)`;
+  return updated === 1;
+}
+
+/** Moves tickets between the counters: held -> sold (confirm), held -> free (cancel pending), sold -> free (cancel/refund confirmed). */
+export async function move(tx: Tx, organisationId: string, line: InventoryLine, change: 'sell' | 'release' | 'return'): Promise<void> {
+  const db = tx as unknown as Database;
+  const q = line.quantity;
+  const [held, sold] = change === 'sell' ? [-q, q] : change === 'release' ? [-q, 0] : [0, -q];
+  const updated = await db.$executeRaw`
+    UPDATE "inventories" SET "held" = "held" + ${held}, "sold" = "sold" + ${sold}, "updatedAt" = now()
+     WHERE "organisationId" = ${organisationId} AND "ticketTypeId" = ${line.ticketTypeId} AND "occurrenceId" = ${line.occurrenceId}`;
+  if (updated !== 1) throw new Error(`inventory row of ${line.ticketTypeId}/${line.occurrenceId} is missing`);
+}

@@ -1,0 +1,354 @@
+import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+import { missingRight } from '../auth/refusal.ts';
+import type { RequestContext } from '../context.ts';
+import type { Database } from '../db/client.ts';
+import type { TenantDatabase } from '../db/tenant.ts';
+import { AppError } from '../errors.ts';
+import type { Order, Prisma } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import type { Logger } from '../log.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import { views } from '../webhooks/payloads.ts';
+import { recordWebhookEvent } from '../webhooks/record.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { lockOrder, move, type Tx } from './inventory.ts';
+import { validate } from './sessions.ts';
+
+/**
+ * The order lifecycle after checkout (src/services/carts.ts creates pending orders):
+ *
+ *   pending --pay (hosted checkout) / confirm (secret key)--> confirmed --refund--> refunded
+ *   pending --cancel (management) / hold expired--> cancelled
+ *   confirmed --cancel (management)--> cancelled
+ *
+ * Every move is one transaction that changes the order only if it is still in the state the move
+ * starts from (a conditional UPDATE), moves the inventory counters, and records its webhook; so two
+ * concurrent moves of one order cannot both happen. Confirmation issues one pass (pas_) per ticket,
+ * each with one entitlement (ent_) to its occurrence; cancelling or refunding a confirmed order
+ * voids the passes not yet redeemed, so they can no longer be redeemed.
+ *
+ * Rights: `orders.read`; `orders.cancel`; `orders.refund`, on the order's account.
+ */
+
+const RESOURCE = 'orders';
+const ORDER_NUMBER_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const PASS_CODE_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';
+
+/** `SV-` and 8 Crockford base-32 characters: short enough to read out on the phone, unique per organisation. */
+export function orderNumber(): string {
+  let text = 'SV-';
+  for (let i = 0; i < 8; i += 1) text += ORDER_NUMBER_ALPHABET[randomInt(ORDER_NUMBER_ALPHABET.length)];
+  return text;
+}
+
+/** 16 characters without look-alikes (~80 bits): printed as a barcode, typed at a door when it fails. */
+function passCode(): string {
+  let text = '';
+  for (let i = 0; i < 16; i += 1) text += PASS_CODE_ALPHABET[randomInt(PASS_CODE_ALPHABET.length)];
+  return text;
+}
+
+async function orderPayload(tx: Tx, order: Order) {
+  const lineItemCount = await (tx as unknown as Database).orderLineItem.count({ where: { organisationId: order.organisationId, orderId: order.id } });
+  return views.order({ ...order, lineItemCount });
+}
+
+async function lineItemsOf(tx: Tx, order: Order) {
+  return (tx as unknown as Database).orderLineItem.findMany({
+    where: { organisationId: order.organisationId, orderId: order.id },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+}
+
+interface Services {
+  db: Database;
+  dispatcher: Pick<WebhookDispatcher, 'dispatch'>;
+  logger?: Logger;
+  /** Sends the customer their tickets on confirmation, when present. */
+  mailer?: Mailer;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confirmation (hosted checkout, secret key) and payment attempts
+
+export interface PaymentInput {
+  method: 'test_card' | 'server_confirmation';
+  cardLast4?: string | null;
+}
+
+/**
+ * Confirms a pending order whose hold is still valid: tickets move from held to sold, a payment
+ * is recorded, passes are issued; order.confirmed and ticket.issued. A confirmed order answers
+ * 409, a cancelled or refunded one 409, an expired hold 410 (the order is cancelled then and
+ * there, its tickets back on sale).
+ */
+export async function confirmOrder(services: Services, db: TenantDatabase, orderId: string, payment: PaymentInput): Promise<Order> {
+  const now = new Date();
+  const outcome = await db.$transaction(async (tx) => {
+    const moved = await tx.order.updateMany({
+      where: { id: orderId, status: 'pending', holdExpiresAt: { gt: now } },
+      data: { status: 'confirmed', confirmedAt: now, holdExpiresAt: null },
+    });
+    const order = await tx.order.findFirst({ where: { id: orderId } });
+    if (!order) throw AppError.notFound('Order not found.');
+    if (moved.count !== 1) return { order, moved: false as const };
+    const lines = await lineItemsOf(tx, order);
+    for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'sell');
+    await tx.payment.create({
+      data: {
+        id: newId('payment'),
+        organisationId: order.organisationId,
+        orderId: order.id,
+        amount: order.totalAmount,
+        currency: order.currency,
+        method: payment.method,
+        cardLast4: payment.cardLast4 ?? null,
+        status: 'succeeded',
+      },
+    });
+    const passes = lines.flatMap((line) =>
+      Array.from({ length: line.quantity }, () => ({
+        id: newId('pass'),
+        organisationId: order.organisationId,
+        accountId: order.accountId,
+        orderId: order.id,
+        lineItemId: line.id,
+        customerId: order.customerId,
+        ticketTypeId: line.ticketTypeId,
+        occurrenceId: line.occurrenceId,
+        code: passCode(),
+        status: 'issued' as const,
+      })),
+    );
+    await tx.pass.createMany({ data: passes });
+    await tx.entitlement.createMany({
+      data: passes.map((pass) => ({ id: newId('entitlement'), organisationId: order.organisationId, passId: pass.id, occurrenceId: pass.occurrenceId })),
+    });
+    const deliveryIds = [
+      ...(await recordWebhookEvent(tx, { organisationId: order.organisationId, accountId: order.accountId, type: 'order.confirmed', payload: await orderPayload(tx, order) })).deliveryIds,
+      ...(
+        await recordWebhookEvent(tx, {
+          organisationId: order.organisationId,
+          accountId: order.accountId,
+          type: 'ticket.issued',
+          payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes }),
+        })
+      ).deliveryIds,
+    ];
+    return { order, moved: true as const, deliveryIds };
+  });
+  if (outcome.moved) {
+    services.dispatcher.dispatch(outcome.deliveryIds);
+    if (services.mailer) {
+      await mailTickets(services.mailer, db, outcome.order).catch((error: unknown) =>
+        services.logger?.error({ err: error, orderId: outcome.order.id }, 'could not mail the tickets of a confirmed order'),
+      );
+    }
+    return outcome.order;
+  }
+  const { order } = outcome;
+  if (order.status === 'confirmed') throw new AppError('CONFLICT', 'This order is confirmed already.');
+  if (order.status !== 'pending') throw new AppError('CONFLICT', `This order was ${order.status}; it can no longer be paid.`);
+  await releaseExpiredHolds(services, { organisationId: order.organisationId, orderId: order.id });
+  throw new AppError('GONE', 'The tickets of this order were held until its time ran out; it was cancelled. Check out again.');
+}
+
+/** The customer's tickets: one code per pass (also readable with a customer token, GET /live/sales/me/orders). */
+async function mailTickets(mailer: Mailer, db: TenantDatabase, order: Order): Promise<void> {
+  const [customer, passes] = await Promise.all([
+    db.customer.findFirstOrThrow({ where: { id: order.customerId } }),
+    db.pass.findMany({
+      where: { orderId: order.id },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      include: { ticketType: { select: { name: true } }, occurrence: { select: { startsAt: true, event: { select: { name: true } } } } },
+    }),
+  ]);
+  await mailer.send({
+    to: customer.email,
+    subject: `Your tickets, order ${order.orderNumber}`,
+    text: [
+      `Order ${order.orderNumber} is confirmed. Show these codes at the door:`,
+      '',
+      ...passes.map((p) => `${p.code}  ${p.occurrence.event.name}, ${p.occurrence.startsAt.toISOString()}, ${p.ticketType.name}`),
+    ].join('\n'),
+    meta: { kind: 'tickets', orderId: order.id, passIds: passes.map((p) => p.id) },
+  });
+}
+
+/** A declined test payment: recorded, and the order stays pending (the page says why). */
+export async function recordDeclinedPayment(db: TenantDatabase, order: Order, cardLast4: string, reason: string): Promise<void> {
+  await db.payment.create({
+    data: {
+      id: newId('payment'),
+      organisationId: order.organisationId,
+      orderId: order.id,
+      amount: order.totalAmount,
+      currency: order.currency,
+      method: 'test_card',
+      cardLast4,
+      status: 'declined',
+      failureReason: reason,
+    },
+  });
+}
+
+/** POST /live/sales/orders/{id}/confirm: a server holding a secret key of the order's channel confirms it directly. */
+export async function confirmOrderWithSecretKey(ctx: RequestContext, orderId: string): Promise<Order> {
+  const principal = ctx.principal;
+  if (principal?.kind !== 'channel') throw new AppError('UNAUTHENTICATED');
+  if (principal.keyKind !== 'secret') {
+    throw new AppError('FORBIDDEN', 'Confirming an order takes a secret key (svsk_), on a server; publishable keys pay on the hosted checkout.');
+  }
+  const order = await ctx.db.order.findFirst({ where: { id: orderId, channelId: principal.channelId } });
+  if (!order) throw AppError.notFound('Order not found.');
+  return confirmOrder(ctx.runtime, ctx.db, order.id, { method: 'server_confirmation' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hold expiry, cancel, refund
+
+/**
+ * Cancels pending orders whose hold ran out and puts their tickets back on sale (order.cancelled),
+ * up to `limit` at a time; answers how many. Run by every worker's sweep, and by a checkout that
+ * finds too few tickets left before it gives up.
+ */
+export async function releaseExpiredHolds(
+  services: Services,
+  filter: { organisationId?: string; orderId?: string } = {},
+  limit = 100,
+): Promise<number> {
+  const now = new Date();
+  const expired = await services.db.order.findMany({
+    where: { status: 'pending', holdExpiresAt: { lte: now }, ...filter },
+    select: { id: true, organisationId: true },
+    orderBy: { holdExpiresAt: 'asc' },
+    take: limit,
+  });
+  let released = 0;
+  for (const { id, organisationId } of expired) {
+    const deliveryIds = await services.db.$transaction(async (tx) => {
+      const moved = await tx.order.updateMany({
+        where: { id, organisationId, status: 'pending', holdExpiresAt: { lte: now } },
+        data: { status: 'cancelled', cancelledAt: now, holdExpiresAt: null },
+      });
+      if (moved.count !== 1) return null;
+      const order = await tx.order.findFirstOrThrow({ where: { id, organisationId } });
+      for (const line of lockOrder(await lineItemsOf(tx, order))) await move(tx, organisationId, line, 'release');
+      const recorded = await recordWebhookEvent(tx, { organisationId, accountId: order.accountId, type: 'order.cancelled', payload: await orderPayload(tx, order) });
+      return recorded.deliveryIds;
+    });
+    if (deliveryIds) {
+      released += 1;
+      services.dispatcher.dispatch(deliveryIds);
+    }
+  }
+  if (released > 0) services.logger?.info({ released }, 'released the holds of expired pending orders');
+  return released;
+}
+
+/** Periodic hold expiry for a worker process; stop() waits for a sweep in flight. */
+export function startHoldSweep(services: Services, intervalMs = 15_000): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(() =>
+      releaseExpiredHolds(services).catch((error: unknown) => services.logger?.warn({ err: error }, 'hold sweep failed')),
+    );
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+/** The order, if the caller may see it; with `action`, also that they may do it (else missingRight). */
+async function loadOrder(ctx: RequestContext, id: string, action: 'read' | 'cancel' | 'refund'): Promise<Order> {
+  const order = await ctx.db.order.findFirst({ where: { id, account: { isDeleted: false } } });
+  const may = (a: string) => order !== null && ctx.access.allows(RESOURCE, a, order.accountId);
+  if (!order || (!may('read') && !may(action))) throw AppError.notFound('Order not found.');
+  if (!may(action)) throw missingRight(ctx);
+  return order;
+}
+
+export function getOrder(ctx: RequestContext, id: string): Promise<Order> {
+  return loadOrder(ctx, id, 'read');
+}
+
+const TRANSITIONS = {
+  cancel: { from: ['pending', 'confirmed'] as const, to: 'cancelled' as const, stamp: 'cancelledAt' as const, webhook: 'order.cancelled' as const },
+  refund: { from: ['confirmed'] as const, to: 'refunded' as const, stamp: 'refundedAt' as const, webhook: 'order.refunded' as const },
+};
+
+/**
+ * Cancels (pending or confirmed) or refunds (confirmed) an order: tickets go back on sale, passes
+ * not yet redeemed are voided; order.cancelled / order.refunded. Payments are test payments, so a
+ * refund moves no money; a real payment provider would be called here, before the commit.
+ */
+export async function changeOrder(ctx: RequestContext, id: string, action: 'cancel' | 'refund'): Promise<Order> {
+  const found = await loadOrder(ctx, id, action);
+  const transition = TRANSITIONS[action];
+  const now = new Date();
+  const result = await ctx.db.$transaction(async (tx) => {
+    // Lock the row first: the state it leaves decides which counter its tickets return to.
+    const [locked] = await tx.$queryRaw<Array<{ status: Order['status'] }>>`
+      SELECT "status" FROM "orders" WHERE "organisationId" = ${found.organisationId} AND "id" = ${found.id} FOR UPDATE`;
+    if (!locked || !(transition.from as readonly string[]).includes(locked.status)) {
+      return { order: await tx.order.findFirstOrThrow({ where: { id: found.id } }), deliveryIds: null };
+    }
+    const order = await tx.order.update({
+      where: { id: found.id },
+      data: { status: transition.to, [transition.stamp]: now, holdExpiresAt: null },
+    });
+    const change = locked.status === 'pending' ? 'release' : 'return';
+    for (const line of lockOrder(await lineItemsOf(tx, order))) await move(tx, order.organisationId, line, change);
+    await tx.pass.updateMany({ where: { orderId: order.id, status: 'issued' }, data: { status: 'void' } });
+    const recorded = await recordWebhookEvent(tx, {
+      organisationId: order.organisationId,
+      accountId: order.accountId,
+      type: transition.webhook,
+      payload: await orderPayload(tx, order),
+    });
+    return { order, deliveryIds: recorded.deliveryIds };
+  });
+  if (!result.deliveryIds) {
+    const status = result.order.status;
+    if (action === 'refund' && status === 'pending') throw new AppError('CONFLICT', 'This order is not paid; cancel it instead.');
+    throw new AppError('CONFLICT', `This order is ${status}; it cannot be ${action === 'cancel' ? 'cancelled' : 'refunded'}.`);
+  }
+  ctx.runtime.dispatcher.dispatch(result.deliveryIds);
+  return result.order;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists
+
+const listFilters = z.object({
+  status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish(),
+  customerId: z.string().min(1).max(100).nullish(),
+  accountId: z.string().min(1).max(100).nullish(),
+  channelId: z.string().min(1).max(100).nullish(),
+});
+
+/** Orders on the accounts the caller may read, newest first, with filters. */
+export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+  const { page, limit, first, after, last, before, ...rawFilters } = args;
+  const filters = validate(listFilters, rawFilters);
+  const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
+  const where: Prisma.OrderWhereInput = {
+    account: { isDeleted: false },
+    ...(accountId === undefined ? {} : { accountId }),
+    ...(filters.status ? { status: filters.status } : {}),
+    ...(filters.customerId ? { customerId: filters.customerId } : {}),
+    ...(filters.channelId ? { channelId: filters.channelId } : {}),
+  };
+  return paginate(
+    { page, limit, first, after, last, before } as PageArgs,
+    () => ctx.db.order.count({ where }),
+    ({ skip, take }) => ctx.db.order.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+  );
+}

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { missingRight } from '../auth/refusal.ts';
+import type { RequestContext } from '../context.ts';
+import { isUniqueViolation } from '../db/client.ts';
+import { AppError } from '../errors.ts';
+import type { Pass, Prisma, Redemption } from '../generated/prisma/client.ts';
+import { newId } from '../ids.ts';
+import { views } from '../webhooks/payloads.ts';
+import { recordWebhookEvent } from '../webhooks/record.ts';
+import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { validate } from './sessions.ts';
+
+/**
+ * Passes (pas_, one per ticket of a confirmed order) and their redemption at the door. A scanner
+ * redeems a pass by id or by its printed code: the pass's entitlement (ent_) gets its one
+ * redemption (red_); ticket.redeemed. The redemption row is unique per entitlement, so two
+ * scanners reading the same pass at the same instant admit it once; the other is told when it was
+ * redeemed. A void pass (its order cancelled or refunded) is refused.
+ *
+ * Rights: `passes.read`; `passes.redeem`, on the pass's account.
+ */
+
+const RESOURCE = 'passes';
+
+const listFilters = z.object({
+  orderId: z.string().min(1).max(100).nullish(),
+  customerId: z.string().min(1).max(100).nullish(),
+  occurrenceId: z.string().min(1).max(100).nullish(),
+  status: z.enum(['issued', 'redeemed', 'void']).nullish(),
+  accountId: z.string().min(1).max(100).nullish(),
+});
+
+export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+  const { page, limit, first, after, last, before, ...rawFilters } = args;
+  const filters = validate(listFilters, rawFilters);
+  const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
+  const where: Prisma.PassWhereInput = {
+    order: { account: { isDeleted: false } },
+    ...(accountId === undefined ? {} : { accountId }),
+    ...(filters.orderId ? { orderId: filters.orderId } : {}),
+    ...(filters.customerId ? { customerId: filters.customerId } : {}),
+    ...(filters.occurrenceId ? { occurrenceId: filters.occurrenceId } : {}),
+    ...(filters.status ? { status: filters.status } : {}),
+  };
+  return paginate(
+    { page, limit, first, after, last, before } as PageArgs,
+    () => ctx.db.pass.count({ where }),
+    ({ skip, take }) => ctx.db.pass.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+  );
+}
+
+async function loadPass(ctx: RequestContext, where: Prisma.PassWhereInput, action: 'read' | 'redeem'): Promise<Pass> {
+  const pass = await ctx.db.pass.findFirst({ where: { ...where, order: { account: { isDeleted: false } } } });
+  const may = (a: string) => pass !== null && ctx.access.allows(RESOURCE, a, pass.accountId);
+  if (!pass || (!may('read') && !may(action))) throw AppError.notFound('Pass not found.');
+  if (!may(action)) throw missingRight(ctx);
+  return pass;
+}
+
+export function getPass(ctx: RequestContext, id: string): Promise<Pass> {
+  return loadPass(ctx, { id }, 'read');
+}
+
+const redeemInput = z.union([
+  z.object({ passId: z.string().min(1).max(100), code: z.undefined().nullish() }),
+  z.object({ code: z.string().trim().min(1).max(100).transform((code) => code.toUpperCase().replace(/[\s-]/g, '')), passId: z.undefined().nullish() }),
+], { error: 'Give passId or code, not both.' });
+
+function alreadyRedeemed(redemption: Pick<Redemption, 'id' | 'createdAt'>): AppError {
+  return new AppError('CONFLICT', `This pass was already redeemed at ${redemption.createdAt.toISOString()}.`, [
+    { path: 'pass', message: 'already redeemed', redemptionId: redemption.id, redeemedAt: redemption.createdAt.toISOString() },
+  ]);
+}
+
+/** Redeems a pass by id (POST /v1/passes/{id}/redeem) or code (POST /v1/redemptions). */
+export async function redeemPass(ctx: RequestContext, raw: { passId?: unknown; code?: unknown }): Promise<Redemption> {
+  const input = validate(redeemInput, { passId: raw.passId ?? undefined, code: raw.code ?? undefined });
+  const pass = await loadPass(ctx, 'passId' in input && input.passId ? { id: input.passId } : { code: input.code! }, 'redeem');
+  const redeemedById = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;
+  try {
+    const { redemption, deliveryIds } = await ctx.db.$transaction(async (tx) => {
+      const entitlement = await tx.entitlement.findFirst({ where: { passId: pass.id }, include: { redemption: true } });
+      if (!entitlement) throw new AppError('CONFLICT', 'This pass grants no entry.');
+      if (entitlement.redemption) throw alreadyRedeemed(entitlement.redemption);
+      const moved = await tx.pass.updateMany({ where: { id: pass.id, status: 'issued' }, data: { status: 'redeemed' } });
+      if (moved.count !== 1) {
+        const current = await tx.pass.findFirstOrThrow({ where: { id: pass.id } });
+        if (current.status === 'void') throw new AppError('CONFLICT', 'This pass is void: its order was cancelled or refunded.');
+        const other = await tx.redemption.findFirst({ where: { passId: pass.id } });
+        throw other ? alreadyRedeemed(other) : new AppError('CONFLICT', 'This pass was already redeemed.');
+      }
+      const redemption = await tx.redemption.create({
+        data: { id: newId('redemption'), organisationId: pass.organisationId, accountId: pass.accountId, passId: pass.id, entitlementId: entitlement.id, redeemedById },
+      });
+      const recorded = await recordWebhookEvent(tx, {
+        organisationId: pass.organisationId,
+        accountId: pass.accountId,
+        type: 'ticket.redeemed',
+        payload: views.ticketRedeemed({ redemptionId: redemption.id, passId: pass.id, entitlementId: entitlement.id, accountId: pass.accountId }),
+      });
+      return { redemption, deliveryIds: recorded.deliveryIds };
+    });
+    ctx.runtime.dispatcher.dispatch(deliveryIds);
+    return redemption;
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    // The other scanner's redemption committed between our read and our insert.
+    const existing = await ctx.db.redemption.findFirst({ where: { passId: pass.id } });
+    throw existing ? alreadyRedeemed(existing) : error;
+  }
+}
