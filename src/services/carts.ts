@@ -105,7 +105,13 @@ async function channelOfKey(ctx: RequestContext): Promise<{ principal: ChannelPr
  * Prices and checks lines against the catalogue as it is now. Lines that are not for sale are a
  * 400 naming each offending field; more tickets than remain is a 409 naming each line.
  */
-export async function priceLines(ctx: RequestContext, channel: SalesChannel, items: readonly CartItemInput[], where = 'items'): Promise<PricedLine[]> {
+export async function priceLines(
+  ctx: RequestContext,
+  channel: SalesChannel,
+  items: readonly CartItemInput[],
+  where = 'items',
+  releaseHolds = true,
+): Promise<PricedLine[]> {
   if (items.length === 0) return [];
   const now = new Date();
   const [occurrences, ticketTypes] = await Promise.all([
@@ -201,7 +207,14 @@ export async function priceLines(ctx: RequestContext, channel: SalesChannel, ite
     });
   });
   if (issues.length > 0) throw AppError.validation(issues);
-  if (shortages.length > 0) throw soldOut(shortages);
+  if (shortages.length > 0) {
+    // Pending orders whose time ran out still count as held until a sweep cancels them: do it now
+    // for this organisation, and look again once.
+    if (releaseHolds && (await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0) {
+      return priceLines(ctx, channel, items, where, false);
+    }
+    throw soldOut(shortages);
+  }
   return lines;
 }
 

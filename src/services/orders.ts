@@ -123,6 +123,9 @@ export async function confirmOrder(services: Services, db: TenantDatabase, order
         status: 'issued' as const,
       })),
     );
+    // In id order: the order every list of passes answers in (same createdAt), so the ticket.issued
+    // payload and GET /v1/passes agree.
+    passes.sort((a, b) => (a.id < b.id ? -1 : 1));
     await tx.pass.createMany({ data: passes });
     await tx.entitlement.createMany({
       data: passes.map((pass) => ({ id: newId('entitlement'), organisationId: order.organisationId, passId: pass.id, occurrenceId: pass.occurrenceId })),
@@ -222,7 +225,12 @@ export async function releaseExpiredHolds(
 ): Promise<number> {
   const now = new Date();
   const expired = await services.db.order.findMany({
-    where: { status: 'pending', holdExpiresAt: { lte: now }, ...filter },
+    where: {
+      status: 'pending',
+      holdExpiresAt: { lte: now },
+      ...(filter.organisationId ? { organisationId: filter.organisationId } : {}),
+      ...(filter.orderId ? { id: filter.orderId } : {}),
+    },
     select: { id: true, organisationId: true },
     orderBy: { holdExpiresAt: 'asc' },
     take: limit,

@@ -1,0 +1,505 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { query } from './support/db.ts';
+import { api, createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
+import { buy, createCatalogue, createChannel, storefront, type Catalogue } from './support/sales.ts';
+
+let app: TestApp;
+let org: TestOrganisation;
+let other: TestOrganisation;
+beforeAll(async () => {
+  app = await startTestApp();
+  [org, other] = await Promise.all([createOrganisation(app, 'sales'), createOrganisation(app, 'rival')]);
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+const admin = () => ({ token: org.adminToken, org: org.slug });
+const line = (c: Catalogue, quantity: number) => ({ occurrenceId: c.occurrenceId, ticketTypeId: c.ticketTypeId, quantity });
+
+async function inventory(c: Catalogue) {
+  const [row] = await query<{ held: number; sold: number; capacity: number | null }>(
+    app.database.url,
+    `SELECT held, sold, capacity FROM inventories WHERE "ticketTypeId" = $1 AND "occurrenceId" = $2`,
+    [c.ticketTypeId, c.occurrenceId],
+  );
+  return row ?? { held: 0, sold: 0, capacity: null };
+}
+
+async function sourceEvents(type: string, id: string) {
+  return query<{ id: string; payload: Record<string, unknown> }>(
+    app.database.url,
+    `SELECT id, payload FROM webhook_events WHERE type = $1 AND (payload->>'id' = $2 OR payload->>'orderId' = $2 OR payload->>'passId' = $2) ORDER BY "createdAt"`,
+    [type, id],
+  );
+}
+
+describe('carts and sales sessions', () => {
+  let catalogue: Catalogue;
+  let channel: Awaited<ReturnType<typeof createChannel>>;
+  beforeAll(async () => {
+    catalogue = await createCatalogue(app, org, { capacity: 10, maxPerOrder: 6 });
+    channel = await createChannel(app, org);
+  });
+
+  it('the first cart starts a session answered in X-Live-Session and a cookie; the session reaches the cart, nothing else does', async () => {
+    const shop = storefront(app, channel.publishable);
+    const created = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 2)] });
+    expect(created.status).toBe(201);
+    const session = created.headers.get('x-live-session');
+    expect(session).toMatch(/^ses_/);
+    expect(created.headers.get('set-cookie')).toMatch(new RegExp(`^live_session=${session}; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax`));
+    expect(created.body.cart).toMatchObject({
+      sessionId: session,
+      status: 'open',
+      currency: 'GBP',
+      itemCount: 2,
+      subtotalAmount: 5000,
+      totalAmount: 5000,
+      orderId: null,
+      items: [{ ...line(catalogue, 2), eventId: catalogue.eventId, unitAmount: 2500, totalAmount: 5000, currency: 'GBP', available: 10 }],
+    });
+    const id = created.body.cart.id;
+
+    // Same session: a second cart keeps it; the cookie works like the header.
+    const second = await shop.call('POST', '/sales/carts', {});
+    expect(second.body.cart.sessionId).toBe(session);
+    const byCookie = await api(app, 'GET', `/live/sales/carts/${id}`, { headers: { 'x-channel-key': channel.publishable, cookie: `live_session=${session}` } });
+    expect(byCookie.status).toBe(200);
+    expect(byCookie.body.cart.id).toBe(id);
+
+    // Without the session, or with another session, a publishable key does not reach it.
+    const stranger = await api(app, 'GET', `/live/sales/carts/${id}`, { headers: { 'x-channel-key': channel.publishable } });
+    expect(stranger.status).toBe(404);
+    const otherSession = storefront(app, channel.publishable);
+    await otherSession.call('POST', '/sales/carts', {});
+    expect((await otherSession.call('GET', `/sales/carts/${id}`)).status).toBe(404);
+    // A server with the secret key does; a key of another channel does not.
+    expect((await api(app, 'GET', `/live/sales/carts/${id}`, { headers: { 'x-channel-key': channel.secret } })).status).toBe(200);
+    const elsewhere = await createChannel(app, org);
+    expect((await api(app, 'GET', `/live/sales/carts/${id}`, { headers: { 'x-channel-key': elsewhere.secret } })).status).toBe(404);
+    // An unknown or foreign session id starts a new session instead of joining it.
+    const foreign = await api(app, 'POST', '/live/sales/carts', { body: {}, headers: { 'x-channel-key': elsewhere.publishable, 'x-live-session': session! } });
+    expect(foreign.status).toBe(201);
+    expect(foreign.headers.get('x-live-session')).not.toBe(session);
+  });
+
+  it('PATCH replaces the lines; changes are checked against the catalogue (400) and availability (409)', async () => {
+    const shop = storefront(app, channel.publishable);
+    const id = (await shop.call('POST', '/sales/carts', {})).body.cart.id;
+    const changed = await shop.call('PATCH', `/sales/carts/${id}`, { items: [line(catalogue, 3)] });
+    expect(changed.status).toBe(200);
+    expect(changed.body.cart).toMatchObject({ itemCount: 3, totalAmount: 7500 });
+
+    const draft = await createCatalogue(app, org, { status: 'draft' });
+    const foreign = await createCatalogue(app, other);
+    const elsewhereEvent = await createCatalogue(app, org);
+    const cases: Array<[unknown, string]> = [
+      [[{ ...line(catalogue, 1), occurrenceId: 'eoc_missing' }], 'items.0.occurrenceId'],
+      [[line(draft, 1)], 'items.0.occurrenceId'],
+      [[line(foreign, 1)], 'items.0.occurrenceId'],
+      [[{ ...line(catalogue, 1), ticketTypeId: elsewhereEvent.ticketTypeId }], 'items.0.ticketTypeId'],
+      [[line(catalogue, 7)], 'items.0.quantity'],
+      [[line(catalogue, 0)], 'items.0.quantity'],
+      [[line(catalogue, 1), line(catalogue, 2)], 'items.1'],
+      [[{ ...line(catalogue, 1), quantity: 'two' }], 'items.0.quantity'],
+    ];
+    for (const [items, path] of cases) {
+      const res = await shop.call('PATCH', `/sales/carts/${id}`, { items });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.code).toBe('VALIDATION_FAILED');
+      expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);
+    }
+    const tooMany = await createCatalogue(app, org, { capacity: 2 });
+    const short = await shop.call('PATCH', `/sales/carts/${id}`, { items: [line(tooMany, 3)] });
+    expect(short.status).toBe(409);
+    expect(short.body).toMatchObject({ code: 'CONFLICT', details: [{ path: 'items.0.quantity', message: 'Only 2 left.' }] });
+    // Nothing of the refused changes stuck.
+    expect((await shop.call('GET', `/sales/carts/${id}`)).body.cart.items).toEqual([expect.objectContaining(line(catalogue, 3))]);
+    // Empty list empties.
+    expect((await shop.call('PATCH', `/sales/carts/${id}`, { items: [] })).body.cart).toMatchObject({ items: [], itemCount: 0, currency: null });
+  });
+
+  it('refuses ticket types outside their sales window and events past their off-sale date', async () => {
+    const closed = await createCatalogue(app, org);
+    await app.runtime.db.ticketType.update({ where: { id: closed.ticketTypeId }, data: { salesEndAt: new Date(Date.now() - 1000) } });
+    const later = await createCatalogue(app, org);
+    await app.runtime.db.event.update({ where: { id: later.eventId }, data: { onSaleDate: new Date(Date.now() + 3_600_000) } });
+    const shop = storefront(app, channel.publishable);
+    const a = await shop.call('POST', '/sales/carts', { items: [line(closed, 1)] });
+    expect(a.status).toBe(400);
+    expect(a.body.details).toEqual([{ path: 'items.0.ticketTypeId', message: 'Sales of this ticket type have ended.' }]);
+    const b = await shop.call('POST', '/sales/carts', { items: [line(later, 1)] });
+    expect(b.status).toBe(400);
+    expect(b.body.details[0].message).toMatch(/^Sales for this event open at/);
+  });
+
+  it('the sales API refuses management credentials and management refuses channel keys', async () => {
+    expect((await api(app, 'POST', '/live/sales/carts', { body: {}, token: org.adminToken })).status).toBe(401);
+    expect((await api(app, 'POST', '/live/sales/carts', { body: {} })).status).toBe(401);
+    expect((await api(app, 'GET', '/v1/orders', { token: channel.secret, org: org.slug })).status).toBe(401);
+  });
+});
+
+describe('checkout holds tickets', () => {
+  it('creates the customer (once per email) and a pending order; holds the tickets; records customer.created and order.created', async () => {
+    const catalogue = await createCatalogue(app, org, { capacity: 10 });
+    const channel = await createChannel(app, org);
+    const shop = storefront(app, channel.publishable);
+    const cart = (await shop.call('POST', '/sales/carts', { items: [line(catalogue, 2)] })).body.cart;
+    const res = await shop.call('POST', `/sales/carts/${cart.id}/checkout`, { customer: { email: 'Ada@Example.TEST', firstName: 'Ada', lastName: 'L' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const order = res.body.order;
+    expect(order).toMatchObject({
+      status: 'pending',
+      orderNumber: expect.stringMatching(/^SV-[0-9A-Z]{8}$/),
+      accountId: org.account.id,
+      channelId: channel.channelId,
+      currency: 'GBP',
+      subtotalAmount: 5000,
+      totalAmount: 5000,
+      lineItemCount: 1,
+      customer: { email: 'ada@example.test', firstName: 'Ada', lastName: 'L' },
+      lineItems: [{ ...line(catalogue, 2), unitAmount: 2500, totalAmount: 5000 }],
+      passes: [],
+    });
+    expect(res.body.checkoutUrl).toMatch(new RegExp(`/checkout/${order.id}$`));
+    expect(new Date(order.holdExpiresAt).getTime() - Date.now()).toBeGreaterThan(14 * 60_000);
+    expect(await inventory(catalogue)).toMatchObject({ held: 2, sold: 0, capacity: 10 });
+    expect((await shop.call('GET', `/sales/carts/${cart.id}`)).body.cart).toMatchObject({ status: 'checked_out', orderId: order.id });
+    const again = await shop.call('POST', `/sales/carts/${cart.id}/checkout`, { customer: { email: 'ada@example.test' } });
+    expect(again.status).toBe(409);
+    expect((await shop.call('PATCH', `/sales/carts/${cart.id}`, { items: [] })).status).toBe(409);
+
+    const [customerCreated] = await sourceEvents('customer.created', order.customerId);
+    expect(customerCreated!.payload).toEqual({
+      id: order.customerId,
+      email: 'ada@example.test',
+      firstName: 'Ada',
+      lastName: 'L',
+      accountId: org.account.id,
+      createdAt: order.customer.createdAt,
+    });
+    const [orderCreated] = await sourceEvents('order.created', order.id);
+    expect(orderCreated!.payload).toEqual({
+      id: order.id,
+      orderNumber: order.orderNumber,
+      status: 'pending',
+      currency: 'GBP',
+      totalAmount: 5000,
+      subtotalAmount: 5000,
+      customerId: order.customerId,
+      accountId: org.account.id,
+      createdAt: order.createdAt,
+      lineItemCount: 1,
+    });
+
+    // The same email again (any case): the same customer, no second customer.created.
+    const second = await buy(app, channel.publishable, catalogue, 1, 'ADA@example.test');
+    expect(second.order.customerId).toBe(order.customerId);
+    expect(await sourceEvents('customer.created', order.customerId)).toHaveLength(1);
+    // The listing shows what remains.
+    const listing = await api(app, 'GET', '/live/sales/listings', { headers: { 'x-channel-key': channel.publishable } });
+    const occurrence = listing.body.events.find((e: { id: string }) => e.id === catalogue.eventId).occurrences[0];
+    expect(occurrence.availability).toEqual([{ ticketTypeId: catalogue.ticketTypeId, available: 7 }]);
+  });
+
+  it('never oversells: many concurrent checkouts at the last tickets hold exactly what remains', async () => {
+    const catalogue = await createCatalogue(app, org, { capacity: 7 });
+    const channel = await createChannel(app, org);
+    // 16 shoppers with carts of 1 or 2 tickets (24 tickets wanted, 7 exist), all checking out at once.
+    const shoppers = await Promise.all(
+      Array.from({ length: 16 }, async (_, i) => {
+        const shop = storefront(app, channel.publishable);
+        const cart = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 1 + (i % 2))] });
+        expect(cart.status).toBe(201);
+        return { shop, cartId: cart.body.cart.id as string, quantity: 1 + (i % 2), email: `buyer${i}@race.test` };
+      }),
+    );
+    const results = await Promise.all(
+      shoppers.map((s) => s.shop.call('POST', `/sales/carts/${s.cartId}/checkout`, { customer: { email: s.email } })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.every((s) => s === 201 || s === 409), JSON.stringify(statuses)).toBe(true);
+    const heldByOrders = results.reduce((sum, r, i) => sum + (r.status === 201 ? shoppers[i]!.quantity : 0), 0);
+    const { held, sold } = await inventory(catalogue);
+    expect(held).toBe(heldByOrders);
+    expect(sold).toBe(0);
+    expect(held).toBeLessThanOrEqual(7);
+    // The last ticket(s) went: at most one ticket can be left (a pair cannot take a single).
+    expect(held).toBeGreaterThanOrEqual(6);
+    const orders = await query<{ quantity: number }>(
+      app.database.url,
+      `SELECT li.quantity FROM order_line_items li JOIN orders o ON o.id = li."orderId" WHERE li."ticketTypeId" = $1 AND o.status = 'pending'`,
+      [catalogue.ticketTypeId],
+    );
+    expect(orders.reduce((sum, o) => sum + o.quantity, 0)).toBe(held);
+    // Refused checkouts left their carts open and created no order.
+    const refused = results.filter((r) => r.status === 409);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.body.code).toBe('CONFLICT');
+  });
+
+  it('an expired hold gives its tickets back: to the next checkout, and the late payment is refused with 410', async () => {
+    const catalogue = await createCatalogue(app, org, { capacity: 2 });
+    const channel = await createChannel(app, org);
+    const first = await buy(app, channel.publishable, catalogue, 2, 'slow@hold.test');
+    const blocked = storefront(app, channel.publishable);
+    // Held tickets count: nothing remains for another cart.
+    expect((await blocked.call('POST', '/sales/carts', { items: [line(catalogue, 1)] })).status).toBe(409);
+
+    await app.runtime.db.order.update({ where: { id: first.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
+    const second = await buy(app, channel.publishable, catalogue, 2, 'fast@hold.test');
+    expect(second.order.status).toBe('pending');
+    const expired = await api(app, 'GET', `/v1/orders/${first.order.id}`, admin());
+    expect(expired.body.order).toMatchObject({ status: 'cancelled', holdExpiresAt: null });
+    expect(await sourceEvents('order.cancelled', first.order.id)).toHaveLength(1);
+    expect(await inventory(catalogue)).toMatchObject({ held: 2, sold: 0 });
+
+    await app.runtime.db.order.update({ where: { id: second.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
+    const late = await api(app, 'POST', `/live/sales/orders/${second.order.id}/confirm`, { body: {}, headers: { 'x-channel-key': channel.secret } });
+    expect(late.status).toBe(410);
+    expect(late.body.code).toBe('GONE');
+    expect(await inventory(catalogue)).toMatchObject({ held: 0, sold: 0 });
+  });
+});
+
+describe('confirmation, cancel, refund and redemption', () => {
+  let catalogue: Catalogue;
+  let channel: Awaited<ReturnType<typeof createChannel>>;
+  beforeAll(async () => {
+    catalogue = await createCatalogue(app, org, { capacity: 50 });
+    channel = await createChannel(app, org);
+  });
+  const confirm = (orderId: string, key: string) => api(app, 'POST', `/live/sales/orders/${orderId}/confirm`, { body: {}, headers: { 'x-channel-key': key } });
+
+  it('a secret key confirms: tickets sold, one pass per ticket, order.confirmed and ticket.issued, and the tickets mailed', async () => {
+    const { order } = await buy(app, channel.publishable, catalogue, 3, 'confirm@sales.test');
+    const publishable = await confirm(order.id, channel.publishable);
+    expect(publishable.status).toBe(403);
+    expect(publishable.body.error).toMatch(/secret key/);
+    const elsewhere = await createChannel(app, org);
+    expect((await confirm(order.id, elsewhere.secret)).status).toBe(404);
+
+    const before = await inventory(catalogue);
+    const res = await confirm(order.id, channel.secret);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.order).toMatchObject({ status: 'confirmed', holdExpiresAt: null, checkoutUrl: null });
+    const passes = res.body.order.passes;
+    expect(passes).toHaveLength(3);
+    expect(new Set(passes.map((p: { code: string }) => p.code)).size).toBe(3);
+    for (const pass of passes) {
+      expect(pass).toMatchObject({ id: expect.stringMatching(/^pas_/), status: 'issued', entitlementId: expect.stringMatching(/^ent_/), code: expect.stringMatching(/^[2-9A-Z]{16}$/) });
+    }
+    const afterConfirm = await inventory(catalogue);
+    expect(afterConfirm).toMatchObject({ held: before.held - 3, sold: before.sold + 3 });
+    expect((await confirm(order.id, channel.secret)).status).toBe(409);
+
+    const [issued] = await sourceEvents('ticket.issued', order.id);
+    expect(issued!.payload).toEqual({
+      orderId: order.id,
+      accountId: org.account.id,
+      passCount: 3,
+      passes: passes.map((p: any) => ({ id: p.id, ticketTypeId: catalogue.ticketTypeId, occurrenceId: catalogue.occurrenceId, status: 'issued' })),
+    });
+    const [confirmed] = await sourceEvents('order.confirmed', order.id);
+    expect(confirmed!.payload).toMatchObject({ id: order.id, status: 'confirmed', lineItemCount: 1 });
+    const mail = await query<{ to: string; text: string }>(app.database.url, `SELECT "to", text FROM outbox_messages WHERE "to" = 'confirm@sales.test'`);
+    expect(mail).toHaveLength(1);
+    for (const pass of passes) expect(mail[0]!.text).toContain(pass.code);
+
+    const payment = (await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.payments;
+    expect(payment).toEqual([expect.objectContaining({ method: 'server_confirmation', status: 'succeeded', amount: 7500, currency: 'GBP' })]);
+  });
+
+  it('redeems by id and by code once; a second scan, also a concurrent one, is refused with when it was redeemed', async () => {
+    const { order } = await buy(app, channel.publishable, catalogue, 2, 'door@sales.test');
+    const passes = (await confirm(order.id, channel.secret)).body.order.passes;
+    const byId = await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, admin());
+    expect(byId.status).toBe(201);
+    expect(byId.body.redemption).toMatchObject({ id: expect.stringMatching(/^red_/), passId: passes[0].id, entitlementId: passes[0].entitlementId, accountId: org.account.id });
+    const again = await api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: passes[0].code.toLowerCase() } });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe(`This pass was already redeemed at ${byId.body.redemption.redeemedAt}.`);
+
+    const racing = await Promise.all([
+      api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: passes[1].code } }),
+      api(app, 'POST', `/v1/passes/${passes[1].id}/redeem`, admin()),
+      api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: `${passes[1].code.slice(0, 8)}-${passes[1].code.slice(8)}` } }),
+    ]);
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    const redemptions = await query(app.database.url, `SELECT id FROM redemptions WHERE "passId" = $1`, [passes[1].id]);
+    expect(redemptions).toHaveLength(1);
+    expect(await sourceEvents('ticket.redeemed', passes[1].id)).toHaveLength(1);
+
+    const [redeemed] = await sourceEvents('ticket.redeemed', passes[0].id);
+    expect(redeemed!.payload).toEqual({ redemptionId: byId.body.redemption.id, passId: passes[0].id, entitlementId: passes[0].entitlementId, accountId: org.account.id });
+    const listed = await api(app, 'GET', `/v1/passes?orderId=${order.id}`, admin());
+    expect(listed.body.passes.map((p: any) => p.status)).toEqual(['redeemed', 'redeemed']);
+    expect(listed.body.passes[0].redeemedAt).toBe(byId.body.redemption.redeemedAt);
+    expect((await api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: 'NOSUCHCODE' } })).status).toBe(404);
+    expect((await api(app, 'POST', '/v1/redemptions', { ...admin(), body: {} })).status).toBe(400);
+  });
+
+  it('refund voids the passes (no longer redeemable) and returns the tickets; cancel releases a pending hold; wrong states are 409', async () => {
+    const paid = await buy(app, channel.publishable, catalogue, 2, 'refund@sales.test');
+    const passes = (await confirm(paid.order.id, channel.secret)).body.order.passes;
+    const before = await inventory(catalogue);
+    const refunded = await api(app, 'POST', `/v1/orders/${paid.order.id}/refund`, admin());
+    expect(refunded.status).toBe(200);
+    expect(refunded.body.order).toMatchObject({ status: 'refunded', refundedAt: expect.any(String) });
+    expect(refunded.body.order.passes.map((p: any) => p.status)).toEqual(['void', 'void']);
+    expect(await inventory(catalogue)).toMatchObject({ held: before.held, sold: before.sold - 2 });
+    const scan = await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, admin());
+    expect(scan.status).toBe(409);
+    expect(scan.body.error).toBe('This pass is void: its order was cancelled or refunded.');
+    expect((await api(app, 'POST', `/v1/orders/${paid.order.id}/refund`, admin())).status).toBe(409);
+    expect((await api(app, 'POST', `/v1/orders/${paid.order.id}/cancel`, admin())).status).toBe(409);
+    const [refundEvent] = await sourceEvents('order.refunded', paid.order.id);
+    expect(refundEvent!.payload).toMatchObject({ id: paid.order.id, status: 'refunded' });
+
+    const pending = await buy(app, channel.publishable, catalogue, 4, 'cancel@sales.test');
+    expect((await api(app, 'POST', `/v1/orders/${pending.order.id}/refund`, admin())).body).toMatchObject({ code: 'CONFLICT', error: 'This order is not paid; cancel it instead.' });
+    const held = (await inventory(catalogue)).held;
+    const cancelled = await graphql(app, 'mutation($id: String!) { cancelOrder(id: $id) { id status cancelledAt } }', { id: pending.order.id }, admin());
+    expect(cancelled.body.data.cancelOrder).toMatchObject({ status: 'cancelled', cancelledAt: expect.any(String) });
+    expect((await inventory(catalogue)).held).toBe(held - 4);
+    expect(await sourceEvents('order.cancelled', pending.order.id)).toHaveLength(1);
+    // A cancelled order cannot be paid.
+    expect((await confirm(pending.order.id, channel.secret)).status).toBe(409);
+  });
+
+  it('rights: viewers read but cannot cancel; event managers scan; keys need the scope; other organisations see nothing', async () => {
+    const { order } = await buy(app, channel.publishable, catalogue, 1, 'rights@sales.test');
+    const pass = (await confirm(order.id, channel.secret)).body.order.passes[0];
+    const viewer = await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }], 'viewer');
+    const manager = await createStaffUser(app, org, [{ roleId: systemRole(org, 'event_manager'), accountId: org.account.id }], 'manager');
+    const asViewer = { token: viewer.token, org: org.slug };
+    expect((await api(app, 'GET', `/v1/orders/${order.id}`, asViewer)).status).toBe(200);
+    expect((await api(app, 'POST', `/v1/orders/${order.id}/cancel`, asViewer)).status).toBe(403);
+    expect((await api(app, 'POST', `/v1/orders/${order.id}/refund`, { token: manager.token, org: org.slug })).status).toBe(403);
+    expect((await api(app, 'POST', `/v1/passes/${pass.id}/redeem`, asViewer)).status).toBe(403);
+    expect((await api(app, 'POST', `/v1/passes/${pass.id}/redeem`, { token: manager.token, org: org.slug })).status).toBe(201);
+
+    const key = (await api(app, 'POST', '/v1/api-keys', { ...admin(), body: { name: 'reader', scopes: ['orders.read'] } })).body.key;
+    expect((await api(app, 'GET', `/v1/orders/${order.id}`, { token: key, org: org.slug })).status).toBe(200);
+    expect((await api(app, 'POST', `/v1/orders/${order.id}/cancel`, { token: key, org: org.slug })).status).toBe(404);
+    expect((await api(app, 'GET', `/v1/customers/${order.customerId}`, { token: key, org: org.slug })).status).toBe(404);
+
+    // Another organisation's admin: every id is unknown, every list empty of ours.
+    const rival = { token: other.adminToken, org: other.slug };
+    for (const path of [`/v1/orders/${order.id}`, `/v1/customers/${order.customerId}`, `/v1/passes/${pass.id}`]) {
+      expect((await api(app, 'GET', path, rival)).status).toBe(404);
+    }
+    expect((await api(app, 'POST', `/v1/orders/${order.id}/refund`, rival)).status).toBe(404);
+    expect((await api(app, 'POST', '/v1/redemptions', { ...rival, body: { code: pass.code } })).status).toBe(404);
+    expect((await api(app, 'GET', '/v1/orders', rival)).body.orders).toEqual([]);
+    expect((await api(app, 'GET', '/v1/customers', rival)).body.customers).toEqual([]);
+    expect((await api(app, 'GET', `/v1/passes?orderId=${order.id}`, rival)).body.passes).toEqual([]);
+    // Our key against their organisation is an organisation mismatch.
+    expect((await api(app, 'GET', '/v1/orders', { token: org.adminToken, org: other.slug })).status).toBe(403);
+  });
+
+  it('lists orders, customers and passes with filters', async () => {
+    const account = await createAccount(app, org, 'Lists account');
+    const elsewhere = await createCatalogue(app, org, { accountId: account.id });
+    const otherChannel = await createChannel(app, org, account.id);
+    const a = await buy(app, otherChannel.publishable, elsewhere, 1, 'list-a@sales.test');
+    const b = await buy(app, otherChannel.publishable, elsewhere, 2, 'list-b@sales.test');
+    await confirm(b.order.id, otherChannel.secret);
+
+    const byAccount = await api(app, 'GET', `/v1/orders?accountId=${account.id}`, admin());
+    expect(byAccount.body.orders.map((o: any) => o.id)).toEqual([b.order.id, a.order.id]);
+    expect(byAccount.body.pagination).toMatchObject({ total: 2, page: 1 });
+    const confirmed = await api(app, 'GET', `/v1/orders?accountId=${account.id}&status=confirmed`, admin());
+    expect(confirmed.body.orders.map((o: any) => o.id)).toEqual([b.order.id]);
+    const byCustomer = await api(app, 'GET', `/v1/orders?customerId=${a.order.customerId}`, admin());
+    expect(byCustomer.body.orders.map((o: any) => o.id)).toEqual([a.order.id]);
+    expect((await api(app, 'GET', '/v1/orders?status=paid', admin())).status).toBe(400);
+    expect((await api(app, 'GET', '/v1/orders?limit=0', admin())).status).toBe(400);
+
+    const customers = await api(app, 'GET', '/v1/customers?email=LIST-A@sales.test', admin());
+    expect(customers.body.customers).toEqual([expect.objectContaining({ id: a.order.customerId, email: 'list-a@sales.test' })]);
+    const passes = await api(app, 'GET', `/v1/passes?orderId=${b.order.id}&status=issued`, admin());
+    expect(passes.body.passes).toHaveLength(2);
+    expect(passes.body.pagination.total).toBe(2);
+
+    const gql = await graphql(
+      app,
+      'query($acc: String) { orders(accountId: $acc, first: 1) { edges { node { id customer { email } lineItems { quantity } } } pageInfo { hasNextPage } pagination { total } } }',
+      { acc: account.id },
+      admin(),
+    );
+    expect(gql.body.data.orders).toMatchObject({ edges: [{ node: { id: b.order.id, customer: { email: 'list-b@sales.test' }, lineItems: [{ quantity: 2 }] } }], pageInfo: { hasNextPage: true }, pagination: { total: 2 } });
+  });
+});
+
+describe('customer sign-in by magic link', () => {
+  it('mails a single-use code (202 either way), exchanges it once for a token that reads only that customer’s orders', async () => {
+    const catalogue = await createCatalogue(app, org);
+    const channel = await createChannel(app, org, org.account.id, { storefrontUrl: 'https://shop.example.test/sign-in?from=mail' });
+    const { order } = await buy(app, channel.publishable, catalogue, 2, 'magic@sales.test');
+    await api(app, 'POST', `/live/sales/orders/${order.id}/confirm`, { body: {}, headers: { 'x-channel-key': channel.secret } });
+    await buy(app, channel.publishable, catalogue, 1, 'someone-else@sales.test');
+    const key = { 'x-channel-key': channel.publishable };
+
+    const unknown = await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'nobody@sales.test' }, headers: key });
+    expect(unknown.status).toBe(202);
+    expect(unknown.body).toEqual({ accepted: true });
+    const known = await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'Magic@Sales.test' }, headers: key });
+    expect(known.status).toBe(202);
+    expect(known.body).toEqual(unknown.body);
+    expect((await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'not an email' }, headers: key })).status).toBe(400);
+
+    const mail = await waitForMail('magic@sales.test', 'customer_magic_link');
+    const code = (mail.meta as { code: string }).code;
+    expect(mail.text).toContain(`https://shop.example.test/sign-in?from=mail&code=${code}`);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await query(app.database.url, `SELECT id FROM outbox_messages WHERE "to" = 'nobody@sales.test'`)).toEqual([]);
+    const stored = await query<{ codeHash: string }>(app.database.url, `SELECT "codeHash" FROM customer_login_codes WHERE email = 'magic@sales.test'`);
+    expect(stored[0]!.codeHash).not.toContain(code);
+
+    const exchanged = await api(app, 'POST', '/live/sales/customer-tokens', { body: { code }, headers: key });
+    expect(exchanged.status).toBe(201);
+    expect(exchanged.body.customer).toMatchObject({ id: order.customerId, email: 'magic@sales.test' });
+    const token = exchanged.body.customerToken;
+    expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code }, headers: key })).status).toBe(409);
+    expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: 'made-up' }, headers: key })).status).toBe(401);
+
+    const mine = await api(app, 'GET', '/live/sales/me/orders', { token });
+    expect(mine.status).toBe(200);
+    expect(mine.body.customer.id).toBe(order.customerId);
+    expect(mine.body.orders).toHaveLength(1);
+    expect(mine.body.orders[0]).toMatchObject({ id: order.id, status: 'confirmed' });
+    expect(mine.body.orders[0].passes).toHaveLength(2);
+    expect(mine.body.orders[0]).not.toHaveProperty('payments');
+    // With the channel key beside it, the same.
+    expect((await api(app, 'GET', '/live/sales/me/orders', { token, headers: key })).body.orders).toHaveLength(1);
+
+    // The token is for that route only.
+    expect((await api(app, 'GET', '/live/sales/listings', { token })).status).toBe(401);
+    expect((await api(app, 'GET', '/v1/orders', { token, org: org.slug })).status).toBe(401);
+    expect((await graphql(app, '{ apiVersions { current } }', {}, { token })).status).toBe(401);
+    expect((await api(app, 'GET', '/live/sales/me/orders', { headers: key })).status).toBe(401);
+
+    // An expired code is 410.
+    await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'magic@sales.test' }, headers: key });
+    const second = await waitForMail('magic@sales.test', 'customer_magic_link', 2);
+    await app.runtime.db.customerLoginCode.updateMany({ where: { email: 'magic@sales.test', usedAt: null }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: (second.meta as { code: string }).code }, headers: key })).status).toBe(410);
+  });
+});
+
+async function waitForMail(to: string, kind: string, count = 1) {
+  for (let i = 0; i < 100; i += 1) {
+    const rows = await query<{ text: string; meta: Record<string, unknown> }>(
+      app.database.url,
+      `SELECT text, meta FROM outbox_messages WHERE "to" = $1 AND meta->>'kind' = $2 ORDER BY "createdAt"`,
+      [to, kind],
+    );
+    if (rows.length >= count) return rows[count - 1]!;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no ${kind} mail to ${to}`);
+}
