@@ -12,7 +12,7 @@ const LISTING_FIELDS = `channel { id slug name }
   events {
     id name description status timezone venueId tags
     occurrences { id startDate startTime endDate endTime timezone startsAt endsAt availability { ticketTypeId available } }
-    ticketTypes { id name description priceAmount currency maxPerOrder }
+    ticketTypes { id name description priceAmount currency maxPerOrder salesStartAt salesEndAt onSale }
   }
   ${PAGINATION_FIELDS}`;
 
@@ -45,6 +45,9 @@ const listingEvent = z.object({
       priceAmount: z.number().int(),
       currency: z.string(),
       maxPerOrder: z.number().int().nullable(),
+      salesStartAt: z.string().nullable(),
+      salesEndAt: z.string().nullable(),
+      onSale: z.boolean(),
     }),
   ),
 });

@@ -119,6 +119,8 @@ describe('GET /live/sales/listings', () => {
     const limited = await ticketType(org, e, 100, { maxPerOrder: 4, description: 'Standing' });
     const unlimited = await ticketType(org, e, null, { name: 'Guest list', priceAmount: 0 });
     await ticketType(org, e, 5, { isDeleted: true });
+    const closesAt = new Date(Date.now() - 60_000);
+    const closed = await ticketType(org, e, 5, { name: 'Early bird', salesEndAt: closesAt });
     const inventory = (ticketTypeId: string, occurrenceId: string, held: number, sold: number) =>
       app.runtime.db.inventory.create({ data: { organisationId: org.organisation.id, ticketTypeId, occurrenceId, held, sold } });
     await inventory(limited.id, soon.id, 7, 30);
@@ -128,8 +130,9 @@ describe('GET /live/sales/listings', () => {
     const res = await api(app, 'GET', '/live/sales/listings?limit=100', { token: shop.key });
     const listed = res.body.events.find((x: { id: string }) => x.id === e.id);
     expect(listed.ticketTypes).toEqual([
-      { id: limited.id, name: 'General admission', description: 'Standing', priceAmount: 2500, currency: 'GBP', maxPerOrder: 4 },
-      { id: unlimited.id, name: 'Guest list', description: null, priceAmount: 0, currency: 'GBP', maxPerOrder: null },
+      { id: limited.id, name: 'General admission', description: 'Standing', priceAmount: 2500, currency: 'GBP', maxPerOrder: 4, salesStartAt: null, salesEndAt: null, onSale: true },
+      { id: unlimited.id, name: 'Guest list', description: null, priceAmount: 0, currency: 'GBP', maxPerOrder: null, salesStartAt: null, salesEndAt: null, onSale: true },
+      { id: closed.id, name: 'Early bird', description: null, priceAmount: 2500, currency: 'GBP', maxPerOrder: null, salesStartAt: null, salesEndAt: closesAt.toISOString(), onSale: false },
     ]);
     expect(listed.occurrences.map((o: { id: string }) => o.id)).toEqual([soon.id, later.id]);
     const [first, second] = listed.occurrences;
@@ -145,11 +148,13 @@ describe('GET /live/sales/listings', () => {
     expect(first.availability).toEqual([
       { ticketTypeId: limited.id, available: 63 },
       { ticketTypeId: unlimited.id, available: null },
+      { ticketTypeId: closed.id, available: 5 },
     ]);
     // The occurrence's capacity overrides the ticket type's; never below zero; no row = nothing held or sold.
     expect(second.availability).toEqual([
       { ticketTypeId: limited.id, available: 0 },
       { ticketTypeId: unlimited.id, available: 10 },
+      { ticketTypeId: closed.id, available: 10 },
     ]);
     expect(second).toMatchObject({ endDate: null, endTime: null });
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHoldSweep } from '../src/services/orders.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { query } from './support/db.ts';
 import { api, createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
@@ -263,6 +264,22 @@ describe('checkout holds tickets', () => {
     expect(late.body.code).toBe('GONE');
     expect(await inventory(catalogue)).toMatchObject({ held: 0, sold: 0 });
   });
+});
+
+it('the worker sweep cancels pending orders whose hold ran out, without any request', async () => {
+  const catalogue = await createCatalogue(app, org, { capacity: 3 });
+  const channel = await createChannel(app, org);
+  const { order } = await buy(app, channel.publishable, catalogue, 3, 'sweep@hold.test');
+  await app.runtime.db.order.update({ where: { id: order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
+  const sweep = startHoldSweep({ db: app.runtime.db, dispatcher: app.runtime.dispatcher }, 50);
+  try {
+    for (let i = 0; i < 100 && (await inventory(catalogue)).held !== 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    await sweep.stop();
+  }
+  expect(await inventory(catalogue)).toMatchObject({ held: 0, sold: 0 });
+  expect((await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.status).toBe('cancelled');
+  expect(await sourceEvents('order.cancelled', order.id)).toHaveLength(1);
 });
 
 describe('confirmation, cancel, refund and redemption', () => {

@@ -64,6 +64,11 @@ const ListingTicketTypeRef = builder.objectRef<ListingTicketType>('ListingTicket
     priceAmount: t.exposeInt('priceAmount', { description: 'Price in minor units of currency (cents, pence).' }),
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
     maxPerOrder: t.exposeInt('maxPerOrder', { nullable: true, description: 'Most tickets of this type in one order; null = no limit.' }),
+    salesStartAt: t.expose('salesStartAt', { type: 'DateTime', nullable: true, description: 'Sales of this type open then; null = open.' }),
+    salesEndAt: t.expose('salesEndAt', { type: 'DateTime', nullable: true, description: 'Sales of this type close then; null = until the occurrence.' }),
+    onSale: t.exposeBoolean('onSale', {
+      description: "Whether a cart may take it now: inside its sales window and the event's on/off-sale dates (a cart also needs availability).",
+    }),
   }),
 });
 

@@ -46,6 +46,10 @@ export interface ListingTicketType {
   priceAmount: number;
   currency: string;
   maxPerOrder: number | null;
+  salesStartAt: Date | null;
+  salesEndAt: Date | null;
+  /** Whether a cart may take it now: inside its sales window and the event's on/off-sale dates. */
+  onSale: boolean;
 }
 
 export interface ListingEvent {
@@ -143,6 +147,13 @@ export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) 
       priceAmount: type.priceAmount,
       currency: type.currency,
       maxPerOrder: type.maxPerOrder,
+      salesStartAt: type.salesStartAt,
+      salesEndAt: type.salesEndAt,
+      onSale:
+        (!event.onSaleDate || event.onSaleDate <= now) &&
+        (!event.offSaleDate || event.offSaleDate > now) &&
+        (!type.salesStartAt || type.salesStartAt <= now) &&
+        (!type.salesEndAt || type.salesEndAt > now),
     })),
   }));
 
