@@ -34,6 +34,10 @@ let runtimeInstalled = false;
  */
 export const WORKER_CONCURRENCY = {
   maxConcurrentWorkflowTaskExecutions: 200,
+  // A delivery that succeeds at once is one workflow task, always on the normal (not sticky)
+  // queue: poll it as much as the sticky one (the default ratio 0.2 left 2 of 10 pollers on it).
+  maxConcurrentWorkflowTaskPolls: 16,
+  nonStickyToStickyPollRatio: 1,
   maxConcurrentLocalActivityExecutions: 200,
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
