@@ -63,6 +63,11 @@ async function lineItemsOf(tx: Tx, order: Order) {
   });
 }
 
+/** A payment try of the whole order total. */
+function paymentOf(order: Order, attempt: { method: string; cardLast4: string | null; status: 'succeeded' | 'declined'; failureReason?: string }) {
+  return { id: newId('payment'), organisationId: order.organisationId, orderId: order.id, amount: order.totalAmount, currency: order.currency, ...attempt };
+}
+
 interface Services {
   db: Database;
   dispatcher: Pick<WebhookDispatcher, 'dispatch'>;
@@ -97,18 +102,7 @@ export async function confirmOrder(services: Services, db: TenantDatabase, order
     if (moved.count !== 1) return { order, moved: false as const };
     const lines = await lineItemsOf(tx, order);
     for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'sell');
-    await tx.payment.create({
-      data: {
-        id: newId('payment'),
-        organisationId: order.organisationId,
-        orderId: order.id,
-        amount: order.totalAmount,
-        currency: order.currency,
-        method: payment.method,
-        cardLast4: payment.cardLast4 ?? null,
-        status: 'succeeded',
-      },
-    });
+    await tx.payment.create({ data: paymentOf(order, { method: payment.method, cardLast4: payment.cardLast4 ?? null, status: 'succeeded' }) });
     const passes = lines.flatMap((line) =>
       Array.from({ length: line.quantity }, () => ({
         id: newId('pass'),
@@ -183,19 +177,7 @@ async function mailTickets(mailer: Mailer, db: TenantDatabase, order: Order): Pr
 
 /** A declined test payment: recorded, and the order stays pending (the page says why). */
 export async function recordDeclinedPayment(db: TenantDatabase, order: Order, cardLast4: string, reason: string): Promise<void> {
-  await db.payment.create({
-    data: {
-      id: newId('payment'),
-      organisationId: order.organisationId,
-      orderId: order.id,
-      amount: order.totalAmount,
-      currency: order.currency,
-      method: 'test_card',
-      cardLast4,
-      status: 'declined',
-      failureReason: reason,
-    },
-  });
+  await db.payment.create({ data: paymentOf(order, { method: 'test_card', cardLast4, status: 'declined', failureReason: reason }) });
 }
 
 /** POST /live/sales/orders/{id}/confirm: a server holding a secret key of the order's channel confirms it directly. */
