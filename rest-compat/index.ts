@@ -11,8 +11,9 @@ export { v1Routes };
 
 const contextOf = (res: Response) => res.locals.ctx as RequestContext;
 
-/** Built on first request: the route table is fixed once the process runs. */
+/** Built on first request: the route tables are fixed once the process runs. */
 let openApiJson: string | undefined;
+let liveOpenApiJson: string | undefined;
 
 /** The management REST compatibility layer, mounted at /v1. */
 export function createV1Router(schema: GraphQLSchema): Router {
@@ -30,6 +31,10 @@ export function createV1Router(schema: GraphQLSchema): Router {
 /** The sales API, mounted at /live: channel keys in Authorization (see apiContext) or X-Channel-Key. */
 export function createLiveRouter(schema: GraphQLSchema): Router {
   const router = express.Router();
+  router.get('/openapi.json', (_req, res) => {
+    liveOpenApiJson ??= printOpenApiDocument(buildOpenApiDocument(liveRoutes, { surface: 'sales' }));
+    res.type('application/json').send(liveOpenApiJson);
+  });
   router.use(jsonBody);
   router.use(acceptChannelKeyHeader);
   mountRoutes(router, schema, liveRoutes, contextOf);

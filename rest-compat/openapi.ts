@@ -5,7 +5,7 @@ import { API_VERSIONS, CURRENT_VERSION } from '../src/versions.ts';
 import type { RestRoute } from './route.ts';
 
 /**
- * The OpenAPI 3.1 document of /v1, built from the route table and nothing else: paths, parameters
+ * The OpenAPI 3.1 documents of /v1 and of the sales API (/live), built from the route tables and nothing else: paths, parameters
  * and bodies come from each route's zod schemas, error answers from ERROR_CODES, versions from
  * src/versions.ts. schema/openapi.json is this document printed (scripts/print-openapi.ts);
  * test/openapi.test.ts fails when the two drift.
@@ -41,11 +41,69 @@ export interface OpenApiOperation {
 
 export const STAFF_TOKEN_SCHEME = 'staffOrEmbedToken';
 export const API_KEY_SCHEME = 'organisationApiKey';
+export const CHANNEL_KEY_SCHEME = 'channelKey';
+export const CHANNEL_KEY_HEADER_SCHEME = 'channelKeyHeader';
+export const CUSTOMER_TOKEN_SCHEME = 'customerToken';
+
+/** The surface a document describes: the management REST layer (/v1) or the sales API (/live). */
+export type Surface = 'management' | 'sales';
+
 
 /** contract.md: these need no X-Service-Org; /meta/versions needs no credential, /auth/* take theirs in the body. */
 const isMetaVersions = (route: RestRoute) => route.path === '/meta/versions';
 const isAuth = (route: RestRoute) => route.path.startsWith('/auth/');
 export const needsCredential = (route: RestRoute) => route.organisation || !(isMetaVersions(route) || isAuth(route));
+
+/** Sales API routes that take a customer token instead of a channel key. */
+const isCustomerRoute = (route: RestRoute) => route.path.startsWith('/sales/me/');
+/** Sales API routes that read and answer the sales session (X-Live-Session). */
+const isSessionRoute = (route: RestRoute) => route.path.startsWith('/sales/carts');
+
+function securityOf(route: RestRoute, surface: Surface): Array<Record<string, string[]>> {
+  if (surface === 'sales') {
+    return isCustomerRoute(route) ? [{ [CUSTOMER_TOKEN_SCHEME]: [] }] : [{ [CHANNEL_KEY_SCHEME]: [] }, { [CHANNEL_KEY_HEADER_SCHEME]: [] }];
+  }
+  return needsCredential(route) ? [{ [STAFF_TOKEN_SCHEME]: [] }, { [API_KEY_SCHEME]: [] }] : [];
+}
+
+const MANAGEMENT_SECURITY_SCHEMES: Record<string, Json> = {
+  [STAFF_TOKEN_SCHEME]: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'A staff access token (POST /auth/login, /auth/refresh, /auth/federate, /auth/invitations/redeem) or an embed session token (POST /embed/sessions), sent as Authorization: Bearer <token> together with X-Service-Org.',
+  },
+  [API_KEY_SCHEME]: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'svak_…',
+    description:
+      'An organisation API key (prefix svak_) for servers, sent as Authorization: Bearer <key> together with X-Service-Org naming the key\'s organisation. A revoked or expired key answers 401; a route outside the key\'s scopes answers 404. Routes for signed-in people (/me/*, /api-keys) refuse it with 403 SIGNED_IN_USER_REQUIRED.',
+  },
+};
+
+const SALES_SECURITY_SCHEMES: Record<string, Json> = {
+  [CHANNEL_KEY_SCHEME]: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'svpk_… or svsk_…',
+    description:
+      'A sales channel key as Authorization: Bearer <key>: publishable (svpk_) for browsers and apps, secret (svsk_) for servers only. The key names the organisation, account and channel. Unknown, revoked, inactive-channel or deleted-account keys answer 401; management credentials answer 401.',
+  },
+  [CHANNEL_KEY_HEADER_SCHEME]: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Channel-Key',
+    description: 'The same channel key in X-Channel-Key instead of Authorization.',
+  },
+  [CUSTOMER_TOKEN_SCHEME]: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: "A customer token (POST /sales/customer-tokens, from a magic-link code) as Authorization: Bearer <token>: the customer's own orders, nothing else.",
+  },
+};
 
 /** Method order inside a path item, so the printed document does not depend on table order within a path. */
 const METHOD_ORDER: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -135,7 +193,11 @@ function rewriteRefs(value: unknown, names: Map<string, string>): unknown {
   return out;
 }
 
-export function buildOpenApiDocument(routes: readonly RestRoute[], options: { serverUrl?: string } = {}): OpenApiDocument {
+export function buildOpenApiDocument(
+  routes: readonly RestRoute[],
+  options: { serverUrl?: string; surface?: Surface } = {},
+): OpenApiDocument {
+  const surface = options.surface ?? 'management';
   const byStatus = codesByStatus();
   const errorResponseName = (status: number) => `Error${status}`;
   const converter = new SchemaConverter(new Set(['ErrorResponse', 'ValidationIssue']));
@@ -175,6 +237,7 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], options: { se
       }
     }
     if (route.organisation) parameters.push(ref('parameters', 'X-Service-Org'));
+    if (surface === 'sales' && isSessionRoute(route)) parameters.push(ref('parameters', 'X-Live-Session'));
     parameters.push(ref('parameters', 'Service-Version'));
 
     // The executor reads a missing body as {}: the body is optional exactly when {} is valid.
@@ -190,6 +253,7 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], options: { se
         headers: {
           'X-Request-Id': ref('headers', 'X-Request-Id'),
           'Service-Version': ref('headers', 'Service-Version'),
+          ...(surface === 'sales' && isSessionRoute(route) ? { 'X-Live-Session': ref('headers', 'X-Live-Session') } : {}),
         },
         content: {
           'application/json': { schema: route.response ? converter.convert(route.response, 'output', `${hint}Response`) : {} },
@@ -203,7 +267,7 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], options: { se
       operationId,
       summary: route.summary,
       tags: [route.tag],
-      security: needsCredential(route) ? [{ [STAFF_TOKEN_SCHEME]: [] }, { [API_KEY_SCHEME]: [] }] : [],
+      security: securityOf(route, surface),
       parameters,
       ...(requestBody ? { requestBody } : {}),
       responses,
@@ -238,13 +302,16 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], options: { se
   const usable = API_VERSIONS.filter((v) => v.status !== 'sunset').map((v) => v.date);
   const versionLines = API_VERSIONS.map((v) => `- ${v.date} (${v.status}): ${v.summary}`).join('\n');
 
+  const sales = surface === 'sales';
   return {
     openapi: '3.1.0',
     info: {
-      title: 'Ticketing management API (REST compatibility layer)',
+      title: sales ? 'Ticketing sales API' : 'Ticketing management API (REST compatibility layer)',
       version: CURRENT_VERSION,
       description: [
-        'The management REST API at /v1. Every route runs an operation of the GraphQL API (/graphql) in-process, with the same rights and errors.',
+        sales
+          ? 'The sales API at /live, for storefronts: listings, carts, checkout, secret-key confirmation and customer sign-in. Every route runs an operation of the GraphQL schema in-process. Routes take a sales channel key (publishable svpk_ for browsers, secret svsk_ for servers); the key names the organisation, so X-Service-Org is not needed. GET /sales/me/orders takes a customer token instead. A pending order is paid on the hosted checkout page (checkoutUrl of the checkout answer).'
+          : 'The management REST API at /v1. Every route runs an operation of the GraphQL API (/graphql) in-process, with the same rights and errors.',
         '',
         'The API is versioned by date. A request may pin a version with the Service-Version header; otherwise the organisation\'s pinned version applies, then the current one. Every response names the version it was answered at in its Service-Version header. An unknown or sunset version answers 400 UNSUPPORTED_VERSION.',
         '',
@@ -253,26 +320,11 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], options: { se
         'Errors answer {error, code, details?, requestId} with the status of their code; every response carries X-Request-Id.',
       ].join('\n'),
     },
-    servers: [{ url: options.serverUrl ?? '/v1' }],
+    servers: [{ url: options.serverUrl ?? (sales ? '/live' : '/v1') }],
     tags: tags.map((name) => ({ name })),
     paths,
     components: {
-      securitySchemes: {
-        [STAFF_TOKEN_SCHEME]: {
-          type: 'http',
-          scheme: 'bearer',
-          bearerFormat: 'JWT',
-          description:
-            'A staff access token (POST /auth/login, /auth/refresh, /auth/federate, /auth/invitations/redeem) or an embed session token (POST /embed/sessions), sent as Authorization: Bearer <token> together with X-Service-Org.',
-        },
-        [API_KEY_SCHEME]: {
-          type: 'http',
-          scheme: 'bearer',
-          bearerFormat: 'svak_…',
-          description:
-            'An organisation API key (prefix svak_) for servers, sent as Authorization: Bearer <key> together with X-Service-Org naming the key\'s organisation. A revoked or expired key answers 401; a route outside the key\'s scopes answers 404. Routes for signed-in people (/me/*, /api-keys) refuse it with 403 SIGNED_IN_USER_REQUIRED.',
-        },
-      },
+      securitySchemes: sales ? SALES_SECURITY_SCHEMES : MANAGEMENT_SECURITY_SCHEMES,
       parameters: {
         'X-Service-Org': {
           name: 'X-Service-Org',
@@ -282,6 +334,18 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], options: { se
             'Slug of the organisation the request is for. Must be the credential\'s organisation (403 ORG_MISMATCH otherwise); missing answers 400 ORG_REQUIRED.',
           schema: { type: 'string', minLength: 1 },
         },
+        ...(sales
+          ? {
+              'X-Live-Session': {
+                name: 'X-Live-Session',
+                in: 'header',
+                required: false,
+                description:
+                  'The sales session (ses_) the first cart answered; hosted pages may send the live_session cookie instead. A cart is reached with its session (or any cart of the channel with a secret key).',
+                schema: { type: 'string' },
+              },
+            }
+          : {}),
         'Service-Version': {
           name: 'Service-Version',
           in: 'header',
@@ -301,6 +365,15 @@ export function buildOpenApiDocument(routes: readonly RestRoute[], options: { se
           required: true,
           schema: { type: 'string', enum: usable },
         },
+        ...(sales
+          ? {
+              'X-Live-Session': {
+                description: 'The sales session of the cart (also set as the live_session cookie: HttpOnly, SameSite=Lax, 24 h).',
+                required: false,
+                schema: { type: 'string' },
+              },
+            }
+          : {}),
         'Service-Version-If-Resolved': {
           description:
             'The dated API version the request was answered at; absent when the request was refused before its version was resolved (credential refused, unknown Service-Version).',

@@ -5,9 +5,11 @@ import { z } from 'zod';
 import type { RestRoute } from '../rest-compat/route.ts';
 import { buildOpenApiDocument, operationIdOf, printOpenApiDocument } from '../rest-compat/openapi.ts';
 import { v1Routes } from '../rest-compat/v1-routes.ts';
-import { OPENAPI_PATH, printedOpenApi } from '../scripts/print-openapi.ts';
+import { liveRoutes } from '../rest-compat/live-routes.ts';
+import { LIVE_OPENAPI_PATH, OPENAPI_PATH, printedLiveOpenApi, printedOpenApi } from '../scripts/print-openapi.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { api, createOrganisation, type TestOrganisation } from './support/fixtures.ts';
+import { createCatalogue, createChannel, storefront } from './support/sales.ts';
 import { documentUnderTest, expectDocumentedResponse, matchPathTemplate, responseProblems } from './support/openapi-check.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -163,5 +165,69 @@ describe('served and honoured by the running API', () => {
     const body = await res.json();
     expect(body.code).toBe('INVALID_JSON');
     expectDocumentedResponse('POST', '/v1/roles', { status: res.status, body, headers: res.headers });
+  });
+});
+
+describe('the OpenAPI document of the sales API (/live)', () => {
+  let app: TestApp;
+  let org: TestOrganisation;
+  beforeAll(async () => {
+    app = await startTestApp();
+    org = await createOrganisation(app, 'openlive');
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  it('schema/openapi-live.json is the document built from the /live route table, valid OpenAPI 3.1, served at /live/openapi.json', async () => {
+    expect(
+      readFileSync(LIVE_OPENAPI_PATH, 'utf8') === printedLiveOpenApi(),
+      'schema/openapi-live.json is out of date: run `npx tsx scripts/print-openapi.ts` and commit the result',
+    ).toBe(true);
+    const document = documentUnderTest('sales');
+    const documented = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(documented.sort()).toEqual(liveRoutes.map((route) => `${route.method} ${route.path}`).sort());
+    expect(liveRoutes.filter((route) => !route.response)).toEqual([]);
+    expect(document.paths['/sales/me/orders']!.get!.security).toEqual([{ customerToken: [] }]);
+    expect(document.paths['/sales/carts']!.post!.security).toEqual([{ channelKey: [] }, { channelKeyHeader: [] }]);
+    const result = await validateOpenApi(structuredClone(document) as never, { resolve: { external: false } });
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(result.warnings).toEqual([]);
+    const served = await fetch(`${app.url}/live/openapi.json`);
+    expect(served.status).toBe(200);
+    expect(await served.text()).toBe(printedLiveOpenApi());
+  });
+
+  it('answers of every sales route match their documented schemas', async () => {
+    const catalogue = await createCatalogue(app, org, { capacity: 5 });
+    const channel = await createChannel(app, org);
+    const shop = storefront(app, channel.publishable);
+    const check = async (method: string, path: string, body?: unknown, status?: number, headers: Record<string, string> = {}) => {
+      const res = await shop.call(method, path, body, headers);
+      if (status !== undefined) expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
+      expectDocumentedResponse(method, path, res, 'sales');
+      return res;
+    };
+    const item = { occurrenceId: catalogue.occurrenceId, ticketTypeId: catalogue.ticketTypeId, quantity: 2 };
+    await check('GET', '/sales/listings', undefined, 200);
+    const cart = (await check('POST', '/sales/carts', { items: [item] }, 201)).body.cart;
+    await check('GET', `/sales/carts/${cart.id}`, undefined, 200);
+    await check('PATCH', `/sales/carts/${cart.id}`, { items: [{ ...item, quantity: 9 }] }, 409);
+    await check('PATCH', `/sales/carts/${cart.id}`, { items: [{ ...item, quantity: 'x' }] }, 400);
+    await check('PATCH', `/sales/carts/${cart.id}`, { items: [item] }, 200);
+    await check('GET', '/sales/carts/crt_unknown', undefined, 404);
+    const { order } = (await check('POST', `/sales/carts/${cart.id}/checkout`, { customer: { email: 'doc@open.test' } }, 201)).body;
+    await check('POST', `/sales/orders/${order.id}/confirm`, {}, 403);
+    await check('POST', `/sales/orders/${order.id}/confirm`, {}, 200, { 'x-channel-key': channel.secret });
+    await check('POST', '/sales/customer-auth/magic-link', { email: 'doc@open.test' }, 202);
+    await check('POST', '/sales/customer-tokens', { code: 'nope' }, 401);
+    let code: string | undefined;
+    for (let i = 0; i < 100 && !code; i += 1) {
+      const mail = await app.runtime.db.outboxMessage.findFirst({ where: { to: 'doc@open.test', subject: { startsWith: 'Sign in' } } });
+      code = (mail?.meta as { code?: string } | null)?.code;
+      if (!code) await new Promise((r) => setTimeout(r, 50));
+    }
+    const token = (await check('POST', '/sales/customer-tokens', { code }, 201)).body.customerToken;
+    await check('GET', '/sales/me/orders', undefined, 200, { authorization: `Bearer ${token}`, 'x-channel-key': '' });
   });
 });

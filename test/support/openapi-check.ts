@@ -1,10 +1,11 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { buildOpenApiDocument, type OpenApiDocument } from '../../rest-compat/openapi.ts';
+import { liveRoutes } from '../../rest-compat/live-routes.ts';
+import { buildOpenApiDocument, type OpenApiDocument, type Surface } from '../../rest-compat/openapi.ts';
 import { v1Routes } from '../../rest-compat/v1-routes.ts';
 
 /**
- * Checks real answers of /v1 against the OpenAPI document built from the route table, so a test
+ * Checks real answers of /v1 (or, with surface 'sales', of /live) against the OpenAPI document built from the route table, so a test
  * of any route can assert that what it got is what the document promises:
  *
  *   const res = await api(app, 'GET', `/v1/roles/${id}`, as(org.adminToken));
@@ -23,14 +24,27 @@ export interface ObservedResponse {
   headers?: Headers | Record<string, string | undefined>;
 }
 
-const DOCUMENT_ID = 'https://openapi.invalid/v1/openapi.json';
-const SERVER_PREFIX = '/v1';
+const SURFACES = {
+  management: { routes: v1Routes, prefix: '/v1' },
+  sales: { routes: liveRoutes, prefix: '/live' },
+} as const;
 
-let cached: { document: OpenApiDocument; ajv: Ajv2020; validators: Map<string, ValidateFunction> } | undefined;
+interface State {
+  document: OpenApiDocument;
+  ajv: Ajv2020;
+  validators: Map<string, ValidateFunction>;
+  documentId: string;
+  prefix: string;
+}
 
-function state() {
-  if (cached) return cached;
-  const document = buildOpenApiDocument(v1Routes);
+const cached = new Map<Surface, State>();
+
+function state(surface: Surface = 'management'): State {
+  const known = cached.get(surface);
+  if (known) return known;
+  const { routes, prefix } = SURFACES[surface];
+  const DOCUMENT_ID = `https://openapi.invalid${prefix}/openapi.json`;
+  const document = buildOpenApiDocument(routes, { surface });
   const ajv = new Ajv2020({ allErrors: true, strictSchema: true, strictTypes: false, strictTuples: false });
   addFormats.default(ajv);
   // Formats ajv-formats does not know (zod emits e.g. cuid, jwt, e164) are annotations, as JSON Schema allows.
@@ -39,19 +53,20 @@ function state() {
   // members (openapi, info, paths, ...) are not JSON Schema keywords, so they are declared as annotations.
   for (const key of Object.keys(document)) ajv.addKeyword({ keyword: key });
   ajv.addSchema({ ...document, $id: DOCUMENT_ID });
-  cached = { document, ajv, validators: new Map() };
-  return cached;
+  const built = { document, ajv, validators: new Map(), documentId: DOCUMENT_ID, prefix };
+  cached.set(surface, built);
+  return built;
 }
 
 /** The document the checker validates against (the same one schema/openapi.json holds). */
-export function documentUnderTest(): OpenApiDocument {
-  return state().document;
+export function documentUnderTest(surface: Surface = 'management'): OpenApiDocument {
+  return state(surface).document;
 }
 
 /** The path template of the document that `path` names, or undefined. */
-export function matchPathTemplate(path: string, document: OpenApiDocument = documentUnderTest()): string | undefined {
+export function matchPathTemplate(path: string, document: OpenApiDocument = documentUnderTest(), prefix = '/v1'): string | undefined {
   let concrete = path.split('?')[0]!;
-  if (concrete.startsWith(`${SERVER_PREFIX}/`)) concrete = concrete.slice(SERVER_PREFIX.length);
+  if (concrete.startsWith(`${prefix}/`)) concrete = concrete.slice(prefix.length);
   if (Object.hasOwn(document.paths, concrete)) return concrete;
   const segments = concrete.split('/');
   // A literal segment wins over a parameter, as OpenAPI prescribes for /roles/mine vs /roles/{id}.
@@ -65,9 +80,9 @@ export function matchPathTemplate(path: string, document: OpenApiDocument = docu
 }
 
 /** What is wrong with `response` as an answer to `method path` according to the document; [] when nothing. */
-export function responseProblems(method: string, path: string, response: ObservedResponse): string[] {
-  const { document, ajv, validators } = state();
-  const template = matchPathTemplate(path, document);
+export function responseProblems(method: string, path: string, response: ObservedResponse, surface: Surface = 'management'): string[] {
+  const { document, ajv, validators, documentId, prefix } = state(surface);
+  const template = matchPathTemplate(path, document, prefix);
   if (!template) return [`no path of the document matches ${path}`];
   const methodKey = method.toLowerCase() as keyof (typeof document.paths)[string];
   const operation = document.paths[template]![methodKey];
@@ -92,7 +107,7 @@ export function responseProblems(method: string, path: string, response: Observe
     const schemaPointer = `${pointer}/content/${escape('application/json')}/schema`;
     let validate = validators.get(schemaPointer);
     if (!validate) {
-      validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${schemaPointer}` });
+      validate = ajv.compile({ $ref: `${documentId}#${schemaPointer}` });
       validators.set(schemaPointer, validate);
     }
     if (!validate(response.body)) {
@@ -130,8 +145,8 @@ export function responseProblems(method: string, path: string, response: Observe
 }
 
 /** Throws, naming every problem and the body, when `response` is not what the document promises. */
-export function expectDocumentedResponse(method: string, path: string, response: ObservedResponse): void {
-  const problems = responseProblems(method, path, response);
+export function expectDocumentedResponse(method: string, path: string, response: ObservedResponse, surface: Surface = 'management'): void {
+  const problems = responseProblems(method, path, response, surface);
   if (problems.length > 0) {
     throw new Error(
       `${method.toUpperCase()} ${path} -> ${response.status} does not match the OpenAPI document:\n  ${problems.join('\n  ')}\nbody: ${JSON.stringify(response.body, null, 2)}`,
