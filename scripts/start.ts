@@ -8,6 +8,9 @@ import { migrateDeploy, REPO_ROOT } from '../src/db/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pglite.ts';
 import { findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
+import { CHANNEL_KEY_PREFIXES } from '../src/auth/channel-keys.ts';
+import { randomSecret, sha256 } from '../src/auth/keys.ts';
+import { newId } from '../src/ids.ts';
 
 /**
  * `npm start`: API + worker, for real. DATABASE_URL and TEMPORAL_ADDRESS are used when set;
@@ -22,6 +25,8 @@ interface DemoCredentials {
   organisation: string;
   email: string;
   password: string;
+  /** Publishable key of the demo web shop (absent in DATA_DIRs from before it existed). */
+  storefrontKey?: string;
 }
 
 async function main(): Promise<void> {
@@ -129,6 +134,9 @@ async function main(): Promise<void> {
       demo
         ? `  Demo sign-in                     X-Service-Org: ${demo.organisation}  email: ${demo.email}  password: ${demo.password}`
         : '  Demo sign-in                     (demo organisation exists; its credentials are not in DATA_DIR)',
+      ...(demo?.storefrontKey
+        ? [`  Demo storefront key              ${demo.storefrontKey}  (try: curl -H 'X-Channel-Key: ${demo.storefrontKey}' ${origin}/live/sales/listings)`]
+        : []),
       '',
       'Press Ctrl+C to stop.',
       '',
@@ -174,7 +182,7 @@ async function ensureDemoOrganisation(databaseUrl: string, dataDir: string): Pro
       email: 'admin@demo.test',
       password: randomBytes(12).toString('base64url'),
     };
-    await bootstrapOrganisation(db, {
+    const { organisation, account } = await bootstrapOrganisation(db, {
       orgSlug: credentials.organisation,
       orgName: 'Demo Tickets',
       email: credentials.email,
@@ -182,12 +190,39 @@ async function ensureDemoOrganisation(databaseUrl: string, dataDir: string): Pro
       firstName: 'Demo',
       lastName: 'Admin',
     });
+    credentials.storefrontKey = await seedDemoShop(db, organisation.id, account.id);
     writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     say('bootstrapped the demo organisation');
     return credentials;
   } finally {
     await db.$disconnect();
   }
+}
+
+/**
+ * Something to sell, so the sales API can be tried at once: an on-sale event with an occurrence in
+ * 30 days and one ticket type, and a web shop selling it whose publishable key is printed.
+ */
+async function seedDemoShop(db: ReturnType<typeof createDatabase>, organisationId: string, accountId: string): Promise<string> {
+  const eventId = newId('event');
+  const channelId = newId('salesChannel');
+  const key = randomSecret(CHANNEL_KEY_PREFIXES.publishable);
+  await db.$transaction(async (tx) => {
+    await tx.event.create({
+      data: { id: eventId, organisationId, accountId, name: 'Demo concert', status: 'on_sale', timezone: 'Europe/London', tags: ['demo'] },
+    });
+    await tx.eventOccurrence.create({
+      data: { id: newId('occurrence'), organisationId, accountId, eventId, startsAt: new Date(Date.now() + 30 * 86_400_000), timezone: 'Europe/London' },
+    });
+    await tx.ticketType.create({
+      data: { id: newId('ticketType'), organisationId, accountId, eventId, name: 'General admission', priceAmount: 2500, currency: 'GBP', capacity: 200, maxPerOrder: 10 },
+    });
+    await tx.salesChannel.create({ data: { id: channelId, organisationId, accountId, name: 'Demo web shop', slug: 'demo-shop' } });
+    await tx.channelKey.create({
+      data: { id: newId('channelKey'), organisationId, channelId, kind: 'publishable', keyHash: sha256(key), keyPrefix: key.slice(0, 12) },
+    });
+  });
+  return key;
 }
 
 async function waitForReady(url: string, timeoutMs = 120_000): Promise<void> {

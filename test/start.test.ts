@@ -46,6 +46,13 @@ describe('npm start with the embedded defaults', () => {
       body: JSON.stringify({ email: demo.email, password: demo.password }),
     });
     expect(login.status).toBe(200);
+    // The demo shop sells something at once, with the key printed.
+    expect(output).toContain(`Demo storefront key              ${demo.storefrontKey}`);
+    const listings = await fetch(`http://127.0.0.1:${port}/live/sales/listings`, { headers: { 'x-channel-key': demo.storefrontKey } });
+    expect(listings.status).toBe(200);
+    const listed = (await listings.json()) as { events: Array<{ name: string; ticketTypes: Array<{ onSale: boolean }>; occurrences: unknown[] }> };
+    expect(listed.events).toMatchObject([{ name: 'Demo concert', ticketTypes: [{ onSale: true }] }]);
+    expect(listed.events[0]!.occurrences).toHaveLength(1);
     const ui = await fetch('http://127.0.0.1:8233/');
     expect(ui.status).toBe(200);
 
