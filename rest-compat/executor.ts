@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { execute, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { execute, GraphQLError, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
 import { AppError, isErrorCode, issuesFrom } from '../src/errors.ts';
 import type { RestRoute } from './route.ts';
@@ -82,8 +82,11 @@ function toAppError(error: GraphQLError): Error {
   if (error.originalError instanceof AppError) return error.originalError;
   const code = error.extensions?.code;
   if (isErrorCode(code)) return new AppError(code, error.message, error.extensions?.details);
-  // A GraphQL-level error (variable coercion) means the route's own schema let bad input through.
-  if (!error.originalError) return AppError.validation([{ path: '(root)', message: error.message }]);
+  // A GraphQL-level error (variable coercion, e.g. an Int beyond 32 bits) means the route's own
+  // schema let bad input through: still the caller's input, so a 400, never a 500.
+  if (!error.originalError || error.originalError instanceof GraphQLError) {
+    return AppError.validation([{ path: '(root)', message: error.message }]);
+  }
   // Anything else (a resolver bug, an unexpected fault) reaches the REST error handler as a 500.
   return error.originalError ?? error;
 }

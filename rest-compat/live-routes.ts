@@ -85,7 +85,7 @@ const cart = z.object({
 });
 
 const cartItems = z
-  .array(z.strictObject({ occurrenceId: z.string(), ticketTypeId: z.string(), quantity: z.number().int() }))
+  .array(z.strictObject({ occurrenceId: z.string().max(100), ticketTypeId: z.string().max(100), quantity: z.number().int().min(1).max(100) }))
   .max(50);
 
 export const liveRoutes: RestRoute[] = [
@@ -145,18 +145,20 @@ export const liveRoutes: RestRoute[] = [
     method: 'POST',
     path: '/sales/carts/{id}/checkout',
     summary:
-      'Check out a cart: the customer (found by email on the account, or created: customer.created) gets a pending order whose tickets are held until holdExpiresAt (order.created). Pay it at checkoutUrl.',
+      'Check out a cart: the customer (found by email on the account, or created: customer.created; or the signed-in shopper when a customer token comes beside the key and no customer is given) gets a pending order whose tickets are held until holdExpiresAt (order.created). Pay it at checkoutUrl.',
     tag: 'Sales',
     organisation: false,
-    operation: `mutation CheckoutSalesCart($id: String!, $customer: CheckoutCustomerInput!) {
+    operation: `mutation CheckoutSalesCart($id: String!, $customer: CheckoutCustomerInput) {
       checkoutSalesCart(id: $id, customer: $customer) { order { ${ORDER_CORE_FIELDS} } checkoutUrl } }`,
     params: idParam,
     body: z.strictObject({
-      customer: z.strictObject({
-        email: z.string(),
-        firstName: z.string().nullable().optional(),
-        lastName: z.string().nullable().optional(),
-      }),
+      customer: z
+        .strictObject({
+          email: z.string(),
+          firstName: z.string().nullable().optional(),
+          lastName: z.string().nullable().optional(),
+        })
+        .optional(),
     }),
     variables: ({ params, body }) => ({ id: params.id, ...body }),
     result: (data) => data.checkoutSalesCart,
@@ -167,7 +169,7 @@ export const liveRoutes: RestRoute[] = [
     method: 'POST',
     path: '/sales/orders/{id}/confirm',
     summary:
-      'Confirm a pending order of the channel from a server (secret key svsk_ only): order.confirmed, one pass per ticket (ticket.issued). 409 when not pending; 410 when its hold expired.',
+      'Confirm a pending order of the channel from a server (secret key svsk_ only; a publishable key gets 404): order.confirmed, one pass per ticket (ticket.issued). 409 when not pending; 410 when its hold expired.',
     tag: 'Sales',
     organisation: false,
     operation: `mutation ConfirmSalesOrder($id: String!) { confirmSalesOrder(id: $id) { ${ORDER_CORE_FIELDS} } }`,

@@ -67,7 +67,8 @@ export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
   if (ctx.principal?.kind !== 'channel' && failedScopes(failure).includes('salesChannel')) {
     return new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
   }
-  if (ctx.principal?.kind !== 'customer' && failedScopes(failure).includes('customer')) {
+  const signedIn = ctx.principal?.kind === 'customer' || (ctx.principal?.kind === 'channel' && ctx.principal.customerId !== undefined);
+  if (!signedIn && failedScopes(failure).includes('customer')) {
     return new AppError('UNAUTHENTICATED', CUSTOMER_TOKEN_REQUIRED);
   }
   if (!ctx.principal) return new AppError('UNAUTHENTICATED');
@@ -116,7 +117,7 @@ export const builder = new SchemaBuilder<{
         organisationPermission: (permission) =>
           management && ctx.organisation !== null && ctx.access.allows(...split(permission)),
         salesChannel: kind === 'channel' && ctx.organisation !== null,
-        customer: kind === 'customer' && ctx.organisation !== null,
+        customer: (kind === 'customer' || (ctx.principal?.kind === 'channel' && ctx.principal.customerId !== undefined)) && ctx.organisation !== null,
       };
     },
   },

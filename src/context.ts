@@ -35,16 +35,18 @@ export interface RequestContext {
    * used only when it belongs to the key's channel and has not expired.
    */
   liveSessionId: string | null;
+  /** The client's address (behind a loopback proxy, the one it forwarded), for per-client limits. */
+  clientIp: string;
   /** Sets a response header (the sales API answers X-Live-Session and its cookie this way). */
   setResponseHeader: (name: string, value: string) => void;
 }
 
-export type CustomerPrincipal = Extract<Principal, { kind: 'customer' }>;
-
-/** The customer token of a context whose field declared the `customer` scope. */
-export function customerOf(ctx: RequestContext): CustomerPrincipal {
-  if (ctx.principal?.kind !== 'customer') throw new AppError('INTERNAL', 'customer scope was not enforced');
-  return ctx.principal;
+/** The signed-in customer of a context whose field declared the `customer` scope (a customer token, alone or beside a channel key). */
+export function customerOf(ctx: RequestContext): { customerId: string; accountId: string } {
+  const p = ctx.principal;
+  if (p?.kind === 'customer') return p;
+  if (p?.kind === 'channel' && p.customerId) return { customerId: p.customerId, accountId: p.accountId };
+  throw new AppError('INTERNAL', 'customer scope was not enforced');
 }
 
 /** The organisation of a context whose field declared the `organisation` scope. */

@@ -1,5 +1,6 @@
 import { AuthCache } from './auth/auth-cache.ts';
 import { ResultCache } from './http/result-cache.ts';
+import { RateLimiter } from './http/rate-limit.ts';
 import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';
@@ -24,6 +25,8 @@ export interface Runtime {
   mailer: Mailer;
   /** Starts webhook delivery workflows after the transactions that record deliveries commit. */
   dispatcher: WebhookDispatcher;
+  /** Per-client limits of the sales API (src/http/rate-limit.ts). */
+  rateLimiter: RateLimiter;
   close(): Promise<void>;
 }
 
@@ -47,6 +50,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     encryptionKey: loadEncryptionKey(config),
     mailer,
     dispatcher,
+    rateLimiter: new RateLimiter(),
     async close() {
       await dispatcher.stop();
       await Promise.allSettled([db.$disconnect(), temporal?.close(), mailer.close()]);

@@ -8,12 +8,15 @@ export const LINE_ITEM_FIELDS = 'id ticketTypeId occurrenceId eventId ticketType
 export const PAYMENT_FIELDS = 'id amount currency method cardLast4 status failureReason createdAt';
 export const REDEMPTION_FIELDS = 'id passId entitlementId accountId redeemedById redeemedAt';
 
-/** Everything of an order but its payments (the sales API's view). */
+/**
+ * The sales API's view of an order: no customer record (a publishable key that checks out with
+ * someone's email must not learn who they are) and no payments.
+ */
 export const ORDER_CORE_FIELDS = `id orderNumber status accountId channelId customerId currency subtotalAmount feeAmount totalAmount lineItemCount
   checkoutUrl holdExpiresAt confirmedAt cancelledAt refundedAt createdAt updatedAt
-  customer { ${CUSTOMER_FIELDS} } lineItems { ${LINE_ITEM_FIELDS} } passes { ${PASS_FIELDS} }`;
-/** The management view: with payments. */
-export const ORDER_FIELDS = `${ORDER_CORE_FIELDS} payments { ${PAYMENT_FIELDS} }`;
+  lineItems { ${LINE_ITEM_FIELDS} } passes { ${PASS_FIELDS} }`;
+/** The management view: with the customer and payments. */
+export const ORDER_FIELDS = `${ORDER_CORE_FIELDS} customer { ${CUSTOMER_FIELDS} } payments { ${PAYMENT_FIELDS} }`;
 
 const timestamp = z.string();
 
@@ -34,7 +37,7 @@ export const pass = z.object({
   customerId: z.string(),
   ticketTypeId: z.string(),
   occurrenceId: z.string(),
-  code: z.string(),
+  code: z.string().nullable(),
   status: z.enum(['issued', 'redeemed', 'void']),
   entitlementId: z.string().nullable(),
   redeemedAt: timestamp.nullable(),
@@ -83,12 +86,11 @@ export const orderCore = z.object({
   refundedAt: timestamp.nullable(),
   createdAt: timestamp,
   updatedAt: timestamp,
-  customer,
   lineItems: z.array(lineItem),
   passes: z.array(pass),
 });
 
-export const order = orderCore.extend({ payments: z.array(payment) });
+export const order = orderCore.extend({ customer, payments: z.array(payment) });
 
 export const redemption = z.object({
   id: z.string(),

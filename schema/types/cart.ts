@@ -3,7 +3,7 @@ import { createCustomerToken, customerOrders, requestMagicLink } from '../../src
 import { confirmOrderWithSecretKey } from '../../src/services/orders.ts';
 import { builder } from '../builder.ts';
 import { Pagination, pageArgsFor } from '../pagination.ts';
-import { Customer, Order } from './order.ts';
+import { Order } from './order.ts';
 
 /*
  * The storefront flow of the sales API (/live): carts, checkout, secret-key confirmation and
@@ -74,19 +74,37 @@ const Checkout = builder.objectRef<Awaited<ReturnType<typeof checkoutCart>>>('Sa
   }),
 });
 
+/**
+ * The signed-in customer's own record, answered to whoever proved to be them (a magic-link code, a
+ * customer token); the Customer object itself stays closed to publishable keys.
+ */
+type Profile = { id: string; accountId: string; email: string; firstName: string | null; lastName: string | null; createdAt: Date; updatedAt: Date };
+const CustomerProfile = builder.objectRef<Profile>('CustomerProfile').implement({
+  description: 'The signed-in customer.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Customer id (cus_).' }),
+    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
+    email: t.exposeString('email', { description: 'Email address, lower-cased.' }),
+    firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
+    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time (first checkout).' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
+  }),
+});
+
 const CustomerToken = builder.objectRef<Awaited<ReturnType<typeof createCustomerToken>>>('CustomerToken').implement({
   description: 'A customer token: Authorization: Bearer on GET /live/sales/me/orders.',
   fields: (t) => ({
     customerToken: t.exposeString('customerToken', { description: 'The token (a JWT).' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When it stops working.' }),
-    customer: t.field({ type: Customer, description: 'The signed-in customer.', resolve: (r) => r.customer }),
+    customer: t.field({ type: CustomerProfile, description: 'The signed-in customer.', resolve: (r) => r.customer }),
   }),
 });
 
 const CustomerOrders = builder.objectRef<Awaited<ReturnType<typeof customerOrders>>>('CustomerOrders').implement({
   description: "A page of the signed-in customer's orders.",
   fields: (t) => ({
-    customer: t.field({ type: Customer, description: 'The customer.', resolve: (r) => r.customer }),
+    customer: t.field({ type: CustomerProfile, description: 'The customer.', resolve: (r) => r.customer }),
     orders: t.field({ type: [Order], description: 'Orders, newest first, with their passes.', resolve: (r) => r.orders }),
     pagination: t.field({ type: Pagination, description: 'Page position and totals.', resolve: (r) => r.pagination }),
   }),
@@ -144,7 +162,7 @@ builder.mutationFields((t) => ({
     authScopes: CHANNEL,
     args: {
       id: t.arg.string({ required: true, description: 'Cart id (crt_).' }),
-      customer: t.arg({ type: CheckoutCustomerInput, required: true, description: 'Who buys.' }),
+      customer: t.arg({ type: CheckoutCustomerInput, description: 'Who buys; optional for a signed-in shopper (customer token beside the key).' }),
     },
     resolve: (_root, { id, ...input }, ctx) => checkoutCart(ctx, id, input),
   }),

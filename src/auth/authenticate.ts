@@ -23,7 +23,15 @@ export type Principal =
    * A sales channel key (svpk_ publishable, svsk_ secret): the sales API only. Every management
    * scope refuses it (schema/builder.ts); `keyKind` lets server-only operations require a secret key.
    */
-  | { kind: 'channel'; channelKeyId: string; channelId: string; accountId: string; keyKind: 'publishable' | 'secret' }
+  | {
+      kind: 'channel';
+      channelKeyId: string;
+      channelId: string;
+      accountId: string;
+      keyKind: 'publishable' | 'secret';
+      /** A signed-in shopper: the customer token sent beside the key (src/auth/channel-keys.ts). */
+      customerId?: string;
+    }
   /** A storefront customer's token (POST /live/sales/customer-tokens): GET /live/sales/me/orders only. */
   | { kind: 'customer'; customerId: string; accountId: string };
 

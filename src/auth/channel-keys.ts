@@ -82,19 +82,25 @@ export async function authenticateChannelKey(
 /**
  * Middleware of the sales API (after the request context is built from Authorization): accepts the
  * key in X-Channel-Key too. A management credential beside it is refused, and so are two
- * different keys.
+ * different keys. A customer token in Authorization with a key of the same account in
+ * X-Channel-Key is a signed-in shopper: the key's channel acts, carrying the customer (checkout
+ * without an email uses them; GET /sales/me/orders works too).
  */
 export async function acceptChannelKeyHeader(req: Request, res: Response, next: NextFunction): Promise<void> {
   const header = req.get('x-channel-key')?.trim();
   if (!header) return next();
   const ctx = res.locals.ctx as RequestContext;
-  // A customer token is the credential of the routes that take one (GET /sales/me/orders); a
-  // storefront that sends its key on every request may send it beside, and it is not needed.
-  if (ctx.principal?.kind === 'customer') return next();
-  if (ctx.principal && ctx.principal.kind !== 'channel') throw new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
+  const customer = ctx.principal?.kind === 'customer' ? ctx.principal : undefined;
+  if (ctx.principal && ctx.principal.kind !== 'channel' && !customer) throw new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
   const authentication = await authenticateChannelKey(ctx.runtime.db, ctx.runtime.authCache, header, ctx.organisationSlug);
-  const principal = authentication.principal!;
-  if (ctx.principal && principal.kind === 'channel' && ctx.principal.channelKeyId !== principal.channelKeyId) {
+  let principal = authentication.principal!;
+  if (customer && principal.kind === 'channel') {
+    if (principal.accountId !== customer.accountId || authentication.organisation!.id !== ctx.organisation?.id) {
+      throw new AppError('UNAUTHENTICATED', 'The customer token and the channel key belong to different accounts.');
+    }
+    principal = { ...principal, customerId: customer.customerId };
+  }
+  if (ctx.principal?.kind === 'channel' && principal.kind === 'channel' && ctx.principal.channelKeyId !== principal.channelKeyId) {
     throw new AppError('UNAUTHENTICATED', 'Authorization and X-Channel-Key carry different channel keys.');
   }
   const organisation = authentication.organisation!;

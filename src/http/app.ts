@@ -94,7 +94,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       logScope.run({ requestId }, () =>
         logger.info(
-          { method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round(durationMs * 10) / 10 },
+          { method: req.method, path: loggedPath(req.path), status: res.statusCode, durationMs: Math.round(durationMs * 10) / 10 },
           'request',
         ),
       );
@@ -154,6 +154,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
       access,
       db: tenantDatabase(runtime.db, organisation?.id ?? NO_ORGANISATION),
       liveSessionId: surface === 'sales' ? liveSessionOf(req) : null,
+      clientIp: req.ip ?? '',
       setResponseHeader: (name, value) => res.append(name, value),
     };
     res.locals.ctx = ctx;
@@ -209,7 +210,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
     });
   });
   app.use('/v1', apiContextFor('management'), createV1Router(schema));
-  app.use('/live', apiContextFor('sales'), createLiveRouter(schema));
+  app.use('/live', salesCors, apiContextFor('sales'), createLiveRouter(schema));
   app.use('/checkout', createCheckoutRouter(runtime));
 
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}.`)));
@@ -222,6 +223,26 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
   });
 
   return { app, yoga };
+}
+
+/**
+ * CORS for the sales API: publishable keys live in browsers on the storefront's own origin, so any
+ * origin may call /live and read X-Live-Session. No credentials mode: the key travels in a header
+ * (never a cookie), so a page elsewhere gains nothing it could not do with the public key itself.
+ */
+function salesCors(req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', 'X-Live-Session, X-Request-Id, Service-Version');
+  if (req.method !== 'OPTIONS') return next();
+  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, OPTIONS');
+  res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Channel-Key, X-Live-Session, Service-Version, X-Request-Id');
+  res.setHeader('Access-Control-Max-Age', '600');
+  res.status(204).end();
+}
+
+/** The hosted checkout's order id is the page's capability: it stays out of the logs. */
+function loggedPath(path: string): string {
+  return path.startsWith('/checkout/') ? '/checkout/{orderId}' : path;
 }
 
 const LIVE_SESSION_ID = /^ses_[0-9A-Za-z]{1,64}$/;

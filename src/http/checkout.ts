@@ -2,18 +2,22 @@ import express, { type Request, type Response, type Router } from 'express';
 import { tenantDatabase } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
 import type { Runtime } from '../runtime.ts';
-import { confirmOrder, recordDeclinedPayment } from '../services/orders.ts';
+import { confirmOrder, recordDeclinedPayment, releaseExpiredHolds } from '../services/orders.ts';
 
 /**
  * The hosted checkout page, `{checkout_url}/{orderId}` (contract.md): a plain server-rendered page
  * (no script) that shows a pending order and takes a test card. The order id in the URL is the
  * capability, as with hosted payment pages generally: ids carry ~131 random bits, the page shows
- * no personal data (not even the email), and it can only pay the order.
+ * no personal data (not even the email), it can only pay the order, the request log shows the
+ * path without the id, and posts from other sites are refused.
  *
  * Test cards (contract.md): 4242 4242 4242 4242 succeeds and confirms the order; 4000 0000 0000
  * 0002 is declined (the order stays pending and the page says why). Any other well-formed number
  * is declined as not a test card. Every try is recorded as a payment of the order.
  */
+
+/** Declined tries one order may collect; then the page refuses more (card testing, row spam). */
+const MAX_DECLINED = 10;
 
 const SUCCEEDS = '4242424242424242';
 const DECLINED = '4000000000000002';
@@ -161,6 +165,23 @@ function checkCard(fields: Record<string, string>): string | null {
   return null;
 }
 
+/**
+ * The form posts to its own page; a post from another site is refused (Sec-Fetch-Site where the
+ * browser sends it, else Origin). Clients sending neither (curl, old browsers) are let through:
+ * the order id in the URL is the capability either way.
+ */
+function sameOrigin(req: Request): boolean {
+  const site = req.get('sec-fetch-site');
+  if (site) return site === 'same-origin' || site === 'none';
+  const origin = req.get('origin');
+  if (!origin) return true;
+  try {
+    return new URL(origin).host === req.get('host');
+  } catch {
+    return false;
+  }
+}
+
 function send(res: Response, status: number, html: string): void {
   res
     .status(status)
@@ -195,7 +216,17 @@ export function createCheckoutRouter(runtime: Runtime): Router {
     const fields = Object.fromEntries(
       ['name', 'cardNumber', 'expiry', 'cvc'].map((name) => [name, typeof body[name] === 'string' ? (body[name] as string).slice(0, 100) : '']),
     );
+    if (!sameOrigin(req)) return send(res, 403, page('Refused', '<h1>Refused</h1><p>Pay from the checkout page itself.</p>'));
     if (loaded.order.status !== 'pending') return send(res, 409, render(loaded));
+    if (loaded.order.holdExpiresAt && loaded.order.holdExpiresAt <= new Date()) {
+      // Nothing to charge any more: the hold is released and no payment is recorded.
+      await releaseExpiredHolds(runtime, { organisationId: loaded.order.organisationId, orderId: loaded.order.id });
+      return send(res, 410, render((await loadOrder(runtime, loaded.order.id)) ?? loaded));
+    }
+    const declined = await loaded.db.payment.count({ where: { orderId: loaded.order.id, status: 'declined' } });
+    if (declined >= MAX_DECLINED) {
+      return send(res, 429, render(loaded, { message: 'Too many declined payments for this order. Check out again to start over.' }));
+    }
     const problem = checkCard(fields);
     // The CVC is never echoed back into the page.
     const echo = { ...fields, cvc: '' };

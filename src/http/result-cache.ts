@@ -111,7 +111,10 @@ export class ResultCache {
       try {
         return await execute();
       } finally {
-        if (ctx.organisation) this.forgetOrganisation(ctx.organisation.id);
+        // Storefront mutations (carts, checkout, sign-in) change no cached catalogue field: they
+        // must not empty the organisation's cache on every cart of a busy shop.
+        const storefront = ctx.principal?.kind === 'channel' || ctx.principal?.kind === 'customer';
+        if (ctx.organisation && !storefront) this.forgetOrganisation(ctx.organisation.id);
       }
     }
     const key = this.keyFor(args.document, args.operationName, args.variableValues, ctx);

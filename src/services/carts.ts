@@ -7,6 +7,7 @@ import type { Cart, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
+import { tooMany } from '../http/rate-limit.ts';
 import { capacityOf, hold, lockOrder } from './inventory.ts';
 import { remaining } from './listings.ts';
 import { orderNumber, releaseExpiredHolds } from './orders.ts';
@@ -53,11 +54,14 @@ const itemsInput = z
 const createInput = z.object({ items: itemsInput.nullish() });
 const updateInput = z.object({ items: itemsInput });
 const checkoutInput = z.object({
-  customer: z.object({
-    email: z.email().max(254).transform((email) => email.toLowerCase()),
-    firstName: z.string().trim().min(1).max(100).nullish(),
-    lastName: z.string().trim().min(1).max(100).nullish(),
-  }),
+  /** Optional for a signed-in shopper (customer token beside the key): then they buy. */
+  customer: z
+    .object({
+      email: z.email().max(254).transform((email) => email.toLowerCase()),
+      firstName: z.string().trim().min(1).max(100).nullish(),
+      lastName: z.string().trim().min(1).max(100).nullish(),
+    })
+    .nullish(),
 });
 
 export type CartItemInput = z.input<typeof itemInput>;
@@ -308,8 +312,17 @@ function announceSession(ctx: RequestContext, sessionId: string): void {
 async function reachableCart(ctx: RequestContext, id: string): Promise<{ cart: Cart; channel: SalesChannel; principal: ChannelPrincipal }> {
   const { principal, channel } = await channelOfKey(ctx);
   const cart = await ctx.db.cart.findFirst({ where: { id, channelId: channel.id } });
-  if (!cart || (principal.keyKind !== 'secret' && cart.sessionId !== ctx.liveSessionId)) {
-    throw AppError.notFound('Cart not found (a cart is reached with the X-Live-Session its creation answered).');
+  const notFound = () => AppError.notFound('Cart not found (a cart is reached with the X-Live-Session its creation answered).');
+  if (!cart) throw notFound();
+  if (principal.keyKind !== 'secret') {
+    if (cart.sessionId !== ctx.liveSessionId) throw notFound();
+    // The session must still be alive; using it keeps it alive.
+    const now = new Date();
+    const renewed = await ctx.db.salesSession.updateMany({
+      where: { id: cart.sessionId, channelId: channel.id, expiresAt: { gt: now } },
+      data: { lastSeenAt: now, expiresAt: new Date(now.getTime() + SESSION_TTL_MS) },
+    });
+    if (renewed.count !== 1) throw notFound();
   }
   return { cart, channel, principal };
 }
@@ -410,7 +423,10 @@ export function checkoutUrl(ctx: RequestContext, orderId: string): string {
  */
 export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof checkoutInput>>) {
   const input = validate(checkoutInput, raw);
-  const { cart, channel } = await reachableCart(ctx, id);
+  const { cart, channel, principal } = await reachableCart(ctx, id);
+  const buyer = input.customer ?? (principal.customerId ? { id: principal.customerId } : null);
+  if (!buyer) throw AppError.validation([{ path: 'customer.email', message: 'Required (unless a customer token is sent beside the channel key).' }]);
+  await assertMayHoldMore(ctx, principal, channel, cart, buyer);
   assertOpen(cart);
   const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   if (items.length === 0) throw AppError.validation([{ path: 'items', message: 'The cart is empty.' }]);
@@ -419,7 +435,7 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
   let released = false;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      const result = await placeOrder(ctx, channel, cart, lines, input.customer);
+      const result = await placeOrder(ctx, channel, cart, lines, buyer);
       announceSession(ctx, cart.sessionId);
       return result;
     } catch (error) {
@@ -435,6 +451,40 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
   }
 }
 
+/** Checkouts per minute per publishable key and client address. */
+const CHECKOUTS_PER_MINUTE = 60;
+/** Pending (unpaid, still held) orders one sales session, or one customer email, may have at once. */
+const MAX_PENDING_ORDERS = 5;
+
+/**
+ * A publishable key is public: anyone can check out with it. These bounds keep one client from
+ * holding a show's tickets with a script (fresh sessions and made-up emails included): checkouts
+ * per key and address per minute, and pending orders per session and per email. Secret keys are
+ * servers that answer for their own users and are not limited here.
+ */
+async function assertMayHoldMore(
+  ctx: RequestContext,
+  principal: ChannelPrincipal,
+  channel: SalesChannel,
+  cart: Cart,
+  buyer: { email: string } | { id: string },
+): Promise<void> {
+  if (principal.keyKind === 'secret') return;
+  ctx.runtime.rateLimiter.take('checkout', `${principal.channelKeyId}|${ctx.clientIp}`, CHECKOUTS_PER_MINUTE, 60_000);
+  const now = new Date();
+  const held = { status: 'pending' as const, holdExpiresAt: { gt: now } };
+  for (const where of [
+    { ...held, cart: { sessionId: cart.sessionId } },
+    { ...held, customer: 'id' in buyer ? { id: buyer.id } : { accountId: channel.accountId, email: buyer.email } },
+  ]) {
+    const pending = await ctx.db.order.findMany({ where, select: { holdExpiresAt: true }, orderBy: { holdExpiresAt: 'asc' }, take: MAX_PENDING_ORDERS });
+    if (pending.length >= MAX_PENDING_ORDERS) {
+      const seconds = Math.max(1, Math.ceil((pending[0]!.holdExpiresAt!.getTime() - now.getTime()) / 1000));
+      throw tooMany(seconds, `${MAX_PENDING_ORDERS} orders are waiting for payment already; pay one, or wait until a hold ends.`);
+    }
+  }
+}
+
 class ShortOfTickets extends Error {
   constructor(readonly line: PricedLine) {
     super('short of tickets');
@@ -446,17 +496,27 @@ async function placeOrder(
   channel: SalesChannel,
   cart: Cart,
   lines: PricedLine[],
-  customerInput: { email: string; firstName?: string | null; lastName?: string | null },
+  buyer: { email: string; firstName?: string | null; lastName?: string | null } | { id: string },
 ) {
   const organisationId = channel.organisationId;
   const holdTtl = ctx.runtime.config.ORDER_HOLD_TTL;
   const { order, customer, deliveryIds } = await ctx.db.$transaction(async (tx) => {
-    const closed = await tx.cart.updateMany({ where: { id: cart.id, status: 'open' }, data: { status: 'checked_out' } });
-    if (closed.count !== 1) throw new AppError('CONFLICT', 'This cart was checked out already.');
+    // Closed only as it was read: a change committed meanwhile (another tab's PATCH) would make
+    // the order differ from the cart the buyer last saw.
+    const closed = await tx.cart.updateMany({ where: { id: cart.id, status: 'open', updatedAt: cart.updatedAt }, data: { status: 'checked_out' } });
+    if (closed.count !== 1) {
+      const now = await tx.cart.findFirst({ where: { id: cart.id }, select: { status: true } });
+      throw new AppError('CONFLICT', now?.status === 'open' ? 'The cart changed during checkout; look at it again and check out.' : 'This cart was checked out already.');
+    }
 
     const deliveryIds: string[] = [];
-    let customer = await tx.customer.findFirst({ where: { accountId: channel.accountId, email: customerInput.email } });
+    let customer =
+      'id' in buyer
+        ? await tx.customer.findFirst({ where: { id: buyer.id, accountId: channel.accountId } })
+        : await tx.customer.findFirst({ where: { accountId: channel.accountId, email: buyer.email } });
     if (!customer) {
+      if ('id' in buyer) throw new AppError('UNAUTHENTICATED', 'The customer of this token no longer exists.');
+      const customerInput = buyer;
       // A concurrent checkout with the same new email: the unique (accountId, email) index decides;
       // the loser's transaction fails and the caller retries against the winner's customer.
       customer = await tx.customer.create({

@@ -12,14 +12,16 @@ import { validate } from './sessions.ts';
 /**
  * Customers (cus_) of an account: created by their first checkout (customer.created), one per
  * (account, email). Management reads them with `customers.read`. On the sales API a customer signs
- * in by magic link: a single-use code (stored as its sha256, MAGIC_LINK_TTL) mailed to an address
- * the account knows, exchanged for a customer token (a JWT, CUSTOMER_TOKEN_TTL) that reads that
+ * in by magic link: a single-use code (stored as its sha256, MAGIC_LINK_TTL; a newer one retires
+ * the older) mailed to an address the account knows, exchanged for a customer token (a JWT, CUSTOMER_TOKEN_TTL) that reads that
  * customer's orders and passes and nothing else.
  */
 
 const RESOURCE = 'customers';
 /** At most this many codes per address per MAGIC_LINK_TTL; further requests still answer 202 and send nothing. */
 const MAX_CODES_PER_WINDOW = 5;
+/** Magic-link requests per minute per channel key and client address. */
+const MAGIC_LINKS_PER_MINUTE = 10;
 
 const listFilters = z.object({
   email: z.string().trim().min(1).max(254).nullish(),
@@ -61,6 +63,8 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
   const { email } = validate(magicLinkInput, raw);
   const principal = channelOf(ctx);
   const { runtime } = ctx;
+  // Per key and address, whatever the email: the limit itself tells nothing about who is a customer.
+  runtime.rateLimiter.take('magic-link', `${principal.channelKeyId}|${ctx.clientIp}`, MAGIC_LINKS_PER_MINUTE, 60_000);
   const send = async () => {
     const [customer, channel] = await Promise.all([
       ctx.db.customer.findFirst({ where: { accountId: principal.accountId, email } }),
@@ -68,15 +72,24 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
     ]);
     if (!customer || !channel) return;
     const ttl = runtime.config.MAGIC_LINK_TTL;
-    const recent = await ctx.db.customerLoginCode.count({
-      where: { accountId: customer.accountId, email, createdAt: { gt: new Date(Date.now() - ttl) } },
-    });
-    if (recent >= MAX_CODES_PER_WINDOW) return;
     const code = randomBytes(24).toString('base64url');
     const expiresAt = new Date(Date.now() + ttl);
-    await ctx.db.customerLoginCode.create({
-      data: { id: newId('customerLoginCode'), organisationId: customer.organisationId, accountId: customer.accountId, email, codeHash: sha256(code), expiresAt },
+    const issued = await ctx.db.$transaction(async (tx) => {
+      // One issuer per address at a time, so the cap holds under concurrent requests.
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`magic-link:${customer.accountId}:${email}`}))`;
+      const now = new Date();
+      const recent = await tx.customerLoginCode.count({
+        where: { accountId: customer.accountId, email, createdAt: { gt: new Date(now.getTime() - ttl) } },
+      });
+      if (recent >= MAX_CODES_PER_WINDOW) return false;
+      // Only the newest code works: an older mail lying around no longer signs anyone in.
+      await tx.customerLoginCode.updateMany({ where: { accountId: customer.accountId, email, usedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
+      await tx.customerLoginCode.create({
+        data: { id: newId('customerLoginCode'), organisationId: customer.organisationId, accountId: customer.accountId, email, codeHash: sha256(code), expiresAt },
+      });
+      return true;
     });
+    if (!issued) return;
     let link: string | null = null;
     if (channel.storefrontUrl) {
       const url = new URL(channel.storefrontUrl);

@@ -87,10 +87,17 @@ export interface PaymentInput {
 /**
  * Confirms a pending order whose hold is still valid: tickets move from held to sold, a payment
  * is recorded, passes are issued; order.confirmed and ticket.issued. A confirmed order answers
- * 409, a cancelled or refunded one 409, an expired hold 410 (the order is cancelled then and
- * there, its tickets back on sale).
+ * 409, a cancelled or refunded one 409, an expired hold 410, and an order whose occurrence, event,
+ * channel or account stopped selling since checkout 409; the last two are cancelled then and
+ * there, their tickets back on sale.
  */
 export async function confirmOrder(services: Services, db: TenantDatabase, orderId: string, payment: PaymentInput): Promise<Order> {
+  const pending = await db.order.findFirst({ where: { id: orderId, status: 'pending' } });
+  const reason = pending && (await unsellable(db, pending));
+  if (pending && reason) {
+    await cancelPending(services, pending);
+    throw new AppError('CONFLICT', `This order can no longer be paid: ${reason}. It was cancelled and nothing was charged.`);
+  }
   const now = new Date();
   const outcome = await db.$transaction(async (tx) => {
     const moved = await tx.order.updateMany({
@@ -184,8 +191,9 @@ export async function recordDeclinedPayment(db: TenantDatabase, order: Order, ca
 export async function confirmOrderWithSecretKey(ctx: RequestContext, orderId: string): Promise<Order> {
   const principal = ctx.principal;
   if (principal?.kind !== 'channel') throw new AppError('UNAUTHENTICATED');
+  // contract.md: a credential without the route's scope is 404 (FORBIDDEN is for signed-in staff).
   if (principal.keyKind !== 'secret') {
-    throw new AppError('FORBIDDEN', 'Confirming an order takes a secret key (svsk_), on a server; publishable keys pay on the hosted checkout.');
+    throw new AppError('NOT_FOUND', 'Confirming an order takes a secret key (svsk_), on a server; publishable keys pay on the hosted checkout.');
   }
   const order = await ctx.db.order.findFirst({ where: { id: orderId, channelId: principal.channelId } });
   if (!order) throw AppError.notFound('Order not found.');
@@ -218,25 +226,56 @@ export async function releaseExpiredHolds(
     take: limit,
   });
   let released = 0;
-  for (const { id, organisationId } of expired) {
-    const deliveryIds = await services.db.$transaction(async (tx) => {
-      const moved = await tx.order.updateMany({
-        where: { id, organisationId, status: 'pending', holdExpiresAt: { lte: now } },
-        data: { status: 'cancelled', cancelledAt: now, holdExpiresAt: null },
-      });
-      if (moved.count !== 1) return null;
-      const order = await tx.order.findFirstOrThrow({ where: { id, organisationId } });
-      for (const line of lockOrder(await lineItemsOf(tx, order))) await move(tx, organisationId, line, 'release');
-      const recorded = await recordWebhookEvent(tx, { organisationId, accountId: order.accountId, type: 'order.cancelled', payload: await orderPayload(tx, order) });
-      return recorded.deliveryIds;
-    });
-    if (deliveryIds) {
-      released += 1;
-      services.dispatcher.dispatch(deliveryIds);
-    }
+  for (const order of expired) {
+    if (await cancelPending(services, order, { expiredBefore: now })) released += 1;
   }
   if (released > 0) services.logger?.info({ released }, 'released the holds of expired pending orders');
   return released;
+}
+
+/**
+ * Cancels a pending order and releases its held tickets (order.cancelled), if it is still pending
+ * (and, with `expiredBefore`, its hold ran out by then). Answers whether it did.
+ */
+async function cancelPending(services: Services, target: { id: string; organisationId: string }, when: { expiredBefore?: Date } = {}): Promise<boolean> {
+  const now = new Date();
+  const { id, organisationId } = target;
+  const deliveryIds = await services.db.$transaction(async (tx) => {
+    const moved = await tx.order.updateMany({
+      where: { id, organisationId, status: 'pending', ...(when.expiredBefore ? { holdExpiresAt: { lte: when.expiredBefore } } : {}) },
+      data: { status: 'cancelled', cancelledAt: now, holdExpiresAt: null },
+    });
+    if (moved.count !== 1) return null;
+    const order = await tx.order.findFirstOrThrow({ where: { id, organisationId } });
+    for (const line of lockOrder(await lineItemsOf(tx, order))) await move(tx, organisationId, line, 'release');
+    const recorded = await recordWebhookEvent(tx, { organisationId, accountId: order.accountId, type: 'order.cancelled', payload: await orderPayload(tx, order) });
+    return recorded.deliveryIds;
+  });
+  if (!deliveryIds) return false;
+  services.dispatcher.dispatch(deliveryIds);
+  return true;
+}
+
+/**
+ * Why a pending order can no longer be sold, or null: its account was deleted, its channel turned
+ * off, or an occurrence or event of its lines cancelled, deleted or taken off sale since checkout.
+ */
+async function unsellable(db: TenantDatabase, order: Order): Promise<string | null> {
+  const [account, channel, lines] = await Promise.all([
+    db.account.findFirst({ where: { id: order.accountId }, select: { isDeleted: true } }),
+    order.channelId ? db.salesChannel.findFirst({ where: { id: order.channelId }, select: { isActive: true } }) : null,
+    db.orderLineItem.findMany({
+      where: { orderId: order.id },
+      select: { occurrence: { select: { status: true, event: { select: { status: true, isDeleted: true } } } } },
+    }),
+  ]);
+  if (!account || account.isDeleted) return 'its account was closed';
+  if (channel && !channel.isActive) return 'the shop it was placed in has closed';
+  for (const { occurrence } of lines) {
+    if (occurrence.status !== 'scheduled') return 'a performance in it was cancelled';
+    if (occurrence.event.isDeleted || !['published', 'on_sale', 'sold_out'].includes(occurrence.event.status)) return 'an event in it is no longer on sale';
+  }
+  return null;
 }
 
 /** Periodic hold expiry for a worker process; stop() waits for a sweep in flight. */
@@ -275,8 +314,8 @@ const TRANSITIONS = {
 };
 
 /**
- * Cancels (pending or confirmed) or refunds (confirmed) an order: tickets go back on sale, passes
- * not yet redeemed are voided; order.cancelled / order.refunded. Payments are test payments, so a
+ * Cancels (pending or confirmed) or refunds (confirmed) an order: passes not yet redeemed are
+ * voided and their tickets go back on sale (redeemed ones stay sold); order.cancelled / order.refunded. Payments are test payments, so a
  * refund moves no money; a real payment provider would be called here, before the commit.
  */
 export async function changeOrder(ctx: RequestContext, id: string, action: 'cancel' | 'refund'): Promise<Order> {
@@ -294,9 +333,20 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
       where: { id: found.id },
       data: { status: transition.to, [transition.stamp]: now, holdExpiresAt: null },
     });
-    const change = locked.status === 'pending' ? 'release' : 'return';
-    for (const line of lockOrder(await lineItemsOf(tx, order))) await move(tx, order.organisationId, line, change);
-    await tx.pass.updateMany({ where: { orderId: order.id, status: 'issued' }, data: { status: 'void' } });
+    const lines = await lineItemsOf(tx, order);
+    if (locked.status === 'pending') {
+      for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'release');
+    } else {
+      // Only tickets whose pass is voided now go back on sale: a redeemed pass was used, its seat
+      // stays sold (or the occurrence would be sold twice over).
+      const voided = await tx.pass.updateManyAndReturn({
+        where: { orderId: order.id, status: 'issued' },
+        data: { status: 'void' },
+        select: { lineItemId: true },
+      });
+      const returned = lines.map((line) => ({ ...line, quantity: voided.filter((pass) => pass.lineItemId === line.id).length }));
+      for (const line of lockOrder(returned)) if (line.quantity > 0) await move(tx, order.organisationId, line, 'return');
+    }
     const recorded = await recordWebhookEvent(tx, {
       organisationId: order.organisationId,
       accountId: order.accountId,

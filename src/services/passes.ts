@@ -13,7 +13,8 @@ import { validate } from './sessions.ts';
 
 /**
  * Passes (pas_, one per ticket of a confirmed order) and their redemption at the door. A scanner
- * redeems a pass by id or by its printed code: the pass's entitlement (ent_) gets its one
+ * redeems a pass by id or by its printed code (optionally saying which occurrence it admits to,
+ * so a pass for another show, or for a cancelled one, is refused): the pass's entitlement (ent_) gets its one
  * redemption (red_); ticket.redeemed. The redemption row is unique per entitlement, so two
  * scanners reading the same pass at the same instant admit it once; the other is told when it was
  * redeemed. A void pass (its order cancelled or refunded) is refused.
@@ -62,10 +63,20 @@ export function getPass(ctx: RequestContext, id: string): Promise<Pass> {
   return loadPass(ctx, { id }, 'read');
 }
 
-const redeemInput = z.union([
-  z.object({ passId: z.string().min(1).max(100), code: z.undefined().nullish() }),
-  z.object({ code: z.string().trim().min(1).max(100).transform((code) => code.toUpperCase().replace(/[\s-]/g, '')), passId: z.undefined().nullish() }),
-], { error: 'Give passId or code, not both.' });
+const redeemInput = z
+  .object({
+    passId: z.string().min(1).max(100).nullish(),
+    code: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .transform((code) => code.toUpperCase().replace(/[\s-]/g, ''))
+      .nullish(),
+    /** Where the scanner stands: a pass for another occurrence is refused. */
+    occurrenceId: z.string().min(1).max(100).nullish(),
+  })
+  .refine((input) => (input.passId == null) !== (input.code == null), { message: 'Give passId or code, not both.', path: ['code'] });
 
 function alreadyRedeemed(redemption: Pick<Redemption, 'id' | 'createdAt'>): AppError {
   return new AppError('CONFLICT', `This pass was already redeemed at ${redemption.createdAt.toISOString()}.`, [
@@ -74,9 +85,16 @@ function alreadyRedeemed(redemption: Pick<Redemption, 'id' | 'createdAt'>): AppE
 }
 
 /** Redeems a pass by id (POST /v1/passes/{id}/redeem) or code (POST /v1/redemptions). */
-export async function redeemPass(ctx: RequestContext, raw: { passId?: unknown; code?: unknown }): Promise<Redemption> {
-  const input = validate(redeemInput, { passId: raw.passId ?? undefined, code: raw.code ?? undefined });
-  const pass = await loadPass(ctx, 'passId' in input && input.passId ? { id: input.passId } : { code: input.code! }, 'redeem');
+export async function redeemPass(ctx: RequestContext, raw: { passId?: unknown; code?: unknown; occurrenceId?: unknown }): Promise<Redemption> {
+  const input = validate(redeemInput, raw);
+  const pass = await loadPass(ctx, input.passId ? { id: input.passId } : { code: input.code! }, 'redeem');
+  if (input.occurrenceId && input.occurrenceId !== pass.occurrenceId) {
+    throw new AppError('CONFLICT', `This pass is for another occurrence (${pass.occurrenceId}).`, [
+      { path: 'occurrenceId', message: 'not the occurrence of this pass', passOccurrenceId: pass.occurrenceId },
+    ]);
+  }
+  const occurrence = await ctx.db.eventOccurrence.findFirst({ where: { id: pass.occurrenceId }, select: { status: true } });
+  if (occurrence?.status === 'cancelled') throw new AppError('CONFLICT', 'The occurrence of this pass was cancelled; it admits no one.');
   const redeemedById = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;
   try {
     const { redemption, deliveryIds } = await ctx.db.$transaction(async (tx) => {
