@@ -524,3 +524,180 @@ async function waitForMail(to: string, kind: string, count = 1) {
   }
   throw new Error(`no ${kind} mail to ${to}`);
 }
+
+describe('hardening', () => {
+  let catalogue: Catalogue;
+  let channel: Awaited<ReturnType<typeof createChannel>>;
+  beforeAll(async () => {
+    catalogue = await createCatalogue(app, org, { capacity: 100 });
+    channel = await createChannel(app, org);
+  });
+  const confirm = (orderId: string) => api(app, 'POST', `/live/sales/orders/${orderId}/confirm`, { body: {}, headers: { 'x-channel-key': channel.secret } });
+
+  it('a refund after a scan returns only the unused tickets: the redeemed seat stays sold', async () => {
+    const small = await createCatalogue(app, org, { capacity: 2 });
+    const { order } = await buy(app, channel.publishable, small, 2, 'scan-refund@hard.test');
+    const passes = (await confirm(order.id)).body.order.passes;
+    expect((await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, admin())).status).toBe(201);
+    expect((await api(app, 'POST', `/v1/orders/${order.id}/refund`, admin())).status).toBe(200);
+    expect(await inventory(small)).toMatchObject({ held: 0, sold: 1 });
+    const passStatuses = (await api(app, 'GET', `/v1/passes?orderId=${order.id}`, admin())).body.passes.map((p: any) => p.status).sort();
+    expect(passStatuses).toEqual(['redeemed', 'void']);
+    // One seat is left, not two.
+    const shop = storefront(app, channel.publishable);
+    expect((await shop.call('POST', '/sales/carts', { items: [line(small, 2)] })).status).toBe(409);
+    expect((await shop.call('POST', '/sales/carts', { items: [line(small, 1)] })).status).toBe(201);
+  });
+
+  it('refuses quantities beyond any limit with 400, never 500', async () => {
+    const shop = storefront(app, channel.publishable);
+    for (const quantity of [2 ** 31, 101, -1, 1.5]) {
+      const res = await shop.call('POST', '/sales/carts', { items: [{ ...line(catalogue, 1), quantity }] });
+      expect(res.status, `${quantity}: ${JSON.stringify(res.body)}`).toBe(400);
+      expect(res.body.details[0].path).toBe('items.0.quantity');
+    }
+  });
+
+  it('answers CORS preflights and exposes X-Live-Session to browsers on other origins', async () => {
+    const preflight = await fetch(`${app.url}/live/sales/carts`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-channel-key, content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/X-Channel-Key/);
+    expect(preflight.headers.get('access-control-allow-methods')).toMatch(/PATCH/);
+    const created = await api(app, 'POST', '/live/sales/carts', { body: {}, headers: { 'x-channel-key': channel.publishable, origin: 'https://shop.example.test' } });
+    expect(created.headers.get('access-control-allow-origin')).toBe('*');
+    expect(created.headers.get('access-control-expose-headers')).toMatch(/X-Live-Session/);
+    // Management surfaces stay closed to cross-origin browsers.
+    expect((await fetch(`${app.url}/v1/meta/versions`, { headers: { origin: 'https://shop.example.test' } })).headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('an order whose occurrence was cancelled after checkout cannot be paid: 409, and it is cancelled', async () => {
+    const show = await createCatalogue(app, org, { capacity: 10 });
+    const { order } = await buy(app, channel.publishable, show, 2, 'cancelled-show@hard.test');
+    await app.runtime.db.eventOccurrence.update({ where: { id: show.occurrenceId }, data: { status: 'cancelled' } });
+    const res = await confirm(order.id);
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatch(/a performance in it was cancelled/);
+    expect((await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.status).toBe('cancelled');
+    expect(await inventory(show)).toMatchObject({ held: 0, sold: 0 });
+
+    const closed = await createChannel(app, org);
+    const other = await buy(app, closed.publishable, catalogue, 1, 'closed-shop@hard.test');
+    await api(app, 'PATCH', `/v1/sales-channels/${closed.channelId}`, { ...admin(), body: { isActive: false } });
+    const page = await fetch(`${app.url}/checkout/${other.order.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=A&cardNumber=4242424242424242&expiry=12%2F30&cvc=123',
+    });
+    expect(page.status).toBe(409);
+    expect(await page.text()).toContain('the shop it was placed in has closed');
+  });
+
+  it('redemption checks the occurrence: another show, or a cancelled one, is refused', async () => {
+    const show = await createCatalogue(app, org, { capacity: 10 });
+    const { order } = await buy(app, channel.publishable, show, 2, 'door-check@hard.test');
+    const passes = (await confirm(order.id)).body.order.passes;
+    const wrong = await api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: passes[0].code, occurrenceId: catalogue.occurrenceId } });
+    expect(wrong.status).toBe(409);
+    expect(wrong.body.error).toBe(`This pass is for another occurrence (${show.occurrenceId}).`);
+    expect((await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, { ...admin(), body: { occurrenceId: show.occurrenceId } })).status).toBe(201);
+    await app.runtime.db.eventOccurrence.update({ where: { id: show.occurrenceId }, data: { status: 'cancelled' } });
+    const cancelled = await api(app, 'POST', `/v1/passes/${passes[1].id}/redeem`, admin());
+    expect(cancelled.status).toBe(409);
+    expect(cancelled.body.error).toMatch(/cancelled/);
+  });
+
+  it('limits pending orders per sales session (429 with Retry-After)', async () => {
+    const shop = storefront(app, channel.publishable);
+    for (let i = 0; i < 5; i += 1) {
+      const cart = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 1)] });
+      expect((await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email: `many${i}@hard.test` } })).status).toBe(201);
+    }
+    const cart = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 1)] });
+    const refused = await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email: 'many5@hard.test' } });
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('RATE_LIMITED');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(800);
+    // The cart stays open for later.
+    expect((await shop.call('GET', `/sales/carts/${cart.body.cart.id}`)).body.cart.status).toBe('open');
+  });
+
+  it('a signed-in shopper (customer token beside the key) checks out without giving an email', async () => {
+    const { order } = await buy(app, channel.publishable, catalogue, 1, 'signed-in@hard.test');
+    await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'signed-in@hard.test' }, headers: { 'x-channel-key': channel.publishable } });
+    const code = ((await waitForMail('signed-in@hard.test', 'customer_magic_link')).meta as { code: string }).code;
+    const token = (await api(app, 'POST', '/live/sales/customer-tokens', { body: { code }, headers: { 'x-channel-key': channel.publishable } })).body.customerToken;
+
+    const shop = storefront(app, channel.publishable);
+    const cart = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 1)] }, { authorization: `Bearer ${token}` });
+    expect(cart.status).toBe(201);
+    const checkout = await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, {}, { authorization: `Bearer ${token}` });
+    expect(checkout.status, JSON.stringify(checkout.body)).toBe(201);
+    expect(checkout.body.order.customerId).toBe(order.customerId);
+    // Without a token and without an email: told what is missing.
+    const anonymous = storefront(app, channel.publishable);
+    const other = await anonymous.call('POST', '/sales/carts', { items: [line(catalogue, 1)] });
+    const missing = await anonymous.call('POST', `/sales/carts/${other.body.cart.id}/checkout`, {});
+    expect(missing.status).toBe(400);
+    expect(missing.body.details[0].path).toBe('customer.email');
+    // Both credentials on /me/orders work too; a key of another account does not pair with the token.
+    const mine = await api(app, 'GET', '/live/sales/me/orders', { token, headers: { 'x-channel-key': channel.publishable } });
+    expect(mine.body.orders.map((o: any) => o.id)).toEqual([checkout.body.order.id, order.id]);
+    const foreignAccount = await createAccount(app, org, 'Foreign shop account');
+    const foreignChannel = await createChannel(app, org, foreignAccount.id);
+    expect((await api(app, 'GET', '/live/sales/listings', { token, headers: { 'x-channel-key': foreignChannel.publishable } })).status).toBe(401);
+  });
+
+  it('an expired sales session reaches no cart; a newer magic link retires the older code', async () => {
+    const shop = storefront(app, channel.publishable);
+    const cart = await shop.call('POST', '/sales/carts', {});
+    await app.runtime.db.salesSession.update({ where: { id: shop.state.session! }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect((await shop.call('GET', `/sales/carts/${cart.body.cart.id}`)).status).toBe(404);
+
+    await buy(app, channel.publishable, catalogue, 1, 'two-links@hard.test');
+    const key = { 'x-channel-key': channel.publishable };
+    await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'two-links@hard.test' }, headers: key });
+    const first = ((await waitForMail('two-links@hard.test', 'customer_magic_link')).meta as { code: string }).code;
+    await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'two-links@hard.test' }, headers: key });
+    const second = ((await waitForMail('two-links@hard.test', 'customer_magic_link', 2)).meta as { code: string }).code;
+    expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: first }, headers: key })).status).toBe(410);
+    expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: second }, headers: key })).status).toBe(201);
+  });
+
+  it('the hosted checkout refuses cross-site posts and expired holds, and stops after ten declines', async () => {
+    const { order } = await buy(app, channel.publishable, catalogue, 1, 'page@hard.test');
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${app.url}/checkout/${order.id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    const declined = 'name=A&cardNumber=4000000000000002&expiry=12%2F30&cvc=123';
+    expect((await post(declined, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post(declined, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    for (let i = 0; i < 10; i += 1) expect((await post(declined)).status).toBe(402);
+    const eleventh = await post('name=A&cardNumber=4242424242424242&expiry=12%2F30&cvc=123');
+    expect(eleventh.status).toBe(429);
+    expect(await eleventh.text()).toContain('Too many declined payments');
+
+    const late = await buy(app, channel.publishable, catalogue, 1, 'late-page@hard.test');
+    await app.runtime.db.order.update({ where: { id: late.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
+    const gone = await fetch(`${app.url}/checkout/${late.order.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=A&cardNumber=4000000000000002&expiry=12%2F30&cvc=123',
+    });
+    expect(gone.status).toBe(410);
+    expect(await gone.text()).toContain('cancelled');
+    expect((await api(app, 'GET', `/v1/orders/${late.order.id}`, admin())).body.order).toMatchObject({ status: 'cancelled', payments: [] });
+  });
+
+  it('shows pass codes only to callers with passes.read', async () => {
+    const { order } = await buy(app, channel.publishable, catalogue, 1, 'codes@hard.test');
+    await confirm(order.id);
+    const key = (await api(app, 'POST', '/v1/api-keys', { ...admin(), body: { name: 'orders only', scopes: ['orders.read'] } })).body.key;
+    const seen = await api(app, 'GET', `/v1/orders/${order.id}`, { token: key, org: org.slug });
+    expect(seen.status).toBe(200);
+    expect(seen.body.order.passes).toEqual([expect.objectContaining({ status: 'issued', code: null })]);
+    expect((await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.passes[0].code).toMatch(/^[2-9A-Z]{16}$/);
+  });
+});

@@ -126,7 +126,7 @@ function render(loaded: Loaded, state: FormState = {}): string {
     return page('Paid', `${summary(loaded)}<p class="ok" role="status" data-testid="status">Payment received. Order ${escape(order.orderNumber)} is confirmed: ${order._count.passes} ticket(s) issued and sent to your email address.</p>`);
   }
   if (order.status !== 'pending') {
-    return page('Order closed', `${summary(loaded)}<p class="error" role="status" data-testid="status">This order was ${escape(order.status)}; it can no longer be paid.</p>`);
+    return page('Order closed', `${summary(loaded)}${notice}<p class="error" role="status" data-testid="status">This order was ${escape(order.status)}; it can no longer be paid.</p>`);
   }
   if (order.holdExpiresAt && order.holdExpiresAt <= new Date()) {
     return page('Time ran out', `${summary(loaded)}<p class="error" role="status" data-testid="status">The tickets of this order were held until ${escape(order.holdExpiresAt.toISOString())}; the time ran out. Please check out again.</p>`);
