@@ -44,6 +44,12 @@ const schema = z.object({
   SECRETS_ENCRYPTION_KEY: z.string().optional(),
   ACCESS_TOKEN_TTL: duration.default(parseDuration('15m') as never),
   REFRESH_TOKEN_TTL: duration.default(parseDuration('30d') as never),
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client address (per-client limits, logs):
+   * express's `trust proxy` (loopback, a comma-separated list of addresses/CIDRs, a hop count,
+   * true or false). Behind a load balancer, name it, or every client shares its address.
+   */
+  TRUST_PROXY: z.string().default('loopback'),
   /** How long a pending order holds its tickets before it is cancelled and they return to sale. */
   ORDER_HOLD_TTL: duration.default(parseDuration('15m') as never),
   /** Lifetime of a magic-link sign-in code (single use). */

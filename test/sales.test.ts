@@ -625,6 +625,16 @@ describe('hardening', () => {
     expect((await shop.call('GET', `/sales/carts/${cart.body.cart.id}`)).body.cart.status).toBe('open');
   });
 
+  it('nobody can lock a buyer out by placing unpaid orders in their name; secret keys sign many in', async () => {
+    for (let i = 0; i < 5; i += 1) await buy(app, channel.publishable, catalogue, 1, 'victim@hard.test');
+    const own = await buy(app, channel.publishable, catalogue, 1, 'victim@hard.test');
+    expect(own.order.status).toBe('pending');
+    for (let i = 0; i < 12; i += 1) {
+      const res = await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: `server${i}@hard.test` }, headers: { 'x-channel-key': channel.secret } });
+      expect(res.status).toBe(202);
+    }
+  });
+
   it('a signed-in shopper (customer token beside the key) checks out without giving an email', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'signed-in@hard.test');
     await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'signed-in@hard.test' }, headers: { 'x-channel-key': channel.publishable } });
@@ -667,14 +677,19 @@ describe('hardening', () => {
     expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: second }, headers: key })).status).toBe(201);
   });
 
-  it('the hosted checkout refuses cross-site posts and expired holds, and stops after ten declines', async () => {
+  it('the hosted checkout refuses cross-site posts and expired holds, and stops after ten declines (also when they race)', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'page@hard.test');
     const post = (body: string, headers: Record<string, string> = {}) =>
       fetch(`${app.url}/checkout/${order.id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
     const declined = 'name=A&cardNumber=4000000000000002&expiry=12%2F30&cvc=123';
     expect((await post(declined, { origin: 'https://evil.example' })).status).toBe(403);
     expect((await post(declined, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
-    for (let i = 0; i < 10; i += 1) expect((await post(declined)).status).toBe(402);
+    // Its own posts: Origin null (older browsers under Referrer-Policy: no-referrer), same-origin fetch metadata.
+    expect((await post(declined, { origin: 'null' })).status).toBe(402);
+    expect((await post(declined, { 'sec-fetch-site': 'same-origin' })).status).toBe(402);
+    const concurrent = await Promise.all(Array.from({ length: 12 }, () => post(declined)));
+    expect(concurrent.filter((r) => r.status === 402)).toHaveLength(8);
+    expect(concurrent.filter((r) => r.status === 429)).toHaveLength(4);
     const eleventh = await post('name=A&cardNumber=4242424242424242&expiry=12%2F30&cvc=123');
     expect(eleventh.status).toBe(429);
     expect(await eleventh.text()).toContain('Too many declined payments');

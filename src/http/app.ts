@@ -80,7 +80,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
   const { logger } = runtime;
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', trustProxy(runtime.config.TRUST_PROXY));
   app.set('query parser', 'simple');
 
   // Request id first: every later line of this request, and every response, carries it.
@@ -238,6 +238,14 @@ function salesCors(req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Channel-Key, X-Live-Session, Service-Version, X-Request-Id');
   res.setHeader('Access-Control-Max-Age', '600');
   res.status(204).end();
+}
+
+/** TRUST_PROXY as express takes it: true/false, a hop count, or names and CIDRs. */
+export function trustProxy(value: string): boolean | number | string {
+  const text = value.trim();
+  if (text === 'true' || text === 'false') return text === 'true';
+  if (/^\d+$/.test(text)) return Number(text);
+  return text;
 }
 
 /** The hosted checkout's order id is the page's capability: it stays out of the logs. */

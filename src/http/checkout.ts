@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { tenantDatabase } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
+import { publicUrl } from '../config.ts';
 import type { Runtime } from '../runtime.ts';
 import { confirmOrder, recordDeclinedPayment, releaseExpiredHolds } from '../services/orders.ts';
 
@@ -170,13 +171,16 @@ function checkCard(fields: Record<string, string>): string | null {
  * browser sends it, else Origin). Clients sending neither (curl, old browsers) are let through:
  * the order id in the URL is the capability either way.
  */
-function sameOrigin(req: Request): boolean {
+function sameOrigin(req: Request, runtime: Runtime): boolean {
   const site = req.get('sec-fetch-site');
   if (site) return site === 'same-origin' || site === 'none';
   const origin = req.get('origin');
-  if (!origin) return true;
+  // The page answers Referrer-Policy: no-referrer, with which older browsers send Origin: null on
+  // its own form posts.
+  if (!origin || origin === 'null') return true;
   try {
-    return new URL(origin).host === req.get('host');
+    const host = new URL(origin).host;
+    return host === req.get('host') || host === new URL(publicUrl(runtime.config)).host;
   } catch {
     return false;
   }
@@ -216,17 +220,15 @@ export function createCheckoutRouter(runtime: Runtime): Router {
     const fields = Object.fromEntries(
       ['name', 'cardNumber', 'expiry', 'cvc'].map((name) => [name, typeof body[name] === 'string' ? (body[name] as string).slice(0, 100) : '']),
     );
-    if (!sameOrigin(req)) return send(res, 403, page('Refused', '<h1>Refused</h1><p>Pay from the checkout page itself.</p>'));
+    if (!sameOrigin(req, runtime)) return send(res, 403, page('Refused', '<h1>Refused</h1><p>Pay from the checkout page itself.</p>'));
     if (loaded.order.status !== 'pending') return send(res, 409, render(loaded));
     if (loaded.order.holdExpiresAt && loaded.order.holdExpiresAt <= new Date()) {
       // Nothing to charge any more: the hold is released and no payment is recorded.
       await releaseExpiredHolds(runtime, { organisationId: loaded.order.organisationId, orderId: loaded.order.id });
       return send(res, 410, render((await loadOrder(runtime, loaded.order.id)) ?? loaded));
     }
-    const declined = await loaded.db.payment.count({ where: { orderId: loaded.order.id, status: 'declined' } });
-    if (declined >= MAX_DECLINED) {
-      return send(res, 429, render(loaded, { message: 'Too many declined payments for this order. Check out again to start over.' }));
-    }
+    const tooManyDeclined = () => send(res, 429, render(loaded, { message: 'Too many declined payments for this order. Check out again to start over.' }));
+    if ((await loaded.db.payment.count({ where: { orderId: loaded.order.id, status: 'declined' } })) >= MAX_DECLINED) return tooManyDeclined();
     const problem = checkCard(fields);
     // The CVC is never echoed back into the page.
     const echo = { ...fields, cvc: '' };
@@ -235,7 +237,7 @@ export function createCheckoutRouter(runtime: Runtime): Router {
     const last4 = digits.slice(-4);
     if (digits !== SUCCEEDS) {
       const reason = digits === DECLINED ? 'card_declined' : 'not_a_test_card';
-      await recordDeclinedPayment(loaded.db, loaded.order, last4, reason);
+      if (!(await recordDeclinedPayment(loaded.db, loaded.order, last4, reason, MAX_DECLINED))) return tooManyDeclined();
       const message =
         reason === 'card_declined'
           ? 'Your card was declined. No payment was taken; try another card.'

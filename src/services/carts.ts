@@ -7,7 +7,7 @@ import type { Cart, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
-import { tooMany } from '../http/rate-limit.ts';
+import { clientBucket, tooMany } from '../http/rate-limit.ts';
 import { capacityOf, hold, lockOrder } from './inventory.ts';
 import { remaining } from './listings.ts';
 import { orderNumber, releaseExpiredHolds } from './orders.ts';
@@ -426,7 +426,7 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
   const { cart, channel, principal } = await reachableCart(ctx, id);
   const buyer = input.customer ?? (principal.customerId ? { id: principal.customerId } : null);
   if (!buyer) throw AppError.validation([{ path: 'customer.email', message: 'Required (unless a customer token is sent beside the channel key).' }]);
-  await assertMayHoldMore(ctx, principal, channel, cart, buyer);
+  await assertMayHoldMore(ctx, principal, cart);
   assertOpen(cart);
   const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   if (items.length === 0) throw AppError.validation([{ path: 'items', message: 'The cart is empty.' }]);
@@ -436,6 +436,8 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
   for (let attempt = 0; ; attempt += 1) {
     try {
       const result = await placeOrder(ctx, channel, cart, lines, buyer);
+      const bucket = checkoutBucket(ctx, principal);
+      if (bucket !== null) ctx.runtime.rateLimiter.count('checkout', bucket, 60_000);
       announceSession(ctx, cart.sessionId);
       return result;
     } catch (error) {
@@ -451,37 +453,37 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
   }
 }
 
-/** Checkouts per minute per publishable key and client address. */
+/** Successful checkouts per minute per publishable key and client address (IPv6: per /64). */
 const CHECKOUTS_PER_MINUTE = 60;
-/** Pending (unpaid, still held) orders one sales session, or one customer email, may have at once. */
-const MAX_PENDING_ORDERS = 5;
+/** Pending (unpaid, still held) orders one sales session may have at once. */
+const MAX_PENDING_PER_SESSION = 5;
 
 /**
- * A publishable key is public: anyone can check out with it. These bounds keep one client from
- * holding a show's tickets with a script (fresh sessions and made-up emails included): checkouts
- * per key and address per minute, and pending orders per session and per email. Secret keys are
- * servers that answer for their own users and are not limited here.
+ * A publishable key is public: anyone can check out with it. What bounds one client holding a
+ * show's tickets with a script is the number of orders it can place: checkouts per key and client
+ * address per minute (only those that hold tickets count, so a crowd behind one NAT retrying a
+ * sold-out show is not locked out), and pending orders per sales session. There is deliberately no
+ * cap per email: anyone could exhaust it to lock a buyer out. Secret keys are servers that answer
+ * for their own users and are not limited here.
  */
-async function assertMayHoldMore(
-  ctx: RequestContext,
-  principal: ChannelPrincipal,
-  channel: SalesChannel,
-  cart: Cart,
-  buyer: { email: string } | { id: string },
-): Promise<void> {
-  if (principal.keyKind === 'secret') return;
-  ctx.runtime.rateLimiter.take('checkout', `${principal.channelKeyId}|${ctx.clientIp}`, CHECKOUTS_PER_MINUTE, 60_000);
+function checkoutBucket(ctx: RequestContext, principal: ChannelPrincipal): string | null {
+  return principal.keyKind === 'secret' ? null : `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`;
+}
+
+async function assertMayHoldMore(ctx: RequestContext, principal: ChannelPrincipal, cart: Cart): Promise<void> {
+  const bucket = checkoutBucket(ctx, principal);
+  if (bucket === null) return;
+  ctx.runtime.rateLimiter.check('checkout', bucket, CHECKOUTS_PER_MINUTE, 60_000);
   const now = new Date();
-  const held = { status: 'pending' as const, holdExpiresAt: { gt: now } };
-  for (const where of [
-    { ...held, cart: { sessionId: cart.sessionId } },
-    { ...held, customer: 'id' in buyer ? { id: buyer.id } : { accountId: channel.accountId, email: buyer.email } },
-  ]) {
-    const pending = await ctx.db.order.findMany({ where, select: { holdExpiresAt: true }, orderBy: { holdExpiresAt: 'asc' }, take: MAX_PENDING_ORDERS });
-    if (pending.length >= MAX_PENDING_ORDERS) {
-      const seconds = Math.max(1, Math.ceil((pending[0]!.holdExpiresAt!.getTime() - now.getTime()) / 1000));
-      throw tooMany(seconds, `${MAX_PENDING_ORDERS} orders are waiting for payment already; pay one, or wait until a hold ends.`);
-    }
+  const pending = await ctx.db.order.findMany({
+    where: { status: 'pending', holdExpiresAt: { gt: now }, cart: { sessionId: cart.sessionId } },
+    select: { holdExpiresAt: true },
+    orderBy: { holdExpiresAt: 'asc' },
+    take: MAX_PENDING_PER_SESSION,
+  });
+  if (pending.length >= MAX_PENDING_PER_SESSION) {
+    const seconds = Math.max(1, Math.ceil((pending[0]!.holdExpiresAt!.getTime() - now.getTime()) / 1000));
+    throw tooMany(seconds, `${MAX_PENDING_PER_SESSION} orders of this session are waiting for payment; pay one, or wait until a hold ends.`);
   }
 }
 

@@ -5,6 +5,7 @@ import { channelOf, customerOf, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
+import { clientBucket } from '../http/rate-limit.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
 import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
 import { validate } from './sessions.ts';
@@ -20,7 +21,7 @@ import { validate } from './sessions.ts';
 const RESOURCE = 'customers';
 /** At most this many codes per address per MAGIC_LINK_TTL; further requests still answer 202 and send nothing. */
 const MAX_CODES_PER_WINDOW = 5;
-/** Magic-link requests per minute per channel key and client address. */
+/** Magic-link requests per minute per publishable key and client address (IPv6: per /64). */
 const MAGIC_LINKS_PER_MINUTE = 10;
 
 const listFilters = z.object({
@@ -63,8 +64,11 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
   const { email } = validate(magicLinkInput, raw);
   const principal = channelOf(ctx);
   const { runtime } = ctx;
-  // Per key and address, whatever the email: the limit itself tells nothing about who is a customer.
-  runtime.rateLimiter.take('magic-link', `${principal.channelKeyId}|${ctx.clientIp}`, MAGIC_LINKS_PER_MINUTE, 60_000);
+  // Per publishable key and address, whatever the email: the limit itself tells nothing about who
+  // is a customer. A secret key is a server signing in its many users from one address.
+  if (principal.keyKind === 'publishable') {
+    runtime.rateLimiter.take('magic-link', `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`, MAGIC_LINKS_PER_MINUTE, 60_000);
+  }
   const send = async () => {
     const [customer, channel] = await Promise.all([
       ctx.db.customer.findFirst({ where: { accountId: principal.accountId, email } }),

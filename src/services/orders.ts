@@ -92,58 +92,31 @@ export interface PaymentInput {
  * there, their tickets back on sale.
  */
 export async function confirmOrder(services: Services, db: TenantDatabase, orderId: string, payment: PaymentInput): Promise<Order> {
-  const pending = await db.order.findFirst({ where: { id: orderId, status: 'pending' } });
-  const reason = pending && (await unsellable(db, pending));
-  if (pending && reason) {
-    await cancelPending(services, pending);
-    throw new AppError('CONFLICT', `This order can no longer be paid: ${reason}. It was cancelled and nothing was charged.`);
-  }
   const now = new Date();
-  const outcome = await db.$transaction(async (tx) => {
-    const moved = await tx.order.updateMany({
-      where: { id: orderId, status: 'pending', holdExpiresAt: { gt: now } },
-      data: { status: 'confirmed', confirmedAt: now, holdExpiresAt: null },
+  let outcome;
+  try {
+    outcome = await db.$transaction(async (tx) => {
+      const moved = await tx.order.updateMany({
+        where: { id: orderId, status: 'pending', holdExpiresAt: { gt: now } },
+        data: { status: 'confirmed', confirmedAt: now, holdExpiresAt: null },
+      });
+      const order = await tx.order.findFirst({ where: { id: orderId } });
+      if (!order) throw AppError.notFound('Order not found.');
+      if (moved.count !== 1) return { order, moved: false as const };
+      // Checked under share locks, in this transaction: cancelling the occurrence (or the event,
+      // the channel, the account) waits for this confirmation or is seen by it, never both missed.
+      const reason = await unsellable(tx, order);
+      if (reason) throw new Unsellable(order, reason);
+      return confirmed(tx, order, payment);
     });
-    const order = await tx.order.findFirst({ where: { id: orderId } });
-    if (!order) throw AppError.notFound('Order not found.');
-    if (moved.count !== 1) return { order, moved: false as const };
-    const lines = await lineItemsOf(tx, order);
-    for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'sell');
-    await tx.payment.create({ data: paymentOf(order, { method: payment.method, cardLast4: payment.cardLast4 ?? null, status: 'succeeded' }) });
-    const passes = lines.flatMap((line) =>
-      Array.from({ length: line.quantity }, () => ({
-        id: newId('pass'),
-        organisationId: order.organisationId,
-        accountId: order.accountId,
-        orderId: order.id,
-        lineItemId: line.id,
-        customerId: order.customerId,
-        ticketTypeId: line.ticketTypeId,
-        occurrenceId: line.occurrenceId,
-        code: passCode(),
-        status: 'issued' as const,
-      })),
-    );
-    // In id order: the order every list of passes answers in (same createdAt), so the ticket.issued
-    // payload and GET /v1/passes agree.
-    passes.sort((a, b) => (a.id < b.id ? -1 : 1));
-    await tx.pass.createMany({ data: passes });
-    await tx.entitlement.createMany({
-      data: passes.map((pass) => ({ id: newId('entitlement'), organisationId: order.organisationId, passId: pass.id, occurrenceId: pass.occurrenceId })),
-    });
-    const deliveryIds = [
-      ...(await recordWebhookEvent(tx, { organisationId: order.organisationId, accountId: order.accountId, type: 'order.confirmed', payload: await orderPayload(tx, order) })).deliveryIds,
-      ...(
-        await recordWebhookEvent(tx, {
-          organisationId: order.organisationId,
-          accountId: order.accountId,
-          type: 'ticket.issued',
-          payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes }),
-        })
-      ).deliveryIds,
-    ];
-    return { order, moved: true as const, deliveryIds };
-  });
+  } catch (error) {
+    if (!(error instanceof Unsellable)) throw error;
+    if (await cancelPending(services, error.order)) {
+      throw new AppError('CONFLICT', `This order can no longer be paid: ${error.reason}. It was cancelled and nothing was charged.`);
+    }
+    // Another request moved it meanwhile: answer from what it is now.
+    outcome = { order: await db.order.findFirstOrThrow({ where: { id: orderId } }), moved: false as const };
+  }
   if (outcome.moved) {
     services.dispatcher.dispatch(outcome.deliveryIds);
     if (services.mailer) {
@@ -158,6 +131,56 @@ export async function confirmOrder(services: Services, db: TenantDatabase, order
   if (order.status !== 'pending') throw new AppError('CONFLICT', `This order was ${order.status}; it can no longer be paid.`);
   await releaseExpiredHolds(services, { organisationId: order.organisationId, orderId: order.id });
   throw new AppError('GONE', 'The tickets of this order were held until its time ran out; it was cancelled. Check out again.');
+}
+
+class Unsellable extends Error {
+  constructor(
+    readonly order: Order,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** The confirmation itself, in the caller's transaction: sold, paid, passes issued, webhooks recorded. */
+async function confirmed(tx: Tx, order: Order, payment: PaymentInput) {
+  const db = tx as unknown as Database;
+  const lines = await lineItemsOf(tx, order);
+  for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'sell');
+  await db.payment.create({ data: paymentOf(order, { method: payment.method, cardLast4: payment.cardLast4 ?? null, status: 'succeeded' }) });
+  const passes = lines.flatMap((line) =>
+    Array.from({ length: line.quantity }, () => ({
+      id: newId('pass'),
+      organisationId: order.organisationId,
+      accountId: order.accountId,
+      orderId: order.id,
+      lineItemId: line.id,
+      customerId: order.customerId,
+      ticketTypeId: line.ticketTypeId,
+      occurrenceId: line.occurrenceId,
+      code: passCode(),
+      status: 'issued' as const,
+    })),
+  );
+  // In id order: the order every list of passes answers in (same createdAt), so the ticket.issued
+  // payload and GET /v1/passes agree.
+  passes.sort((a, b) => (a.id < b.id ? -1 : 1));
+  await db.pass.createMany({ data: passes });
+  await db.entitlement.createMany({
+    data: passes.map((pass) => ({ id: newId('entitlement'), organisationId: order.organisationId, passId: pass.id, occurrenceId: pass.occurrenceId })),
+  });
+  const deliveryIds = [
+    ...(await recordWebhookEvent(tx, { organisationId: order.organisationId, accountId: order.accountId, type: 'order.confirmed', payload: await orderPayload(tx, order) })).deliveryIds,
+    ...(
+      await recordWebhookEvent(tx, {
+        organisationId: order.organisationId,
+        accountId: order.accountId,
+        type: 'ticket.issued',
+        payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes }),
+      })
+    ).deliveryIds,
+  ];
+  return { order, moved: true as const, deliveryIds };
 }
 
 /** The customer's tickets: one code per pass (also readable with a customer token, GET /live/sales/me/orders). */
@@ -182,9 +205,18 @@ async function mailTickets(mailer: Mailer, db: TenantDatabase, order: Order): Pr
   });
 }
 
-/** A declined test payment: recorded, and the order stays pending (the page says why). */
-export async function recordDeclinedPayment(db: TenantDatabase, order: Order, cardLast4: string, reason: string): Promise<void> {
-  await db.payment.create({ data: paymentOf(order, { method: 'test_card', cardLast4, status: 'declined', failureReason: reason }) });
+/**
+ * A declined test payment: recorded, and the order stays pending (the page says why). At most
+ * `max` per order, counted under the order's row lock so concurrent posts cannot pass it; answers
+ * whether it was recorded.
+ */
+export async function recordDeclinedPayment(db: TenantDatabase, order: Order, cardLast4: string, reason: string, max: number): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT "id" FROM "orders" WHERE "organisationId" = ${order.organisationId} AND "id" = ${order.id} FOR UPDATE`;
+    if ((await tx.payment.count({ where: { orderId: order.id, status: 'declined' } })) >= max) return false;
+    await tx.payment.create({ data: paymentOf(order, { method: 'test_card', cardLast4, status: 'declined', failureReason: reason }) });
+    return true;
+  });
 }
 
 /** POST /live/sales/orders/{id}/confirm: a server holding a secret key of the order's channel confirms it directly. */
@@ -259,21 +291,29 @@ async function cancelPending(services: Services, target: { id: string; organisat
 /**
  * Why a pending order can no longer be sold, or null: its account was deleted, its channel turned
  * off, or an occurrence or event of its lines cancelled, deleted or taken off sale since checkout.
+ * Reads under FOR SHARE in the caller's transaction, so a concurrent change to those rows waits.
  */
-async function unsellable(db: TenantDatabase, order: Order): Promise<string | null> {
-  const [account, channel, lines] = await Promise.all([
-    db.account.findFirst({ where: { id: order.accountId }, select: { isDeleted: true } }),
-    order.channelId ? db.salesChannel.findFirst({ where: { id: order.channelId }, select: { isActive: true } }) : null,
-    db.orderLineItem.findMany({
-      where: { orderId: order.id },
-      select: { occurrence: { select: { status: true, event: { select: { status: true, isDeleted: true } } } } },
-    }),
-  ]);
+async function unsellable(tx: Tx, order: Order): Promise<string | null> {
+  const db = tx as unknown as Database;
+  const org = order.organisationId;
+  const [account] = await db.$queryRaw<Array<{ isDeleted: boolean }>>`
+    SELECT "isDeleted" FROM "accounts" WHERE "organisationId" = ${org} AND "id" = ${order.accountId} FOR SHARE`;
   if (!account || account.isDeleted) return 'its account was closed';
-  if (channel && !channel.isActive) return 'the shop it was placed in has closed';
-  for (const { occurrence } of lines) {
-    if (occurrence.status !== 'scheduled') return 'a performance in it was cancelled';
-    if (occurrence.event.isDeleted || !['published', 'on_sale', 'sold_out'].includes(occurrence.event.status)) return 'an event in it is no longer on sale';
+  if (order.channelId) {
+    const [channel] = await db.$queryRaw<Array<{ isActive: boolean }>>`
+      SELECT "isActive" FROM "sales_channels" WHERE "organisationId" = ${org} AND "id" = ${order.channelId} FOR SHARE`;
+    if (channel && !channel.isActive) return 'the shop it was placed in has closed';
+  }
+  const shows = await db.$queryRaw<Array<{ occurrenceStatus: string; eventStatus: string; isDeleted: boolean }>>`
+    SELECT o."status"::text AS "occurrenceStatus", e."status"::text AS "eventStatus", e."isDeleted"
+      FROM "order_line_items" li
+      JOIN "event_occurrences" o ON o."organisationId" = li."organisationId" AND o."id" = li."occurrenceId"
+      JOIN "events" e ON e."organisationId" = o."organisationId" AND e."id" = o."eventId"
+     WHERE li."organisationId" = ${org} AND li."orderId" = ${order.id}
+       FOR SHARE OF o, e`;
+  for (const show of shows) {
+    if (show.occurrenceStatus !== 'scheduled') return 'a performance in it was cancelled';
+    if (show.isDeleted || !['published', 'on_sale', 'sold_out'].includes(show.eventStatus)) return 'an event in it is no longer on sale';
   }
   return null;
 }
