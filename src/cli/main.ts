@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createDatabase, type Database } from '../db/client.ts';
 import { migrateDeploy } from '../db/migrate.ts';
+import { EMBEDDED_POSTGRES_DEFAULT_PORT } from '../embedded/pglite.ts';
 import { AppError } from '../errors.ts';
 import { bootstrapOrganisation } from '../services/bootstrap-organisation.ts';
 
@@ -22,15 +23,23 @@ Commands:
                                Print the development outbox (mail sent while SMTP_URL is unset).
   help                         Show this text.
 
-Configuration comes from the environment (DATABASE_URL ...); see the README.`;
+Configuration comes from the environment (DATABASE_URL ...; unset = the embedded PostgreSQL of
+\`npm start\` on 127.0.0.1:${EMBEDDED_POSTGRES_DEFAULT_PORT}); see the README.`;
 
 class UsageError extends Error {}
 
 type Command = (args: string[], config: Config) => Promise<unknown>;
 
+/**
+ * DATABASE_URL, or else the embedded PGlite that `npm start` runs when none is configured (the
+ * same default address), so `npm run cli -- mail list` works beside `npm start` as it is.
+ */
+function databaseUrl(config: Config): string {
+  return config.DATABASE_URL ?? `postgresql://postgres:postgres@127.0.0.1:${EMBEDDED_POSTGRES_DEFAULT_PORT}/postgres?sslmode=disable`;
+}
+
 function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
-  if (!config.DATABASE_URL) throw new ConfigError('DATABASE_URL is required');
-  const db = createDatabase({ url: config.DATABASE_URL, poolSize: 2 });
+  const db = createDatabase({ url: databaseUrl(config), poolSize: 2 });
   return fn(db).finally(() => db.$disconnect());
 }
 
