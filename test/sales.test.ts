@@ -596,6 +596,25 @@ describe('hardening', () => {
     expect(await page.text()).toContain('the shop it was placed in has closed');
   });
 
+  it('cancelling or deleting an event cancels its pending orders at once and frees their tickets', async () => {
+    for (const change of ['cancel', 'delete'] as const) {
+      const show = await createCatalogue(app, org, { capacity: 10 });
+      const { order } = await buy(app, channel.publishable, show, 3, `event-${change}@hard.test`);
+      const paid = await buy(app, channel.publishable, show, 1, `event-${change}-paid@hard.test`);
+      await confirm(paid.order.id);
+      const res =
+        change === 'cancel'
+          ? await api(app, 'PATCH', `/v1/events/${show.eventId}`, { ...admin(), body: { status: 'cancelled' } })
+          : await api(app, 'DELETE', `/v1/events/${show.eventId}`, admin());
+      expect(res.status).toBe(200);
+      expect((await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.status).toBe('cancelled');
+      expect(await sourceEvents('order.cancelled', order.id)).toHaveLength(1);
+      // The paid order is the operator's to refund; only the hold is released.
+      expect((await api(app, 'GET', `/v1/orders/${paid.order.id}`, admin())).body.order.status).toBe('confirmed');
+      expect(await inventory(show)).toMatchObject({ held: 0, sold: 1 });
+    }
+  });
+
   it('redemption checks the occurrence: another show, or a cancelled one, is refused', async () => {
     const show = await createCatalogue(app, org, { capacity: 10 });
     const { order } = await buy(app, channel.publishable, show, 2, 'door-check@hard.test');

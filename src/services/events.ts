@@ -9,6 +9,7 @@ import { paginate, type PageArgs } from '../../schema/pagination.ts';
 import { validate } from './sessions.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { owningAccount } from './accounts.ts';
+import { cancelPendingOrdersOfEvent, SELLING_EVENT_STATUSES } from './orders.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Account-scoped access, shared by venues, events, occurrences and ticket types.
@@ -267,13 +268,19 @@ export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<Upda
   if (input.onSaleDate !== undefined) data.onSaleDate = input.onSaleDate;
   if (input.offSaleDate !== undefined) data.offSaleDate = input.offSaleDate;
   if (input.tags !== undefined) data.tags = input.tags;
-  return ctx.db.event.update({ where: { id }, data });
+  const updated = await ctx.db.event.update({ where: { id }, data });
+  // Tickets held for an event that stopped selling go back at once (and their orders cannot be paid).
+  if (input.status !== undefined && !SELLING_EVENT_STATUSES.includes(input.status)) {
+    await cancelPendingOrdersOfEvent(ctx.runtime, event.organisationId, id);
+  }
+  return updated;
 }
 
-/** Marks the event deleted: it leaves every list and answers 404 from then on. */
+/** Marks the event deleted: it leaves every list and answers 404 from then on; its pending orders are cancelled. */
 export async function deleteEvent(ctx: RequestContext, id: string): Promise<{ success: boolean; id: string }> {
-  await loadEvent(ctx, id, 'write');
+  const event = await loadEvent(ctx, id, 'write');
   await ctx.db.event.update({ where: { id }, data: { isDeleted: true } });
+  await cancelPendingOrdersOfEvent(ctx.runtime, event.organisationId, id);
   return { success: true, id };
 }
 

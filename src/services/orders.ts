@@ -313,9 +313,28 @@ async function unsellable(tx: Tx, order: Order): Promise<string | null> {
        FOR SHARE OF o, e`;
   for (const show of shows) {
     if (show.occurrenceStatus !== 'scheduled') return 'a performance in it was cancelled';
-    if (show.isDeleted || !['published', 'on_sale', 'sold_out'].includes(show.eventStatus)) return 'an event in it is no longer on sale';
+    if (show.isDeleted || !SELLING_EVENT_STATUSES.includes(show.eventStatus)) return 'an event in it is no longer on sale';
   }
   return null;
+}
+
+/** Event statuses under which held tickets can still be paid for (unsellable() agrees). */
+export const SELLING_EVENT_STATUSES: readonly string[] = ['published', 'on_sale', 'sold_out'];
+
+/**
+ * Cancels the pending orders holding tickets of an event that stopped selling (cancelled, taken
+ * back to draft, completed, deleted), releasing their holds at once (order.cancelled for each).
+ * Each order is its own transaction; one left behind by a crash cannot be paid (confirmOrder
+ * refuses it) and its hold expires anyway.
+ */
+export async function cancelPendingOrdersOfEvent(services: Services, organisationId: string, eventId: string): Promise<number> {
+  const orders = await services.db.order.findMany({
+    where: { organisationId, status: 'pending', lineItems: { some: { occurrence: { eventId } } } },
+    select: { id: true, organisationId: true },
+  });
+  let cancelled = 0;
+  for (const order of orders) if (await cancelPending(services, order)) cancelled += 1;
+  return cancelled;
 }
 
 /** Periodic hold expiry for a worker process; stop() waits for a sweep in flight. */
