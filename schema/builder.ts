@@ -13,7 +13,7 @@ import {
   URLResolver,
 } from 'graphql-scalars';
 import { CHANNEL_KEYS_SALES_ONLY, SALES_API_TAKES_CHANNEL_KEYS } from '../src/auth/channel-keys.ts';
-import type { RequestContext } from '../src/context.ts';
+import { signedInCustomer, type RequestContext } from '../src/context.ts';
 import { AppError } from '../src/errors.ts';
 import type PrismaTypes from '../src/generated/pothos-types.ts';
 import { getDatamodel } from '../src/generated/pothos-types.ts';
@@ -67,8 +67,7 @@ export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
   if (ctx.principal?.kind !== 'channel' && failedScopes(failure).includes('salesChannel')) {
     return new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
   }
-  const signedIn = ctx.principal?.kind === 'customer' || (ctx.principal?.kind === 'channel' && ctx.principal.customerId !== undefined);
-  if (!signedIn && failedScopes(failure).includes('customer')) {
+  if (!signedInCustomer(ctx.principal) && failedScopes(failure).includes('customer')) {
     return new AppError('UNAUTHENTICATED', CUSTOMER_TOKEN_REQUIRED);
   }
   if (!ctx.principal) return new AppError('UNAUTHENTICATED');
@@ -117,7 +116,7 @@ export const builder = new SchemaBuilder<{
         organisationPermission: (permission) =>
           management && ctx.organisation !== null && ctx.access.allows(...split(permission)),
         salesChannel: kind === 'channel' && ctx.organisation !== null,
-        customer: (kind === 'customer' || (ctx.principal?.kind === 'channel' && ctx.principal.customerId !== undefined)) && ctx.organisation !== null,
+        customer: signedInCustomer(ctx.principal) !== null && ctx.organisation !== null,
       };
     },
   },

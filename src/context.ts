@@ -41,12 +41,18 @@ export interface RequestContext {
   setResponseHeader: (name: string, value: string) => void;
 }
 
-/** The signed-in customer of a context whose field declared the `customer` scope (a customer token, alone or beside a channel key). */
-export function customerOf(ctx: RequestContext): { customerId: string; accountId: string } {
-  const p = ctx.principal;
+/** The signed-in customer of a principal: a customer token, alone or beside a channel key; else null. */
+export function signedInCustomer(p: Principal | null): { customerId: string; accountId: string } | null {
   if (p?.kind === 'customer') return p;
-  if (p?.kind === 'channel' && p.customerId) return { customerId: p.customerId, accountId: p.accountId };
-  throw new AppError('INTERNAL', 'customer scope was not enforced');
+  if (p?.kind === 'channel' && p.customerId !== undefined) return { customerId: p.customerId, accountId: p.accountId };
+  return null;
+}
+
+/** The signed-in customer of a context whose field declared the `customer` scope. */
+export function customerOf(ctx: RequestContext): { customerId: string; accountId: string } {
+  const customer = signedInCustomer(ctx.principal);
+  if (!customer) throw new AppError('INTERNAL', 'customer scope was not enforced');
+  return customer;
 }
 
 /** The organisation of a context whose field declared the `organisation` scope. */

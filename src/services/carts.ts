@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { publicUrl } from '../config.ts';
-import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
+import type { ChannelPrincipal, RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Cart, SalesChannel } from '../generated/prisma/client.ts';
@@ -9,7 +9,7 @@ import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
 import { clientBucket, tooMany } from '../http/rate-limit.ts';
 import { capacityOf, hold, lockOrder } from './inventory.ts';
-import { remaining } from './listings.ts';
+import { channelOfKey, remaining } from './listings.ts';
 import { orderNumber, releaseExpiredHolds } from './orders.ts';
 import { validate } from './sessions.ts';
 import type { Raw } from './events.ts';
@@ -98,25 +98,24 @@ export interface CartView {
   updatedAt: Date;
 }
 
-async function channelOfKey(ctx: RequestContext): Promise<{ principal: ChannelPrincipal; channel: SalesChannel }> {
-  const principal = channelOf(ctx);
-  const channel = await ctx.db.salesChannel.findFirst({ where: { id: principal.channelId } });
-  if (!channel) throw new AppError('UNAUTHENTICATED', 'The sales channel of this key no longer exists.');
-  return { principal, channel };
+interface Appraisal {
+  /** The lines that may be sold now, priced, in the order given. */
+  lines: PricedLine[];
+  /** Every line whose occurrence and ticket type exist, priced at today's price (what a stored cart shows). */
+  shown: PricedLine[];
+  /** Why lines are not for sale (400). */
+  issues: ValidationIssue[];
+  /** Lines wanting more tickets than remain (409). */
+  shortages: ValidationIssue[];
 }
 
 /**
- * Prices and checks lines against the catalogue as it is now. Lines that are not for sale are a
- * 400 naming each offending field; more tickets than remain is a 409 naming each line.
+ * Prices and checks lines against the catalogue as it is now. Pending orders whose time ran out
+ * still count as held until a sweep cancels them: when lines are short, that is done now for this
+ * organisation, and the lines are looked at again once.
  */
-export async function priceLines(
-  ctx: RequestContext,
-  channel: SalesChannel,
-  items: readonly CartItemInput[],
-  where = 'items',
-  releaseHolds = true,
-): Promise<PricedLine[]> {
-  if (items.length === 0) return [];
+async function appraise(ctx: RequestContext, channel: SalesChannel, items: readonly CartItemInput[], releaseHolds = true): Promise<Appraisal> {
+  if (items.length === 0) return { lines: [], shown: [], issues: [], shortages: [] };
   const now = new Date();
   const [occurrences, ticketTypes] = await Promise.all([
     ctx.db.eventOccurrence.findMany({
@@ -136,11 +135,33 @@ export async function priceLines(
   const issues: ValidationIssue[] = [];
   const shortages: ValidationIssue[] = [];
   const lines: PricedLine[] = [];
+  const shown: PricedLine[] = [];
   let currency: string | null = null;
   items.forEach((item, index) => {
-    const at = `${where}.${index}`;
+    const at = `items.${index}`;
     const occurrence = occurrenceById.get(item.occurrenceId);
     const event = occurrence?.event;
+    const type = typeById.get(item.ticketTypeId);
+    const capacity = occurrence && type ? capacityOf(occurrence, type) : null;
+    const row = occurrence && type ? inventoryOf.get(`${type.id}|${occurrence.id}`) : undefined;
+    const line: PricedLine | null =
+      occurrence && type
+        ? {
+            occurrenceId: occurrence.id,
+            ticketTypeId: type.id,
+            quantity: item.quantity,
+            eventId: occurrence.eventId,
+            eventName: occurrence.event.name,
+            ticketTypeName: type.name,
+            startsAt: occurrence.startsAt,
+            unitAmount: type.priceAmount,
+            totalAmount: type.priceAmount * item.quantity,
+            currency: type.currency,
+            capacity,
+            available: remaining(capacity, row?.held ?? 0, row?.sold ?? 0),
+          }
+        : null;
+    if (line) shown.push(line);
     const sold =
       occurrence &&
       event &&
@@ -164,8 +185,7 @@ export async function priceLines(
       issues.push({ path: `${at}.occurrenceId`, message: 'Sales for this event have closed.' });
       return;
     }
-    const type = typeById.get(item.ticketTypeId);
-    if (!type || type.isDeleted || type.eventId !== event.id) {
+    if (!type || !line || type.isDeleted || type.eventId !== event.id) {
       issues.push({ path: `${at}.ticketTypeId`, message: "Not a ticket type of this occurrence's event." });
       return;
     }
@@ -186,39 +206,25 @@ export async function priceLines(
       return;
     }
     currency = type.currency;
-    const capacity = capacityOf(occurrence, type);
-    const row = inventoryOf.get(`${type.id}|${occurrence.id}`);
-    const available = remaining(capacity, row?.held ?? 0, row?.sold ?? 0);
-    if (available !== null && item.quantity > available) {
+    if (line.available !== null && item.quantity > line.available) {
       shortages.push({
         path: `${at}.quantity`,
-        message: available === 0 ? 'Sold out.' : `Only ${available} left.`,
+        message: line.available === 0 ? 'Sold out.' : `Only ${line.available} left.`,
       });
     }
-    lines.push({
-      occurrenceId: occurrence.id,
-      ticketTypeId: type.id,
-      quantity: item.quantity,
-      eventId: event.id,
-      eventName: event.name,
-      ticketTypeName: type.name,
-      startsAt: occurrence.startsAt,
-      unitAmount: type.priceAmount,
-      totalAmount: type.priceAmount * item.quantity,
-      currency: type.currency,
-      capacity,
-      available,
-    });
+    lines.push(line);
   });
-  if (issues.length > 0) throw AppError.validation(issues);
-  if (shortages.length > 0) {
-    // Pending orders whose time ran out still count as held until a sweep cancels them: do it now
-    // for this organisation, and look again once.
-    if (releaseHolds && (await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0) {
-      return priceLines(ctx, channel, items, where, false);
-    }
-    throw soldOut(shortages);
+  if (issues.length === 0 && shortages.length > 0 && releaseHolds) {
+    if ((await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0) return appraise(ctx, channel, items, false);
   }
+  return { lines, shown, issues, shortages };
+}
+
+/** The lines, priced, when all may be sold now: else a 400 naming each field not for sale, or a 409 naming each line short of tickets. */
+export async function priceLines(ctx: RequestContext, channel: SalesChannel, items: readonly CartItemInput[]): Promise<PricedLine[]> {
+  const { lines, issues, shortages } = await appraise(ctx, channel, items);
+  if (issues.length > 0) throw AppError.validation(issues);
+  if (shortages.length > 0) throw soldOut(shortages);
   return lines;
 }
 
@@ -248,37 +254,11 @@ function cartView(cart: Cart, lines: PricedLine[], orderId: string | null): Cart
 /** Lines of a stored cart priced at today's catalogue, without refusing what is no longer for sale (reads never fail on it). */
 async function storedLines(ctx: RequestContext, channel: SalesChannel, cart: Cart): Promise<PricedLine[]> {
   const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  if (items.length === 0) return [];
-  try {
-    return await priceLines(ctx, channel, items);
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    // Something went off sale or sold out since: show the lines at their current prices anyway;
-    // changing or checking out the cart says what is wrong.
-    const [occurrences, types] = await Promise.all([
-      ctx.db.eventOccurrence.findMany({ where: { id: { in: items.map((i) => i.occurrenceId) } }, include: { event: true } }),
-      ctx.db.ticketType.findMany({ where: { id: { in: items.map((i) => i.ticketTypeId) } } }),
-    ]);
-    return items.flatMap((item) => {
-      const occurrence = occurrences.find((o) => o.id === item.occurrenceId);
-      const type = types.find((t) => t.id === item.ticketTypeId);
-      if (!occurrence || !type) return [];
-      return [{
-        occurrenceId: item.occurrenceId,
-        ticketTypeId: item.ticketTypeId,
-        quantity: item.quantity,
-        eventId: occurrence.eventId,
-        eventName: occurrence.event.name,
-        ticketTypeName: type.name,
-        startsAt: occurrence.startsAt,
-        unitAmount: type.priceAmount,
-        totalAmount: type.priceAmount * item.quantity,
-        currency: type.currency,
-        capacity: capacityOf(occurrence, type),
-        available: null,
-      }];
-    });
-  }
+  const { lines, shown, issues, shortages } = await appraise(ctx, channel, items);
+  if (issues.length === 0 && shortages.length === 0) return lines;
+  // Something went off sale or sold out since: show the lines at their current prices anyway,
+  // without availability; changing or checking out the cart says what is wrong.
+  return shown.map((line) => ({ ...line, available: null }));
 }
 
 /** The session named by the request when it is this channel's and still valid; else a new one. */

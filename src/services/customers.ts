@@ -8,6 +8,7 @@ import { newId } from '../ids.ts';
 import { clientBucket } from '../http/rate-limit.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
 import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { channelOfKey } from './listings.ts';
 import { validate } from './sessions.ts';
 
 /**
@@ -70,11 +71,11 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
     runtime.rateLimiter.take('magic-link', `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`, MAGIC_LINKS_PER_MINUTE, 60_000);
   }
   const send = async () => {
-    const [customer, channel] = await Promise.all([
+    const [customer, { channel }] = await Promise.all([
       ctx.db.customer.findFirst({ where: { accountId: principal.accountId, email } }),
-      ctx.db.salesChannel.findFirst({ where: { id: principal.channelId }, select: { name: true, storefrontUrl: true } }),
+      channelOfKey(ctx),
     ]);
-    if (!customer || !channel) return;
+    if (!customer) return;
     const ttl = runtime.config.MAGIC_LINK_TTL;
     const code = randomBytes(24).toString('base64url');
     const expiresAt = new Date(Date.now() + ttl);

@@ -18,11 +18,10 @@ import { cancelPendingOrdersOfEvent, SELLING_EVENT_STATUSES } from './orders.ts'
  * May the caller `action` a row of `resource` on `accountId`? A row they may neither read nor
  * write is 404 (its existence is not confirmed); one they may see but not act on is `missingRight`.
  */
-export function assertMay(ctx: RequestContext, resource: string, action: 'read' | 'write', accountId: string, what: string): void {
-  const read = ctx.access.allows(resource, 'read', accountId);
-  const write = ctx.access.allows(resource, 'write', accountId);
-  if (!read && !write) throw AppError.notFound(`${what} not found.`);
-  if (!ctx.access.allows(resource, action, accountId)) throw missingRight(ctx);
+export function assertMay(ctx: RequestContext, resource: string, action: string, accountId: string, what: string): void {
+  const may = (a: string) => ctx.access.allows(resource, a, accountId);
+  if (!may('read') && !may('write') && !may(action)) throw AppError.notFound(`${what} not found.`);
+  if (!may(action)) throw missingRight(ctx);
 }
 
 /** The `accountId` condition of a list: the accounts the caller may read, narrowed by a filter. */

@@ -1,6 +1,6 @@
-import { channelOf, type RequestContext } from '../context.ts';
+import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
-import type { EventOccurrence, Prisma } from '../generated/prisma/client.ts';
+import type { EventOccurrence, Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
 import type { RawPageArgs } from './events.ts';
 import { occurrenceTimes } from './occurrences.ts';
@@ -68,13 +68,16 @@ export function remaining(capacity: number | null, held: number, sold: number): 
   return capacity === null ? null : Math.max(0, capacity - held - sold);
 }
 
-export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) {
+/** The key's principal and its sales channel (every sales API service starts here). */
+export async function channelOfKey(ctx: RequestContext): Promise<{ principal: ChannelPrincipal; channel: SalesChannel }> {
   const principal = channelOf(ctx);
-  const channel = await ctx.db.salesChannel.findFirst({
-    where: { id: principal.channelId },
-    select: { id: true, slug: true, name: true, accountId: true, sellsAllEvents: true },
-  });
+  const channel = await ctx.db.salesChannel.findFirst({ where: { id: principal.channelId } });
   if (!channel) throw new AppError('UNAUTHENTICATED', 'The sales channel of this key no longer exists.');
+  return { principal, channel };
+}
+
+export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) {
+  const { channel } = await channelOfKey(ctx);
 
   const where: Prisma.EventWhereInput = {
     accountId: channel.accountId,

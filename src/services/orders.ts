@@ -1,7 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { missingRight } from '../auth/refusal.ts';
-import type { RequestContext } from '../context.ts';
+import { channelOf, type RequestContext } from '../context.ts';
 import type { Database } from '../db/client.ts';
 import type { TenantDatabase } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
@@ -13,7 +12,7 @@ import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
 import { lockOrder, move, type Tx } from './inventory.ts';
 import { validate } from './sessions.ts';
 
@@ -51,9 +50,9 @@ function passCode(): string {
   return text;
 }
 
-async function orderPayload(tx: Tx, order: Order) {
-  const lineItemCount = await (tx as unknown as Database).orderLineItem.count({ where: { organisationId: order.organisationId, orderId: order.id } });
-  return views.order({ ...order, lineItemCount });
+/** The order's webhook view; `lines` are its line items, which every caller has loaded already. */
+function orderPayload(order: Order, lines: readonly unknown[]) {
+  return views.order({ ...order, lineItemCount: lines.length });
 }
 
 async function lineItemsOf(tx: Tx, order: Order) {
@@ -170,7 +169,7 @@ async function confirmed(tx: Tx, order: Order, payment: PaymentInput) {
     data: passes.map((pass) => ({ id: newId('entitlement'), organisationId: order.organisationId, passId: pass.id, occurrenceId: pass.occurrenceId })),
   });
   const deliveryIds = [
-    ...(await recordWebhookEvent(tx, { organisationId: order.organisationId, accountId: order.accountId, type: 'order.confirmed', payload: await orderPayload(tx, order) })).deliveryIds,
+    ...(await recordWebhookEvent(tx, { organisationId: order.organisationId, accountId: order.accountId, type: 'order.confirmed', payload: orderPayload(order, lines) })).deliveryIds,
     ...(
       await recordWebhookEvent(tx, {
         organisationId: order.organisationId,
@@ -221,8 +220,7 @@ export async function recordDeclinedPayment(db: TenantDatabase, order: Order, ca
 
 /** POST /live/sales/orders/{id}/confirm: a server holding a secret key of the order's channel confirms it directly. */
 export async function confirmOrderWithSecretKey(ctx: RequestContext, orderId: string): Promise<Order> {
-  const principal = ctx.principal;
-  if (principal?.kind !== 'channel') throw new AppError('UNAUTHENTICATED');
+  const principal = channelOf(ctx);
   // contract.md: a credential without the route's scope is 404 (FORBIDDEN is for signed-in staff).
   if (principal.keyKind !== 'secret') {
     throw new AppError('NOT_FOUND', 'Confirming an order takes a secret key (svsk_), on a server; publishable keys pay on the hosted checkout.');
@@ -279,8 +277,9 @@ async function cancelPending(services: Services, target: { id: string; organisat
     });
     if (moved.count !== 1) return null;
     const order = await tx.order.findFirstOrThrow({ where: { id, organisationId } });
-    for (const line of lockOrder(await lineItemsOf(tx, order))) await move(tx, organisationId, line, 'release');
-    const recorded = await recordWebhookEvent(tx, { organisationId, accountId: order.accountId, type: 'order.cancelled', payload: await orderPayload(tx, order) });
+    const lines = await lineItemsOf(tx, order);
+    for (const line of lockOrder(lines)) await move(tx, organisationId, line, 'release');
+    const recorded = await recordWebhookEvent(tx, { organisationId, accountId: order.accountId, type: 'order.cancelled', payload: orderPayload(order, lines) });
     return recorded.deliveryIds;
   });
   if (!deliveryIds) return false;
@@ -354,12 +353,11 @@ export function startHoldSweep(services: Services, intervalMs = 15_000): { stop(
   };
 }
 
-/** The order, if the caller may see it; with `action`, also that they may do it (else missingRight). */
+/** The order, if the caller may see it (else 404) and `action` it (else missingRight). */
 async function loadOrder(ctx: RequestContext, id: string, action: 'read' | 'cancel' | 'refund'): Promise<Order> {
   const order = await ctx.db.order.findFirst({ where: { id, account: { isDeleted: false } } });
-  const may = (a: string) => order !== null && ctx.access.allows(RESOURCE, a, order.accountId);
-  if (!order || (!may('read') && !may(action))) throw AppError.notFound('Order not found.');
-  if (!may(action)) throw missingRight(ctx);
+  if (!order) throw AppError.notFound('Order not found.');
+  assertMay(ctx, RESOURCE, action, order.accountId, 'Order');
   return order;
 }
 
@@ -410,7 +408,7 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
       organisationId: order.organisationId,
       accountId: order.accountId,
       type: transition.webhook,
-      payload: await orderPayload(tx, order),
+      payload: orderPayload(order, lines),
     });
     return { order, deliveryIds: recorded.deliveryIds };
   });

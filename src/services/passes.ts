@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { missingRight } from '../auth/refusal.ts';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
@@ -8,7 +7,7 @@ import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
 import { validate } from './sessions.ts';
 
 /**
@@ -53,9 +52,8 @@ export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.
 
 async function loadPass(ctx: RequestContext, where: Prisma.PassWhereInput, action: 'read' | 'redeem'): Promise<Pass> {
   const pass = await ctx.db.pass.findFirst({ where: { ...where, order: { account: { isDeleted: false } } } });
-  const may = (a: string) => pass !== null && ctx.access.allows(RESOURCE, a, pass.accountId);
-  if (!pass || (!may('read') && !may(action))) throw AppError.notFound('Pass not found.');
-  if (!may(action)) throw missingRight(ctx);
+  if (!pass) throw AppError.notFound('Pass not found.');
+  assertMay(ctx, RESOURCE, action, pass.accountId, 'Pass');
   return pass;
 }
 
