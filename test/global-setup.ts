@@ -25,8 +25,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [templateDatabase]);
     if (!rowCount) {
-      const stale = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'tks\\_%'");
-      for (const { datname } of stale.rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      // Only a half-built copy of this very template is dropped: other templates and test databases
+      // may belong to a run of another checkout on the same server (one with other migrations).
+      await admin.query(`DROP DATABASE IF EXISTS "${templateDatabase}_building" WITH (FORCE)`);
       await admin.query(`CREATE DATABASE "${templateDatabase}_building"`);
       await migrateDeploy(databaseUrl(`${templateDatabase}_building`));
       await admin.query(`ALTER DATABASE "${templateDatabase}_building" RENAME TO "${templateDatabase}"`);
