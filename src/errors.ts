@@ -31,6 +31,23 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export interface ValidationIssue {
   path: string;
   message: string;
+  /** For a refused limit: its name (src/limits/limits.ts) and number. */
+  limit?: string;
+  max?: number;
+  /** For the summary entry `(more)`: how many issues were left out. */
+  count?: number;
+}
+
+/**
+ * Issues listed in one error: a body of 10,000 bad values must not answer megabytes of details.
+ * Beyond this, a last `{path: '(more)', message, count}` says how many were left out.
+ */
+export const ISSUES_PER_ERROR = 20;
+
+function capped(issues: ValidationIssue[]): ValidationIssue[] {
+  if (issues.length <= ISSUES_PER_ERROR) return issues;
+  const more = issues.length - ISSUES_PER_ERROR;
+  return [...issues.slice(0, ISSUES_PER_ERROR), { path: '(more)', message: `${more} more issues`, count: more }];
 }
 
 export class AppError extends Error {
@@ -51,7 +68,7 @@ export class AppError extends Error {
   }
 
   static validation(issues: ValidationIssue[], message = 'The request is invalid.'): AppError {
-    return new AppError('VALIDATION_FAILED', message, issues);
+    return new AppError('VALIDATION_FAILED', message, capped(issues));
   }
 
   static notFound(what = 'Not found.'): AppError {
@@ -77,10 +94,18 @@ export function errorBody(error: AppError, requestId: string | undefined): Error
   return body;
 }
 
-/** Turns zod-style issues into the contract's `{path, message}` details. */
-export function issuesFrom(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ValidationIssue[] {
-  return issues.map((issue) => ({
-    path: issue.path.map(String).join('.') || '(root)',
-    message: issue.message,
-  }));
+/** The limit a zod `too_big` issue reports, named after what it bounds. */
+const ZOD_LIMITS: Record<string, string> = { array: 'maxItems', set: 'maxItems', string: 'maxLength', number: 'maximum', int: 'maximum', bigint: 'maximum' };
+
+/** Turns zod-style issues into the contract's `{path, message}` details (a bound also names its limit). */
+export function issuesFrom(
+  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; origin?: string; maximum?: unknown }>,
+): ValidationIssue[] {
+  return issues.map((issue) => {
+    const path = issue.path.map(String).join('.') || '(root)';
+    const limit = issue.code === 'too_big' ? ZOD_LIMITS[issue.origin ?? ''] : undefined;
+    return limit && typeof issue.maximum === 'number'
+      ? { path, message: issue.message, limit, max: issue.maximum }
+      : { path, message: issue.message };
+  });
 }

@@ -1,6 +1,6 @@
 import { AuthCache } from './auth/auth-cache.ts';
 import { ResultCache } from './http/result-cache.ts';
-import { RateLimiter } from './http/rate-limit.ts';
+import { RateLimiter, Throttle } from './limits/rate-limiter.ts';
 import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';
@@ -25,8 +25,10 @@ export interface Runtime {
   mailer: Mailer;
   /** Starts webhook delivery workflows after the transactions that record deliveries commit. */
   dispatcher: WebhookDispatcher;
-  /** Per-client limits of the sales API (src/http/rate-limit.ts). */
+  /** Rate limits shared by every API process (src/limits/rate-limiter.ts). */
   rateLimiter: RateLimiter;
+  /** Growing delays after failed credential checks, shared by every API process. */
+  throttle: Throttle;
   close(): Promise<void>;
 }
 
@@ -50,7 +52,8 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     encryptionKey: loadEncryptionKey(config),
     mailer,
     dispatcher,
-    rateLimiter: new RateLimiter(),
+    rateLimiter: new RateLimiter(db),
+    throttle: new Throttle(db),
     async close() {
       await dispatcher.stop();
       await Promise.allSettled([db.$disconnect(), temporal?.close(), mailer.close()]);

@@ -5,6 +5,7 @@ import { createLogger } from '../src/log.ts';
 import { TemporalAccess } from '../src/temporal.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { startHoldSweep } from '../src/services/orders.ts';
+import { pruneLimits } from '../src/limits/rate-limiter.ts';
 import { createWorker } from './worker.ts';
 
 /**
@@ -33,8 +34,12 @@ async function main(): Promise<void> {
   dispatcher.start();
   // Pending orders whose hold ran out are cancelled and their tickets put back on sale.
   const holds = startHoldSweep({ db, dispatcher, logger });
+  // Rate-limit windows and throttles that can no longer refuse anyone are deleted.
+  const prune = setInterval(() => void pruneLimits(db, logger).catch((err: unknown) => logger.warn({ err }, 'pruning rate limits failed')), 10 * 60_000);
+  prune.unref();
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE, pid: process.pid }, 'worker running');
   await worker.run();
+  clearInterval(prune);
   await holds.stop();
   await dispatcher.stop();
   await Promise.allSettled([temporal?.close(), connection.close()]);
