@@ -1,7 +1,9 @@
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
 import { randomSecret, sha256 } from '../auth/keys.ts';
+import { assertMayGrant } from '../auth/granting.ts';
 import { isValidScope } from '../auth/permissions.ts';
+import { LIMITS } from '../limits/limits.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -10,7 +12,7 @@ import { validate } from './sessions.ts';
 export const scopeList = z
   .array(z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }))
   .min(1, 'at least 1 scope')
-  .max(100);
+  .max(LIMITS.idsPerRequest, `at most ${LIMITS.idsPerRequest} scopes`);
 
 const createInput = z.object({
   name: z.string().trim().min(1).max(255),
@@ -43,8 +45,8 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
   if (!ctx.access.allows('api_keys', 'write', accountId)) {
     throw new AppError('FORBIDDEN', accountId ? 'You cannot create API keys for this account.' : 'Organisation-wide API keys need api_keys.write on every account.');
   }
-  const beyond = input.scopes.filter((scope) => !ctx.access.covers(accountId ? scope : `${scope}:all`, accountId));
-  if (beyond.length > 0) throw new AppError('FORBIDDEN', `You cannot grant scopes you do not hold: ${beyond.join(', ')}.`);
+  // A key's scopes apply on its account, or on every account for an organisation-wide key.
+  assertMayGrant(ctx, accountId ? input.scopes : input.scopes.map((scope) => `${scope}:all`), accountId, 'these scopes');
 
   const key = randomSecret('svak_');
   const apiKey = await ctx.db.apiKey.create({

@@ -5,6 +5,7 @@ import { newId } from '../ids.ts';
 import { scopeList } from './api-keys.ts';
 import { validate } from './sessions.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { assertMayGrant } from '../auth/granting.ts';
 
 /** Embed tokens live at most one hour (spec: short-lived); 15 minutes unless asked. */
 export const EMBED_MAX_TTL_SECONDS = 3600;
@@ -33,10 +34,7 @@ export async function createEmbedSession(ctx: RequestContext, raw: Record<string
   const held = principal.kind === 'apiKey' ? principal.scopes : undefined;
   const scopes = [...new Set(input.scopes ?? held ?? [])];
   if (scopes.length === 0) throw AppError.validation([{ path: 'scopes', message: 'at least 1 scope' }]);
-  const beyond = scopes.filter((scope) => !ctx.access.covers(scope, accountId));
-  if (beyond.length > 0) {
-    throw missingRight(ctx, `Scopes beyond the credential's on this account: ${beyond.join(', ')}.`);
-  }
+  assertMayGrant(ctx, scopes, accountId, 'an embed session these scopes');
 
   const expiresAt = new Date(Date.now() + (input.expiresInSeconds ?? EMBED_DEFAULT_TTL_SECONDS) * 1000);
   const session = await ctx.db.embedSession.create({
