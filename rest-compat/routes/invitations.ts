@@ -103,14 +103,17 @@ export const invitationsRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/auth/invitations/redeem',
-    summary: "Accept an invitation with its code and a password; answers a session in the invitation's organisation.",
+    summary:
+      "Accept an invitation with the code from its mail and a password (the new account's; or, for an email that already has an account, its current password, which the person's own session as Authorization: Bearer may replace); answers a session in the invitation's organisation.",
     tag: 'Authentication',
     organisation: false,
     operation: `mutation RedeemInvitation($input: RedeemInvitationInput!) {
       redeemInvitation(input: $input) { accessToken refreshToken expiresAt user { id email firstName lastName } }
     }`,
-    body: redeemInvitationInput,
-    variables: ({ body }) => ({ input: body }),
+    // Whether the password may be left out depends on the caller (their own session may stand in for
+    // it): the service validates the body with that knowledge and names every missing field.
+    body: redeemInvitationInput.partial(),
+    variables: ({ body }) => ({ input: { code: '', ...body } }),
     result: (data) => data.redeemInvitation,
     response: signInResult,
   },

@@ -21,7 +21,10 @@ export const Invitation = builder.prismaObject('Invitation', {
     id: t.exposeString('id', { description: 'Invitation id (inv_).' }),
     organisationId: t.exposeString('organisationId', { description: 'The organisation the person is invited to.' }),
     userId: t.exposeString('userId', { description: 'The pending user the invitation created (usr_).' }),
-    code: t.exposeString('code', { description: 'Single-use redemption code; replaced on every resend.' }),
+    code: t.exposeString('codeHint', {
+      description:
+        'The first characters of the redemption code, to tell invitations apart: not redeemable. The code itself is only in the mail to the invited address (issue 10: invitation codes are secrets).',
+    }),
     email: t.exposeString('email', { description: 'Email the invitation was sent to, lower-cased.' }),
     accountId: t.exposeString('accountId', {
       nullable: true,
@@ -77,8 +80,8 @@ const RedeemInvitationInput = builder.inputType('RedeemInvitationInput', {
   fields: (t) => ({
     code: t.string({ required: true, description: 'The code from the invitation mail.' }),
     password: t.string({
-      required: true,
-      description: 'At least 8 characters. For an email that already has an account, its current password.',
+      description:
+        'At least 8 characters: the password of the new account, or for an email that already has an account its current password. May be left out when the request carries that person\'s own session (Authorization: Bearer).',
     }),
   }),
 });
@@ -136,6 +139,6 @@ builder.mutationFields((t) => ({
       "Accepts an invitation (POST /v1/auth/invitations/redeem): activates the user and answers a session in the invitation's organisation.",
     authScopes: { public: true },
     args: { input: t.arg({ type: RedeemInvitationInput, required: true, description: 'Code and password.' }) },
-    resolve: (_root, { input }, ctx) => redeemInvitation(ctx.runtime, input),
+    resolve: (_root, { input }, ctx) => redeemInvitation(ctx, input),
   }),
 }));

@@ -5,7 +5,7 @@ import { channelOf, customerOf, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { clientBucket } from '../http/rate-limit.ts';
+import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import { paginate, type PageArgs } from '../../schema/pagination.ts';
 import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
 import { channelOfKey } from './listings.ts';
@@ -68,7 +68,7 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
   // Per publishable key and address, whatever the email: the limit itself tells nothing about who
   // is a customer. A secret key is a server signing in its many users from one address.
   if (principal.keyKind === 'publishable') {
-    runtime.rateLimiter.take('magic-link', `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`, MAGIC_LINKS_PER_MINUTE, 60_000);
+    await runtime.rateLimiter.take('magic-link', `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`, MAGIC_LINKS_PER_MINUTE, 60_000);
   }
   const send = async () => {
     const [customer, { channel }] = await Promise.all([
@@ -119,14 +119,27 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
   return { accepted: true };
 }
 
-/** Exchanges a magic-link code (once, before it expires) for a customer token. */
+/** Failed code exchanges per client address before each further one must wait (growing delays). */
+const CODE_FAILURES_FREE = 10;
+
+/**
+ * Exchanges a magic-link code (once, before it expires) for a customer token. Unknown, used and
+ * expired codes are throttled per client address, so codes cannot be guessed at speed.
+ */
 export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<typeof tokenInput>>) {
   const { code } = validate(tokenInput, raw);
   const principal = channelOf(ctx);
+  const { throttle } = ctx.runtime;
+  const address: ThrottleSubject = { limit: 'customer-code:address', subject: clientBucket(ctx.clientIp), free: CODE_FAILURES_FREE };
+  await throttle.assertAllowed([address]);
+  const refuse = async (error: AppError): Promise<never> => {
+    await throttle.fail([address]);
+    throw error;
+  };
   const login = await ctx.db.customerLoginCode.findFirst({ where: { codeHash: sha256(code), accountId: principal.accountId } });
-  if (!login) throw new AppError('UNAUTHENTICATED', 'Unknown sign-in code.');
-  if (login.usedAt) throw new AppError('CONFLICT', 'This sign-in code was used already; request a new link.');
-  if (login.expiresAt <= new Date()) throw new AppError('GONE', 'This sign-in code has expired; request a new link.');
+  if (!login) return refuse(new AppError('UNAUTHENTICATED', 'Unknown sign-in code.'));
+  if (login.usedAt) return refuse(new AppError('CONFLICT', 'This sign-in code was used already; request a new link.'));
+  if (login.expiresAt <= new Date()) return refuse(new AppError('GONE', 'This sign-in code has expired; request a new link.'));
   const used = await ctx.db.customerLoginCode.updateMany({ where: { id: login.id, usedAt: null }, data: { usedAt: new Date() } });
   if (used.count !== 1) throw new AppError('CONFLICT', 'This sign-in code was used already; request a new link.');
   const customer = await ctx.db.customer.findFirst({ where: { accountId: login.accountId, email: login.email } });

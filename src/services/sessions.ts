@@ -5,6 +5,7 @@ import type { Database } from '../db/client.ts';
 import { AppError, issuesFrom } from '../errors.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
+import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import type { Runtime } from '../runtime.ts';
 
 export interface SignedInUser {
@@ -66,24 +67,46 @@ const loginInput = z.object({
 });
 
 /**
+ * What a failed password check counts against: the email (5 failures free), whoever tries it, and the
+ * client address (20 free: one address guessing many emails), kept in PostgreSQL so every API
+ * process counts them (src/limits/rate-limiter.ts).
+ */
+export function signInThrottle(email: string, clientIp: string): ThrottleSubject[] {
+  return [
+    { limit: 'sign-in:email', subject: email, free: 5 },
+    { limit: 'sign-in:address', subject: clientBucket(clientIp), free: 20 },
+  ];
+}
+
+/**
  * Password sign-in (first-party tooling). With an organisation (X-Service-Org) the person must be
- * an active user of it, and the tokens carry it.
+ * an active user of it, and the tokens carry it. Throttled: after a few wrong passwords for an email
+ * (or from an address) every further attempt waits, the right password included.
  */
 export async function login(
   runtime: Runtime,
   organisation: Organisation | null,
   raw: { email: string; password: string },
+  clientIp: string,
 ): Promise<SignInResult> {
   const input = validate(loginInput, raw);
-  const person = await runtime.db.person.findUnique({ where: { email: input.email }, include: { credential: true } });
+  const throttle = signInThrottle(input.email, clientIp);
+  await runtime.throttle.assertAllowed(throttle);
+  const person = await runtime.db.person.findUnique({
+    where: { realm_email: { realm: 'global', email: input.email } },
+    include: { credential: true },
+  });
   if (!person?.credential) {
     dummyHash ??= hashPassword('not a real password');
     await verifyPassword(await dummyHash, input.password);
+    await runtime.throttle.fail(throttle);
     throw new AppError('UNAUTHENTICATED', 'The email or password is wrong.');
   }
   if (!(await verifyPassword(person.credential.passwordHash, input.password))) {
+    await runtime.throttle.fail(throttle);
     throw new AppError('UNAUTHENTICATED', 'The email or password is wrong.');
   }
+  await runtime.throttle.clear(throttle[0]!);
   if (organisation) {
     const member = await runtime.db.user.findFirst({
       where: { organisationId: organisation.id, personId: person.id, status: 'active' },
