@@ -1,8 +1,11 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { execute, GraphQLError, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { execute, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
 import { AppError, isErrorCode, issuesFrom } from '../src/errors.ts';
 import type { RestRoute } from './route.ts';
+import { inputProblem } from '../src/http/input-safety.ts';
+import { costRefusal, operationLimitsRule } from '../src/graphql/limits.ts';
+import { LIMITS } from '../src/limits/limits.ts';
 
 interface PreparedRoute {
   route: RestRoute;
@@ -13,7 +16,7 @@ interface PreparedRoute {
 export function prepareRoutes(schema: GraphQLSchema, routes: readonly RestRoute[]): PreparedRoute[] {
   return routes.map((route) => {
     const document = parse(route.operation);
-    const errors = validate(schema, document);
+    const errors = validate(schema, document, [...specifiedRules, operationLimitsRule]);
     if (errors.length > 0) {
       throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
     }
@@ -38,6 +41,10 @@ export function mountRoutes(
       const ctx = contextOf(res);
       if (route.organisation && !ctx.organisationSlug) {
         throw new AppError(ctx.principal ? 'ORG_REQUIRED' : 'UNAUTHENTICATED');
+      }
+      for (const [where, value] of [['params', req.params], ['query', req.query], ['body', req.body]] as const) {
+        const problem = inputProblem(value, where === 'body' ? '' : where);
+        if (problem) throw AppError.validation([{ ...problem, path: problem.path || '(root)' }]);
       }
       const input = {
         params: parsePart(route.params, req.params, 'params'),
@@ -70,6 +77,9 @@ export async function runOperation(
   variableValues: Record<string, unknown>,
   contextValue: RequestContext,
 ): Promise<Record<string, unknown>> {
+  // The same budget as /graphql: a route's page size is bounded, but its document is checked alike.
+  const refusal = costRefusal(schema, document, null, variableValues);
+  if (refusal) throw AppError.validation([{ path: '(operation)', message: refusal.message, limit: 'graphqlCost', max: LIMITS.graphqlCost }]);
   const result = await contextValue.runtime.resultCache.run({ document, variableValues, contextValue }, () =>
     execute({ schema, document, variableValues, contextValue }),
   );
@@ -92,4 +102,4 @@ function toAppError(error: GraphQLError): Error {
 }
 
 /** JSON body parsing shared by the REST routers; its failures use the contract's codes. */
-export const jsonBody = express.json({ limit: '1mb', strict: true });
+export const jsonBody = express.json({ limit: LIMITS.bodyBytes, strict: true });

@@ -403,8 +403,11 @@ export function buildOpenApiDocument(
         ValidationIssue: {
           type: 'object',
           properties: {
-            path: { type: 'string', description: 'Dotted path of the offending value; query. and params. prefix query and path values; (root) for the whole body.' },
+            path: { type: 'string', description: 'Dotted path of the offending value; query. and params. prefix query and path values; (root) for the whole body; (more) for the entry that counts the issues left out.' },
             message: { type: 'string' },
+            limit: { type: 'string', description: 'For a refused limit: its name (README "Security model").' },
+            max: { type: 'integer', description: 'For a refused limit: its number.' },
+            count: { type: 'integer', description: 'For the (more) entry: how many issues were left out (at most 20 are listed).' },
           },
           required: ['path', 'message'],
           additionalProperties: false,

@@ -13,6 +13,8 @@ import { resolveVersion } from '../versions.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import { tenantDatabase } from '../db/tenant.ts';
 import { createCheckoutRouter } from './checkout.ts';
+import { operationLimitsPlugin } from '../graphql/limits.ts';
+import { LIMITS } from '../limits/limits.ts';
 
 /** Scope of the database handle of a request without an organisation: matches no row. */
 const NO_ORGANISATION = 'org_none';
@@ -106,19 +108,19 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
     res.json({ status: 'ok' });
   });
 
+  // Readiness answers only "ok" or "failed" per part: a driver's error text (hosts, users, query
+  // text) is for the logs, never for whoever can reach the port.
   app.get('/readyz', async (_req, res) => {
     const checks: Record<string, string> = {};
+    const failed = (part: string) => (error: unknown) => {
+      logger.warn({ err: error, check: part }, 'readiness check failed');
+      checks[part] = 'failed';
+    };
     await Promise.all([
-      runtime.db.$queryRaw`SELECT 1`.then(
-        () => (checks.database = 'ok'),
-        (error: Error) => (checks.database = `failed: ${error.message}`),
-      ),
+      runtime.db.$queryRaw`SELECT 1`.then(() => (checks.database = 'ok'), failed('database')),
       runtime.temporal
-        ? runtime.temporal.check().then(
-            () => (checks.temporal = 'ok'),
-            (error: Error) => (checks.temporal = `failed: ${error.message}`),
-          )
-        : Promise.resolve((checks.temporal = 'failed: TEMPORAL_ADDRESS is not configured')),
+        ? runtime.temporal.check().then(() => (checks.temporal = 'ok'), failed('temporal'))
+        : Promise.resolve(failed('temporal')(new Error('TEMPORAL_ADDRESS is not configured'))),
     ]);
     const ready = Object.values(checks).every((value) => value === 'ok');
     if (ready) {
@@ -168,7 +170,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
     graphiql: { title: 'Ticketing service', defaultQuery: '{ apiVersions { current resolved } }' },
     renderGraphiQL,
     context: ({ res }) => res.locals.ctx as RequestContext,
-    plugins: [resultCachePlugin],
+    plugins: [operationLimitsPlugin(), resultCachePlugin],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),
       info: (...args) => logger.info({ args }, 'yoga'),
@@ -201,7 +203,7 @@ export function createApp(runtime: Runtime, schema: GraphQLSchema = defaultSchem
     },
   });
 
-  app.use('/graphql', apiContextFor('management'), (req: Request, res: Response) => yoga(req, res));
+  app.use('/graphql', graphqlBody, apiContextFor('management'), (req: Request, res: Response) => yoga(req, res));
   // A credential refused before GraphQL runs still answers in GraphQL's shape on /graphql.
   app.use('/graphql', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (!(error instanceof AppError)) return next(error);
@@ -263,9 +265,21 @@ function liveSessionOf(req: Request): string | null {
   return cookie && LIVE_SESSION_ID.test(cookie) ? cookie : null;
 }
 
-/** Body-parser failures, our own errors, and everything else (masked as INTERNAL). */
+/**
+ * A GraphQL request body is read whole (bounded like REST's, LIMITS.bodyBytes: 413 beyond) before
+ * Yoga sees it, which then takes the buffer as the body.
+ */
+const graphqlRawBody = express.raw({ type: () => true, limit: LIMITS.bodyBytes });
+function graphqlBody(req: Request, res: Response, next: NextFunction): void {
+  if (req.method !== 'POST') return next();
+  graphqlRawBody(req, res, next);
+}
+
+/** Body-parser and router failures, our own errors, and everything else (masked as INTERNAL). */
 function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  // A path that does not decode (`/v1/events/%FF`): the caller's input, not a fault.
+  if (error instanceof URIError) return AppError.validation([{ path: 'params', message: 'The path is not valid percent-encoded UTF-8.' }]);
   const type = (error as { type?: string } | null)?.type;
   if (type === 'entity.parse.failed') return new AppError('INVALID_JSON');
   if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
