@@ -66,6 +66,7 @@ describe('npm run worker', () => {
         NODE_ENV: 'production',
         JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'k1', secret: 'x'.repeat(32) }]),
         SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+        MAIL_OUTBOX_ALLOWED: 'true',
       }),
     );
     try {

@@ -233,9 +233,14 @@ export function samplePayload(type: WebhookEventType, accountId: string, now = n
  * endpoints of the account receive nothing. A disabled endpoint is refused (409): its deliveries
  * would never be sent.
  */
+/** Test deliveries per endpoint per minute, counted across every API process. */
+const TESTS_PER_MINUTE = 10;
+
 export async function testWebhookEndpoint(ctx: RequestContext, id: string): Promise<DeliveryView> {
   const endpoint = await loadEndpoint(ctx, id, 'write');
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to send a test delivery.');
+  // Test deliveries cost a send each and could otherwise be fired at a slow receiver by the hundred.
+  await ctx.runtime.rateLimiter.take('webhook-test', endpoint.id, TESTS_PER_MINUTE, 60_000, `At most ${TESTS_PER_MINUTE} test deliveries a minute per endpoint.`);
   const type = (endpoint.eventTypes.find(isWebhookEventType) ?? 'event.created') as WebhookEventType;
   const deliveryId = newId('webhookDelivery');
   const delivery = await ctx.db.$transaction(async (tx) => {
