@@ -79,7 +79,7 @@ export async function runOperation(
 ): Promise<Record<string, unknown>> {
   // The same budget as /graphql: a route's page size is bounded, but its document is checked alike.
   const refusal = costRefusal(schema, document, null, variableValues);
-  if (refusal) throw AppError.validation([{ path: '(operation)', message: refusal.message, limit: 'graphqlCost', max: LIMITS.graphqlCost }]);
+  if (refusal) throw AppError.validation([{ path: '(operation)', message: refusal.message, limit: 'maxCost', max: LIMITS.maxCost }]);
   const result = await contextValue.runtime.resultCache.run({ document, variableValues, contextValue }, () =>
     execute({ schema, document, variableValues, contextValue }),
   );

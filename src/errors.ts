@@ -99,10 +99,18 @@ const ZOD_LIMITS: Record<string, string> = { array: 'maxItems', set: 'maxItems',
 
 /** Turns zod-style issues into the contract's `{path, message}` details (a bound also names its limit). */
 export function issuesFrom(
-  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; origin?: string; maximum?: unknown }>,
+  issues: ReadonlyArray<{
+    path: ReadonlyArray<PropertyKey>;
+    message: string;
+    code?: string;
+    origin?: string;
+    maximum?: unknown;
+    params?: { limit?: string; max?: number };
+  }>,
 ): ValidationIssue[] {
   return issues.map((issue) => {
     const path = issue.path.map(String).join('.') || '(root)';
+    if (issue.params?.limit) return { path, message: issue.message, limit: issue.params.limit, max: issue.params.max };
     const limit = issue.code === 'too_big' ? ZOD_LIMITS[issue.origin ?? ''] : undefined;
     return limit && typeof issue.maximum === 'number'
       ? { path, message: issue.message, limit, max: issue.maximum }

@@ -141,7 +141,7 @@ async function key(o: TestOrganisation, scopes: string[], accountId?: string) {
 }
 
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
   [org, other] = await Promise.all([createOrganisation(app, 'matrix'), createOrganisation(app, 'matrixother')]);
   tokens.admin = org.adminToken;
   tokens.limited = (await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }])).token;

@@ -8,7 +8,8 @@ import { authorizationCodeFlow, startOidcProvider, type TestOidcProvider } from 
 let app: TestApp;
 let op: TestOidcProvider;
 beforeAll(async () => {
-  [app, op] = await Promise.all([startTestApp(), startOidcProvider()]);
+  // The test's OpenID provider listens on loopback.
+  [app, op] = await Promise.all([startTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' }), startOidcProvider()]);
 });
 afterAll(async () => {
   await Promise.all([app?.stop(), op?.stop()]);

@@ -30,7 +30,8 @@ function workerEnv(taskQueue: string, extra: Record<string, string> = {}) {
   };
 }
 
-describe('npm run worker', () => {
+// Each test starts worker processes that bundle the workflows first: seconds, more on a busy machine.
+describe('npm run worker', { timeout: 120_000 }, () => {
   it('two workers on one task queue run workflows end to end against the real Temporal server', async () => {
     const taskQueue = `worker-test-${Date.now()}`;
     const workers: Spawned[] = [

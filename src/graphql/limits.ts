@@ -6,7 +6,10 @@ import {
   isObjectType,
   isInterfaceType,
   Kind,
+  Lexer,
   parse,
+  Source,
+  TokenKind,
   type ASTVisitor,
   type DocumentNode,
   type FieldNode,
@@ -28,7 +31,7 @@ import { findUnsafeString, inputProblem } from '../http/input-safety.ts';
  * of 200,000 aliases, 2,000 sign-in mutations in one request or a list nested 10,000 deep must
  * cost the server a bounded amount of work and write nothing.
  *
- * - tokens: the parser stops at LIMITS.graphqlTokens (graphql-js `maxTokens`), so parsing is bounded;
+ * - tokens: the parser stops at LIMITS.maxTokens (graphql-js `maxTokens`), so parsing is bounded;
  * - depth, aliases, sign-in mutations, and strings PostgreSQL cannot store: one validation pass;
  * - cost: fields count 1, a list multiplies its selection by its page size (the `limit`/`first`
  *   argument, from the variables when given that way; 20 by default; 10 for a list without one),
@@ -39,7 +42,7 @@ import { findUnsafeString, inputProblem } from '../http/input-safety.ts';
  * armor's cost limit does not weigh a list by the page size it asks for.
  */
 
-/** Root mutation fields that check a credential: at most LIMITS.graphqlSignIns per document. */
+/** Root mutation fields that check a credential: at most LIMITS.signInMutations per document. */
 export const SIGN_IN_MUTATIONS: ReadonlySet<string> = new Set([
   'login',
   'refreshTokens',
@@ -58,17 +61,37 @@ const DEFAULT_LIST_SIZE = 10;
 export function limitError(limit: LimitName, message: string, nodes?: readonly FieldNode[]): GraphQLError {
   return new GraphQLError(message, {
     nodes,
-    extensions: { code: 'VALIDATION_FAILED', limit, max: LIMITS[limit], http: { status: 400 } },
+    // spec: false keeps the 400 for application/json too (Yoga answers spec validation errors 200 there).
+    extensions: { code: 'VALIDATION_FAILED', limit, max: LIMITS[limit], http: { status: 400, spec: false } },
   });
+}
+
+/**
+ * Whether `source` has more than LIMITS.maxTokens tokens, found by lexing at most that many. A
+ * document cannot have more tokens than characters, so short ones are not lexed at all. A lexing
+ * error answers false: the parser reports it as usual.
+ */
+export function exceedsTokenLimit(source: string): boolean {
+  if (source.length <= LIMITS.maxTokens) return false;
+  const lexer = new Lexer(new Source(source));
+  try {
+    for (let count = 0; count <= LIMITS.maxTokens; count += 1) {
+      if (lexer.advance().kind === TokenKind.EOF) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Parses with the token limit; the refusal names it. */
 export function parseBounded(source: string): DocumentNode {
   try {
-    return parse(source, { maxTokens: LIMITS.graphqlTokens });
+    return parse(source, { maxTokens: LIMITS.maxTokens });
   } catch (error) {
-    if (error instanceof GraphQLError && /more than \d+ tokens/.test(error.message)) {
-      throw limitError('graphqlTokens', `The document has more than ${LIMITS.graphqlTokens} tokens.`);
+    // graphql-js words it "more that N tokens".
+    if (error instanceof GraphQLError && /contains more th(?:an|at) \d+ tokens/.test(error.message)) {
+      throw limitError('maxTokens', `The document has more than ${LIMITS.maxTokens} tokens.`);
     }
     throw error;
   }
@@ -89,8 +112,8 @@ export function operationLimitsRule(context: ValidationContext): ASTVisitor {
   return {
     Field(node) {
       if (node.alias) aliases += 1;
-      if (aliases === LIMITS.graphqlAliases + 1) {
-        context.reportError(limitError('graphqlAliases', `The document uses more than ${LIMITS.graphqlAliases} aliases.`, [node]));
+      if (aliases === LIMITS.maxAliases + 1) {
+        context.reportError(limitError('maxAliases', `The document uses more than ${LIMITS.maxAliases} aliases.`, [node]));
       }
     },
     StringValue(node) {
@@ -99,14 +122,14 @@ export function operationLimitsRule(context: ValidationContext): ASTVisitor {
     },
     OperationDefinition(operation) {
       const depth = depthOf(operation.selectionSet, fragments, new Set());
-      if (depth > LIMITS.graphqlDepth) {
-        context.reportError(limitError('graphqlDepth', `The operation is nested ${depth} deep; at most ${LIMITS.graphqlDepth} is allowed.`));
+      if (depth > LIMITS.maxDepth) {
+        context.reportError(limitError('maxDepth', `The operation is nested ${depth} deep; at most ${LIMITS.maxDepth} is allowed.`));
       }
       if (operation.operation === 'mutation') {
         const signIns = rootFields(operation.selectionSet, fragments, new Set()).filter((field) => SIGN_IN_MUTATIONS.has(field.name.value));
-        if (signIns.length > LIMITS.graphqlSignIns) {
+        if (signIns.length > LIMITS.signInMutations) {
           context.reportError(
-            limitError('graphqlSignIns', `At most ${LIMITS.graphqlSignIns} sign-in mutation may be sent in one document.`, signIns),
+            limitError('signInMutations', `At most ${LIMITS.signInMutations} sign-in mutation may be sent in one document.`, signIns),
           );
         }
       }
@@ -115,7 +138,7 @@ export function operationLimitsRule(context: ValidationContext): ASTVisitor {
 }
 
 function limitFreeError(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'VALIDATION_FAILED', http: { status: 400 } } });
+  return new GraphQLError(message, { extensions: { code: 'VALIDATION_FAILED', http: { status: 400, spec: false } } });
 }
 
 function depthOf(selectionSet: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, visiting: Set<string>): number {
@@ -251,8 +274,8 @@ export function costRefusal(
   variables: Record<string, unknown>,
 ): GraphQLError | undefined {
   const cost = operationCost(schema, document, operationName, variables);
-  if (cost <= LIMITS.graphqlCost) return undefined;
-  return limitError('graphqlCost', `The operation would cost ${cost}; the budget is ${LIMITS.graphqlCost} (lists count their page size: ask for smaller pages).`);
+  if (cost <= LIMITS.maxCost) return undefined;
+  return limitError('maxCost', `The operation would cost ${cost}; the budget is ${LIMITS.maxCost} (lists count their page size: ask for smaller pages).`);
 }
 
 /**
@@ -261,9 +284,21 @@ export function costRefusal(
  */
 export function operationLimitsPlugin<Context extends object>(): Plugin<Context> {
   return {
+    // Answered here rather than from the parser: Yoga marks parse errors as the GraphQL-over-HTTP
+    // kind that application/json answers with 200, and a refused limit is a 400 for every client.
     onParams({ params, setResult }) {
+      if (typeof params.query === 'string' && exceedsTokenLimit(params.query)) {
+        setResult({ errors: [limitError('maxTokens', `The document has more than ${LIMITS.maxTokens} tokens.`)] });
+        return;
+      }
       const problem = inputProblem(params.variables, 'variables');
-      if (problem) setResult({ errors: [limitFreeError(`${problem.path}: ${problem.message}`)] });
+      if (problem) {
+        const error = problem.limit
+          ? limitError('jsonDepth', `${problem.path}: ${problem.message}`)
+          : limitFreeError(`${problem.path}: ${problem.message}`);
+        error.extensions.details = [problem];
+        setResult({ errors: [error] });
+      }
     },
     onParse({ setParseFn }) {
       setParseFn((source) => parseBounded(typeof source === 'string' ? source : source.body));

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { AppError, ISSUES_PER_ERROR, type ValidationIssue } from '../errors.ts';
 
 /**
@@ -19,15 +20,15 @@ export const LIMITS = {
   /** Bytes of a request body (REST and GraphQL). */
   bodyBytes: 1024 * 1024,
   /** GraphQL: lexical tokens of a document (bounds parsing). */
-  graphqlTokens: 5_000,
+  maxTokens: 5_000,
   /** GraphQL: depth of a selection (introspection fields aside). */
-  graphqlDepth: 12,
+  maxDepth: 12,
   /** GraphQL: aliases in a document. */
-  graphqlAliases: 30,
+  maxAliases: 30,
   /** GraphQL: cost of an operation (fields, lists weighted by their page size). */
-  graphqlCost: 50_000,
+  maxCost: 50_000,
   /** GraphQL: sign-in mutations (credential checks) in a document. */
-  graphqlSignIns: 1,
+  signInMutations: 1,
 } as const;
 
 export type LimitName = keyof typeof LIMITS;
@@ -39,4 +40,20 @@ export function limitIssue(path: string, limit: LimitName, message: string): Val
 
 export function limitExceeded(path: string, limit: LimitName, message: string): AppError {
   return AppError.validation([limitIssue(path, limit, message)]);
+}
+
+/**
+ * An array bounded by a named limit. Its length is checked before its items, so 10,000 bad items
+ * cost one issue, not 10,000; the issue names the limit (`params`, read by errors.ts issuesFrom).
+ */
+export function limitedArray<T extends z.ZodType>(item: T, limit: LimitName, message: string) {
+  const max = LIMITS[limit];
+  return z
+    .unknown()
+    .check((ctx) => {
+      if (Array.isArray(ctx.value) && ctx.value.length > max) {
+        ctx.issues.push({ code: 'custom', message, params: { limit, max }, input: ctx.value, continue: false });
+      }
+    })
+    .pipe(z.array(item));
 }

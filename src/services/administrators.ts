@@ -32,7 +32,7 @@ export async function assertAdministratorRemains(tx: Transaction, organisationId
   if (!rows[0]?.remains) {
     throw new AppError(
       'CONFLICT',
-      'This change would leave the organisation without an administrator (a user holding *.*:all); grant the rights to someone else first.',
+      "This change would remove the organisation's last administrator (an active user holding *.*:all); grant those rights to someone else first.",
     );
   }
 }

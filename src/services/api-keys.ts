@@ -3,16 +3,17 @@ import { z } from 'zod';
 import { randomSecret, sha256 } from '../auth/keys.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { isValidScope } from '../auth/permissions.ts';
-import { LIMITS } from '../limits/limits.ts';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from './sessions.ts';
 
-export const scopeList = z
-  .array(z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }))
-  .min(1, 'at least 1 scope')
-  .max(LIMITS.idsPerRequest, `at most ${LIMITS.idsPerRequest} scopes`);
+export const scopeList = limitedArray(
+  z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }),
+  'idsPerRequest',
+  `at most ${LIMITS.idsPerRequest} scopes`,
+).pipe(z.array(z.string()).min(1, 'at least 1 scope'));
 
 const createInput = z.object({
   name: z.string().trim().min(1).max(255),

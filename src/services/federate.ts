@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createRemoteJWKSet, customFetch, decodeJwt, errors as joseErrors, jwtVerify, type FetchImplementation, type JWTPayload } from 'jose';
-import { deliverableLookup } from '../webhooks/url-policy.ts';
+import { assertDeliverableUrl, deliverableLookup } from '../webhooks/url-policy.ts';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
@@ -55,10 +55,12 @@ const MAX_JWKS_BYTES = 256 * 1024;
  * bounded body.
  */
 function pinnedFetch(allowPrivate: boolean): FetchImplementation {
-  const lookup = deliverableLookup(allowPrivate, 'The service does not send requests');
-  return (url, options) =>
-    new Promise<Response>((resolve, reject) => {
-      const target = new URL(url);
+  const subject = 'The service does not send requests';
+  const lookup = deliverableLookup(allowPrivate, subject);
+  return async (url, options) => {
+    // An address literal is never looked up at connection time: it is judged here.
+    const target = await assertDeliverableUrl(url, { allowPrivate, subject });
+    return new Promise<Response>((resolve, reject) => {
       const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(
         target,
         { method: 'GET', headers: Object.fromEntries(options.headers), lookup, signal: options.signal },
@@ -77,6 +79,7 @@ function pinnedFetch(allowPrivate: boolean): FetchImplementation {
       request.once('error', reject);
       request.end();
     });
+  };
 }
 
 function refused(message: string): AppError {

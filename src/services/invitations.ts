@@ -10,7 +10,7 @@ import { tenantDatabase } from '../db/tenant.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Invitation, Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { LIMITS } from '../limits/limits.ts';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import { issueSession, signInThrottle, validate, type SignInResult } from './sessions.ts';
 import { paginate } from '../../schema/pagination.ts';
@@ -30,7 +30,7 @@ export const createInvitationInput = z.object({
   email: z.email().max(320).transform((email) => email.toLowerCase()),
   firstName: name.nullish(),
   lastName: name.nullish(),
-  roleIds: z.array(z.string().min(1).max(128)).max(LIMITS.rolesPerUser, `at most ${LIMITS.rolesPerUser} roles per user`).nullish(),
+  roleIds: limitedArray(z.string().min(1).max(128), 'rolesPerUser', `at most ${LIMITS.rolesPerUser} roles per user`).nullish(),
   accountId: z.string().min(1).max(128).nullish(),
 });
 

@@ -7,7 +7,7 @@ import { newId } from '../ids.ts';
 import { validate } from './sessions.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMayGrant } from '../auth/granting.ts';
-import { LIMITS, limitExceeded } from '../limits/limits.ts';
+import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 
 const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
@@ -18,7 +18,7 @@ const assignInput = z.object({ userId, accountId, roleId });
 const replaceInput = z.object({
   userId,
   accountId,
-  roleIds: z.array(roleId).max(LIMITS.rolesPerUser, `at most ${LIMITS.rolesPerUser} roles per user`),
+  roleIds: limitedArray(roleId, 'rolesPerUser', `at most ${LIMITS.rolesPerUser} roles per user`),
 });
 const listFilters = z.object({ userId: userId.nullish(), accountId: accountId.nullish(), roleId: roleId.nullish() });
 

@@ -7,21 +7,18 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Role } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { LIMITS } from '../limits/limits.ts';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 import { validate } from './sessions.ts';
 
-const permissionList = z
-  .array(
-    z
-      .string()
-      .refine(isValidPermission, {
-        error: (issue) =>
-          `"${String(issue.input).slice(0, 300)}" is not a permission string (resource.action, optionally :all or :acc_<id>; 1 to 255 characters)`,
-      }),
-  )
-  .min(1, 'at least 1 permission')
-  .max(LIMITS.permissionsPerRole, `at most ${LIMITS.permissionsPerRole} permissions per role`);
+const permissionList = limitedArray(
+  z.string().refine(isValidPermission, {
+    error: (issue) =>
+      `"${String(issue.input).slice(0, 300)}" is not a permission string (resource.action, optionally :all or :acc_<id>; 1 to 255 characters)`,
+  }),
+  'permissionsPerRole',
+  `at most ${LIMITS.permissionsPerRole} permissions per role`,
+).pipe(z.array(z.string()).min(1, 'at least 1 permission'));
 
 const createInput = z.object({
   name: z.string().trim().min(1).max(255),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits/limits.ts';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { CHANNEL_KEY_PREFIXES } from '../auth/channel-keys.ts';
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { randomSecret, sha256 } from '../auth/keys.ts';
@@ -26,7 +26,7 @@ const slug = z
   .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 const name = z.string().trim().min(1).max(255);
 const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
-const eventIds = z.array(z.string().min(1).max(100)).max(LIMITS.idsPerRequest, `at most ${LIMITS.idsPerRequest} events (a channel selling more sells all events of its account)`);
+const eventIds = limitedArray(z.string().min(1).max(100), 'idsPerRequest', `at most ${LIMITS.idsPerRequest} events (a channel selling more sells all events of its account)`);
 const storefrontUrl = z
   .string()
   .max(2000)

@@ -23,7 +23,6 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: `test-${database.name}`,
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
