@@ -14,4 +14,4 @@ WORKDIR /app
 COPY --from=build /app /app
 USER node
 EXPOSE 4000
-CMD ["node_modules/.bin/tsx", "src/main.ts"]
+CMD ["node_modules/.bin/tsx", "server/main.ts"]

@@ -83,7 +83,7 @@ async function main() {
   const org = await seed(url);
 
   const apiPort = await findFreePort();
-  const api = spawnProcess(['src/main.ts'], {
+  const api = spawnProcess(['server/main.ts'], {
     DATABASE_URL: url,
     PORT: String(apiPort),
     HOST: '127.0.0.1',

@@ -1,18 +1,22 @@
-import express, { type Request, type Response, type Router } from 'express';
-import { execute, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { Request, Response, Router } from 'express';
+import { parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
-import { AppError, isErrorCode, issuesFrom } from '../src/errors.ts';
-import type { RestRoute } from './route.ts';
+import { AppError, issuesFrom, toAppError } from '../src/errors.ts';
+import { operationLimitsRule } from '../src/graphql/limits.ts';
+import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { inputProblem } from '../src/http/input-safety.ts';
-import { costRefusal, operationLimitsRule } from '../src/graphql/limits.ts';
-import { LIMITS } from '../src/limits/limits.ts';
+import { contextOf } from '../src/http/request-context.ts';
+import type { RestRoute } from './route.ts';
 
 interface PreparedRoute {
   route: RestRoute;
   document: DocumentNode;
 }
 
-/** Parses and validates every route's operation once, so a broken route fails at start-up. */
+/**
+ * Parses and validates every route's operation once (with the same rules as /graphql, limits
+ * included), so a broken route fails at start-up and no request re-validates its document.
+ */
 export function prepareRoutes(schema: GraphQLSchema, routes: readonly RestRoute[]): PreparedRoute[] {
   return routes.map((route) => {
     const document = parse(route.operation);
@@ -29,13 +33,8 @@ export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-export function mountRoutes(
-  router: Router,
-  schema: GraphQLSchema,
-  routes: readonly RestRoute[],
-  contextOf: (res: Response) => RequestContext,
-): void {
-  for (const { route, document } of prepareRoutes(schema, routes)) {
+export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: readonly RestRoute[]): void {
+  for (const { route, document } of prepareRoutes(pipeline.schema, routes)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](expressPath(route.path), async (req: Request, res: Response) => {
       const ctx = contextOf(res);
@@ -51,7 +50,7 @@ export function mountRoutes(
         query: parsePart(route.query, req.query, 'query'),
         body: parsePart(route.body, req.body, 'body'),
       };
-      const data = await runOperation(schema, document, route.variables?.(input) ?? {}, ctx);
+      const data = await runOperation(pipeline, document, route.variables?.(input) ?? {}, ctx);
       res.status(route.status ?? 200).json(route.result(data));
     });
   }
@@ -70,36 +69,15 @@ function parsePart(schema: RestRoute['params'] | RestRoute['body'], value: unkno
   return result.data;
 }
 
-/** Runs one operation in-process; the first error becomes the REST error with the same code. */
+/** Runs one operation through the GraphQL pipeline; the first error becomes the REST error with the same code. */
 export async function runOperation(
-  schema: GraphQLSchema,
+  pipeline: GraphqlPipeline,
   document: DocumentNode,
   variableValues: Record<string, unknown>,
-  contextValue: RequestContext,
+  ctx: RequestContext,
 ): Promise<Record<string, unknown>> {
-  // The same budget as /graphql: a route's page size is bounded, but its document is checked alike.
-  const refusal = costRefusal(schema, document, null, variableValues);
-  if (refusal) throw AppError.validation([{ path: '(operation)', message: refusal.message, limit: 'maxCost', max: LIMITS.maxCost }]);
-  const result = await contextValue.runtime.resultCache.run({ document, variableValues, contextValue }, () =>
-    execute({ schema, document, variableValues, contextValue }),
-  );
+  const result = await pipeline.execute(document, variableValues, ctx);
   const [first] = result.errors ?? [];
   if (first) throw toAppError(first);
-  return result.data ?? {};
+  return (result.data ?? {}) as Record<string, unknown>;
 }
-
-function toAppError(error: GraphQLError): Error {
-  if (error.originalError instanceof AppError) return error.originalError;
-  const code = error.extensions?.code;
-  if (isErrorCode(code)) return new AppError(code, error.message, error.extensions?.details);
-  // A GraphQL-level error (variable coercion, e.g. an Int beyond 32 bits) means the route's own
-  // schema let bad input through: still the caller's input, so a 400, never a 500.
-  if (!error.originalError || error.originalError instanceof GraphQLError) {
-    return AppError.validation([{ path: '(root)', message: error.message }]);
-  }
-  // Anything else (a resolver bug, an unexpected fault) reaches the REST error handler as a 500.
-  return error.originalError ?? error;
-}
-
-/** JSON body parsing shared by the REST routers; its failures use the contract's codes. */
-export const jsonBody = express.json({ limit: LIMITS.bodyBytes, strict: true });

@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     };
     const tsx = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
     for (const [name, entry] of [
-      ['api', 'src/main.ts'],
+      ['api', 'server/main.ts'],
       ['worker', 'workflows/worker-main.ts'],
     ] as const) {
       const child = spawn(tsx, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });

@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql';
 /**
  * The one error type of the service and the one table that maps each code to its HTTP status.
  * REST answers `{error, code, details?, requestId}` with that status; GraphQL puts the same code in
@@ -116,4 +117,35 @@ export function issuesFrom(
       ? { path, message: issue.message, limit, max: issue.maximum }
       : { path, message: issue.message };
   });
+}
+
+/**
+ * The one conversion of anything thrown into the contract's error: our own errors as they are, a
+ * GraphQL error by its `extensions.code` (the code, message, details and headers a masked
+ * AppError carries), body-parser and router failures by what they mean, and everything else
+ * INTERNAL (the caller logs it; nothing of it reaches the client).
+ */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof GraphQLError) return fromGraphQLError(error);
+  // A path that does not decode (`/v1/events/%FF`): the caller's input, not a fault.
+  if (error instanceof URIError) return AppError.validation([{ path: 'params', message: 'The path is not valid percent-encoded UTF-8.' }]);
+  const type = (error as { type?: string } | null)?.type;
+  if (type === 'entity.parse.failed') return new AppError('INVALID_JSON');
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE');
+  return new AppError('INTERNAL');
+}
+
+function fromGraphQLError(error: GraphQLError): AppError {
+  if (error.originalError instanceof AppError) return error.originalError;
+  const code = error.extensions?.code;
+  const http = error.extensions?.http as { headers?: Record<string, string> } | undefined;
+  if (isErrorCode(code)) return new AppError(code, error.message, error.extensions.details, { ...http?.headers });
+  // A GraphQL-level error without our code (variable coercion, e.g. an Int beyond 32 bits) means
+  // input the operation's types refused: still the caller's input, so a 400, never a 500.
+  if (!error.originalError || error.originalError instanceof GraphQLError) {
+    return AppError.validation([{ path: '(root)', message: error.message }]);
+  }
+  return new AppError('INTERNAL');
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.ts';
-import { instantsAt, localParts, startOfLocalDay } from '../src/services/events.ts';
+import { instantsAt, localParts, startOfLocalDay } from '../src/time-zones.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { api, createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
 

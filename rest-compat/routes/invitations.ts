@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createInvitationInput, redeemInvitationInput } from '../../src/services/invitations.ts';
-import { MAX_LIMIT } from '../../schema/pagination.ts';
+import { MAX_LIMIT } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
 import { signInResult } from './auth.ts';
 

@@ -2,7 +2,7 @@ import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
 import { AuthCache } from './auth-cache.ts';
-import { authenticateChannelKey, isChannelKey } from './channel-keys.ts';
+import { authenticateChannelKey, isChannelKey, SALES_API_TAKES_CHANNEL_KEYS } from './channel-keys.ts';
 import { sha256 } from './keys.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
 import type { TokenService } from './tokens.ts';
@@ -54,11 +54,55 @@ export async function authenticate(
   tokens: TokenService,
   headers: {
     authorization: string | undefined;
+    /** X-Channel-Key (sales API only): a channel key, alone or beside a customer token. */
+    channelKey?: string | undefined;
     organisationSlug: string | null;
     /** Management (/graphql, /v1) refuses channel keys outright; the sales API (/live) takes them. */
     surface?: 'management' | 'sales';
   },
   cache: AuthCache = new AuthCache(0),
+): Promise<Authentication> {
+  const { surface = 'management', channelKey } = headers;
+  const fromAuthorization = await authenticateAuthorization(db, tokens, headers, cache);
+  if (surface !== 'sales' || !channelKey?.trim()) return fromAuthorization;
+  return withChannelKeyHeader(db, cache, fromAuthorization, channelKey.trim(), headers.organisationSlug);
+}
+
+/**
+ * The sales API takes the key in X-Channel-Key too. A management credential beside it is refused,
+ * and so are two different keys. A customer token in Authorization with a key of the same account
+ * in X-Channel-Key is a signed-in shopper: the key's channel acts, carrying the customer (checkout
+ * without an email uses them; GET /sales/me/orders works too).
+ */
+async function withChannelKeyHeader(
+  db: Database,
+  cache: AuthCache,
+  fromAuthorization: Authentication,
+  header: string,
+  organisationSlug: string | null,
+): Promise<Authentication> {
+  const current = fromAuthorization.principal;
+  const customer = current?.kind === 'customer' ? current : undefined;
+  if (current && current.kind !== 'channel' && !customer) throw new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
+  const authentication = await authenticateChannelKey(db, cache, header, organisationSlug);
+  let principal = authentication.principal!;
+  if (customer && principal.kind === 'channel') {
+    if (principal.accountId !== customer.accountId || authentication.organisation!.id !== fromAuthorization.organisation?.id) {
+      throw new AppError('UNAUTHENTICATED', 'The customer token and the channel key belong to different accounts.');
+    }
+    principal = { ...principal, customerId: customer.customerId };
+  }
+  if (current?.kind === 'channel' && principal.kind === 'channel' && current.channelKeyId !== principal.channelKeyId) {
+    throw new AppError('UNAUTHENTICATED', 'Authorization and X-Channel-Key carry different channel keys.');
+  }
+  return { ...authentication, principal };
+}
+
+async function authenticateAuthorization(
+  db: Database,
+  tokens: TokenService,
+  headers: { authorization: string | undefined; organisationSlug: string | null; surface?: 'management' | 'sales' },
+  cache: AuthCache,
 ): Promise<Authentication> {
   const { authorization, organisationSlug, surface = 'management' } = headers;
   if (!authorization) {

@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Runtime } from '../runtime.ts';
-import { createApp } from './app.ts';
 
 export interface RunningServer {
   server: Server;
@@ -10,9 +9,9 @@ export interface RunningServer {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startServer(runtime: Runtime, port: number, host: string): Promise<RunningServer> {
-  const { app } = createApp(runtime);
-  const server = createServer(app);
+/** Serves `handler` (the composed app, server/app.ts) on `port`; stopping closes the runtime too. */
+export async function startServer(handler: RequestListener, runtime: Runtime, port: number, host: string): Promise<RunningServer> {
+  const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

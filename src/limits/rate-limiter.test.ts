@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { trustProxy } from '../http/app.ts';
+import { trustProxy } from '../http/middleware.ts';
 import { clientBucket } from './rate-limiter.ts';
 
 describe('clientBucket', () => {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
+import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 
 const name = z.string().trim().min(1).max(255);
@@ -14,6 +15,16 @@ const updateInput = z.object({ name, status }).partial();
 export function visibleAccountsWhere(ctx: RequestContext) {
   const accounts = ctx.access.accountsFor('accounts', 'read');
   return { isDeleted: false, ...(accounts === 'all' ? {} : { id: { in: accounts } }) };
+}
+
+/** Accounts the caller may read, oldest first, never deleted ones. */
+export function listAccounts(ctx: RequestContext, args: RawPageArgs) {
+  const where = visibleAccountsWhere(ctx);
+  return paginate(
+    args,
+    () => ctx.db.account.count({ where }),
+    ({ skip, take }) => ctx.db.account.findMany({ where, skip, take, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+  );
 }
 
 export async function getAccount(ctx: RequestContext, id: string) {

@@ -7,7 +7,7 @@ import { LIMITS, limitedArray } from '../limits/limits.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 
 export const scopeList = limitedArray(
   z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }),

@@ -12,8 +12,8 @@ import { clientBucket, tooMany } from '../limits/rate-limiter.ts';
 import { capacityOf, hold, lockOrder } from './inventory.ts';
 import { channelOfKey, remaining } from './listings.ts';
 import { orderNumber, releaseExpiredHolds } from './orders.ts';
-import { validate } from './sessions.ts';
-import type { Raw } from './events.ts';
+import { validate } from '../validation.ts';
+import { type Raw } from '../validation.ts';
 
 /**
  * The storefront's carts and checkout (sales API, contract.md "Sales API").

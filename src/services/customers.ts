@@ -6,10 +6,12 @@ import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { readableAccounts } from './access.ts';
 import { channelOfKey } from './listings.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 
 /**
  * Customers (cus_) of an account: created by their first checkout (customer.created), one per

@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { scopeList } from './api-keys.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 

@@ -11,7 +11,8 @@ import type { IdentityProvider, User } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
-import { issueSession, validate, type SignInResult } from './sessions.ts';
+import { validate } from '../validation.ts';
+import { issueSession, type SignInResult } from './sessions.ts';
 
 /**
  * Sign-in with a token of an organisation's identity provider (POST /auth/federate): the ID or

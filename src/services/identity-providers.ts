@@ -4,7 +4,7 @@ import type { TenantDatabase } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
 import type { IdentityProvider, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 import { assertDeliverableUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
 
 /**

@@ -12,8 +12,9 @@ import type { Invitation, Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
-import { issueSession, signInThrottle, validate, type SignInResult } from './sessions.ts';
-import { paginate } from '../../schema/pagination.ts';
+import { validate } from '../validation.ts';
+import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
+import { paginate } from '../pagination.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;

@@ -1,8 +1,8 @@
 import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { EventOccurrence, Prisma, SalesChannel } from '../generated/prisma/client.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import type { RawPageArgs } from './events.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type RawPageArgs } from '../pagination.ts';
 import { occurrenceTimes } from './occurrences.ts';
 
 /**

@@ -11,10 +11,12 @@ import type { Mailer } from '../mail/mailer.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { assertMay, readableAccounts } from './access.ts';
 import { lockOrder, move, type Tx } from './inventory.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 
 /**
  * The order lifecycle after checkout (src/services/carts.ts creates pending orders):

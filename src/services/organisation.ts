@@ -4,7 +4,7 @@ import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { requireUsableVersion } from '../versions.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 
 const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
 

@@ -6,9 +6,11 @@ import type { Pass, Prisma, Redemption } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { assertMay, readableAccounts } from './access.ts';
+import { validate } from '../validation.ts';
 
 /**
  * Passes (pas_, one per ticket of a confirmed order) and their redemption at the door. A scanner

@@ -4,7 +4,7 @@ import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');

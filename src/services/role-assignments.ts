@@ -4,7 +4,7 @@ import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';

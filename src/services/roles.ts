@@ -9,7 +9,7 @@ import type { Role } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 
 const permissionList = limitedArray(
   z.string().refine(isValidPermission, {

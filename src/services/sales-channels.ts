@@ -8,10 +8,12 @@ import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
-import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { assertMay, readableAccounts } from './access.ts';
+import { validate } from '../validation.ts';
 
 /**
  * Sales channels (sch_) of an account and their keys (schk_). A channel sells every published or

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { randomSecret, sha256 } from '../auth/keys.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { Database } from '../db/client.ts';
-import { AppError, issuesFrom } from '../errors.ts';
+import { AppError } from '../errors.ts';
+import { validate } from '../validation.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
@@ -26,11 +27,6 @@ export interface SignInResult extends SessionTokens {
   user: SignedInUser;
 }
 
-export function validate<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const result = schema.safeParse(input);
-  if (!result.success) throw AppError.validation(issuesFrom(result.error.issues));
-  return result.data;
-}
 
 /** A verifier's worth of work for unknown emails, so timing does not tell which emails exist. */
 let dummyHash: Promise<string> | undefined;

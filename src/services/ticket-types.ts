@@ -3,9 +3,13 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, TicketType } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { assertMay, instant, loadEvent, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { instant } from '../time-zones.ts';
+import { assertMay } from './access.ts';
+import { loadEvent } from './events.ts';
+import { validate } from '../validation.ts';
 
 const INT_MAX = 2_147_483_647;
 const currencies = new Set(Intl.supportedValuesOf('currency'));

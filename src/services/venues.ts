@@ -3,10 +3,13 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, Venue } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
-import { assertMay, readableAccounts, timeZone, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { timeZone } from '../time-zones.ts';
+import { assertMay, readableAccounts } from './access.ts';
+import { validate } from '../validation.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 

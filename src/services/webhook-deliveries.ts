@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { paginate, type Page, type PageArgs } from '../../schema/pagination.ts';
+import { paginate, type Page, type PageArgs } from '../pagination.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prisma/client.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 
 /**
  * Webhook deliveries (whd_): one source event to one endpoint, with its status, next attempt and

@@ -9,7 +9,7 @@ import { views, type Payload } from '../webhooks/payloads.ts';
 import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
 import { assertDeliverableUrl, parseWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
 import { owningAccount } from './accounts.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { startServer } from '../../src/http/server.ts';
+import { startApi } from '../../server/app.ts';
 import { newId } from '../../src/ids.ts';
 import { createLogger } from '../../src/log.ts';
 import { createRuntime } from '../../src/runtime.ts';
@@ -42,7 +42,7 @@ export async function startTwoApps(env: Record<string, string> = {}): Promise<Ap
   });
   const start = async (): Promise<TestApp> => {
     const runtime = createRuntime(config, { logger: createLogger(config.LOG_LEVEL) });
-    const server = await startServer(runtime, 0, '127.0.0.1');
+    const server = await startApi(runtime, 0, '127.0.0.1');
     return { url: server.url, config, runtime, database, server, stop: () => server.stop(1_000) };
   };
   const a = await start();

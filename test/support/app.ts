@@ -1,6 +1,7 @@
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { startServer, type RunningServer } from '../../src/http/server.ts';
+import { startApi } from '../../server/app.ts';
+import type { RunningServer } from '../../src/http/server.ts';
 import { createLogger, type Logger } from '../../src/log.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
@@ -27,7 +28,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     ...env,
   });
   const runtime = createRuntime(config, { logger: options.logger ?? createLogger(config.LOG_LEVEL) });
-  const server = await startServer(runtime, 0, '127.0.0.1');
+  const server = await startApi(runtime, 0, '127.0.0.1');
   return {
     url: server.url,
     config,

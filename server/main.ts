@@ -1,12 +1,12 @@
-import { ConfigError, loadConfig } from './config.ts';
-import { startServer } from './http/server.ts';
-import { createRuntime } from './runtime.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { startApi } from './app.ts';
+import { createRuntime } from '../src/runtime.ts';
 
 /** The API process: `npm run serve`. Stops gracefully on SIGTERM and SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = createRuntime(config);
-  const running = await startServer(runtime, config.PORT, config.HOST);
+  const running = await startApi(runtime, config.PORT, config.HOST);
   runtime.logger.info({ url: running.url }, 'API listening');
   // Starts delivery workflows that a crash or a Temporal outage left unstarted (workers sweep too).
   runtime.dispatcher.start();
