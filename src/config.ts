@@ -1,4 +1,6 @@
 import { z } from 'zod';
+// The service's words for refused values (zod's messages), configuration included.
+import './validation.ts';
 
 /**
  * The service's configuration, parsed once from the environment at start-up. Nothing else in the

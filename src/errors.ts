@@ -45,7 +45,7 @@ export interface ValidationIssue {
  */
 export const ISSUES_PER_ERROR = 20;
 
-function capped(issues: ValidationIssue[]): ValidationIssue[] {
+export function cappedIssues(issues: ValidationIssue[]): ValidationIssue[] {
   if (issues.length <= ISSUES_PER_ERROR) return issues;
   const more = issues.length - ISSUES_PER_ERROR;
   return [...issues.slice(0, ISSUES_PER_ERROR), { path: '(more)', message: `${more} more issues`, count: more }];
@@ -69,7 +69,7 @@ export class AppError extends Error {
   }
 
   static validation(issues: ValidationIssue[], message = 'The request is invalid.'): AppError {
-    return new AppError('VALIDATION_FAILED', message, capped(issues));
+    return new AppError('VALIDATION_FAILED', message, cappedIssues(issues));
   }
 
   static notFound(what = 'Not found.'): AppError {
@@ -107,10 +107,15 @@ export function issuesFrom(
     origin?: string;
     maximum?: unknown;
     params?: { limit?: string; max?: number };
+    keys?: readonly string[];
   }>,
 ): ValidationIssue[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
     const path = issue.path.map(String).join('.') || '(root)';
+    // One issue per unknown field, at the field's own path.
+    if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
+      return issue.keys.map((key) => ({ path: [...issue.path.map(String), key].join('.'), message: issue.message }));
+    }
     if (issue.params?.limit) return { path, message: issue.message, limit: issue.params.limit, max: issue.params.max };
     const limit = issue.code === 'too_big' ? ZOD_LIMITS[issue.origin ?? ''] : undefined;
     return limit && typeof issue.maximum === 'number'

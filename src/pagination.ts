@@ -42,6 +42,14 @@ const pageArgs = z.object({
   before: z.null({ error: BACKWARD }).nullish(),
 });
 
+/** page and limit, as a list's query takes them (REST; GraphQL adds first/after). */
+export const pageQuery = pageArgs.pick({ page: true, limit: true });
+
+/** A list's whole query: page/limit and the list's own filters. */
+export function listQuery(filters?: z.ZodObject): z.ZodObject {
+  return z.object({ ...pageQuery.shape, ...filters?.shape });
+}
+
 export interface Window {
   offset: number;
   take: number;

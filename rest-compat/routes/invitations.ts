@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createInvitationInput, redeemInvitationInput } from '../../src/services/invitations.ts';
-import { MAX_LIMIT } from '../../src/pagination.ts';
+import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
 import { signInResult } from './auth.ts';
 
@@ -42,11 +42,8 @@ export const invitationsRoutes: RestRoute[] = [
         invitations { ${FIELDS} } pagination { page limit total totalPages hasNext hasPrev }
       }
     }`,
-    query: z.object({
-      page: z.coerce.number().int().min(1).optional(),
-      limit: z.coerce.number().int().min(1).max(MAX_LIMIT).optional(),
-    }),
-    variables: ({ query }) => ({ page: query.page ?? null, limit: query.limit ?? null }),
+    query: listQuery(),
+    bind: { '...': 'query' },
     result: (data) => data.invitations,
     response: z.object({ invitations: z.array(invitation), pagination }),
   },
@@ -59,7 +56,7 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation CreateInvitation($input: CreateInvitationInput!) { createInvitation(input: $input) { ${FIELDS} } }`,
     body: createInvitationInput,
-    variables: ({ body }) => ({ input: body }),
+    bind: { input: 'body' },
     result: (data) => ({ invitation: data.createInvitation }),
     status: 201,
     response: z.object({ invitation }),
@@ -72,7 +69,7 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Invitation($id: String!) { invitation(id: $id) { ${FIELDS} } }`,
     params: byId,
-    variables: ({ params }) => ({ id: params.id }),
+    bind: { id: 'params.id' },
     result: (data) => ({ invitation: data.invitation }),
     response: z.object({ invitation }),
   },
@@ -84,7 +81,7 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation DeleteInvitation($id: String!) { deleteInvitation(id: $id) { success id } }`,
     params: byId,
-    variables: ({ params }) => ({ id: params.id }),
+    bind: { id: 'params.id' },
     result: (data) => data.deleteInvitation,
     response: z.object({ success: z.boolean(), id: z.string() }),
   },
@@ -96,7 +93,7 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation ResendInvitation($id: String!) { resendInvitation(id: $id) { ${FIELDS} } }`,
     params: byId,
-    variables: ({ params }) => ({ id: params.id }),
+    bind: { id: 'params.id' },
     result: (data) => ({ invitation: data.resendInvitation }),
     response: z.object({ invitation }),
   },
@@ -113,7 +110,7 @@ export const invitationsRoutes: RestRoute[] = [
     // Whether the password may be left out depends on the caller (their own session may stand in for
     // it): the service validates the body with that knowledge and names every missing field.
     body: redeemInvitationInput.partial(),
-    variables: ({ body }) => ({ input: { code: '', ...body } }),
+    bind: { input: 'body' },
     result: (data) => data.redeemInvitation,
     response: signInResult,
   },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { provisionPartnerAccountInput } from '../../src/services/provision-partner-account.ts';
 import type { RestRoute } from '../route.ts';
 import { account, ACCOUNT_FIELDS } from './accounts.ts';
 
@@ -16,13 +17,8 @@ export const partnerRoutes: RestRoute[] = [
         account { ${ACCOUNT_FIELDS} } salesChannel { id slug channelType } publishableKey { id key }
       }
     }`,
-    body: z.strictObject({
-      name: z.string(),
-      salesChannel: z
-        .strictObject({ name: z.string().optional(), slug: z.string().optional(), channelType: channelType.optional() })
-        .optional(),
-    }),
-    variables: ({ body }) => ({ input: body }),
+    body: provisionPartnerAccountInput,
+    bind: { input: 'body' },
     result: (data) => data.provisionPartnerAccount,
     status: 201,
     response: z.object({

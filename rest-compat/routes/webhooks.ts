@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.ts';
+import { listQuery } from '../../src/pagination.ts';
+import { listWebhookDeliveriesFilters } from '../../src/services/webhook-deliveries.ts';
+import { listWebhookEndpointsFilters } from '../../src/services/webhook-endpoints.ts';
 import type { RestRoute } from '../route.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
 
@@ -63,8 +66,8 @@ export const webhooksRoutes: RestRoute[] = [
     tag: 'Webhooks',
     organisation: true,
     operation: `query WebhookEndpoints($accountId: String) { webhookEndpoints(accountId: $accountId) { ${ENDPOINT_FIELDS} } }`,
-    query: z.object({ accountId: z.string().min(1).max(100).optional() }),
-    variables: ({ query }) => query,
+    query: listWebhookEndpointsFilters,
+    bind: { '...': 'query' },
     result: (data) => ({ endpoints: data.webhookEndpoints }),
     response: z.object({ endpoints: z.array(endpoint) }),
   },
@@ -85,7 +88,7 @@ export const webhooksRoutes: RestRoute[] = [
       eventTypes: z.array(eventType).optional(),
       apiVersion: z.string().optional(),
     }),
-    variables: ({ body }) => ({ input: body }),
+    bind: { input: 'body' },
     result: (data) => data.createWebhookEndpoint,
     status: 201,
     response: z.object({ endpoint, secret: z.string() }),
@@ -98,7 +101,7 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: `query WebhookEndpoint($id: String!) { webhookEndpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ endpoint: data.webhookEndpoint }),
     response: z.object({ endpoint }),
   },
@@ -118,7 +121,7 @@ export const webhooksRoutes: RestRoute[] = [
       eventTypes: z.array(eventType).optional(),
       enabled: z.boolean().optional(),
     }),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ endpoint: data.updateWebhookEndpoint }),
     response: z.object({ endpoint }),
   },
@@ -130,7 +133,7 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: 'mutation DeleteWebhookEndpoint($id: String!) { deleteWebhookEndpoint(id: $id) { success id } }',
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => data.deleteWebhookEndpoint,
     response: deleted,
   },
@@ -143,7 +146,7 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation TestWebhookEndpoint($id: String!) { testWebhookEndpoint(id: $id) { ${DELIVERY_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ delivery: data.testWebhookEndpoint }),
     status: 201,
     response: z.object({ delivery }),
@@ -160,13 +163,8 @@ export const webhooksRoutes: RestRoute[] = [
         nodes { ${DELIVERY_FIELDS} } ${PAGINATION_FIELDS}
       }
     }`,
-    query: z.object({
-      ...pageQuery,
-      endpointId: z.string().min(1).max(100).optional(),
-      status: z.enum(DELIVERY_STATUSES, { error: `One of ${DELIVERY_STATUSES.join(', ')}.` }).optional(),
-      eventType: eventType.optional(),
-    }),
-    variables: ({ query }) => query,
+    query: listQuery(listWebhookDeliveriesFilters),
+    bind: { '...': 'query' },
     result: (data) => ({ deliveries: data.webhookDeliveries.nodes, pagination: data.webhookDeliveries.pagination }),
     response: z.object({ deliveries: z.array(delivery), pagination }),
   },

@@ -78,7 +78,8 @@ const CreateInvitationInput = builder.inputType('CreateInvitationInput', {
 const RedeemInvitationInput = builder.inputType('RedeemInvitationInput', {
   description: 'An invitation code and the password to sign in with.',
   fields: (t) => ({
-    code: t.string({ required: true, description: 'The code from the invitation mail.' }),
+    // Checked by the service (required), so a body without it is named beside a missing password.
+    code: t.string({ description: 'The code from the invitation mail (required).' }),
     password: t.string({
       description:
         'At least 8 characters: the password of the new account, or for an email that already has an account its current password. May be left out when the request carries that person\'s own session (Authorization: Bearer).',

@@ -25,6 +25,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { LIMITS, type LimitName } from '../limits/limits.ts';
 import { findUnsafeString, inputProblem } from '../http/input-safety.ts';
+import { variableIssues, variablesError } from './variables.ts';
 
 /**
  * Operation limits of the GraphQL API, checked before anything executes (issue 10): a document
@@ -307,7 +308,13 @@ export function operationLimitsPlugin<Context extends object>(): Plugin<Context>
       addValidationRule(operationLimitsRule);
     },
     onExecute({ args, setResultAndStopExecution }) {
-      const refusal = costRefusal(args.schema, args.document, args.operationName, (args.variableValues ?? {}) as Record<string, unknown>);
+      const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+      const issues = variableIssues(args.schema, args.document, args.operationName, variables);
+      if (issues.length > 0) {
+        setResultAndStopExecution({ errors: [variablesError(issues)] });
+        return;
+      }
+      const refusal = costRefusal(args.schema, args.document, args.operationName, variables);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
   };

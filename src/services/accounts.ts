@@ -8,8 +8,8 @@ import { missingRight } from '../auth/refusal.ts';
 
 const name = z.string().trim().min(1).max(255);
 const status = z.enum(['active', 'inactive']);
-const createInput = z.object({ name, status: status.optional() });
-const updateInput = z.object({ name, status }).partial();
+export const createAccountInput = z.strictObject({ name, status: status.optional() });
+export const updateAccountInput = z.strictObject({ name, status }).partial();
 
 /** Accounts the caller may read, never deleted ones. */
 export function visibleAccountsWhere(ctx: RequestContext) {
@@ -34,14 +34,14 @@ export async function getAccount(ctx: RequestContext, id: string) {
 }
 
 export async function createAccount(ctx: RequestContext, raw: Record<string, unknown>) {
-  const input = validate(createInput, raw);
+  const input = validate(createAccountInput, raw);
   return ctx.db.account.create({
     data: { id: newId('account'), organisationId: ctx.organisation!.id, name: input.name, status: input.status ?? 'active' },
   });
 }
 
 export async function updateAccount(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
-  const input = validate(updateInput, raw);
+  const input = validate(updateAccountInput, raw);
   await getAccount(ctx, id);
   if (!ctx.access.allows('accounts', 'write', id)) throw missingRight(ctx);
   return ctx.db.account.update({ where: { id }, data: input });

@@ -15,7 +15,7 @@ export const scopeList = limitedArray(
   `at most ${LIMITS.idsPerRequest} scopes`,
 ).pipe(z.array(z.string()).min(1, 'at least 1 scope'));
 
-const createInput = z.object({
+export const createApiKeyInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   scopes: scopeList,
   accountId: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits').nullish(),
@@ -37,7 +37,7 @@ function staffUserId(ctx: RequestContext): string {
  */
 export async function createApiKey(ctx: RequestContext, raw: Record<string, unknown>) {
   const createdBy = staffUserId(ctx);
-  const input = validate(createInput, raw);
+  const input = validate(createApiKeyInput, raw);
   const accountId = input.accountId ?? null;
   if (accountId) {
     const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });

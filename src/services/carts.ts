@@ -36,7 +36,7 @@ export const CART_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_LINES = 50;
 const MAX_QUANTITY = 100;
 
-const itemInput = z.object({
+const itemInput = z.strictObject({
   occurrenceId: z.string().min(1).max(100),
   ticketTypeId: z.string().min(1).max(100),
   quantity: z.number().int().min(1).max(MAX_QUANTITY),
@@ -52,12 +52,12 @@ const itemsInput = z
       seen.add(key);
     });
   });
-const createInput = z.object({ items: itemsInput.nullish() });
-const updateInput = z.object({ items: itemsInput });
-const checkoutInput = z.object({
+export const createCartInput = z.strictObject({ items: itemsInput.nullish() });
+export const updateCartInput = z.strictObject({ items: itemsInput });
+export const checkoutCartInput = z.strictObject({
   /** Optional for a signed-in shopper (customer token beside the key): then they buy. */
   customer: z
-    .object({
+    .strictObject({
       email: z.email().max(254).transform((email) => email.toLowerCase()),
       firstName: z.string().trim().min(1).max(100).nullish(),
       lastName: z.string().trim().min(1).max(100).nullish(),
@@ -313,8 +313,8 @@ async function orderIdOf(ctx: RequestContext, cartId: string): Promise<string | 
   return order?.id ?? null;
 }
 
-export async function createCart(ctx: RequestContext, raw: Raw<z.input<typeof createInput>>): Promise<CartView> {
-  const input = validate(createInput, raw);
+export async function createCart(ctx: RequestContext, raw: Raw<z.input<typeof createCartInput>>): Promise<CartView> {
+  const input = validate(createCartInput, raw);
   const { channel } = await channelOfKey(ctx);
   const lines = await priceLines(ctx, channel, input.items ?? []);
   const sessionId = await sessionFor(ctx, channel);
@@ -361,8 +361,8 @@ function assertOpen(cart: Cart): void {
 }
 
 /** Replaces the cart's lines (an empty list empties it); checked against the catalogue and availability. */
-export async function updateCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof updateInput>>): Promise<CartView> {
-  const input = validate(updateInput, raw);
+export async function updateCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof updateCartInput>>): Promise<CartView> {
+  const input = validate(updateCartInput, raw);
   const { cart, channel } = await reachableCart(ctx, id);
   assertOpen(cart);
   const lines = await priceLines(ctx, channel, input.items);
@@ -402,8 +402,8 @@ export function checkoutUrl(ctx: RequestContext, orderId: string): string {
  * or not at all. When a hold fails, holds of orders whose time ran out are released and the hold is
  * tried once more, so abandoned checkouts never keep the last tickets from a buyer.
  */
-export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof checkoutInput>>) {
-  const input = validate(checkoutInput, raw);
+export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof checkoutCartInput>>) {
+  const input = validate(checkoutCartInput, raw);
   const { cart, channel, principal } = await reachableCart(ctx, id);
   const buyer = input.customer ?? (principal.customerId ? { id: principal.customerId } : null);
   if (!buyer) throw AppError.validation([{ path: 'customer.email', message: 'Required (unless a customer token is sent beside the channel key).' }]);

@@ -27,14 +27,14 @@ const MAX_CODES_PER_WINDOW = 5;
 /** Magic-link requests per minute per publishable key and client address (IPv6: per /64). */
 const MAGIC_LINKS_PER_MINUTE = 10;
 
-const listFilters = z.object({
+export const listCustomersFilters = z.object({
   email: z.string().trim().min(1).max(254).nullish(),
   accountId: z.string().min(1).max(100).nullish(),
 });
 
-export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listCustomersFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listFilters, rawFilters);
+  const filters = validate(listCustomersFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.CustomerWhereInput = {
     account: { isDeleted: false },
@@ -55,8 +55,8 @@ export async function getCustomer(ctx: RequestContext, id: string): Promise<Cust
   return customer;
 }
 
-const magicLinkInput = z.object({ email: z.email().max(254).transform((email) => email.toLowerCase()) });
-const tokenInput = z.object({ code: z.string().trim().min(1).max(200) });
+export const magicLinkInput = z.strictObject({ email: z.email().max(254).transform((email) => email.toLowerCase()) });
+export const customerTokenInput = z.strictObject({ code: z.string().trim().min(1).max(200) });
 
 /**
  * Starts a magic-link sign-in. Always answers the same (202), whether the address is a customer
@@ -128,8 +128,8 @@ const CODE_FAILURES_FREE = 10;
  * Exchanges a magic-link code (once, before it expires) for a customer token. Unknown, used and
  * expired codes are throttled per client address, so codes cannot be guessed at speed.
  */
-export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<typeof tokenInput>>) {
-  const { code } = validate(tokenInput, raw);
+export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<typeof customerTokenInput>>) {
+  const { code } = validate(customerTokenInput, raw);
   const principal = channelOf(ctx);
   const { throttle } = ctx.runtime;
   const address: ThrottleSubject = { limit: 'customer-code:address', subject: clientBucket(ctx.clientIp), free: CODE_FAILURES_FREE };
@@ -150,11 +150,13 @@ export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<
   return { customerToken: token, expiresAt, customer };
 }
 
+export const customerOrdersFilters = z.object({ status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish() });
+
 /** The signed-in customer's orders, newest first (GET /live/sales/me/orders). */
 export async function customerOrders(ctx: RequestContext, args: RawPageArgs & { status?: unknown }) {
   const { customerId } = customerOf(ctx);
   const { page, limit, first, after, last, before, ...rest } = args;
-  const { status } = validate(z.object({ status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish() }), rest);
+  const { status } = validate(customerOrdersFilters, rest);
   const where: Prisma.OrderWhereInput = { customerId, ...(status ? { status } : {}) };
   const [customer, page_] = await Promise.all([
     ctx.db.customer.findFirstOrThrow({ where: { id: customerId } }),

@@ -11,7 +11,7 @@ import { assertMayGrant } from '../auth/granting.ts';
 export const EMBED_MAX_TTL_SECONDS = 3600;
 export const EMBED_DEFAULT_TTL_SECONDS = 900;
 
-const createInput = z.object({
+export const createEmbedSessionInput = z.strictObject({
   accountId: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits').nullish(),
   scopes: scopeList.nullish(),
   expiresInSeconds: z.number().int().min(60).max(EMBED_MAX_TTL_SECONDS).nullish(),
@@ -24,7 +24,7 @@ const createInput = z.object({
 export async function createEmbedSession(ctx: RequestContext, raw: Record<string, unknown>) {
   const principal = ctx.principal;
   if (!principal || principal.kind === 'embed') throw new AppError('NOT_FOUND', 'Embed tokens cannot mint embed sessions.');
-  const input = validate(createInput, raw);
+  const input = validate(createEmbedSessionInput, raw);
   const accountId = input.accountId ?? (principal.kind === 'apiKey' ? principal.accountId : null);
   if (!accountId) throw AppError.validation([{ path: 'accountId', message: 'Required: the account the session is pinned to.' }]);
   if (principal.kind === 'apiKey' && principal.accountId && principal.accountId !== accountId) throw missingRight(ctx);

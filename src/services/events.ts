@@ -40,8 +40,8 @@ const eventFields = {
   tags: tags.optional(),
 };
 
-const createEventInput = z.object({ accountId: z.string().min(1).max(100), ...eventFields });
-const updateEventInput = z.object(eventFields).partial();
+export const createEventInput = z.strictObject({ accountId: z.string().min(1).max(100), ...eventFields });
+export const updateEventInput = z.strictObject(eventFields).partial();
 
 export type CreateEventInput = z.input<typeof createEventInput>;
 export type UpdateEventInput = z.input<typeof updateEventInput>;
@@ -156,7 +156,7 @@ const rangeBound = z.union([localDate, instant], {
   error: 'a date (YYYY-MM-DD) or an ISO 8601 date and time with Z or an offset',
 });
 
-const listEventsFilters = z
+export const listEventsFilters = z
   .object({
     status: status.nullish(),
     accountId: z.string().min(1).max(100).nullish(),

@@ -25,7 +25,7 @@ import { issueSession, type SignInResult } from './sessions.ts';
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 const CLOCK_TOLERANCE_SECONDS = 30;
 
-const federateInput = z.object({ token: z.string().min(1).max(16 * 1024) });
+export const federateInput = z.strictObject({ token: z.string().min(1).max(16 * 1024) });
 
 type KeySet = ReturnType<typeof createRemoteJWKSet>;
 

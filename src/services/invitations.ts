@@ -12,7 +12,7 @@ import type { Invitation, Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
-import { validate } from '../validation.ts';
+import { validate, type Raw } from '../validation.ts';
 import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
 import { paginate } from '../pagination.ts';
 
@@ -26,7 +26,7 @@ const name = z.string().trim().min(1).max(255);
  * Spec section 2 "User invitation" create request, plus `accountId` (our addition): the account
  * the roles are granted on, by default the organisation's oldest account that is not deleted.
  */
-export const createInvitationInput = z.object({
+export const createInvitationInput = z.strictObject({
   organisationId: z.string().min(1),
   email: z.email().max(320).transform((email) => email.toLowerCase()),
   firstName: name.nullish(),
@@ -261,7 +261,7 @@ export async function resendInvitation(ctx: RequestContext, id: string): Promise
  * Failures (unknown code, wrong password) are throttled per client address, and a wrong password
  * like a failed sign-in of that email.
  */
-export async function redeemInvitation(ctx: RequestContext, raw: { code: string; password?: string | null }): Promise<SignInResult> {
+export async function redeemInvitation(ctx: RequestContext, raw: Raw<{ code: string; password: string }>): Promise<SignInResult> {
   const { runtime } = ctx;
   const signedInAs = ctx.principal?.kind === 'staff' ? ctx.principal.personId : null;
   const input = validate(signedInAs ? redeemInvitationInput : redeemWithPassword, raw);

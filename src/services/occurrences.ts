@@ -10,8 +10,8 @@ import { instantsAt, localDate, localParts, localTime, timeZone } from '../time-
 import { loadEvent } from './events.ts';
 import { validate } from '../validation.ts';
 
-const createOccurrenceInput = z
-  .object({
+export const createOccurrenceInput = z
+  .strictObject({
     startDate: localDate,
     startTime: localTime,
     endDate: localDate.nullish(),

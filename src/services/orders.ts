@@ -426,7 +426,7 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
 // ---------------------------------------------------------------------------------------------
 // Lists
 
-const listFilters = z.object({
+export const listOrdersFilters = z.object({
   status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish(),
   customerId: z.string().min(1).max(100).nullish(),
   accountId: z.string().min(1).max(100).nullish(),
@@ -434,9 +434,9 @@ const listFilters = z.object({
 });
 
 /** Orders on the accounts the caller may read, newest first, with filters. */
-export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listOrdersFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listFilters, rawFilters);
+  const filters = validate(listOrdersFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.OrderWhereInput = {
     account: { isDeleted: false },

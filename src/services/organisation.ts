@@ -8,7 +8,7 @@ import { validate } from '../validation.ts';
 
 const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
 
-const updateInput = z.object({
+export const updateOrganisationInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   primaryColor: colour.nullable(),
   secondaryColor: colour.nullable(),
@@ -23,7 +23,7 @@ export async function getOrganisation(ctx: RequestContext) {
 
 /** Spec section 4 "Update organisation"; an unknown or sunset apiVersion is UNSUPPORTED_VERSION. */
 export async function updateOrganisation(ctx: RequestContext, raw: Record<string, unknown>) {
-  const input = validate(updateInput, raw);
+  const input = validate(updateOrganisationInput, raw);
   if (input.apiVersion !== undefined) requireUsableVersion(input.apiVersion, 'apiVersion');
   const { metadata, ...rest } = input;
   const updated = await ctx.db.organisation.update({

@@ -25,7 +25,7 @@ import { validate } from '../validation.ts';
 
 const RESOURCE = 'passes';
 
-const listFilters = z.object({
+export const listPassesFilters = z.object({
   orderId: z.string().min(1).max(100).nullish(),
   customerId: z.string().min(1).max(100).nullish(),
   occurrenceId: z.string().min(1).max(100).nullish(),
@@ -33,9 +33,9 @@ const listFilters = z.object({
   accountId: z.string().min(1).max(100).nullish(),
 });
 
-export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listPassesFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listFilters, rawFilters);
+  const filters = validate(listPassesFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.PassWhereInput = {
     order: { account: { isDeleted: false } },
@@ -63,8 +63,8 @@ export function getPass(ctx: RequestContext, id: string): Promise<Pass> {
   return loadPass(ctx, { id }, 'read');
 }
 
-const redeemInput = z
-  .object({
+export const redeemPassInput = z
+  .strictObject({
     passId: z.string().min(1).max(100).nullish(),
     code: z
       .string()
@@ -86,7 +86,7 @@ function alreadyRedeemed(redemption: Pick<Redemption, 'id' | 'createdAt'>): AppE
 
 /** Redeems a pass by id (POST /v1/passes/{id}/redeem) or code (POST /v1/redemptions). */
 export async function redeemPass(ctx: RequestContext, raw: { passId?: unknown; code?: unknown; occurrenceId?: unknown }): Promise<Redemption> {
-  const input = validate(redeemInput, raw);
+  const input = validate(redeemPassInput, raw);
   const pass = await loadPass(ctx, input.passId ? { id: input.passId } : { code: input.code! }, 'redeem');
   if (input.occurrenceId && input.occurrenceId !== pass.occurrenceId) {
     throw new AppError('CONFLICT', `This pass is for another occurrence (${pass.occurrenceId}).`, [

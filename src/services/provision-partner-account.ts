@@ -9,10 +9,10 @@ import { missingRight } from '../auth/refusal.ts';
 
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 
-const input = z.object({
+export const provisionPartnerAccountInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   salesChannel: z
-    .object({
+    .strictObject({
       name: z.string().trim().min(1).max(255).optional(),
       slug: slug.optional(),
       channelType: z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']).optional(),
@@ -36,7 +36,7 @@ function slugify(text: string): string {
  * account (a partner integration acts for the organisation).
  */
 export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<string, unknown>) {
-  const { name, salesChannel } = validate(input, raw);
+  const { name, salesChannel } = validate(provisionPartnerAccountInput, raw);
   if (!ctx.access.allows('accounts', 'write') || !ctx.access.allows('sales_channels', 'write')) {
     throw missingRight(ctx);
   }

@@ -14,13 +14,13 @@ const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters 
 const accountId = z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits');
 const roleId = z.string().regex(/^rol_[A-Za-z0-9_]+$/, 'rol_ followed by letters, digits and underscores');
 
-const assignInput = z.object({ userId, accountId, roleId });
-const replaceInput = z.object({
+export const assignRoleInput = z.strictObject({ userId, accountId, roleId });
+export const replaceRolesInput = z.strictObject({
   userId,
   accountId,
   roleIds: limitedArray(roleId, 'rolesPerUser', `at most ${LIMITS.rolesPerUser} roles per user`),
 });
-const listFilters = z.object({ userId: userId.nullish(), accountId: accountId.nullish(), roleId: roleId.nullish() });
+export const listRoleAssignmentsFilters = z.object({ userId: userId.nullish(), accountId: accountId.nullish(), roleId: roleId.nullish() });
 
 const INCLUDE = {
   user: { select: { id: true, email: true, firstName: true, lastName: true } },
@@ -29,8 +29,8 @@ const INCLUDE = {
 } as const;
 
 /** Assignments on the accounts where the caller may read them, optionally filtered. */
-export async function listRoleAssignments(ctx: RequestContext, raw: z.input<typeof listFilters>) {
-  const filters = validate(listFilters, raw);
+export async function listRoleAssignments(ctx: RequestContext, raw: z.input<typeof listRoleAssignmentsFilters>) {
+  const filters = validate(listRoleAssignmentsFilters, raw);
   const accounts = ctx.access.accountsFor('role_assignments', 'read');
   return ctx.db.roleAssignment.findMany({
     where: {
@@ -86,8 +86,8 @@ async function loadTargets(
   return roles;
 }
 
-export async function assignRole(ctx: RequestContext, raw: z.input<typeof assignInput>) {
-  const input = validate(assignInput, raw);
+export async function assignRole(ctx: RequestContext, raw: z.input<typeof assignRoleInput>) {
+  const input = validate(assignRoleInput, raw);
   const [role] = await loadTargets(ctx, { ...input, roleIds: [input.roleId] }, () => 'roleId');
   assertMayManage(ctx, input.accountId, role!);
   await assertRoomForRoles(ctx.db, input.userId, 1, 'roleId');
@@ -105,8 +105,8 @@ export async function assignRole(ctx: RequestContext, raw: z.input<typeof assign
 }
 
 /** Replaces every role of the user on the account with `roleIds`, atomically. */
-export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof replaceInput>) {
-  const input = validate(replaceInput, raw);
+export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof replaceRolesInput>) {
+  const input = validate(replaceRolesInput, raw);
   const roleIds = [...new Set(input.roleIds)];
   const roles = await loadTargets(ctx, { ...input, roleIds }, (i) => `roleIds.${input.roleIds.indexOf(roleIds[i]!)}`);
   const current = await ctx.db.roleAssignment.findMany({

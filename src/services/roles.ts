@@ -20,16 +20,16 @@ const permissionList = limitedArray(
   `at most ${LIMITS.permissionsPerRole} permissions per role`,
 ).pipe(z.array(z.string()).min(1, 'at least 1 permission'));
 
-const createInput = z.object({
+export const createRoleInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   description: z.string().max(500).nullish(),
   permissions: permissionList,
 });
 
-const updateInput = createInput.partial();
+export const updateRoleInput = createRoleInput.partial();
 
-export type CreateRoleInput = z.input<typeof createInput>;
-export type UpdateRoleInput = z.input<typeof updateInput>;
+export type CreateRoleInput = z.input<typeof createRoleInput>;
+export type UpdateRoleInput = z.input<typeof updateRoleInput>;
 
 export function listRoles(ctx: RequestContext) {
   return ctx.db.role.findMany({ where: { isDeleted: false }, orderBy: [{ isSystemRole: 'desc' }, { createdAt: 'asc' }] });
@@ -50,7 +50,7 @@ async function assertNameFree(ctx: RequestContext, name: string, exceptId?: stri
 }
 
 export async function createRole(ctx: RequestContext, raw: Record<string, unknown>) {
-  const input = validate(createInput, raw);
+  const input = validate(createRoleInput, raw);
   assertMayDefine(ctx, input.permissions, 'a role');
   await assertNameFree(ctx, input.name);
   return ctx.db.role.create({
@@ -81,7 +81,7 @@ async function assertMayChangeHolders(ctx: RequestContext, role: Role, permissio
 }
 
 export async function updateRole(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
-  const input = validate(updateInput, raw);
+  const input = validate(updateRoleInput, raw);
   const role = await getRole(ctx, id);
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be modified.');
   const permissions = input.permissions === undefined ? undefined : [...new Set(input.permissions)];

@@ -40,7 +40,7 @@ const storefrontUrl = z
     }
   }, 'an http(s) URL');
 
-const createInput = z.object({
+export const createSalesChannelInput = z.strictObject({
   accountId: z.string().min(1).max(100),
   name,
   slug,
@@ -49,7 +49,7 @@ const createInput = z.object({
   eventIds: eventIds.nullish(),
   storefrontUrl: storefrontUrl.nullish(),
 });
-const updateInput = z.object({
+export const updateSalesChannelInput = z.strictObject({
   name: name.nullish(),
   isActive: z.boolean().nullish(),
   sellsAllEvents: z.boolean().nullish(),
@@ -57,16 +57,16 @@ const updateInput = z.object({
   /** null clears it. */
   storefrontUrl: storefrontUrl.nullish(),
 });
-const listFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
-const keyInput = z.object({ kind: z.enum(['publishable', 'secret'], { error: 'publishable or secret' }) });
+export const listSalesChannelsFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+export const createChannelKeyInput = z.strictObject({ kind: z.enum(['publishable', 'secret'], { error: 'publishable or secret' }) });
 
-export type CreateSalesChannelInput = z.input<typeof createInput>;
-export type UpdateSalesChannelInput = z.input<typeof updateInput>;
+export type CreateSalesChannelInput = z.input<typeof createSalesChannelInput>;
+export type UpdateSalesChannelInput = z.input<typeof updateSalesChannelInput>;
 
 /** Channels on the accounts the caller may read (deleted accounts' channels never appear), oldest first. */
-export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listSalesChannelsFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listFilters, rawFilters);
+  const filters = validate(listSalesChannelsFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.SalesChannelWhereInput = { account: { isDeleted: false }, ...(accountId === undefined ? {} : { accountId }) };
   return paginate(
@@ -107,7 +107,7 @@ function slugTaken(slugValue: string): AppError {
 }
 
 export async function createSalesChannel(ctx: RequestContext, raw: Raw<CreateSalesChannelInput>): Promise<SalesChannel> {
-  const input = validate(createInput, raw);
+  const input = validate(createSalesChannelInput, raw);
   const accountId = await owningAccount(ctx, RESOURCE, input.accountId);
   const events = input.eventIds ? await checkEventIds(ctx, accountId, input.eventIds) : [];
   const id = newId('salesChannel');
@@ -141,7 +141,7 @@ export async function createSalesChannel(ctx: RequestContext, raw: Raw<CreateSal
 /** Name, isActive and sellsAllEvents change in place; eventIds, when given, replaces the list atomically. */
 export async function updateSalesChannel(ctx: RequestContext, id: string, raw: Raw<UpdateSalesChannelInput>): Promise<SalesChannel> {
   const channel = await loadChannel(ctx, id, 'write');
-  const input = validate(updateInput, raw);
+  const input = validate(updateSalesChannelInput, raw);
   const events = input.eventIds ? await checkEventIds(ctx, channel.accountId, input.eventIds) : undefined;
   const data: Prisma.SalesChannelUpdateInput = {
     ...(input.name != null ? { name: input.name } : {}),
@@ -167,9 +167,9 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
 }
 
 /** A new key of a channel; the material (svpk_ / svsk_) is answered here once and stored as its sha256. */
-export async function createChannelKey(ctx: RequestContext, channelId: string, raw: Raw<z.input<typeof keyInput>>) {
+export async function createChannelKey(ctx: RequestContext, channelId: string, raw: Raw<z.input<typeof createChannelKeyInput>>) {
   const channel = await loadChannel(ctx, channelId, 'write');
-  const { kind } = validate(keyInput, raw);
+  const { kind } = validate(createChannelKeyInput, raw);
   const key = randomSecret(CHANNEL_KEY_PREFIXES[kind]);
   const channelKey = await ctx.db.channelKey.create({
     data: {

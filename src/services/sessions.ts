@@ -57,7 +57,7 @@ export async function issueSession(
   return { accessToken: access.token, refreshToken, expiresAt: access.expiresAt };
 }
 
-const loginInput = z.object({
+export const loginInput = z.strictObject({
   email: z.email().transform((e) => e.toLowerCase()),
   password: z.string().min(1),
 });
@@ -114,7 +114,7 @@ export async function login(
   return { ...tokens, user: { id: person.id, email: person.email, firstName: person.firstName, lastName: person.lastName } };
 }
 
-const refreshInput = z.object({ refreshToken: z.string().min(1) });
+export const refreshInput = z.strictObject({ refreshToken: z.string().min(1) });
 
 /**
  * Rotates a refresh token. A token used twice means it leaked: the whole family (every token of

@@ -31,8 +31,8 @@ const ticketTypeFields = {
   salesEndAt: instant.nullish(),
 };
 
-const createTicketTypeInput = z.object(ticketTypeFields);
-const updateTicketTypeInput = z.object(ticketTypeFields).partial();
+export const createTicketTypeInput = z.strictObject(ticketTypeFields);
+export const updateTicketTypeInput = z.strictObject(ticketTypeFields).partial();
 
 export type CreateTicketTypeInput = z.input<typeof createTicketTypeInput>;
 export type UpdateTicketTypeInput = z.input<typeof updateTicketTypeInput>;

@@ -36,9 +36,9 @@ const venueFields = {
   capacity: z.number().int().min(0).max(2_147_483_647).nullish(),
 };
 
-const createVenueInput = z.object({ accountId: z.string().min(1).max(100), ...venueFields });
-const updateVenueInput = z.object(venueFields).partial();
-const listVenuesFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+export const createVenueInput = z.strictObject({ accountId: z.string().min(1).max(100), ...venueFields });
+export const updateVenueInput = z.strictObject(venueFields).partial();
+export const listVenuesFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
 
 export type CreateVenueInput = z.input<typeof createVenueInput>;
 export type UpdateVenueInput = z.input<typeof updateVenueInput>;

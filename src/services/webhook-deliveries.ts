@@ -34,7 +34,7 @@ export async function loadDelivery(db: Db, id: string): Promise<DeliveryView> {
   return view(row);
 }
 
-const filters = z.object({
+export const listWebhookDeliveriesFilters = z.object({
   endpointId: z.string().min(1).max(100).nullish(),
   status: z.enum(DELIVERY_STATUSES, { error: `One of ${DELIVERY_STATUSES.join(', ')}.` }).nullish(),
   eventType: z
@@ -44,7 +44,7 @@ const filters = z.object({
     .nullish(),
 });
 
-export type ListWebhookDeliveriesArgs = { [K in keyof PageArgs | keyof z.input<typeof filters>]?: unknown };
+export type ListWebhookDeliveriesArgs = { [K in keyof PageArgs | keyof z.input<typeof listWebhookDeliveriesFilters>]?: unknown };
 
 /**
  * Deliveries on the accounts where the caller may read webhooks, newest first, filtered by
@@ -52,7 +52,7 @@ export type ListWebhookDeliveriesArgs = { [K in keyof PageArgs | keyof z.input<t
  */
 export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebhookDeliveriesArgs): Promise<Page<DeliveryView>> {
   const { endpointId, status, eventType, ...pageArgs } = args;
-  const input = validate(filters, { endpointId, status, eventType });
+  const input = validate(listWebhookDeliveriesFilters, { endpointId, status, eventType });
   const readable = ctx.access.accountsFor('webhooks', 'read');
   const where: Prisma.WebhookDeliveryWhereInput = {
     endpoint: { deletedAt: null },

@@ -89,6 +89,8 @@ export function listWebhookEventTypes(): Array<{ type: WebhookEventType; descrip
 }
 
 /** Endpoints of the accounts the caller may read (optionally one of them), oldest first. */
+export const listWebhookEndpointsFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+
 export async function listWebhookEndpoints(ctx: RequestContext, args: { accountId?: string | null }): Promise<WebhookEndpoint[]> {
   const readable = ctx.access.accountsFor('webhooks', 'read');
   const only = args.accountId ?? undefined;
