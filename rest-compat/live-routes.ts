@@ -5,6 +5,8 @@ import { checkoutCartInput, createCartInput, updateCartInput } from '../src/serv
 import type { RestRoute } from './route.ts';
 import { PAGINATION_FIELDS, idParam, pageQuery, pagination } from './shapes/common.ts';
 import { CUSTOMER_FIELDS, ORDER_CORE_FIELDS, customer, orderCore } from './shapes/orders.ts';
+import { statusOf } from '../src/statuses.ts';
+import { LISTED_EVENT_STATUSES } from '../src/services/sellability.ts';
 
 /**
  * The sales API route table, mounted at /live. Routes take a sales channel key (Authorization:
@@ -23,7 +25,7 @@ const listingEvent = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
-  status: z.enum(['published', 'on_sale']),
+  status: z.enum(LISTED_EVENT_STATUSES as [string, ...string[]]),
   timezone: z.string(),
   venueId: z.string().nullable(),
   tags: z.array(z.string()),
@@ -61,7 +63,7 @@ const CART_FIELDS = `id sessionId status currency itemCount subtotalAmount total
 const cart = z.object({
   id: z.string(),
   sessionId: z.string(),
-  status: z.enum(['open', 'checked_out', 'abandoned']),
+  status: statusOf('cart'),
   currency: z.string().nullable(),
   itemCount: z.number().int(),
   subtotalAmount: z.number().int(),

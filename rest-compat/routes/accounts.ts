@@ -3,6 +3,7 @@ import { createAccountInput, updateAccountInput } from '../../src/services/accou
 import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { statusOf } from '../../src/statuses.ts';
 
 export const ACCOUNT_FIELDS = 'id organisationId name status isDeleted createdAt updatedAt';
 
@@ -10,13 +11,12 @@ export const account = z.object({
   id: z.string(),
   organisationId: z.string(),
   name: z.string(),
-  status: z.enum(['active', 'inactive']),
+  status: statusOf('account'),
   isDeleted: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 
-const status = z.enum(['active', 'inactive']);
 
 export const accountsRoutes: RestRoute[] = [
   {

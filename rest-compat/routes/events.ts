@@ -5,6 +5,7 @@ import { listQuery } from '../../src/pagination.ts';
 import { createEventInput, listEventsFilters, updateEventInput } from '../../src/services/events.ts';
 import { createOccurrenceInput } from '../../src/services/occurrences.ts';
 import { createTicketTypeInput, updateTicketTypeInput } from '../../src/services/ticket-types.ts';
+import { statusOf } from '../../src/statuses.ts';
 
 
 const EVENT_FIELDS = `id organisationId accountId name description status venueId timezone onSaleDate offSaleDate
@@ -13,7 +14,6 @@ const OCCURRENCE_FIELDS = 'id organisationId accountId eventId startDate startTi
 const TICKET_TYPE_FIELDS = `id organisationId accountId eventId name description priceAmount currency capacity maxPerOrder
   salesStartAt salesEndAt createdAt updatedAt`;
 
-const EVENT_STATUSES = ['draft', 'published', 'on_sale', 'sold_out', 'completed', 'cancelled'] as const;
 
 const event = z.object({
   id: z.string(),
@@ -21,7 +21,7 @@ const event = z.object({
   accountId: z.string(),
   name: z.string(),
   description: z.string().nullable(),
-  status: z.enum(EVENT_STATUSES),
+  status: statusOf('event'),
   venueId: z.string().nullable(),
   timezone: z.string(),
   onSaleDate: z.string().nullable(),
@@ -46,7 +46,7 @@ const eventOccurrence = z.object({
   endDate: z.string().nullable(),
   endTime: z.string().nullable(),
   timezone: z.string(),
-  status: z.enum(['scheduled', 'cancelled']),
+  status: statusOf('occurrence'),
   capacity: z.number().nullable(),
 });
 

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { provisionPartnerAccountInput } from '../../src/services/provision-partner-account.ts';
 import type { RestRoute } from '../route.ts';
 import { account, ACCOUNT_FIELDS } from './accounts.ts';
+import { statusOf } from '../../src/statuses.ts';
 
-const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
+const channelType = statusOf('channelType');
 
 export const partnerRoutes: RestRoute[] = [
   {

@@ -3,11 +3,12 @@ import { listQuery } from '../../src/pagination.ts';
 import { createChannelKeyInput, createSalesChannelInput, listSalesChannelsFilters, updateSalesChannelInput } from '../../src/services/sales-channels.ts';
 import type { RestRoute } from '../route.ts';
 import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { statusOf } from '../../src/statuses.ts';
 
 const CHANNEL_FIELDS = 'id organisationId accountId name slug channelType sellsAllEvents eventIds storefrontUrl isActive createdAt updatedAt';
 const KEY_FIELDS = 'id channelId kind keyPrefix createdAt lastUsedAt revokedAt';
 
-const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
+const channelType = statusOf('channelType');
 
 const salesChannel = z.object({
   id: z.string(),
@@ -27,7 +28,7 @@ const salesChannel = z.object({
 const channelKey = z.object({
   id: z.string(),
   channelId: z.string(),
-  kind: z.enum(['publishable', 'secret']),
+  kind: statusOf('channelKeyKind'),
   keyPrefix: z.string(),
   createdAt: z.string(),
   lastUsedAt: z.string().nullable(),

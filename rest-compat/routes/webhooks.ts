@@ -5,13 +5,14 @@ import { listWebhookDeliveriesFilters } from '../../src/services/webhook-deliver
 import { listWebhookEndpointsFilters } from '../../src/services/webhook-endpoints.ts';
 import type { RestRoute } from '../route.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { STATUSES } from '../../src/statuses.ts';
 
 const ENDPOINT_FIELDS = 'id accountId url description eventTypes enabled apiVersion createdAt updatedAt';
 const DELIVERY_FIELDS = `id endpointId eventId eventType status attemptCount nextAttemptAt createdAt
   attempts { attemptNumber attemptedAt statusCode responseBody durationMs error }`;
 
 const EVENT_TYPES = Object.keys(WEBHOOK_EVENT_TYPES) as [string, ...string[]];
-const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+const DELIVERY_STATUSES = STATUSES.delivery;
 
 const eventType = z.enum(EVENT_TYPES, { error: `An event type: one of ${EVENT_TYPES.join(', ')}.` });
 

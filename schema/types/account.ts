@@ -1,14 +1,11 @@
 import { createAccount, deleteAccount, getAccount, listAccounts, updateAccount } from '../../src/services/accounts.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult } from './common.ts';
+import { DeleteResult, statusEnum } from './common.ts';
 
-const AccountStatus = builder.enumType('AccountStatus', {
-  description: 'Whether an account trades.',
-  values: {
-    active: { description: 'Trading.' },
-    inactive: { description: 'Not trading.' },
-  } as const,
+const AccountStatus = statusEnum('AccountStatus', 'account', 'Whether an account trades.', {
+  active: 'Trading.',
+  inactive: 'Not trading.',
 });
 
 export const Account = builder.prismaObject('Account', {

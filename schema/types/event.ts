@@ -1,21 +1,18 @@
 import { createEvent, deleteEvent, eventCounts, getEvent, listEvents, updateEvent } from '../../src/services/events.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult } from './common.ts';
+import { DeleteResult, statusEnum } from './common.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
 
-export const EventStatus = builder.enumType('EventStatus', {
-  description: 'Where an event is in its life. Any status may follow any other.',
-  values: {
-    draft: { description: 'Being prepared; not shown to buyers.' },
-    published: { description: 'Announced; tickets not on sale yet.' },
-    on_sale: { description: 'Tickets are on sale.' },
-    sold_out: { description: 'Every ticket is sold.' },
-    completed: { description: 'The event has taken place.' },
-    cancelled: { description: 'The event will not take place.' },
-  } as const,
+export const EventStatus = statusEnum('EventStatus', 'event', 'Where an event is in its life. Any status may follow any other.', {
+  draft: 'Being prepared; not shown to buyers.',
+  published: 'Announced; tickets not on sale yet.',
+  on_sale: 'Tickets are on sale.',
+  sold_out: 'Every ticket is sold.',
+  completed: 'The event has taken place.',
+  cancelled: 'The event will not take place.',
 });
 
 export const Event = builder.prismaObject('Event', {

@@ -11,7 +11,7 @@ import {
 } from '../../src/services/webhook-endpoints.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult } from './common.ts';
+import { DeleteResult, statusEnum } from './common.ts';
 
 const READ = { $all: { organisation: true, permission: 'webhooks.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'webhooks.write' } } as const;
@@ -59,13 +59,10 @@ const CreatedWebhookEndpoint = builder
     }),
   });
 
-const WebhookDeliveryStatus = builder.enumType('WebhookDeliveryStatus', {
-  description: 'Where a delivery stands.',
-  values: {
-    pending: { description: 'Not yet acknowledged; attempts continue on the retry schedule.' },
-    succeeded: { description: 'The receiver answered 2xx.' },
-    failed: { description: 'Every attempt failed; no more attempts are made.' },
-  } as const,
+const WebhookDeliveryStatus = statusEnum('WebhookDeliveryStatus', 'delivery', 'Where a delivery stands.', {
+  pending: 'Not yet acknowledged; attempts continue on the retry schedule.',
+  succeeded: 'The receiver answered 2xx.',
+  failed: 'Every attempt failed; no more attempts are made.',
 });
 
 const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implement({

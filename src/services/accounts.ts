@@ -5,9 +5,10 @@ import { newId } from '../ids.ts';
 import { paginate, type RawPageArgs } from '../pagination.ts';
 import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { statusOf } from '../statuses.ts';
 
 const name = z.string().trim().min(1).max(255);
-const status = z.enum(['active', 'inactive']);
+const status = statusOf('account');
 export const createAccountInput = z.strictObject({ name, status: status.optional() });
 export const updateAccountInput = z.strictObject({ name, status }).partial();
 

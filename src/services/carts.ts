@@ -10,6 +10,7 @@ import { recordWebhookEvent } from '../webhooks/record.ts';
 import { sha256 } from '../auth/keys.ts';
 import { clientBucket, tooMany } from '../limits/rate-limiter.ts';
 import { capacityOf, hold, lockOrder } from './inventory.ts';
+import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
 import { channelOfKey, remaining } from './listings.ts';
 import { orderNumber, releaseExpiredHolds } from './orders.ts';
 import { validate } from '../validation.ts';
@@ -168,7 +169,7 @@ async function appraise(ctx: RequestContext, channel: SalesChannel, items: reado
       event &&
       event.accountId === channel.accountId &&
       !event.isDeleted &&
-      (event.status === 'published' || event.status === 'on_sale') &&
+      LISTED_EVENT_STATUSES.includes(event.status) &&
       (channel.sellsAllEvents || event.channelListings.length > 0);
     if (!occurrence || !event || !sold) {
       issues.push({ path: `${at}.occurrenceId`, message: 'No such occurrence on sale in this channel.' });
@@ -178,24 +179,18 @@ async function appraise(ctx: RequestContext, channel: SalesChannel, items: reado
       issues.push({ path: `${at}.occurrenceId`, message: 'This occurrence has started or was cancelled.' });
       return;
     }
-    if (event.onSaleDate && event.onSaleDate > now) {
-      issues.push({ path: `${at}.occurrenceId`, message: `Sales for this event open at ${event.onSaleDate.toISOString()}.` });
-      return;
-    }
-    if (event.offSaleDate && event.offSaleDate <= now) {
-      issues.push({ path: `${at}.occurrenceId`, message: 'Sales for this event have closed.' });
+    const eventClosed = salesClosed(event, { salesStartAt: null, salesEndAt: null }, now);
+    if (eventClosed) {
+      issues.push({ path: `${at}.${eventClosed.field}`, message: eventClosed.message });
       return;
     }
     if (!type || !line || type.isDeleted || type.eventId !== event.id) {
       issues.push({ path: `${at}.ticketTypeId`, message: "Not a ticket type of this occurrence's event." });
       return;
     }
-    if (type.salesStartAt && type.salesStartAt > now) {
-      issues.push({ path: `${at}.ticketTypeId`, message: `This ticket type goes on sale at ${type.salesStartAt.toISOString()}.` });
-      return;
-    }
-    if (type.salesEndAt && type.salesEndAt <= now) {
-      issues.push({ path: `${at}.ticketTypeId`, message: 'Sales of this ticket type have ended.' });
+    const closed = salesClosed(event, type, now);
+    if (closed) {
+      issues.push({ path: `${at}.${closed.field}`, message: closed.message });
       return;
     }
     if (type.maxPerOrder !== null && item.quantity > type.maxPerOrder) {

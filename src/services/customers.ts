@@ -12,6 +12,7 @@ import { type RawPageArgs } from '../pagination.ts';
 import { readableAccounts } from './access.ts';
 import { channelOfKey } from './listings.ts';
 import { validate } from '../validation.ts';
+import { statusOf } from '../statuses.ts';
 
 /**
  * Customers (cus_) of an account: created by their first checkout (customer.created), one per
@@ -150,7 +151,7 @@ export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<
   return { customerToken: token, expiresAt, customer };
 }
 
-export const customerOrdersFilters = z.object({ status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish() });
+export const customerOrdersFilters = z.object({ status: statusOf('order').nullish() });
 
 /** The signed-in customer's orders, newest first (GET /live/sales/me/orders). */
 export async function customerOrders(ctx: RequestContext, args: RawPageArgs & { status?: unknown }) {

@@ -12,15 +12,16 @@ import { assertMay, readableAccounts } from './access.ts';
 import type { Raw } from '../validation.ts';
 import type { RawPageArgs } from '../pagination.ts';
 import { addDays, instant, localDate, startOfLocalDay, timeZone } from '../time-zones.ts';
-import { cancelPendingOrdersOfEvent, SELLING_EVENT_STATUSES } from './orders.ts';
+import { cancelPendingOrdersOfEvent } from './orders.ts';
+import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
+import { STATUSES, statusOf } from '../statuses.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Events
 
-export const EVENT_STATUSES = ['draft', 'published', 'on_sale', 'sold_out', 'completed', 'cancelled'] as const;
-export type EventStatus = (typeof EVENT_STATUSES)[number];
+export type EventStatus = (typeof STATUSES)['event'][number];
 
-const status = z.enum(EVENT_STATUSES, { error: `one of ${EVENT_STATUSES.join(', ')}` });
+const status = statusOf('event');
 
 /** 1 to 50 characters each, at most 50 after removing duplicates (the first spelling is kept). */
 const tags = z
@@ -137,7 +138,7 @@ export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<Upda
   if (input.tags !== undefined) data.tags = input.tags;
   const updated = await ctx.db.event.update({ where: { id }, data });
   // Tickets held for an event that stopped selling go back at once (and their orders cannot be paid).
-  if (input.status !== undefined && !SELLING_EVENT_STATUSES.includes(input.status)) {
+  if (input.status !== undefined && !PAYABLE_EVENT_STATUSES.includes(input.status)) {
     await cancelPendingOrdersOfEvent(ctx.runtime, event.organisationId, id);
   }
   return updated;

@@ -9,6 +9,7 @@ import { type RawPageArgs } from '../pagination.ts';
 import { instantsAt, localDate, localParts, localTime, timeZone } from '../time-zones.ts';
 import { loadEvent } from './events.ts';
 import { validate } from '../validation.ts';
+import { statusOf } from '../statuses.ts';
 
 export const createOccurrenceInput = z
   .strictObject({
@@ -17,7 +18,7 @@ export const createOccurrenceInput = z
     endDate: localDate.nullish(),
     endTime: localTime.nullish(),
     timezone: timeZone.nullish(),
-    status: z.enum(['scheduled', 'cancelled'], { error: 'scheduled or cancelled' }).optional(),
+    status: statusOf('occurrence').optional(),
     capacity: z.number().int().min(0).max(2_147_483_647).nullish(),
   })
   .superRefine((input, issue) => {

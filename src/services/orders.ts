@@ -17,6 +17,8 @@ import { type RawPageArgs } from '../pagination.ts';
 import { assertMay, readableAccounts } from './access.ts';
 import { lockOrder, move, type Tx } from './inventory.ts';
 import { validate } from '../validation.ts';
+import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
+import { statusOf } from '../statuses.ts';
 
 /**
  * The order lifecycle after checkout (src/services/carts.ts creates pending orders):
@@ -314,13 +316,11 @@ async function unsellable(tx: Tx, order: Order): Promise<string | null> {
        FOR SHARE OF o, e`;
   for (const show of shows) {
     if (show.occurrenceStatus !== 'scheduled') return 'a performance in it was cancelled';
-    if (show.isDeleted || !SELLING_EVENT_STATUSES.includes(show.eventStatus)) return 'an event in it is no longer on sale';
+    if (show.isDeleted || !(PAYABLE_EVENT_STATUSES as readonly string[]).includes(show.eventStatus)) return 'an event in it is no longer on sale';
   }
   return null;
 }
 
-/** Event statuses under which held tickets can still be paid for (unsellable() agrees). */
-export const SELLING_EVENT_STATUSES: readonly string[] = ['published', 'on_sale', 'sold_out'];
 
 /**
  * Cancels the pending orders holding tickets of an event that stopped selling (cancelled, taken
@@ -427,7 +427,7 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
 // Lists
 
 export const listOrdersFilters = z.object({
-  status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish(),
+  status: statusOf('order').nullish(),
   customerId: z.string().min(1).max(100).nullish(),
   accountId: z.string().min(1).max(100).nullish(),
   channelId: z.string().min(1).max(100).nullish(),

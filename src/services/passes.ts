@@ -11,6 +11,7 @@ import { type Raw } from '../validation.ts';
 import { type RawPageArgs } from '../pagination.ts';
 import { assertMay, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
+import { statusOf } from '../statuses.ts';
 
 /**
  * Passes (pas_, one per ticket of a confirmed order) and their redemption at the door. A scanner
@@ -29,7 +30,7 @@ export const listPassesFilters = z.object({
   orderId: z.string().min(1).max(100).nullish(),
   customerId: z.string().min(1).max(100).nullish(),
   occurrenceId: z.string().min(1).max(100).nullish(),
-  status: z.enum(['issued', 'redeemed', 'void']).nullish(),
+  status: statusOf('pass').nullish(),
   accountId: z.string().min(1).max(100).nullish(),
 });
 

@@ -6,6 +6,7 @@ import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { statusOf } from '../statuses.ts';
 
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 
@@ -15,7 +16,7 @@ export const provisionPartnerAccountInput = z.strictObject({
     .strictObject({
       name: z.string().trim().min(1).max(255).optional(),
       slug: slug.optional(),
-      channelType: z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']).optional(),
+      channelType: statusOf('channelType').optional(),
     })
     .optional(),
 });

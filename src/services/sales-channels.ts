@@ -14,6 +14,7 @@ import { type Raw } from '../validation.ts';
 import { type RawPageArgs } from '../pagination.ts';
 import { assertMay, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
+import { statusOf } from '../statuses.ts';
 
 /**
  * Sales channels (sch_) of an account and their keys (schk_). A channel sells every published or
@@ -27,7 +28,7 @@ const slug = z
   .string()
   .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 const name = z.string().trim().min(1).max(255);
-const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
+const channelType = statusOf('channelType');
 const eventIds = limitedArray(z.string().min(1).max(100), 'idsPerRequest', `at most ${LIMITS.idsPerRequest} events (a channel selling more sells all events of its account)`);
 const storefrontUrl = z
   .string()
@@ -58,7 +59,7 @@ export const updateSalesChannelInput = z.strictObject({
   storefrontUrl: storefrontUrl.nullish(),
 });
 export const listSalesChannelsFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
-export const createChannelKeyInput = z.strictObject({ kind: z.enum(['publishable', 'secret'], { error: 'publishable or secret' }) });
+export const createChannelKeyInput = z.strictObject({ kind: statusOf('channelKeyKind') });
 
 export type CreateSalesChannelInput = z.input<typeof createSalesChannelInput>;
 export type UpdateSalesChannelInput = z.input<typeof updateSalesChannelInput>;

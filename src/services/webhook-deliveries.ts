@@ -5,13 +5,14 @@ import { AppError } from '../errors.ts';
 import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prisma/client.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
 import { validate } from '../validation.ts';
+import { STATUSES } from '../statuses.ts';
 
 /**
  * Webhook deliveries (whd_): one source event to one endpoint, with its status, next attempt and
  * every attempt made (status code, first 4 KiB of the body, duration, error), oldest attempt first.
  */
 
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export const DELIVERY_STATUSES = STATUSES.delivery;
 
 /** A delivery as both surfaces show it; the attempts carry the account for their authorisation. */
 export type DeliveryView = WebhookDelivery & { attempts: AttemptView[] };
