@@ -1,6 +1,6 @@
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
-import { randomSecret, sha256 } from '../auth/keys.ts';
+import { mintKey, sha256 } from '../auth/keys.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { isValidScope } from '../auth/permissions.ts';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
@@ -49,15 +49,15 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
   // A key's scopes apply on its account, or on every account for an organisation-wide key.
   assertMayGrant(ctx, accountId ? input.scopes : input.scopes.map((scope) => `${scope}:all`), accountId, 'these scopes');
 
-  const key = randomSecret('svak_');
+  const { key, keyHash, keyPrefix } = mintKey('svak_');
   const apiKey = await ctx.db.apiKey.create({
     data: {
       id: newId('apiKey'),
       organisationId: ctx.organisation!.id,
       accountId,
       name: input.name,
-      keyHash: sha256(key),
-      keyPrefix: key.slice(0, 12),
+      keyHash,
+      keyPrefix,
       scopes: [...new Set(input.scopes)],
       createdById: createdBy,
       expiresAt: input.expiresAt ?? null,

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { sha256 } from '../auth/keys.ts';
+import { mintKey, sha256 } from '../auth/keys.ts';
 import { channelOf, customerOf, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
@@ -9,7 +8,7 @@ import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import { paginate, type PageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { type RawPageArgs } from '../pagination.ts';
-import { readableAccounts } from './access.ts';
+import { authorised, readableAccounts } from './access.ts';
 import { channelOfKey } from './listings.ts';
 import { validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
@@ -50,10 +49,8 @@ export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw
 }
 
 export async function getCustomer(ctx: RequestContext, id: string): Promise<Customer> {
-  const customer = await ctx.db.customer.findFirst({ where: { id, account: { isDeleted: false } } });
   // Reading is the only right on customers: one the caller may not read does not exist for them.
-  if (!customer || !ctx.access.allows(RESOURCE, 'read', customer.accountId)) throw AppError.notFound('Customer not found.');
-  return customer;
+  return authorised(ctx, await ctx.db.customer.findFirst({ where: { id, account: { isDeleted: false } } }), RESOURCE, 'read', 'Customer');
 }
 
 export const magicLinkInput = z.strictObject({ email: z.email().max(254).transform((email) => email.toLowerCase()) });
@@ -80,7 +77,7 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
     ]);
     if (!customer) return;
     const ttl = runtime.config.MAGIC_LINK_TTL;
-    const code = randomBytes(24).toString('base64url');
+    const { key: code, keyHash: codeHash } = mintKey('', 24);
     const expiresAt = new Date(Date.now() + ttl);
     const issued = await ctx.db.$transaction(async (tx) => {
       // One issuer per address at a time, so the cap holds under concurrent requests.
@@ -93,7 +90,7 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
       // Only the newest code works: an older mail lying around no longer signs anyone in.
       await tx.customerLoginCode.updateMany({ where: { accountId: customer.accountId, email, usedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
       await tx.customerLoginCode.create({
-        data: { id: newId('customerLoginCode'), organisationId: customer.organisationId, accountId: customer.accountId, email, codeHash: sha256(code), expiresAt },
+        data: { id: newId('customerLoginCode'), organisationId: customer.organisationId, accountId: customer.accountId, email, codeHash, expiresAt },
       });
       return true;
     });

@@ -8,7 +8,7 @@ import { recordWebhookEvent } from '../webhooks/record.ts';
 import { paginate, type PageArgs } from '../pagination.ts';
 import { validate } from '../validation.ts';
 import { owningAccount } from './accounts.ts';
-import { assertMay, readableAccounts } from './access.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
 import type { Raw } from '../validation.ts';
 import type { RawPageArgs } from '../pagination.ts';
 import { addDays, instant, localDate, startOfLocalDay, timeZone } from '../time-zones.ts';
@@ -108,10 +108,7 @@ export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput
 
 /** A non-deleted event the caller may `action` (read: GET; write: changes). */
 export async function loadEvent(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<Event> {
-  const event = await ctx.db.event.findFirst({ where: { id, isDeleted: false } });
-  if (!event) throw AppError.notFound('Event not found.');
-  assertMay(ctx, 'events', action, event.accountId, 'Event');
-  return event;
+  return authorised(ctx, await ctx.db.event.findFirst({ where: { id, isDeleted: false } }), 'events', action, 'Event');
 }
 
 export function getEvent(ctx: RequestContext, id: string): Promise<Event> {

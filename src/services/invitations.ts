@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { assertMayGrant } from '../auth/granting.ts';
-import { sha256 } from '../auth/keys.ts';
+import { mintKey, sha256 } from '../auth/keys.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import { publicUrl } from '../config.ts';
 import { organisationOf, type RequestContext } from '../context.ts';
@@ -50,8 +49,8 @@ const redeemWithPassword = redeemInvitationInput.extend({ password: redeemPasswo
  * creates a person's password.
  */
 function newCode(): { code: string; codeHash: string; codeHint: string } {
-  const code = randomBytes(32).toString('base64url');
-  return { code, codeHash: sha256(code), codeHint: `${code.slice(0, 4)}…` };
+  const { key: code, keyHash: codeHash } = mintKey('');
+  return { code, codeHash, codeHint: `${code.slice(0, 4)}…` };
 }
 
 /** Failed redemptions (unknown code, wrong password) per client address before they must wait. */

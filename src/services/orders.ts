@@ -14,7 +14,7 @@ import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { paginate, type PageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { type RawPageArgs } from '../pagination.ts';
-import { assertMay, readableAccounts } from './access.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
 import { lockOrder, move, type Tx } from './inventory.ts';
 import { validate } from '../validation.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
@@ -357,10 +357,7 @@ export function startHoldSweep(services: Services, intervalMs = 15_000): { stop(
 
 /** The order, if the caller may see it (else 404) and `action` it (else missingRight). */
 async function loadOrder(ctx: RequestContext, id: string, action: 'read' | 'cancel' | 'refund'): Promise<Order> {
-  const order = await ctx.db.order.findFirst({ where: { id, account: { isDeleted: false } } });
-  if (!order) throw AppError.notFound('Order not found.');
-  assertMay(ctx, RESOURCE, action, order.accountId, 'Order');
-  return order;
+  return authorised(ctx, await ctx.db.order.findFirst({ where: { id, account: { isDeleted: false } } }), RESOURCE, action, 'Order');
 }
 
 export function getOrder(ctx: RequestContext, id: string): Promise<Order> {

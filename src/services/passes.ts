@@ -9,7 +9,7 @@ import { recordWebhookEvent } from '../webhooks/record.ts';
 import { paginate, type PageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { type RawPageArgs } from '../pagination.ts';
-import { assertMay, readableAccounts } from './access.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 
@@ -54,10 +54,7 @@ export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.
 }
 
 async function loadPass(ctx: RequestContext, where: Prisma.PassWhereInput, action: 'read' | 'redeem'): Promise<Pass> {
-  const pass = await ctx.db.pass.findFirst({ where: { ...where, order: { account: { isDeleted: false } } } });
-  if (!pass) throw AppError.notFound('Pass not found.');
-  assertMay(ctx, RESOURCE, action, pass.accountId, 'Pass');
-  return pass;
+  return authorised(ctx, await ctx.db.pass.findFirst({ where: { ...where, order: { account: { isDeleted: false } } } }), RESOURCE, action, 'Pass');
 }
 
 export function getPass(ctx: RequestContext, id: string): Promise<Pass> {

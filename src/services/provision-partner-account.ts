@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { randomSecret, sha256 } from '../auth/keys.ts';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
+import { issueChannelKey } from './sales-channels.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { statusOf } from '../statuses.ts';
 
@@ -43,7 +43,6 @@ export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<s
   }
   const organisationId = ctx.organisation!.id;
   const channelSlug = salesChannel?.slug ?? `${slugify(name)}-${newId('salesChannel').slice(-6).toLowerCase()}`;
-  const key = randomSecret('svpk_');
   try {
     return await ctx.db.$transaction(async (tx) => {
       const account = await tx.account.create({ data: { id: newId('account'), organisationId, name } });
@@ -57,16 +56,7 @@ export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<s
           channelType: salesChannel?.channelType ?? 'partner',
         },
       });
-      const channelKey = await tx.channelKey.create({
-        data: {
-          id: newId('channelKey'),
-          organisationId,
-          channelId: channel.id,
-          kind: 'publishable',
-          keyHash: sha256(key),
-          keyPrefix: key.slice(0, 12),
-        },
-      });
+      const { channelKey, key } = await issueChannelKey(tx, channel, 'publishable');
       return {
         account,
         salesChannel: { id: channel.id, slug: channel.slug, channelType: channel.channelType },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { CHANNEL_KEY_PREFIXES } from '../auth/channel-keys.ts';
 import { forgetCachedAccess } from '../auth/forget.ts';
-import { randomSecret, sha256 } from '../auth/keys.ts';
+import { mintKey } from '../auth/keys.ts';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
@@ -12,7 +12,7 @@ import { paginate, type PageArgs } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
 import { type RawPageArgs } from '../pagination.ts';
-import { assertMay, readableAccounts } from './access.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 
@@ -78,10 +78,7 @@ export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs &
 }
 
 async function loadChannel(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<SalesChannel> {
-  const channel = await ctx.db.salesChannel.findFirst({ where: { id, account: { isDeleted: false } } });
-  if (!channel) throw AppError.notFound('Sales channel not found.');
-  assertMay(ctx, RESOURCE, action, channel.accountId, 'Sales channel');
-  return channel;
+  return authorised(ctx, await ctx.db.salesChannel.findFirst({ where: { id, account: { isDeleted: false } } }), RESOURCE, action, 'Sales channel');
 }
 
 export function getSalesChannel(ctx: RequestContext, id: string): Promise<SalesChannel> {
@@ -171,16 +168,18 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
 export async function createChannelKey(ctx: RequestContext, channelId: string, raw: Raw<z.input<typeof createChannelKeyInput>>) {
   const channel = await loadChannel(ctx, channelId, 'write');
   const { kind } = validate(createChannelKeyInput, raw);
-  const key = randomSecret(CHANNEL_KEY_PREFIXES[kind]);
-  const channelKey = await ctx.db.channelKey.create({
-    data: {
-      id: newId('channelKey'),
-      organisationId: ctx.organisation!.id,
-      channelId: channel.id,
-      kind,
-      keyHash: sha256(key),
-      keyPrefix: key.slice(0, 12),
-    },
+  return issueChannelKey(ctx.db, channel, kind);
+}
+
+/** Issues a key of `kind` for `channel` with `db` (the caller's transaction when it has one). */
+export async function issueChannelKey(
+  db: Pick<RequestContext['db'], 'channelKey'>,
+  channel: { id: string; organisationId: string },
+  kind: keyof typeof CHANNEL_KEY_PREFIXES,
+) {
+  const { key, keyHash, keyPrefix } = mintKey(CHANNEL_KEY_PREFIXES[kind]);
+  const channelKey = await db.channelKey.create({
+    data: { id: newId('channelKey'), organisationId: channel.organisationId, channelId: channel.id, kind, keyHash, keyPrefix },
   });
   return { channelKey, key };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { randomSecret, sha256 } from '../auth/keys.ts';
+import { mintKey, sha256 } from '../auth/keys.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
@@ -42,14 +42,14 @@ export async function issueSession(
   organisationId: string | null,
   familyId = newId('refreshToken'),
 ): Promise<SessionTokens> {
-  const refreshToken = randomSecret('svrt_');
+  const { key: refreshToken, keyHash: tokenHash } = mintKey('svrt_');
   await db.refreshToken.create({
     data: {
       id: newId('refreshToken'),
       personId,
       organisationId,
       familyId,
-      tokenHash: sha256(refreshToken),
+      tokenHash,
       expiresAt: new Date(Date.now() + runtime.config.REFRESH_TOKEN_TTL),
     },
   });

@@ -7,7 +7,7 @@ import { paginate, type PageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { type RawPageArgs } from '../pagination.ts';
 import { instant } from '../time-zones.ts';
-import { assertMay } from './access.ts';
+import { assertMay, authorised } from './access.ts';
 import { loadEvent } from './events.ts';
 import { validate } from '../validation.ts';
 
@@ -79,9 +79,7 @@ export async function createTicketType(ctx: RequestContext, eventId: string, raw
 /** A live ticket type of a live event that the caller may `action`. */
 async function loadTicketType(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<TicketType> {
   const ticketType = await ctx.db.ticketType.findFirst({ where: { id, isDeleted: false, event: { isDeleted: false } } });
-  if (!ticketType) throw AppError.notFound('Ticket type not found.');
-  assertMay(ctx, 'events', action, ticketType.accountId, 'Ticket type');
-  return ticketType;
+  return authorised(ctx, ticketType, 'events', action, 'Ticket type');
 }
 
 export function getTicketType(ctx: RequestContext, id: string): Promise<TicketType> {

@@ -8,7 +8,7 @@ import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
 import { type RawPageArgs } from '../pagination.ts';
 import { timeZone } from '../time-zones.ts';
-import { assertMay, readableAccounts } from './access.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
@@ -57,10 +57,7 @@ export async function listVenues(ctx: RequestContext, args: RawPageArgs & Raw<z.
 }
 
 async function loadVenue(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<Venue> {
-  const venue = await ctx.db.venue.findFirst({ where: { id, isDeleted: false } });
-  if (!venue) throw AppError.notFound('Venue not found.');
-  assertMay(ctx, 'venues', action, venue.accountId, 'Venue');
-  return venue;
+  return authorised(ctx, await ctx.db.venue.findFirst({ where: { id, isDeleted: false } }), 'venues', action, 'Venue');
 }
 
 export function getVenue(ctx: RequestContext, id: string): Promise<Venue> {
