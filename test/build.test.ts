@@ -91,8 +91,8 @@ describe('a clean checkout', () => {
       expect(existsSync(path.join(checkout, 'dist', entry)), entry).toBe(true);
     }
     // rewriteRelativeImportExtensions: no import of a .ts file is left in the emitted code.
-    const main = readFileSync(path.join(checkout, 'dist', 'src', 'main.js'), 'utf8');
-    expect(main).toContain('from "./config.js"');
+    const main = readFileSync(path.join(checkout, 'dist', 'server', 'main.js'), 'utf8');
+    expect(main).toContain('from "../src/config.js"');
     expect(main).not.toMatch(/from ['"][^'"]+\.ts['"]/);
   }, 300_000);
 });

@@ -70,7 +70,7 @@ describe('docker-compose.yml', () => {
     }
     expect(JSON.stringify(compose)).not.toContain('tsx');
     const dockerfile = readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main\.js"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/server\/main\.js"\]$/m);
     expect(dockerfile).not.toContain('tsx');
   });
 
