@@ -49,7 +49,7 @@ export const CUSTOMER_TOKEN_SCHEME = 'customerToken';
 export type Surface = 'management' | 'sales';
 
 
-/** contract.md: these need no X-Service-Org; /meta/versions needs no credential, /auth/* take theirs in the body. */
+/** ../shared/spec/contract.md: these need no X-Service-Org; /meta/versions needs no credential, /auth/* take theirs in the body. */
 const isMetaVersions = (route: RestRoute) => route.path === '/meta/versions';
 const isAuth = (route: RestRoute) => route.path.startsWith('/auth/');
 export const needsCredential = (route: RestRoute) => route.organisation || !(isMetaVersions(route) || isAuth(route));

@@ -4,7 +4,7 @@ import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
 import { signInResult } from './auth.ts';
 
-/** Spec section 2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
+/** ../shared/spec/service-spec.md §2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
 const FIELDS = 'id organisationId userId code email expiresAt redeemedAt createdAt';
 
 const invitation = z.object({

@@ -16,7 +16,7 @@ export const EventStatus = statusEnum('EventStatus', 'event', 'Where an event is
 });
 
 export const Event = builder.prismaObject('Event', {
-  description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (spec section 2, "Event").',
+  description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (../shared/spec/service-spec.md §2, "Event").',
   authScopes: (event, ctx) => ctx.access.allows('events', 'read', event.accountId) || ctx.access.allows('events', 'write', event.accountId),
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Event id (evt_).' }),

@@ -14,7 +14,7 @@ const READ = { $all: { organisation: true, organisationPermission: 'invitations.
 const WRITE = { $all: { organisation: true, organisationPermission: 'invitations.write' } } as const;
 
 export const Invitation = builder.prismaObject('Invitation', {
-  description: 'An invitation of a person to become a user of the organisation (spec section 2, "User invitation").',
+  description: 'An invitation of a person to become a user of the organisation (../shared/spec/service-spec.md §2, "User invitation").',
   // The code is a credential: an invitation is visible only to those who may read or write invitations.
   authScopes: (_invitation, ctx) => ctx.access.allows('invitations', 'read') || ctx.access.allows('invitations', 'write'),
   fields: (t) => ({
@@ -60,7 +60,7 @@ const InvitationList = builder.objectRef<InvitationListShape>('InvitationList').
 });
 
 const CreateInvitationInput = builder.inputType('CreateInvitationInput', {
-  description: 'Spec section 2 create request, plus accountId.',
+  description: '../shared/spec/service-spec.md §2 create request, plus accountId.',
   fields: (t) => ({
     organisationId: t.string({ required: true, description: 'Must be the organisation of the request (X-Service-Org).' }),
     email: t.string({ required: true, description: 'Email of the person invited.' }),

@@ -1,6 +1,6 @@
 /**
  * Permission strings and the one evaluator every surface uses (GraphQL scopes, REST routes through
- * them, /me/permissions). Spec section 2: `resource.action[:scope]`, resource and action a word
+ * them, /me/permissions). ../shared/spec/service-spec.md §2: `resource.action[:scope]`, resource and action a word
  * (letters, digits, underscore) or `*`; scope `all` (every account of the organisation) or an
  * account id; no scope = dynamic (the account the role is assigned on); 1 to 255 characters.
  * API-key and embed scopes use the same `resource.action` form and apply to the credential's

@@ -6,13 +6,13 @@ import type { Runtime } from '../runtime.ts';
 import { confirmOrder, recordDeclinedPayment, releaseExpiredHolds } from '../services/orders.ts';
 
 /**
- * The hosted checkout page, `{checkout_url}/{orderId}` (contract.md): a plain server-rendered page
+ * The hosted checkout page, `{checkout_url}/{orderId}` (../shared/spec/contract.md): a plain server-rendered page
  * (no script) that shows a pending order and takes a test card. The order id in the URL is the
  * capability, as with hosted payment pages generally: ids carry ~131 random bits, the page shows
  * no personal data (not even the email), it can only pay the order, the request log shows the
  * path without the id, and posts from other sites are refused.
  *
- * Test cards (contract.md): 4242 4242 4242 4242 succeeds and confirms the order; 4000 0000 0000
+ * Test cards (../shared/spec/contract.md): 4242 4242 4242 4242 succeeds and confirms the order; 4000 0000 0000
  * 0002 is declined (the order stays pending and the page says why). Any other well-formed number
  * is declined as not a test card. Every try is recorded as a payment of the order.
  */

@@ -17,7 +17,7 @@ import { validate } from '../validation.ts';
 import { type Raw } from '../validation.ts';
 
 /**
- * The storefront's carts and checkout (sales API, contract.md "Sales API").
+ * The storefront's carts and checkout (sales API, ../shared/spec/contract.md "Sales API").
  *
  * - A sales session (ses_) starts with the first cart of a browser; its id is answered in
  *   X-Live-Session and a `live_session` cookie (for hosted pages) and sent back the same way.

@@ -225,7 +225,7 @@ export async function recordDeclinedPayment(db: TenantDatabase, order: Order, ca
 /** POST /live/sales/orders/{id}/confirm: a server holding a secret key of the order's channel confirms it directly. */
 export async function confirmOrderWithSecretKey(ctx: RequestContext, orderId: string): Promise<Order> {
   const principal = channelOf(ctx);
-  // contract.md: a credential without the route's scope is 404 (FORBIDDEN is for signed-in staff).
+  // ../shared/spec/contract.md: a credential without the route's scope is 404 (FORBIDDEN is for signed-in staff).
   if (principal.keyKind !== 'secret') {
     throw new AppError('NOT_FOUND', 'Confirming an order takes a secret key (svsk_), on a server; publishable keys pay on the hosted checkout.');
   }

@@ -106,7 +106,7 @@ export function getWebhookEndpoint(ctx: RequestContext, id: string): Promise<Web
 }
 
 /**
- * Registers an endpoint. The payload version defaults to the current one (spec section 9:
+ * Registers an endpoint. The payload version defaults to the current one (../shared/spec/service-spec.md §9:
  * endpoints pin the version current at creation); a known, non-sunset earlier one may be asked
  * for. Answers the endpoint and its signing secret, which is never shown again.
  */

@@ -11,7 +11,7 @@ import { decryptSecret, signatureHeader } from './secrets.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-policy.ts';
 
 /**
- * One HTTP attempt of a webhook delivery (spec section 6, contract.md "Webhook delivery"), run by
+ * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"), run by
  * the delivery workflow's activity. Outside any request, so it uses the runtime database handle,
  * not a tenant-scoped one; the event and endpoint are joined on the delivery's organisation (as
  * the composite foreign keys are), so they can only be the delivery's own organisation's.
@@ -24,11 +24,11 @@ import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-p
  * recorded is answered from its record, not sent again. What remains is the window between the
  * receiver's answer and the insert: a worker that dies there has sent attempt n without recording
  * it, and attempt n is sent once more (same Service-Event-Id and Service-Delivery-Id, a fresh
- * signature timestamp). Receivers deduplicate on Service-Event-Id (spec section 6).
+ * signature timestamp). Receivers deduplicate on Service-Event-Id (../shared/spec/service-spec.md §6).
  */
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
-/** What is kept of a receiver's answer (contract.md: first 4 KiB). */
+/** What is kept of a receiver's answer (../shared/spec/contract.md: first 4 KiB). */
 export const RESPONSE_BODY_LIMIT = 4096;
 
 export interface DeliverDependencies {

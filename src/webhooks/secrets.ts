@@ -21,7 +21,7 @@ export function decryptSecret(stored: string, key: Buffer): string {
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
 }
 
-/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.<raw body>">` (spec section 6). */
+/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.<raw body>">` (../shared/spec/service-spec.md §6). */
 export function signatureHeader(secret: string, rawBody: string, timestamp = Math.floor(Date.now() / 1000)): string {
   const signature = createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
   return `t=${timestamp},v1=${signature}`;
