@@ -20,8 +20,11 @@ export const Pagination = builder.objectRef<PaginationInfo>('Pagination').implem
   }),
 });
 
-/** A connection type whose objects carry `pagination` and `nodes` beside edges and pageInfo. */
-export function pagedConnection<T>(type: ObjectRef<any, T>, name: string, what: string) {
+/**
+ * A connection type whose objects carry `pagination` and `nodes` beside edges and pageInfo.
+ * `alias` names an older field that answered the nodes (kept, deprecated, so old queries work).
+ */
+export function pagedConnection<T>(type: ObjectRef<any, T>, name: string, what: string, alias?: { field: string; reason: string }) {
   return builder.connectionObject(
     {
       type,
@@ -38,6 +41,16 @@ export function pagedConnection<T>(type: ObjectRef<any, T>, name: string, what: 
           description: `The ${what} of this page (the edges' nodes).`,
           resolve: (connection) => (connection as unknown as Page<T>).nodes as never,
         }),
+        ...(alias
+          ? {
+              [alias.field]: t.field({
+                type: [type],
+                description: `The ${what} of this page; the same as nodes.`,
+                deprecationReason: alias.reason,
+                resolve: (connection) => (connection as unknown as Page<T>).nodes as never,
+              }),
+            }
+          : {}),
       }),
     },
     { name: `${name.replace(/Connection$/, '')}Edge`, description: `One of the ${what}.` },

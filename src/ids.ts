@@ -20,7 +20,6 @@ export const ID_PREFIXES = {
   event: 'evt',
   occurrence: 'eoc',
   ticketType: 'tkt',
-  product: 'prd',
   salesChannel: 'sch',
   channelKey: 'schk',
   customer: 'cus',

@@ -19,7 +19,7 @@ function prisma(args: string[], databaseUrl: string) {
 const TABLES = [
   'organisations', 'accounts', 'people', 'password_credentials', 'users', 'refresh_tokens', 'identity_providers',
   'invitations', 'roles', 'role_assignments', 'api_keys', 'embed_sessions', 'venues', 'events', 'event_occurrences',
-  'ticket_types', 'products', 'inventories', 'sales_channels', 'sales_channel_events', 'channel_keys', 'customers',
+  'ticket_types', 'inventories', 'sales_channels', 'sales_channel_events', 'channel_keys', 'customers',
   'customer_login_codes', 'sales_sessions', 'carts', 'cart_items', 'orders', 'order_line_items', 'payments', 'passes',
   'entitlements', 'redemptions', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts',
   'outbox_messages', 'rate_limit_windows', 'throttles',

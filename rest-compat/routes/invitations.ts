@@ -39,12 +39,12 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Invitations($page: Int, $limit: Int) {
       invitations(page: $page, limit: $limit) {
-        invitations { ${FIELDS} } pagination { page limit total totalPages hasNext hasPrev }
+        nodes { ${FIELDS} } pagination { page limit total totalPages hasNext hasPrev }
       }
     }`,
     query: listQuery(),
     bind: { '...': 'query' },
-    result: (data) => data.invitations,
+    result: (data) => ({ invitations: data.invitations.nodes, pagination: data.invitations.pagination }),
     response: z.object({ invitations: z.array(invitation), pagination }),
   },
   {

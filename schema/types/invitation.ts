@@ -7,6 +7,7 @@ import {
   resendInvitation,
 } from '../../src/services/invitations.ts';
 import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { SignInResultRef } from './auth.ts';
 import { DeleteResult } from './common.ts';
 
@@ -37,26 +38,9 @@ export const Invitation = builder.prismaObject('Invitation', {
   }),
 });
 
-type InvitationListShape = Awaited<ReturnType<typeof listInvitations>>;
-
-const InvitationPagination = builder.objectRef<InvitationListShape['pagination']>('InvitationPagination').implement({
-  description: 'Where a page of invitations sits in the whole list.',
-  fields: (t) => ({
-    page: t.exposeInt('page', { description: 'This page, from 1.' }),
-    limit: t.exposeInt('limit', { description: 'Page size (1 to 100).' }),
-    total: t.exposeInt('total', { description: 'Number of invitations in all pages.' }),
-    totalPages: t.exposeInt('totalPages', { description: 'Number of pages.' }),
-    hasNext: t.exposeBoolean('hasNext', { description: 'Whether a later page exists.' }),
-    hasPrev: t.exposeBoolean('hasPrev', { description: 'Whether an earlier page exists.' }),
-  }),
-});
-
-const InvitationList = builder.objectRef<InvitationListShape>('InvitationList').implement({
-  description: 'One page of invitations, newest first.',
-  fields: (t) => ({
-    invitations: t.field({ type: [Invitation], description: 'The invitations of this page.', resolve: (r) => r.invitations }),
-    pagination: t.field({ type: InvitationPagination, description: 'Page position.', resolve: (r) => r.pagination }),
-  }),
+const InvitationConnection = pagedConnection(Invitation, 'InvitationConnection', 'invitations', {
+  field: 'invitations',
+  reason: 'Use nodes (every list answers the same connection shape since 2026-11).',
 });
 
 const CreateInvitationInput = builder.inputType('CreateInvitationInput', {
@@ -89,14 +73,11 @@ const RedeemInvitationInput = builder.inputType('RedeemInvitationInput', {
 
 builder.queryFields((t) => ({
   invitations: t.field({
-    type: InvitationList,
+    type: InvitationConnection,
     nullable: true,
     description: 'Invitations of the organisation, newest first (GET /v1/user-invitations).',
     authScopes: READ,
-    args: {
-      page: t.arg.int({ description: 'Page, from 1 (default 1).' }),
-      limit: t.arg.int({ description: 'Page size, 1 to 100 (default 20).' }),
-    },
+    args: { ...t.arg.connectionArgs(), ...pageArgsFor(t) },
     resolve: (_root, args, ctx) => listInvitations(ctx, args),
   }),
   invitation: t.field({

@@ -271,16 +271,17 @@ export function eventCounts(ctx: RequestContext, eventId: string): Promise<Event
   return batch.result.then((counts) => counts.get(eventId) ?? { occurrenceCount: 0, ticketCount: 0, productCount: 0 });
 }
 
-/** Non-cancelled occurrences, non-deleted ticket types and non-deleted products per event. */
+/**
+ * Non-cancelled occurrences and non-deleted ticket types per event. productCount (the spec's count of
+ * things sold beside admission) is 0: products are not part of the service yet.
+ */
 async function countEvents(ctx: RequestContext, eventIds: string[]): Promise<Map<string, EventCounts>> {
-  const [occurrences, ticketTypes, products] = await Promise.all([
+  const [occurrences, ticketTypes] = await Promise.all([
     ctx.db.eventOccurrence.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, status: { not: 'cancelled' } }, _count: { _all: true } }),
     ctx.db.ticketType.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, isDeleted: false }, _count: { _all: true } }),
-    ctx.db.product.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, isDeleted: false }, _count: { _all: true } }),
   ]);
   const counts = new Map(eventIds.map((id) => [id, { occurrenceCount: 0, ticketCount: 0, productCount: 0 }]));
   for (const row of occurrences) counts.get(row.eventId)!.occurrenceCount = row._count._all;
   for (const row of ticketTypes) counts.get(row.eventId)!.ticketCount = row._count._all;
-  for (const row of products) counts.get(row.eventId)!.productCount = row._count._all;
   return counts;
 }

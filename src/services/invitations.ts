@@ -13,7 +13,7 @@ import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import { validate, type Raw } from '../validation.ts';
 import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
-import { paginate } from '../pagination.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -84,13 +84,13 @@ async function sendInvitationMail(ctx: RequestContext, organisation: Organisatio
   });
 }
 
-export async function listInvitations(ctx: RequestContext, raw: { page?: number | null; limit?: number | null }) {
-  const page = await paginate(
-    { page: raw.page, limit: raw.limit },
+/** Invitations of the organisation, newest first. */
+export function listInvitations(ctx: RequestContext, args: RawPageArgs) {
+  return paginate(
+    args,
     () => ctx.db.invitation.count(),
     ({ skip, take }) => ctx.db.invitation.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip, take }),
   );
-  return { invitations: page.nodes, pagination: page.pagination };
 }
 
 export async function getInvitation(ctx: RequestContext, id: string): Promise<Invitation> {
