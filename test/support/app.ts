@@ -36,7 +36,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     database,
     server,
     async stop() {
-      await server.stop(1_000);
+      await server.stop({ graceMs: 1_000 });
       await database.drop();
     },
   };
