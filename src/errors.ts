@@ -169,13 +169,21 @@ const UNAVAILABLE_SQLSTATES = /^(08|57P0[1-3])/;
  * the request is answered 503 with Retry-After, since the same request will work once it is back —
  * a client must not read it as a fault of the request (500).
  */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  const e = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } } } | null;
-  if (!e || typeof e !== 'object') return false;
-  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.test(e.code))) return true;
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  const e = error as
+    | { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } } }
+    | null;
+  if (!e || typeof e !== 'object' || depth > 3) return false;
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.test(e.code) || SOCKET_CODES.has(e.code))) return true;
+  // What node-postgres throws when a pooled connection dies under a query.
+  if (typeof e.message === 'string' && LOST_CONNECTION.test(e.message)) return true;
   const cause = e.meta?.driverAdapterError?.cause;
-  return !!cause && ((cause.kind !== undefined && UNAVAILABLE_KINDS.has(cause.kind)) || UNAVAILABLE_SQLSTATES.test(cause.originalCode ?? ''));
+  if (cause && ((cause.kind !== undefined && UNAVAILABLE_KINDS.has(cause.kind)) || UNAVAILABLE_SQLSTATES.test(cause.originalCode ?? ''))) return true;
+  return isDatabaseUnavailable(e.cause, depth + 1);
 }
+
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+const LOST_CONNECTION = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
 
 export function databaseUnavailable(): AppError {
   return new AppError('UNAVAILABLE', 'The database cannot be reached just now; try again shortly.', undefined, { 'Retry-After': '1' });
