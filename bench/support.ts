@@ -42,3 +42,10 @@ export function peakRssSampler(pid: () => number) {
   }, 200);
   return { peak: () => peak, stop: () => clearInterval(timer) };
 }
+
+/** CPU time a process has used so far (user + system), in ms (Linux; clock ticks of 10 ms). */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}

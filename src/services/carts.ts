@@ -550,10 +550,6 @@ async function placeOrder(
       await assertHoldRoom(tx, { customerId: customer.id }, customer.id, tickets, perEmail, 'for one customer email');
     }
 
-    for (const line of lockOrder(lines)) {
-      if (!(await hold(tx, organisationId, line))) throw new ShortOfTickets(line);
-    }
-
     const subtotal = lines.reduce((sum, line) => sum + line.totalAmount, 0);
     const order = await tx.order.create({
       data: {
@@ -594,6 +590,11 @@ async function placeOrder(
       payload: views.order({ ...order, lineItemCount: lines.length }),
     });
     deliveryIds.push(...recorded.deliveryIds);
+    // The holds last: an inventory row is the one lock every buyer of a ticket type waits for, so
+    // it is taken just before the commit, and held for as short a time as the transaction allows.
+    for (const line of lockOrder(lines)) {
+      if (!(await hold(tx, organisationId, line))) throw new ShortOfTickets(line);
+    }
     return { order, customer, deliveryIds };
   });
   ctx.runtime.dispatcher.dispatch(deliveryIds);

@@ -37,15 +37,16 @@ export function capacityOf(occurrence: { capacity: number | null }, ticketType: 
 /** Holds `quantity` more tickets if they remain; false (and nothing changed) when they do not. */
 export async function hold(tx: Tx, organisationId: string, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
   const db = tx as unknown as Database;
-  await db.$executeRaw`
-    INSERT INTO "inventories" ("organisationId", "ticketTypeId", "occurrenceId", "capacity", "held", "sold", "updatedAt")
-    VALUES (${organisationId}, ${line.ticketTypeId}, ${line.occurrenceId}, ${line.capacity}::int, 0, 0, now())
-    ON CONFLICT ("ticketTypeId", "occurrenceId") DO NOTHING`;
+  // One statement: the row is created on the first hold, or its counter raised while the
+  // capacity allows (ON CONFLICT ... WHERE answers 0 rows when it does not).
   const updated = await db.$executeRaw`
-    UPDATE "inventories"
-       SET "held" = "held" + ${line.quantity}, "capacity" = ${line.capacity}::int, "updatedAt" = now()
-     WHERE "organisationId" = ${organisationId} AND "ticketTypeId" = ${line.ticketTypeId} AND "occurrenceId" = ${line.occurrenceId}
-       AND (${line.capacity}::int IS NULL OR "held" + "sold" + ${line.quantity} <= ${line.capacity}::int)`;
+    INSERT INTO "inventories" ("organisationId", "ticketTypeId", "occurrenceId", "capacity", "held", "sold", "updatedAt")
+    SELECT ${organisationId}, ${line.ticketTypeId}, ${line.occurrenceId}, ${line.capacity}::int, ${line.quantity}::int, 0, now()
+     WHERE ${line.capacity}::int IS NULL OR ${line.quantity}::int <= ${line.capacity}::int
+    ON CONFLICT ("ticketTypeId", "occurrenceId") DO UPDATE
+       SET "held" = "inventories"."held" + EXCLUDED."held", "capacity" = EXCLUDED."capacity", "updatedAt" = now()
+     WHERE "inventories"."organisationId" = EXCLUDED."organisationId"
+       AND (EXCLUDED."capacity" IS NULL OR "inventories"."held" + "inventories"."sold" + EXCLUDED."held" <= EXCLUDED."capacity")`;
   return updated === 1;
 }
 

@@ -150,7 +150,6 @@ class Unsellable extends Error {
 async function confirmed(tx: Tx, order: Order, payment: PaymentInput) {
   const db = tx as unknown as Database;
   const lines = await lineItemsOf(tx, order);
-  for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'sell');
   await db.payment.create({ data: paymentOf(order, { method: payment.method, cardLast4: payment.cardLast4 ?? null, status: 'succeeded' }) });
   const passes = lines.flatMap((line) =>
     Array.from({ length: line.quantity }, () => ({
@@ -184,6 +183,9 @@ async function confirmed(tx: Tx, order: Order, payment: PaymentInput) {
       })
     ).deliveryIds,
   ];
+  // The inventory rows last, just before the commit: they are what every confirmation of a ticket
+  // type waits for (see placeOrder in carts.ts).
+  for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'sell');
   return { order, moved: true as const, deliveryIds };
 }
 
