@@ -63,6 +63,14 @@ export async function createCatalogue(
   return { eventId: event.id, occurrenceId: occurrence.id, ticketTypeId: ticketType.id, accountId };
 }
 
+/** An event of `accountId` (default the first account), written directly: published, in UTC, unless `fields` say otherwise. */
+export async function createEvent(app: AppRef, org: TestOrganisation, fields: { accountId?: string; status?: string } & Record<string, unknown> = {}) {
+  const { accountId = org.account.id, status = 'published', ...rest } = fields;
+  return appOf(app).runtime.db.event.create({
+    data: { id: newId('event'), organisationId: org.organisation.id, accountId, name: `Event ${status}`, status: status as never, timezone: 'UTC', ...rest },
+  });
+}
+
 /** A venue of `accountId` (default the organisation's first account), written directly. */
 export async function createVenue(app: AppRef, org: TestOrganisation, accountId = org.account.id, name = 'Royal Hall') {
   return appOf(app).runtime.db.venue.create({
