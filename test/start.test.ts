@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../src/embedded/temporal.ts';
+import { connectionRefused } from './support/expect.ts';
 import { spawnProcess, type Spawned } from './support/process.ts';
 
 /**
@@ -57,6 +58,6 @@ describe('npm start with the embedded defaults', () => {
     expect(ui.status).toBe(200);
 
     expect(await started.stop('SIGTERM')).toBe(0);
-    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toSatisfy(connectionRefused);
   }, 240_000);
 });

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { Prisma } from '../../src/generated/prisma/client.ts';
 
 /** Matchers for the answers contract.md prescribes, so a test says which refusal it expects. */
 
@@ -36,3 +37,10 @@ export function expectGraphqlData(res: Answer): Record<string, any> {
   expect({ status: res.status, errors: res.body?.errors }, JSON.stringify(res.body)).toEqual({ status: 200, errors: undefined });
   return res.body.data;
 }
+
+/** For `rejects.toSatisfy`: Prisma's known request error with `code` (P2025 record not found, P2003 foreign key violated, …). */
+export const prismaError = (code: string) => (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === code;
+
+/** For `rejects.toSatisfy`: fetch's failure when nothing listens at the address (ECONNREFUSED). */
+export const connectionRefused = (error: unknown) =>
+  error instanceof TypeError && (error.cause as { code?: string } | undefined)?.code === 'ECONNREFUSED';

@@ -30,35 +30,20 @@ export async function createCatalogue(
     venueId?: string;
   } = {},
 ): Promise<Catalogue> {
-  const db = appOf(app).runtime.db;
-  const organisationId = org.organisation.id;
   const accountId = options.accountId ?? org.account.id;
-  const event = await db.event.create({
-    data: {
-      id: newId('event'),
-      organisationId,
-      accountId,
-      name: options.name ?? 'Concert',
-      status: (options.status ?? 'on_sale') as never,
-      timezone: 'Europe/London',
-      venueId: options.venueId ?? null,
-    },
+  const event = await createEvent(app, org, {
+    accountId,
+    name: options.name ?? 'Concert',
+    status: options.status ?? 'on_sale',
+    timezone: 'Europe/London',
+    venueId: options.venueId ?? null,
   });
-  const occurrence = await db.eventOccurrence.create({
-    data: { id: newId('occurrence'), organisationId, accountId, eventId: event.id, startsAt: new Date(Date.now() + 7 * DAY), timezone: 'Europe/London' },
-  });
-  const ticketType = await db.ticketType.create({
-    data: {
-      id: newId('ticketType'),
-      organisationId,
-      accountId,
-      eventId: event.id,
-      name: 'General admission',
-      priceAmount: options.priceAmount ?? 2500,
-      currency: options.currency ?? 'GBP',
-      capacity: options.capacity === undefined ? 100 : options.capacity,
-      maxPerOrder: options.maxPerOrder ?? null,
-    },
+  const occurrence = await createOccurrence(app, org, event, new Date(Date.now() + 7 * DAY));
+  const ticketType = await createTicketType(app, org, event, {
+    priceAmount: options.priceAmount ?? 2500,
+    currency: options.currency ?? 'GBP',
+    capacity: options.capacity === undefined ? 100 : options.capacity,
+    maxPerOrder: options.maxPerOrder ?? null,
   });
   return { eventId: event.id, occurrenceId: occurrence.id, ticketTypeId: ticketType.id, accountId };
 }
@@ -68,6 +53,30 @@ export async function createEvent(app: AppRef, org: TestOrganisation, fields: { 
   const { accountId = org.account.id, status = 'published', ...rest } = fields;
   return appOf(app).runtime.db.event.create({
     data: { id: newId('event'), organisationId: org.organisation.id, accountId, name: `Event ${status}`, status: status as never, timezone: 'UTC', ...rest },
+  });
+}
+
+/** An occurrence of `event` starting at `startsAt`, written directly. */
+export async function createOccurrence(app: AppRef, org: TestOrganisation, event: { id: string; accountId: string }, startsAt: Date, fields: Record<string, unknown> = {}) {
+  return appOf(app).runtime.db.eventOccurrence.create({
+    data: { id: newId('occurrence'), organisationId: org.organisation.id, accountId: event.accountId, eventId: event.id, startsAt, timezone: 'Europe/London', ...fields },
+  });
+}
+
+/** A ticket type of `event` (General admission, 25.00 GBP, capacity 100 unless `fields` say otherwise), written directly. */
+export async function createTicketType(app: AppRef, org: TestOrganisation, event: { id: string; accountId: string }, fields: Record<string, unknown> = {}) {
+  return appOf(app).runtime.db.ticketType.create({
+    data: {
+      id: newId('ticketType'),
+      organisationId: org.organisation.id,
+      accountId: event.accountId,
+      eventId: event.id,
+      name: 'General admission',
+      priceAmount: 2500,
+      currency: 'GBP',
+      capacity: 100,
+      ...fields,
+    },
   });
 }
 
