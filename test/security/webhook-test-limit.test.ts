@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 
@@ -10,15 +10,11 @@ import { api, createOrganisation, type TestOrganisation } from '../support/fixtu
  * this test (no worker runs and the URL is a closed loopback port).
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'hook-test');
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 const admin = () => ({ token: org.adminToken, org: org.slug });
@@ -30,7 +26,7 @@ async function endpoint() {
 }
 
 async function deliveriesOf(endpointId: string): Promise<number> {
-  const [row] = await query<{ n: number }>(app.database.url, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE "endpointId" = $1', [endpointId]);
+  const [row] = await query<{ n: number }>(app, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE "endpointId" = $1', [endpointId]);
   return row!.n;
 }
 

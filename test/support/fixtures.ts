@@ -83,13 +83,16 @@ export async function createStaffUser(
   const user = await db.user.create({
     data: { id: newId('user'), organisationId: org.organisation.id, personId: person.id, email, status: 'active' },
   });
+  const assignments = [];
   for (const role of roles) {
-    await db.roleAssignment.create({
-      data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: user.id, ...role },
-    });
+    assignments.push(
+      await db.roleAssignment.create({
+        data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: user.id, ...role },
+      }),
+    );
   }
   const { accessToken } = await signIn(app, email, password, org.slug);
-  return { personId: person.id, userId: user.id, email, token: accessToken };
+  return { personId: person.id, userId: user.id, email, password, token: accessToken, assignments };
 }
 
 export async function createAccount(app: AppRef, org: TestOrganisation, name = 'Second account') {
