@@ -284,12 +284,6 @@ function expectations(surface: Surface, row: Row<unknown>): Array<[Column, Outco
 // contract.md (decided 2026-11-22): a thing of another organisation named in a request body answers
 // 404 NOT_FOUND; these services answer 400 VALIDATION_FAILED "No such … in this organisation".
 const BODY_ID_OF_OTHER_ORG_IS_400 = "defect: another organisation's id in the body answers 400";
-// src/services/accounts.ts: updateAccount and deleteAccount load through getAccount, which demands
-// accounts.read, so a key or embed session holding the route's scope (accounts.write) gets 404.
-const ACCOUNT_WRITE_NEEDS_READ = 'defect: accounts.write without accounts.read answers 404';
-// src/services/role-assignments.ts: removeRoleAssignment demands role_assignments.read, so a key or
-// embed session holding the route's scope (role_assignments.write) gets 404.
-const REMOVAL_NEEDS_READ = 'defect: role_assignments.write without role_assignments.read answers 404';
 
 const unique = (n: number, what: string) => `${what}-${n}-${randomBytes(2).toString('hex')}`;
 
@@ -375,7 +369,6 @@ const v1: Record<string, Row<RestRequest>> = {
     check: (body, { things }) => expect(body.assignments.map((a: { roleId: string }) => a.roleId)).toEqual([things.assignedRoleId]),
   },
   'DELETE /user-account-roles/{id}': {
-    defects: { keyWith: REMOVAL_NEEDS_READ, embedWith: REMOVAL_NEEDS_READ },
     access: ACCOUNT_WRITE,
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
@@ -483,14 +476,12 @@ const v1: Record<string, Row<RestRequest>> = {
     check: (body, { things }) => expect(body.account.id).toBe(things.org.account.id),
   },
   'PATCH /accounts/{id}': {
-    defects: { keyWith: ACCOUNT_WRITE_NEEDS_READ, embedWith: ACCOUNT_WRITE_NEEDS_READ },
     access: ACCOUNT_WRITE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
     request: ({ things }) => ({ path: `/accounts/${things.org.account.id}`, body: { name: things.org.account.name } }),
   },
   'DELETE /accounts/{id}': {
-    defects: { keyWith: ACCOUNT_WRITE_NEEDS_READ },
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
@@ -847,7 +838,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
       }),
   },
   removeRoleAssignment: {
-    defects: { keyWith: REMOVAL_NEEDS_READ, embedWith: REMOVAL_NEEDS_READ },
     access: ACCOUNT_WRITE,
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
@@ -955,7 +945,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     request: ({ n }) => gql('mutation($input: CreateAccountInput!) { createAccount(input: $input) { id } }', { input: { name: unique(n, 'Account') } }),
   },
   updateAccount: {
-    defects: { keyWith: ACCOUNT_WRITE_NEEDS_READ, embedWith: ACCOUNT_WRITE_NEEDS_READ },
     access: ACCOUNT_WRITE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
@@ -963,7 +952,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
       gql('mutation($id: String!, $name: String!) { updateAccount(id: $id, input: { name: $name }) { id } }', { id: things.org.account.id, name: things.org.account.name }),
   },
   deleteAccount: {
-    defects: { keyWith: ACCOUNT_WRITE_NEEDS_READ },
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
