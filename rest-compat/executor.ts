@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { AppError, issuesFrom, toAppError, type ValidationIssue } from '../src/errors.ts';
 import { operationLimitsRule } from '../src/graphql/limits.ts';
 import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
+import { idempotently } from '../src/http/idempotency.ts';
 import { inputProblem } from '../src/http/input-safety.ts';
 import { contextOf } from '../src/http/request-context.ts';
 import { operationOf } from '../src/graphql/variables.ts';
@@ -44,17 +45,24 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
       if (route.organisation && !ctx.organisationSlug) {
         throw new AppError(ctx.principal ? 'ORG_REQUIRED' : 'UNAUTHENTICATED');
       }
-      for (const [where, value] of [['params', req.params], ['query', req.query], ['body', req.body]] as const) {
-        const problem = inputProblem(value, where === 'body' ? '' : where);
-        if (problem) throw AppError.validation([{ ...problem, path: problem.path || '(root)' }]);
-      }
-      const variables = variablesOf(route.bind ?? {}, types, req);
-      assertInput(route, types, req);
-      try {
-        const data = await runOperation(pipeline, document, variables, ctx);
-        res.status(route.status ?? 200).json(route.result(data));
-      } catch (error) {
-        throw restPaths(error, route.bind ?? {}, req);
+      const answer = async () => {
+        for (const [where, value] of [['params', req.params], ['query', req.query], ['body', req.body]] as const) {
+          const problem = inputProblem(value, where === 'body' ? '' : where);
+          if (problem) throw AppError.validation([{ ...problem, path: problem.path || '(root)' }]);
+        }
+        const variables = variablesOf(route.bind ?? {}, types, req);
+        assertInput(route, types, req);
+        try {
+          const data = await runOperation(pipeline, document, variables, ctx);
+          return { status: route.status ?? 200, body: route.result(data) };
+        } catch (error) {
+          throw restPaths(error, route.bind ?? {}, req);
+        }
+      };
+      if (route.method === 'POST') await idempotently(ctx.runtime.db, ctx, req, res, answer);
+      else {
+        const { status, body } = await answer();
+        res.status(status).json(body);
       }
     });
   }

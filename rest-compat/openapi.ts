@@ -239,6 +239,7 @@ export function buildOpenApiDocument(
     if (route.organisation) parameters.push(ref('parameters', 'X-Service-Org'));
     if (surface === 'sales' && isSessionRoute(route)) parameters.push(ref('parameters', 'X-Live-Session'));
     parameters.push(ref('parameters', 'Service-Version'));
+    if (route.method === 'POST') parameters.push(ref('parameters', 'Idempotency-Key'));
 
     // The executor reads a missing body as {}: the body is optional exactly when {} is valid.
     const requestBody = route.body && {
@@ -346,6 +347,14 @@ export function buildOpenApiDocument(
               },
             }
           : {}),
+        'Idempotency-Key': {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a POST safe to retry: the same key from the same credential with the same request within 24 hours answers the first answer again (header Idempotent-Replayed: true) without doing the work twice; the same key with another request answers 409 CONFLICT.',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+        },
         'Service-Version': {
           name: 'Service-Version',
           in: 'header',

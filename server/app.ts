@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createLiveRouter, createV1Router } from '../rest-compat/index.ts';
 import { schema } from '../schema/index.ts';
-import { AppError } from '../src/errors.ts';
+import { toAppError } from '../src/errors.ts';
 import { createGraphqlPipeline, type GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { createCheckoutRouter } from '../src/http/checkout.ts';
 import { graphqlBody, mountErrors, mountHealth, requestIdAndLog, salesCors, trustProxy } from '../src/http/middleware.ts';
@@ -34,10 +34,12 @@ export function createApp(runtime: Runtime): App {
   const pipeline = createGraphqlPipeline(runtime, schema);
   app.use('/graphql', graphqlBody, requestContext(runtime, 'management'), (req: Request, res: Response) => pipeline.yoga(req, res));
   // A credential refused before GraphQL runs still answers in GraphQL's shape on /graphql.
-  app.use('/graphql', (error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    if (!(error instanceof AppError)) return next(error);
-    res.status(error.status).json({
-      errors: [{ message: error.message, extensions: { code: error.code, requestId: res.locals.requestId } }],
+  app.use('/graphql', (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const appError = toAppError(error);
+    if (appError.code === 'INTERNAL') runtime.logger.error({ err: error }, 'unexpected error');
+    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+    res.status(appError.status).json({
+      errors: [{ message: appError.message, extensions: { code: appError.code, requestId: res.locals.requestId } }],
     });
   });
   app.use('/v1', requestContext(runtime, 'management'), createV1Router(pipeline));

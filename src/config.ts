@@ -52,6 +52,11 @@ const schema = z.object({
    * true or false). Behind a load balancer, name it, or every client shares its address.
    */
   TRUST_PROXY: z.string().default('loopback'),
+  /**
+   * On SIGTERM the API answers /readyz 503 at once but goes on serving this long before it stops
+   * accepting connections: the time a load balancer's health check needs to take it out.
+   */
+  SHUTDOWN_DRAIN_DELAY: duration.default(parseDuration('3s') as never),
   /** How long a pending order holds its tickets before it is cancelled and they return to sale. */
   ORDER_HOLD_TTL: duration.default(parseDuration('15m') as never),
   /**

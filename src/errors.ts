@@ -132,6 +132,7 @@ export function issuesFrom(
  */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   if (error instanceof GraphQLError) return fromGraphQLError(error);
   // A path that does not decode (`/v1/events/%FF`): the caller's input, not a fault.
   if (error instanceof URIError) return AppError.validation([{ path: 'params', message: 'The path is not valid percent-encoded UTF-8.' }]);
@@ -144,6 +145,7 @@ export function toAppError(error: unknown): AppError {
 
 function fromGraphQLError(error: GraphQLError): AppError {
   if (error.originalError instanceof AppError) return error.originalError;
+  if (isDatabaseUnavailable(error.originalError)) return databaseUnavailable();
   const code = error.extensions?.code;
   const http = error.extensions?.http as { headers?: Record<string, string> } | undefined;
   if (isErrorCode(code)) return new AppError(code, error.message, error.extensions.details, { ...http?.headers });
@@ -153,4 +155,36 @@ function fromGraphQLError(error: GraphQLError): AppError {
     return AppError.validation([{ path: '(root)', message: error.message }]);
   }
   return new AppError('INTERNAL');
+}
+
+/** Prisma's codes for a database it cannot reach or lost (P1001 unreachable … P2024 pool timeout). */
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** The driver adapter's kinds of the same. */
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+/** PostgreSQL's: connection exceptions, and a server shutting down or starting. */
+const UNAVAILABLE_SQLSTATES = /^(08|57P0[1-3])/;
+
+/**
+ * Whether `error` means the database cannot be reached now (down, restarting, out of connections):
+ * the request is answered 503 with Retry-After, since the same request will work once it is back —
+ * a client must not read it as a fault of the request (500).
+ */
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  const e = error as
+    | { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } } }
+    | null;
+  if (!e || typeof e !== 'object' || depth > 3) return false;
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.test(e.code) || SOCKET_CODES.has(e.code))) return true;
+  // What node-postgres throws when a pooled connection dies under a query.
+  if (typeof e.message === 'string' && LOST_CONNECTION.test(e.message)) return true;
+  const cause = e.meta?.driverAdapterError?.cause;
+  if (cause && ((cause.kind !== undefined && UNAVAILABLE_KINDS.has(cause.kind)) || UNAVAILABLE_SQLSTATES.test(cause.originalCode ?? ''))) return true;
+  return isDatabaseUnavailable(e.cause, depth + 1);
+}
+
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+const LOST_CONNECTION = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+export function databaseUnavailable(): AppError {
+  return new AppError('UNAVAILABLE', 'The database cannot be reached just now; try again shortly.', undefined, { 'Retry-After': '1' });
 }

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
-import { AppError, isErrorCode } from '../errors.ts';
+import { AppError, databaseUnavailable, isDatabaseUnavailable, isErrorCode } from '../errors.ts';
 import { logScope, type Logger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { operationLimitsPlugin } from './limits.ts';
@@ -82,7 +82,8 @@ const resultCache: Plugin<RequestContext> = {
  */
 function maskError(logger: Logger) {
   return (error: unknown): GraphQLError => {
-    const original = error instanceof GraphQLError ? error.originalError : error;
+    const unavailable = isDatabaseUnavailable(error instanceof GraphQLError ? error.originalError : error);
+    const original = unavailable ? databaseUnavailable() : error instanceof GraphQLError ? error.originalError : error;
     const requestId = logScope.getStore()?.requestId;
     const located = error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {};
     if (original instanceof AppError) {

@@ -45,6 +45,11 @@ export function mountHealth(app: Express, runtime: Runtime): void {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    if (runtime.draining) {
+      const error = new AppError('UNAVAILABLE', 'The process is stopping.', { checks: { draining: 'yes' } }, { 'Retry-After': '1' });
+      res.setHeader('Retry-After', '1');
+      return void res.status(503).json(errorBody(error, res.locals.requestId));
+    }
     const checks: Record<string, string> = {};
     const failed = (part: string) => (error: unknown) => {
       runtime.logger.warn({ err: error, check: part }, 'readiness check failed');
@@ -72,10 +77,10 @@ export function mountHealth(app: Express, runtime: Runtime): void {
  */
 export function salesCors(req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'X-Live-Session, X-Request-Id, Service-Version');
+  res.setHeader('Access-Control-Expose-Headers', 'X-Live-Session, X-Request-Id, Service-Version, Idempotent-Replayed, Retry-After');
   if (req.method !== 'OPTIONS') return next();
   res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, OPTIONS');
-  res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Channel-Key, X-Live-Session, Service-Version, X-Request-Id');
+  res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Channel-Key, X-Live-Session, Service-Version, X-Request-Id, Idempotency-Key');
   res.setHeader('Access-Control-Max-Age', '600');
   res.status(204).end();
 }
@@ -107,6 +112,7 @@ export function mountErrors(app: Express, logger: Logger): void {
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(error);
     if (appError.code === 'INTERNAL') logger.error({ err: error }, 'unexpected error');
+    if (appError.code === 'UNAVAILABLE') logger.warn({ err: error }, 'the database is unavailable');
     for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
     res.status(appError.status).json(errorBody(appError, res.locals.requestId));
   });

@@ -5,8 +5,12 @@ import type { Runtime } from '../runtime.ts';
 export interface RunningServer {
   server: Server;
   url: string;
-  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes the runtime. */
-  stop(graceMs?: number): Promise<void>;
+  /**
+   * A rolling restart's stop: readiness turns false first (runtime.draining) and requests keep being
+   * served for `drainMs`, so load balancers take the process out before it stops accepting; then it
+   * stops accepting, lets in-flight requests finish (up to `graceMs`) and closes the runtime.
+   */
+  stop(options?: { graceMs?: number; drainMs?: number }): Promise<void>;
 }
 
 /** Serves `handler` (the composed app, server/app.ts) on `port`; stopping closes the runtime too. */
@@ -23,8 +27,10 @@ export async function startServer(handler: RequestListener, runtime: Runtime, po
   return {
     server,
     url,
-    stop(graceMs = 10_000) {
+    stop({ graceMs = 10_000, drainMs = 0 } = {}) {
       stopping ??= (async () => {
+        runtime.draining = true;
+        if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -17,6 +17,7 @@ import { type RawPageArgs } from '../pagination.ts';
 import { assertMay, authorised, readableAccounts } from './access.ts';
 import { lockOrder, move, type Tx } from './inventory.ts';
 import { validate } from '../validation.ts';
+import { runPeriodically } from '../db/periodic.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
 import { statusOf } from '../statuses.ts';
 
@@ -340,19 +341,8 @@ export async function cancelPendingOrdersOfEvent(services: Services, organisatio
 
 /** Periodic hold expiry for a worker process; stop() waits for a sweep in flight. */
 export function startHoldSweep(services: Services, intervalMs = 15_000): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() =>
-      releaseExpiredHolds(services).catch((error: unknown) => services.logger?.warn({ err: error }, 'hold sweep failed')),
-    );
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  // Every worker runs the timer; one of them sweeps per period (src/db/periodic.ts).
+  return runPeriodically(services.db, 'hold-sweep', intervalMs, () => releaseExpiredHolds(services), services.logger);
 }
 
 /** The order, if the caller may see it (else 404) and `action` it (else missingRight). */

@@ -47,7 +47,7 @@ export async function startTwoApps(env: Record<string, string> = {}): Promise<Ap
   const start = async (): Promise<TestApp> => {
     const runtime = createRuntime(config, { logger: createLogger(config.LOG_LEVEL) });
     const server = await startApi(runtime, 0, '127.0.0.1');
-    return { url: server.url, config, runtime, database, server, stop: () => server.stop(1_000) };
+    return { url: server.url, config, runtime, database, server, stop: () => server.stop({ graceMs: 1_000 }) };
   };
   const a = await start();
   const b = await start();
@@ -56,7 +56,7 @@ export async function startTwoApps(env: Record<string, string> = {}): Promise<Ap
     b,
     database,
     async stop() {
-      await Promise.allSettled([a.server.stop(1_000), b.server.stop(1_000)]);
+      await Promise.allSettled([a.server.stop({ graceMs: 1_000 }), b.server.stop({ graceMs: 1_000 })]);
       await database.drop();
     },
   };

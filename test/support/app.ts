@@ -28,11 +28,13 @@ export function appOf(ref: AppRef): TestApp {
 type Env = Record<string, string>;
 export interface TestAppOptions {
   logger?: Logger;
+  /** A database to run on instead of a fresh copy of the template (stop() drops it). */
+  database?: TestDatabase;
 }
 
 /** The real API on a free port, over a fresh copy of the migrated database and the real Temporal. */
 export async function startTestApp(env: Env = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: database.url,
@@ -51,7 +53,7 @@ export async function startTestApp(env: Env = {}, options: TestAppOptions = {}):
     database,
     server,
     async stop() {
-      await server.stop(1_000);
+      await server.stop({ graceMs: 1_000 });
       await database.drop();
     },
   };
