@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/auth/keys.ts';
 import { useTestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { apiKeyOf, mailedInvitationCode, tag } from './support.ts';
@@ -18,7 +19,7 @@ beforeAll(async () => {
   org = await createOrganisation(app, 'codes');
 });
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 const outcome = (res: { status: number; body: any }) => ({ status: res.status, code: res.body?.code });
 const hintOf = (code: string) => `${code.slice(0, 4)}…`;
 const redeem = (code: string, password: string) => api(app, 'POST', '/v1/auth/invitations/redeem', { body: { code, password } });

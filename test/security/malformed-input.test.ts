@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { api, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { createCatalogue, createChannel, storefront, type Catalogue } from '../support/sales.ts';
 import { postGraphql, tag } from './support.ts';
@@ -24,7 +25,7 @@ beforeAll(async () => {
   keys = await createChannel(app, org);
 });
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 
 type Answer = { status: number; headers: Headers; body: any };
 

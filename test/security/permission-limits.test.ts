@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
 import { useTestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { customRole, staffHolding, storedPermissions, tag } from './support.ts';
@@ -19,7 +20,7 @@ beforeAll(async () => {
   org = await createOrganisation(app, 'limits');
 });
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 const permissions = (n: number) => Array.from({ length: n }, (_, i) => `resource${i}.read`);
 
 function expectLimit(res: { status: number; body: any }, limit: string, max: number, path?: string) {

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 
@@ -17,7 +18,7 @@ beforeAll(async () => {
   org = await createOrganisation(app, 'hook-test');
 });
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 
 async function endpoint() {
   const res = await api(app, 'POST', '/v1/webhook-endpoints', { ...admin(), body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hooks' } });
