@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { mintKey } from '../src/auth/keys.ts';
 import { createDatabase, type Database } from '../src/db/client.ts';
@@ -6,7 +5,7 @@ import { findFreePort } from '../src/embedded/temporal.ts';
 import { newId } from '../src/ids.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
-import { freshDatabase } from './support.ts';
+import { freshDatabase, peakRssSampler, rssOf, waitForHttp } from './support.ts';
 
 /**
  * `npm run bench`: the API against real PostgreSQL under traffic that looks like users' (issue 16):
@@ -166,21 +165,6 @@ async function get(origin: string, path: string, headers: Record<string, string>
   return res.json();
 }
 
-async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-}
-
-/** Resident memory of a process, in MB (Linux). */
-function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-}
-
 interface Row {
   name: string;
   kind: 'baseline' | 'read' | 'write';
@@ -272,7 +256,7 @@ async function main() {
 
   const apiPort = await findFreePort();
   const api: Spawned = spawnProcess(
-    ['--import', 'tsx', 'server/main.ts'],
+    [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'server/main.ts'],
     {
       DATABASE_URL: url,
       PORT: String(apiPort),
@@ -288,8 +272,7 @@ async function main() {
   );
   const basePort = await findFreePort();
   const baseline = spawnProcess(['--import', 'tsx', 'bench/baseline-server.ts'], { PORT: String(basePort) }, { command: process.execPath });
-  let peakRss = 0;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(api.child.pid!))), 200);
+  const rss = peakRssSampler(() => api.child.pid!);
   try {
     await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/healthz`), baseline.waitFor(/listening/)]);
     const origin = `http://127.0.0.1:${apiPort}`;
@@ -299,17 +282,20 @@ async function main() {
     console.log(`principals: ${tenants.reduce((n, t) => n + t.principals.length, 0)} (API keys and staff tokens); channel keys: ${tenants.reduce((n, t) => n + t.channelKeys.length, 0)}`);
 
     const rows: Row[] = [];
+    // BENCH_ONLY=list,graphql,single,listings,writes measures only those rows (for profiling).
+    const only = process.env.BENCH_ONLY?.split(',');
+    const wanted = (row: string) => !only || only.includes(row);
     rows.push(await measure('baseline: bare graphql-yoga hello world', 'baseline', `http://127.0.0.1:${basePort}`, () => ({
       method: 'POST',
       path: '/graphql',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ hello }' }),
     })));
-    rows.push(await measure('GET /v1/events (random principal, page, size, filter)', 'read', origin, () => restList(tenants)));
-    rows.push(await measure('GraphQL events(...) (random principal, page, size, filter)', 'read', origin, () => graphqlList(tenants)));
-    rows.push(await measure('GET /v1/events/{id} (random event)', 'read', origin, () => singleEvent(tenants)));
-    rows.push(await measure('GET /live/sales/listings (20 channels, random page)', 'read', origin, () => listings(tenants)));
-    rows.push(await measure('write mix: 10% create/update, 90% lists and reads', 'write', origin, () => writeMix(tenants)));
+    if (wanted('list')) rows.push(await measure('GET /v1/events (random principal, page, size, filter)', 'read', origin, () => restList(tenants)));
+    if (wanted('graphql')) rows.push(await measure('GraphQL events(...) (random principal, page, size, filter)', 'read', origin, () => graphqlList(tenants)));
+    if (wanted('single')) rows.push(await measure('GET /v1/events/{id} (random event)', 'read', origin, () => singleEvent(tenants)));
+    if (wanted('listings')) rows.push(await measure('GET /live/sales/listings (20 channels, random page)', 'read', origin, () => listings(tenants)));
+    if (wanted('writes')) rows.push(await measure('write mix: 10% create/update, 90% lists and reads', 'write', origin, () => writeMix(tenants)));
     const endRss = rssOf(api.child.pid!);
 
     const base = rows[0]!.requestsPerSecond;
@@ -326,9 +312,9 @@ async function main() {
             : `>= 0.05x: ${ratio >= 0.05 ? 'met' : 'NOT met'}`;
       console.log(`| ${r.name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${ratio.toFixed(3)}x | ${target} | ${r.non2xx} | ${r.errors} |`);
     }
-    console.log(`\nAPI process RSS: peak ${peakRss.toFixed(0)} MB, at the end ${endRss.toFixed(0)} MB (target < 300 MB at the end: ${endRss < 300 ? 'met' : 'NOT met'})`);
+    console.log(`\nAPI process RSS: peak ${rss.peak().toFixed(0)} MB, at the end ${endRss.toFixed(0)} MB (target < 300 MB at the end: ${endRss < 300 ? 'met' : 'NOT met'})`);
   } finally {
-    clearInterval(sampler);
+    rss.stop();
     await Promise.all([api.stop(), baseline.stop()]);
   }
 }

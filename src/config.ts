@@ -57,6 +57,12 @@ const schema = z.object({
    * accepting connections: the time a load balancer's health check needs to take it out.
    */
   SHUTDOWN_DRAIN_DELAY: duration.default(parseDuration('3s') as never),
+  /**
+   * How long a catalogue query's result may be answered from memory (per principal, organisation,
+   * version and variables; forgotten at once on any change of the organisation's catalogue, in
+   * every API process). 0s turns the cache off.
+   */
+  RESULT_CACHE_TTL: duration.default(parseDuration('1s') as never),
   /** How long a pending order holds its tickets before it is cancelled and they return to sale. */
   ORDER_HOLD_TTL: duration.default(parseDuration('15m') as never),
   /**

@@ -52,7 +52,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   const notices = new ChangeNotices(config.DATABASE_URL, logger);
   const listening = () => notices.listening;
   const authCache = new AuthCache(undefined, listening);
-  const resultCache = new ResultCache(undefined, listening, CATALOGUE_CHANGES);
+  const resultCache = new ResultCache(config.RESULT_CACHE_TTL, listening, CATALOGUE_CHANGES);
   notices.subscribe(authCache);
   notices.subscribe(resultCache);
   notices.start();

@@ -31,15 +31,15 @@ export const Event = builder.prismaObject('Event', {
     offSaleDate: t.expose('offSaleDate', { type: 'DateTime', nullable: true, description: 'When sales close, or null.' }),
     occurrenceCount: t.int({
       description: 'Occurrences that are not cancelled.',
-      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event.id)).occurrenceCount,
+      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event)).occurrenceCount,
     }),
     ticketCount: t.int({
       description: 'Ticket types that are not deleted.',
-      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event.id)).ticketCount,
+      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event)).ticketCount,
     }),
     productCount: t.int({
       description: 'Products (not admission: parking, merchandise) that are not deleted.',
-      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event.id)).productCount,
+      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event)).productCount,
     }),
     tags: t.exposeStringList('tags', { description: 'Tags, each 1 to 50 characters, at most 50, no duplicates.' }),
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the event was deleted (deleted events are not served).' }),

@@ -6,6 +6,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError, databaseUnavailable, isDatabaseUnavailable, isErrorCode } from '../errors.ts';
 import { logScope, type Logger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
+import { compiledExecution } from './jit.ts';
 import { operationLimitsPlugin } from './limits.ts';
 
 /**
@@ -109,7 +110,7 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): 
     renderGraphiQL,
     // The context was built once by src/http/request-context.ts.
     context: ({ res }) => res.locals.ctx as RequestContext,
-    plugins: [operationLimitsPlugin(), resultCache, fastSerialisation],
+    plugins: [operationLimitsPlugin(), compiledExecution<RequestContext>(), resultCache, fastSerialisation],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),
       info: (...args) => logger.info({ args }, 'yoga'),

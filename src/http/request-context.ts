@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { authenticate } from '../auth/authenticate.ts';
 import type { RequestContext } from '../context.ts';
+import { tenantSql } from '../db/sql.ts';
 import { tenantDatabase } from '../db/tenant.ts';
 import { logScope } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
@@ -40,6 +41,7 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
       principal,
       access,
       db: tenantDatabase(runtime.db, organisation?.id ?? NO_ORGANISATION),
+      sql: tenantSql(runtime.db, organisation?.id ?? NO_ORGANISATION),
       liveSessionId: surface === 'sales' ? liveSessionOf(req) : null,
       clientIp: req.ip ?? '',
       setResponseHeader: (name, value) => res.append(name, value),

@@ -5,13 +5,12 @@ import type { Event, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
-import { paginate, type PageArgs } from '../pagination.ts';
-import { validate } from '../validation.ts';
+import type { Statement } from '../db/sql.ts';
+import { pageArgsOf, pageWindow, toPage, type Page, type RawPageArgs } from '../pagination.ts';
+import { validate, type Raw } from '../validation.ts';
 import { owningAccount } from './accounts.ts';
-import { assertMay, authorised, readableAccounts } from './access.ts';
-import type { Raw } from '../validation.ts';
-import type { RawPageArgs } from '../pagination.ts';
-import { addDays, instant, localDate, startOfLocalDay, timeZone } from '../time-zones.ts';
+import { authorised, readableAccounts } from './access.ts';
+import { instant, localDate, timeZone } from '../time-zones.ts';
 import { cancelPendingOrdersOfEvent } from './orders.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
 import { STATUSES, statusOf } from '../statuses.ts';
@@ -111,10 +110,6 @@ export async function loadEvent(ctx: RequestContext, id: string, action: 'read' 
   return authorised(ctx, await ctx.db.event.findFirst({ where: { id, isDeleted: false } }), 'events', action, 'Event');
 }
 
-export function getEvent(ctx: RequestContext, id: string): Promise<Event> {
-  return loadEvent(ctx, id, 'read');
-}
-
 export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<UpdateEventInput>): Promise<Event> {
   const event = await loadEvent(ctx, id, 'write');
   const input = validate(updateEventInput, raw);
@@ -170,66 +165,85 @@ export const listEventsFilters = z
 
 export type ListEventsArgs = RawPageArgs & Raw<z.input<typeof listEventsFilters>>;
 
-type OccurrenceWhere = Prisma.EventOccurrenceWhereInput;
+/** The columns of an event, as Prisma's Event has them. */
+const EVENT_COLUMNS = `e.id, e."organisationId", e."accountId", e.name, e.description, e.status::text AS status, e."venueId",
+  e.timezone, e."onSaleDate", e."offSaleDate", coalesce(e.tags, '{}') AS tags, e."isDeleted", e."createdBy", e."createdAt", e."updatedAt"`;
+
+/** Its counts, beside the columns (one index lookup each). */
+const EVENT_COUNTS = `(SELECT count(*)::int FROM event_occurrences o
+     WHERE o."organisationId" = $1 AND o."eventId" = e.id AND o.status <> 'cancelled') AS "occurrenceCount",
+  (SELECT count(*)::int FROM ticket_types tt
+     WHERE tt."organisationId" = $1 AND tt."eventId" = e.id AND NOT tt."isDeleted") AS "ticketCount"`;
+
+type EventRow = Event & { occurrenceCount: number; ticketCount: number };
+
+/** An event as read with its counts: the counts are kept for eventCounts, the row is the Event. */
+function withCounts(row: EventRow): Event {
+  const { occurrenceCount, ticketCount, ...event } = row;
+  knownCounts.set(event, { occurrenceCount, ticketCount, productCount: 0 });
+  return event;
+}
 
 /**
- * The occurrence condition of the from/to filter. A date bound means a whole calendar day in the
+ * The conditions of a list of events, in SQL. The from/to filter keeps events with a scheduled
+ * (not cancelled) occurrence in the range: a date bound means a whole calendar day in the
  * occurrence's own time zone (`to` includes its day), so "events on 2026-07-04" finds a show at
- * 21:00 in New York although that is already 5 July in UTC; an instant bound is exact. Only
- * scheduled (not cancelled) occurrences count. Date bounds turn into one instant range per time
- * zone in use, which keeps the whole filter a single indexed query.
+ * 21:00 in New York although that is already 5 July in UTC; an instant bound is exact. PostgreSQL
+ * turns local days into instants with its own time zone database (which knows every zone Node's
+ * does: test/time-zones.test.ts), so the whole filter is one statement.
  */
-async function occurrenceRange(
-  ctx: RequestContext,
-  from: string | Date | null | undefined,
-  to: string | Date | null | undefined,
-  accountId: Prisma.EventOccurrenceWhereInput['accountId'],
-): Promise<OccurrenceWhere | undefined> {
-  if (from == null && to == null) return undefined;
-  const startsAt = (zone: string | null): Prisma.DateTimeFilter => ({
-    ...(from instanceof Date ? { gte: from } : from ? { gte: startOfLocalDay(from, zone!) } : {}),
-    ...(to instanceof Date ? { lte: to } : to ? { lt: startOfLocalDay(addDays(to, 1), zone!) } : {}),
-  });
-  if (typeof from !== 'string' && typeof to !== 'string') {
-    return { status: 'scheduled', startsAt: startsAt(null) };
+function eventConditions(sql: Statement, filters: z.output<typeof listEventsFilters>, accounts: ReturnType<typeof readableAccounts>): string {
+  const where = ['e."organisationId" = $1', 'NOT e."isDeleted"'];
+  if (typeof accounts === 'string') where.push(`e."accountId" = ${sql.param(accounts)}`);
+  else if (accounts) where.push(`e."accountId" = ANY(${sql.param(accounts.in)}::text[])`);
+  if (filters.status) where.push(`e.status = ${sql.param(filters.status)}::event_status`);
+  if (filters.q) {
+    // LIKE's wildcards in the text are literal (backslash is PostgreSQL's default LIKE escape).
+    const pattern = sql.param(`%${filters.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    where.push(`(e.name ILIKE ${pattern} OR e.description ILIKE ${pattern})`);
   }
-  const zones = await ctx.db.eventOccurrence.groupBy({
-    by: ['timezone'],
-    where: { status: 'scheduled', ...(accountId === undefined ? {} : { accountId }) },
-  });
-  return { status: 'scheduled', OR: zones.map(({ timezone }) => ({ timezone, startsAt: startsAt(timezone) })) };
+  const { from, to } = filters;
+  if (from != null || to != null) {
+    const range = ['o."organisationId" = $1', 'o."eventId" = e.id', "o.status = 'scheduled'"];
+    if (from instanceof Date) range.push(`o."startsAt" >= ${sql.param(from)}::timestamptz`);
+    else if (from) range.push(`o."startsAt" >= (${sql.param(from)}::date::timestamp AT TIME ZONE o.timezone)`);
+    if (to instanceof Date) range.push(`o."startsAt" <= ${sql.param(to)}::timestamptz`);
+    else if (to) range.push(`o."startsAt" < ((${sql.param(to)}::date + 1)::timestamp AT TIME ZONE o.timezone)`);
+    where.push(`EXISTS (SELECT 1 FROM event_occurrences o WHERE ${range.join(' AND ')})`);
+  }
+  return where.join(' AND ');
 }
 
 /**
  * Events on the accounts the caller may read, newest first, filtered by status, account, text
- * (case-insensitive, in name or description) and the from/to occurrence range.
+ * (case-insensitive, in name or description) and the from/to occurrence range: the page, its
+ * total and each event's counts in one statement.
  */
-export async function listEvents(ctx: RequestContext, args: ListEventsArgs) {
-  const { page, limit, first, after, last, before, ...rawFilters } = args;
+export async function listEvents(ctx: RequestContext, args: ListEventsArgs): Promise<Page<Event>> {
+  const { page, filters: rawFilters } = pageArgsOf(args);
+  const window = pageWindow(page);
   const filters = validate(listEventsFilters, rawFilters);
-  const accountId = readableAccounts(ctx, 'events', filters.accountId);
-  const occurrences = await occurrenceRange(ctx, filters.from, filters.to, accountId);
-  // Prisma passes `contains` to ILIKE as is: escape its wildcards so `%` and `_` are literal.
-  const text = filters.q ? filters.q.replace(/[\\%_]/g, (c) => `\\${c}`) : null;
-  const where: Prisma.EventWhereInput = {
-    isDeleted: false,
-    ...(accountId === undefined ? {} : { accountId }),
-    ...(filters.status ? { status: filters.status } : {}),
-    ...(text
-      ? {
-          OR: [
-            { name: { contains: text, mode: 'insensitive' } },
-            { description: { contains: text, mode: 'insensitive' } },
-          ],
-        }
-      : {}),
-    ...(occurrences ? { occurrences: { some: occurrences } } : {}),
-  };
-  return paginate(
-    { page, limit, first, after, last, before } as PageArgs,
-    () => ctx.db.event.count({ where }),
-    ({ skip, take }) => ctx.db.event.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
-  );
+  const sql = ctx.sql.statement();
+  const where = eventConditions(sql, filters, readableAccounts(ctx, 'events', filters.accountId));
+  // The page's rows first, then the counts of just those rows (not of the rows the offset skips).
+  sql.add(`SELECT matching.total, e.*, ${EVENT_COUNTS}
+    FROM (SELECT count(*)::int AS total FROM events e WHERE ${where}) matching
+    LEFT JOIN LATERAL (
+      SELECT ${EVENT_COLUMNS} FROM events e WHERE ${where}
+      ORDER BY e."createdAt" DESC, e.id DESC LIMIT ${sql.param(window.take)} OFFSET ${sql.param(window.offset)}
+    ) e ON true
+    ORDER BY e."createdAt" DESC, e.id DESC`);
+  const rows = await ctx.sql.rows<EventRow & { total: number }>(sql);
+  const events = rows.filter((row) => row.id !== null).map(({ total: _total, ...row }) => withCounts(row));
+  return toPage(window, rows[0]?.total ?? 0, events);
+}
+
+/** One event the caller may read, with its counts, in one statement (GET /v1/events/{id}, `event`). */
+export async function getEvent(ctx: RequestContext, id: string): Promise<Event> {
+  const sql = ctx.sql.statement();
+  sql.add(`SELECT ${EVENT_COLUMNS}, ${EVENT_COUNTS} FROM events e WHERE e."organisationId" = $1 AND e.id = ${sql.param(id)} AND NOT e."isDeleted"`);
+  const [row] = await ctx.sql.rows<EventRow>(sql);
+  return withCounts(authorised(ctx, row, 'events', 'read', 'Event'));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,13 +261,18 @@ interface CountBatch {
 }
 
 const pendingBatches = new WeakMap<RequestContext, CountBatch>();
+/** Counts read with their event (lists and single reads); an event read otherwise is counted in a batch. */
+const knownCounts = new WeakMap<Event, EventCounts>();
 
 /**
  * The counts of one event, batched: every event resolved while a request's batch is open (a page
  * of a list, in practice) is counted together with one grouped query per count. Counts are always
  * read fresh (not cached past the batch), so a mutation earlier in the same request shows.
  */
-export function eventCounts(ctx: RequestContext, eventId: string): Promise<EventCounts> {
+export function eventCounts(ctx: RequestContext, event: Event): Promise<EventCounts> {
+  const known = knownCounts.get(event);
+  if (known) return Promise.resolve(known);
+  const eventId = event.id;
   let batch = pendingBatches.get(ctx);
   if (!batch) {
     const ids = new Set<string>();
