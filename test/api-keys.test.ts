@@ -1,26 +1,17 @@
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../src/auth/keys.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
+import { createApiKey, staffWithRoles } from './support/credentials.ts';
 import { query } from './support/db.ts';
-import { api, createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
+import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let other: TestOrganisation;
 beforeAll(async () => {
-  app = await startTestApp();
   [org, other] = await Promise.all([createOrganisation(app, 'keys'), createOrganisation(app, 'keysother')]);
 });
-afterAll(async () => {
-  await app?.stop();
-});
-
-async function newKey(body: Record<string, unknown>, o: TestOrganisation = org) {
-  const res = await api(app, 'POST', '/v1/api-keys', { token: o.adminToken, org: o.slug, body: { name: 'test key', ...body } });
-  expect(res.status).toBe(201);
-  return res.body as { apiKey: { id: string; keyPrefix: string }; key: string };
-}
 
 describe('creating organisation API keys', () => {
   it('answers {apiKey, key} once: svak_ + 32 random bytes, prefix = first 12 characters, stored only as a hash', async () => {
@@ -45,7 +36,7 @@ describe('creating organisation API keys', () => {
       expiresAt: null,
       revokedAt: null,
     });
-    const [row] = await query<Record<string, unknown>>(app.database.url, 'SELECT * FROM api_keys WHERE id = $1', [apiKey.id]);
+    const [row] = await query<Record<string, unknown>>(app, 'SELECT * FROM api_keys WHERE id = $1', [apiKey.id]);
     expect(row!.keyHash).toBe(sha256(key));
     expect(JSON.stringify(row)).not.toContain(key);
     const listed = await api(app, 'GET', '/v1/api-keys', { token: org.adminToken, org: org.slug });
@@ -65,9 +56,7 @@ describe('creating organisation API keys', () => {
 
   it('cannot grant scopes the creator does not hold', async () => {
     const second = await createAccount(app, org);
-    const manager = await createStaffUser(app, org, [
-      { roleId: systemRole(org, 'account_admin'), accountId: second.id },
-    ]);
+    const manager = await staffWithRoles(app, org, ['account_admin'], second.id);
     const ok = await api(app, 'POST', '/v1/api-keys', {
       token: manager.token,
       org: org.slug,
@@ -87,7 +76,7 @@ describe('creating organisation API keys', () => {
 
 describe('the six rules of an organisation API key', () => {
   it('1. is looked up by its hash: any other string is unknown (401)', async () => {
-    const { key } = await newKey({ scopes: ['roles.read'] });
+    const { key } = await createApiKey(app, org, ['roles.read']);
     expect((await api(app, 'GET', '/v1/roles', { token: key, org: org.slug })).status).toBe(200);
     const altered = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
     const res = await api(app, 'GET', '/v1/roles', { token: altered, org: org.slug });
@@ -96,21 +85,21 @@ describe('the six rules of an organisation API key', () => {
   });
 
   it('2. a revoked key gets 401 API_KEY_REVOKED; an expired key 401 API_KEY_EXPIRED', async () => {
-    const revoked = await newKey({ scopes: ['roles.read'] });
+    const revoked = await createApiKey(app, org, ['roles.read']);
     const revoke = await api(app, 'POST', `/v1/api-keys/${revoked.apiKey.id}/revoke`, { token: org.adminToken, org: org.slug });
     expect(revoke.status).toBe(200);
     expect(revoke.body.apiKey.revokedAt).toEqual(expect.any(String));
     const afterRevoke = await api(app, 'GET', '/v1/roles', { token: revoked.key, org: org.slug });
     expect(afterRevoke).toMatchObject({ status: 401, body: { code: 'API_KEY_REVOKED' } });
 
-    const expiring = await newKey({ scopes: ['roles.read'], expiresAt: new Date(Date.now() + 60_000).toISOString() });
-    await query(app.database.url, `UPDATE api_keys SET "expiresAt" = now() - interval '1 second' WHERE id = $1`, [expiring.apiKey.id]);
+    const expiring = await createApiKey(app, org, ['roles.read'], { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    await query(app, `UPDATE api_keys SET "expiresAt" = now() - interval '1 second' WHERE id = $1`, [expiring.apiKey.id]);
     const afterExpiry = await api(app, 'GET', '/v1/roles', { token: expiring.key, org: org.slug });
     expect(afterExpiry).toMatchObject({ status: 401, body: { code: 'API_KEY_EXPIRED' } });
   });
 
   it("3. X-Service-Org must name the key's own organisation (403 ORG_MISMATCH)", async () => {
-    const { key } = await newKey({ scopes: ['roles.read'] });
+    const { key } = await createApiKey(app, org, ['roles.read']);
     for (const slug of [other.slug, 'does-not-exist']) {
       const res = await api(app, 'GET', '/v1/roles', { token: key, org: slug });
       expect(res).toMatchObject({ status: 403, body: { code: 'ORG_MISMATCH' } });
@@ -118,7 +107,7 @@ describe('the six rules of an organisation API key', () => {
   });
 
   it('4. a missing scope yields 404, never 403', async () => {
-    const { key } = await newKey({ scopes: ['events.read'] });
+    const { key } = await createApiKey(app, org, ['events.read']);
     for (const [method, path, body] of [
       ['GET', '/v1/roles', undefined],
       ['POST', '/v1/roles', { name: 'x', permissions: ['a.b'] }],
@@ -131,7 +120,7 @@ describe('the six rules of an organisation API key', () => {
   });
 
   it('5. routes for signed-in people (/me/*, /api-keys) refuse API keys with 403 SIGNED_IN_USER_REQUIRED', async () => {
-    const { key, apiKey } = await newKey({ scopes: ['*.*'] });
+    const { key, apiKey } = await createApiKey(app, org, ['*.*']);
     for (const [method, path] of [
       ['GET', '/v1/me'],
       ['GET', '/v1/me/organisations'],
@@ -149,7 +138,7 @@ describe('the six rules of an organisation API key', () => {
 
   it('6. an API key may mint embed sessions', async () => {
     const second = await createAccount(app, org, 'Widget account');
-    const { key } = await newKey({ scopes: ['role_assignments.read', 'events.read'], accountId: second.id });
+    const { key } = await createApiKey(app, org, ['role_assignments.read', 'events.read'], { accountId: second.id });
     const res = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { scopes: ['events.read'] } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -161,15 +150,15 @@ describe('the six rules of an organisation API key', () => {
   });
 
   it('keeps lastUsedAt current', async () => {
-    const { key, apiKey } = await newKey({ scopes: ['roles.read'] });
+    const { key, apiKey } = await createApiKey(app, org, ['roles.read']);
     const before = Date.now();
     await api(app, 'GET', '/v1/roles', { token: key, org: org.slug });
-    const [row] = await query<{ lastUsedAt: Date }>(app.database.url, 'SELECT "lastUsedAt" FROM api_keys WHERE id = $1', [apiKey.id]);
+    const [row] = await query<{ lastUsedAt: Date }>(app, 'SELECT "lastUsedAt" FROM api_keys WHERE id = $1', [apiKey.id]);
     expect(row!.lastUsedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
   });
 
   it("another organisation's key id cannot be revoked (404)", async () => {
-    const theirs = await newKey({ scopes: ['roles.read'] }, other);
+    const theirs = await createApiKey(app, other, ['roles.read']);
     expect((await api(app, 'POST', `/v1/api-keys/${theirs.apiKey.id}/revoke`, { token: org.adminToken, org: org.slug })).status).toBe(404);
     expect((await api(app, 'GET', '/v1/roles', { token: theirs.key, org: other.slug })).status).toBe(200);
   });
@@ -178,7 +167,7 @@ describe('the six rules of an organisation API key', () => {
 describe('embed sessions', () => {
   it('are pinned to one account, expire within an hour, and answer the current session', async () => {
     const second = await createAccount(app, org, 'Embed account');
-    const { key } = await newKey({ scopes: ['role_assignments.read', 'events.read'], accountId: second.id });
+    const { key } = await createApiKey(app, org, ['role_assignments.read', 'events.read'], { accountId: second.id });
     const created = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: {} });
     expect(created.status).toBe(201);
     const claims = decodeJwt(created.body.token);
@@ -197,7 +186,7 @@ describe('embed sessions', () => {
 
   it('reach only their account and their scopes', async () => {
     const second = await createAccount(app, org, 'Scoped account');
-    const { key } = await newKey({ scopes: ['role_assignments.read'] });
+    const { key } = await createApiKey(app, org, ['role_assignments.read']);
     const session = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { accountId: second.id } });
     const token = session.body.token;
     const seen = await api(app, 'GET', '/v1/user-account-roles', { token, org: org.slug });
@@ -214,7 +203,7 @@ describe('embed sessions', () => {
 
   it('cannot be wider than the key, nor longer than an hour, nor for another account of a pinned key', async () => {
     const second = await createAccount(app, org, 'Pinned account');
-    const { key } = await newKey({ scopes: ['events.read'], accountId: second.id });
+    const { key } = await createApiKey(app, org, ['events.read'], { accountId: second.id });
     const wider = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { scopes: ['events.write'] } });
     expect(wider.status).toBe(404);
     const longer = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { expiresInSeconds: 7200 } });
@@ -225,9 +214,9 @@ describe('embed sessions', () => {
   });
 
   it('an expired embed token is refused with 401, and only embed tokens have a current session', async () => {
-    const { key } = await newKey({ scopes: ['events.read'], accountId: org.account.id });
+    const { key } = await createApiKey(app, org, ['events.read'], { accountId: org.account.id });
     const session = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { expiresInSeconds: 60 } });
-    await query(app.database.url, `UPDATE embed_sessions SET "expiresAt" = now() - interval '1 second'`);
+    await query(app, `UPDATE embed_sessions SET "expiresAt" = now() - interval '1 second'`);
     expect((await api(app, 'GET', '/v1/embed/sessions/current', { token: session.body.token, org: org.slug })).status).toBe(401);
     expect((await api(app, 'GET', '/v1/embed/sessions/current', { token: key, org: org.slug })).status).toBe(404);
   });

@@ -1,17 +1,13 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
 import { query } from './support/db.ts';
 import { api, createOrganisation, graphql, signIn, type TestOrganisation } from './support/fixtures.ts';
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'auth');
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 describe('POST /v1/auth/login', () => {
@@ -62,7 +58,7 @@ describe('POST /v1/auth/login', () => {
   });
 
   it('stores the password as an argon2id hash only', async () => {
-    const rows = await query<{ passwordHash: string }>(app.database.url, 'SELECT "passwordHash" FROM password_credentials');
+    const rows = await query<{ passwordHash: string }>(app, 'SELECT "passwordHash" FROM password_credentials');
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) expect(row.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
@@ -88,7 +84,7 @@ describe('refresh tokens', () => {
     expect(reuse.body.code).toBe('UNAUTHENTICATED');
     const descendant = await api(app, 'POST', '/v1/auth/refresh', { body: { refreshToken: second.body.refreshToken } });
     expect(descendant.status).toBe(401);
-    const rows = await query<{ tokenHash: string }>(app.database.url, 'SELECT "tokenHash" FROM refresh_tokens');
+    const rows = await query<{ tokenHash: string }>(app, 'SELECT "tokenHash" FROM refresh_tokens');
     for (const row of rows) expect(row.tokenHash).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -123,7 +119,7 @@ describe('access tokens', () => {
       .sign(new TextEncoder().encode('a'.repeat(32)));
     expect((await api(app, 'GET', '/v1/me', { token: foreign, org: org.slug })).body.code).toBe('UNAUTHENTICATED');
 
-    const expired = await app.runtime.tokens.sign({ typ: 'access', sub: org.user.personId }, new Date(Date.now() - 1000));
+    const expired = await app().runtime.tokens.sign({ typ: 'access', sub: org.user.personId }, new Date(Date.now() - 1000));
     const res = await api(app, 'GET', '/v1/me', { token: expired, org: org.slug });
     expect(res.status).toBe(401);
     expect(res.body.error).toMatch(/expired/);

@@ -1,8 +1,9 @@
 import { isObjectType, type GraphQLObjectType } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../schema/index.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
-import { api, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
+import { useTestApp } from './support/app.ts';
+import { staffWithRoles } from './support/credentials.ts';
+import { api, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
 
 function pothosOptions(field: { extensions?: Record<string, unknown> | null }) {
   return (field.extensions?.pothosOptions ?? {}) as { authScopes?: unknown };
@@ -28,16 +29,12 @@ describe('every root field declares who may use it', () => {
 });
 
 describe('authorisation does not depend on field order', () => {
-  let app: TestApp;
+  const app = useTestApp();
   let org: TestOrganisation;
   let viewerToken: string;
   beforeAll(async () => {
-    app = await startTestApp();
     org = await createOrganisation(app, 'order');
-    viewerToken = (await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }])).token;
-  });
-  afterAll(async () => {
-    await app?.stop();
+    viewerToken = (await staffWithRoles(app, org, ['viewer'])).token;
   });
 
   const fields = ['me { id }', 'roles { id }', 'apiVersions { current }', 'myRoles { isOrgAdmin }', 'roleAssignments { id }'];

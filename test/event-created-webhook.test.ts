@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
 import { query } from './support/db.ts';
 import { api, createOrganisation, type TestOrganisation } from './support/fixtures.ts';
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'evwh');
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 it('creating an event records event.created with one delivery per subscribed endpoint, in the same transaction', async () => {
@@ -27,7 +23,7 @@ it('creating an event records event.created with one delivery per subscribed end
   const created = await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: 'Gala', timezone: 'Europe/Paris' } });
   expect(created.status).toBe(201);
   const sources = await query<{ id: string; type: string; payload: Record<string, unknown> }>(
-    app.database.url,
+    app,
     `SELECT id, type, payload FROM webhook_events WHERE type = 'event.created'`,
   );
   expect(sources).toHaveLength(1);
@@ -42,7 +38,7 @@ it('creating an event records event.created with one delivery per subscribed end
     createdAt: created.body.event.createdAt,
   });
   const deliveries = await query<{ endpointId: string; eventId: string; status: string }>(
-    app.database.url,
+    app,
     `SELECT "endpointId", "eventId", status FROM webhook_deliveries WHERE "eventId" = $1`,
     [sources[0]!.id],
   );
@@ -51,6 +47,6 @@ it('creating an event records event.created with one delivery per subscribed end
 
   const refused = await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: '', timezone: 'UTC' } });
   expect(refused.status).toBe(400);
-  const after = await query<{ count: string }>(app.database.url, `SELECT count(*) FROM webhook_events`);
+  const after = await query<{ count: string }>(app, `SELECT count(*) FROM webhook_events`);
   expect(after[0]!.count).toBe('1');
 });

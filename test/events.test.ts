@@ -1,27 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../src/ids.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { instantsAt, localParts, startOfLocalDay } from '../src/time-zones.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
-import { api, createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
+import { useTestApp } from './support/app.ts';
+import { as, asAdmin, createApiKey, staffWithoutRights, staffWithRoles } from './support/credentials.ts';
+import { detailPaths } from './support/expect.ts';
+import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let other: TestOrganisation;
 let second: { id: string };
 let deletedAccount: { id: string };
 beforeAll(async () => {
-  app = await startTestApp();
   [org, other] = await Promise.all([createOrganisation(app, 'events'), createOrganisation(app, 'eventsother')]);
   second = await createAccount(app, org, 'Second account');
   deletedAccount = await createAccount(app, org, 'Deleted account');
-  await app.runtime.db.account.update({ where: { id: deletedAccount.id }, data: { isDeleted: true } });
-});
-afterAll(async () => {
-  await app?.stop();
+  await app().runtime.db.account.update({ where: { id: deletedAccount.id }, data: { isDeleted: true } });
 });
 
-const as = (token: string, o = org) => ({ token, org: o.slug });
-const paths = (body: { details?: Array<{ path: string }> }) => (body.details ?? []).map((d) => d.path).sort();
 const iso = (date: Date | undefined) => date?.toISOString();
 
 type EventBody = { id: string; accountId: string; name: string; occurrenceCount: number; ticketCount: number; productCount: number };
@@ -33,24 +28,18 @@ async function newEvent(body: Record<string, unknown>, o = org, token = o.adminT
 }
 
 async function addOccurrence(eventId: string, body: Record<string, unknown>, o = org) {
-  const res = await api(app, 'POST', `/v1/events/${eventId}/occurrences`, { ...as(o.adminToken, o), body });
+  const res = await api(app, 'POST', `/v1/events/${eventId}/occurrences`, { ...asAdmin(o), body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.eventOccurrence as { id: string; startDate: string; startTime: string };
 }
 
 async function addTicketType(eventId: string, body: Record<string, unknown> = {}, o = org) {
   const res = await api(app, 'POST', `/v1/events/${eventId}/ticket-types`, {
-    ...as(o.adminToken, o),
+    ...asAdmin(o),
     body: { name: 'General admission', priceAmount: 2500, currency: 'GBP', ...body },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.ticketType as { id: string };
-}
-
-async function newKey(scopes: string[], accountId?: string) {
-  const res = await api(app, 'POST', '/v1/api-keys', { ...as(org.adminToken), body: { name: 'events key', scopes, ...(accountId ? { accountId } : {}) } });
-  expect(res.status).toBe(201);
-  return res.body.key as string;
 }
 
 describe('wall-clock times and instants (no library: Intl)', () => {
@@ -88,7 +77,7 @@ describe('wall-clock times and instants (no library: Intl)', () => {
 describe('events', () => {
   it('create (201 {event}) with exactly the spec fields, nullables as null; get; update; delete', async () => {
     const created = await api(app, 'POST', '/v1/events', {
-      ...as(org.adminToken),
+      ...asAdmin(org),
       body: { accountId: org.account.id, name: 'Spring gala', timezone: 'Europe/London', tags: ['gala', 'spring', 'gala'] },
     });
     expect(created.status).toBe(201);
@@ -114,12 +103,12 @@ describe('events', () => {
       createdBy: org.user.id,
     });
 
-    const got = await api(app, 'GET', `/v1/events/${event.id}`, as(org.adminToken));
+    const got = await api(app, 'GET', `/v1/events/${event.id}`, asAdmin(org));
     expect(got.status).toBe(200);
     expect(got.body).toEqual({ event });
 
     const patched = await api(app, 'PATCH', `/v1/events/${event.id}`, {
-      ...as(org.adminToken),
+      ...asAdmin(org),
       body: {
         name: 'Spring gala 2026',
         description: 'An evening',
@@ -140,85 +129,85 @@ describe('events', () => {
       tags: [],
       createdBy: org.user.id,
     });
-    const cleared = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(org.adminToken), body: { description: null, onSaleDate: null } });
+    const cleared = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...asAdmin(org), body: { description: null, onSaleDate: null } });
     expect(cleared.body.event).toMatchObject({ description: null, onSaleDate: null, offSaleDate: '2026-04-01T17:00:00.000Z' });
 
-    const removed = await api(app, 'DELETE', `/v1/events/${event.id}`, as(org.adminToken));
+    const removed = await api(app, 'DELETE', `/v1/events/${event.id}`, asAdmin(org));
     expect(removed.status).toBe(200);
     expect(removed.body).toEqual({ success: true, id: event.id });
-    expect((await api(app, 'GET', `/v1/events/${event.id}`, as(org.adminToken))).status).toBe(404);
-    expect((await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(org.adminToken), body: { name: 'x' } })).status).toBe(404);
-    expect((await api(app, 'DELETE', `/v1/events/${event.id}`, as(org.adminToken))).status).toBe(404);
-    expect((await api(app, 'GET', `/v1/events/${event.id}/occurrences`, as(org.adminToken))).status).toBe(404);
-    expect((await api(app, 'GET', `/v1/events/${event.id}/ticket-types`, as(org.adminToken))).status).toBe(404);
-    const listed = await api(app, 'GET', '/v1/events?limit=100', as(org.adminToken));
+    expect((await api(app, 'GET', `/v1/events/${event.id}`, asAdmin(org))).status).toBe(404);
+    expect((await api(app, 'PATCH', `/v1/events/${event.id}`, { ...asAdmin(org), body: { name: 'x' } })).status).toBe(404);
+    expect((await api(app, 'DELETE', `/v1/events/${event.id}`, asAdmin(org))).status).toBe(404);
+    expect((await api(app, 'GET', `/v1/events/${event.id}/occurrences`, asAdmin(org))).status).toBe(404);
+    expect((await api(app, 'GET', `/v1/events/${event.id}/ticket-types`, asAdmin(org))).status).toBe(404);
+    const listed = await api(app, 'GET', '/v1/events?limit=100', asAdmin(org));
     expect(listed.body.events.map((e: { id: string }) => e.id)).not.toContain(event.id);
-    const [row] = await app.runtime.db.event.findMany({ where: { id: event.id } });
+    const [row] = await app().runtime.db.event.findMany({ where: { id: event.id } });
     expect(row!.isDeleted).toBe(true);
   });
 
   it('the time zone defaults to the venue\'s; the venue must belong to the same account', async () => {
     const venue = await api(app, 'POST', '/v1/venues', {
-      ...as(org.adminToken),
+      ...asAdmin(org),
       body: { accountId: org.account.id, name: 'Carnegie', timezone: 'America/New_York' },
     });
     const event = await newEvent({ name: 'At Carnegie', venueId: venue.body.venue.id, timezone: undefined });
     expect(event).toMatchObject({ venueId: venue.body.venue.id, timezone: 'America/New_York' });
 
-    const noZone = await api(app, 'POST', '/v1/events', { ...as(org.adminToken), body: { accountId: org.account.id, name: 'Nowhere' } });
+    const noZone = await api(app, 'POST', '/v1/events', { ...asAdmin(org), body: { accountId: org.account.id, name: 'Nowhere' } });
     expect(noZone.status).toBe(400);
-    expect(paths(noZone.body)).toEqual(['timezone']);
+    expect(detailPaths(noZone.body)).toEqual(['timezone']);
 
     const wrongAccount = await api(app, 'POST', '/v1/events', {
-      ...as(org.adminToken),
+      ...asAdmin(org),
       body: { accountId: second.id, name: 'Elsewhere', timezone: 'UTC', venueId: venue.body.venue.id },
     });
     expect(wrongAccount.status).toBe(400);
-    expect(paths(wrongAccount.body)).toEqual(['venueId']);
-    const theirVenue = await api(app, 'POST', '/v1/venues', { ...as(other.adminToken, other), body: { accountId: other.account.id, name: 'Theirs' } });
-    const foreign = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(org.adminToken), body: { venueId: theirVenue.body.venue.id } });
+    expect(detailPaths(wrongAccount.body)).toEqual(['venueId']);
+    const theirVenue = await api(app, 'POST', '/v1/venues', { ...asAdmin(other), body: { accountId: other.account.id, name: 'Theirs' } });
+    const foreign = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...asAdmin(org), body: { venueId: theirVenue.body.venue.id } });
     expect(foreign.status).toBe(400);
-    expect(paths(foreign.body)).toEqual(['venueId']);
-    const unset = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(org.adminToken), body: { venueId: null } });
+    expect(detailPaths(foreign.body)).toEqual(['venueId']);
+    const unset = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...asAdmin(org), body: { venueId: null } });
     expect(unset.body.event).toMatchObject({ venueId: null, timezone: 'America/New_York' });
   });
 
   it('refuses invalid input with 400 naming each field', async () => {
     const post = (body: Record<string, unknown>) =>
-      api(app, 'POST', '/v1/events', { ...as(org.adminToken), body: { accountId: org.account.id, name: 'Valid', timezone: 'UTC', ...body } });
+      api(app, 'POST', '/v1/events', { ...asAdmin(org), body: { accountId: org.account.id, name: 'Valid', timezone: 'UTC', ...body } });
 
     const many = await post({ name: '', description: 'd'.repeat(5001), timezone: 'Mars/Olympus_Mons', tags: ['ok', '', 't'.repeat(51)] });
     expect(many.status).toBe(400);
     expect(many.body.code).toBe('VALIDATION_FAILED');
-    expect(paths(many.body)).toEqual(['description', 'name', 'tags.1', 'tags.2', 'timezone']);
+    expect(detailPaths(many.body)).toEqual(['description', 'name', 'tags.1', 'tags.2', 'timezone']);
 
-    expect(paths((await post({ name: 'n'.repeat(256) })).body)).toEqual(['name']);
-    expect(paths((await post({ status: 'live' })).body)).toEqual(['status']);
-    expect(paths((await post({ timezone: '+01:00' })).body)).toEqual(['timezone']);
-    expect(paths((await post({ tags: Array.from({ length: 51 }, (_, i) => `t${i}`) })).body)).toEqual(['tags']);
-    expect(paths((await post({ onSaleDate: 'tomorrow' })).body)).toEqual(['onSaleDate']);
-    expect(paths((await post({ onSaleDate: '2026-05-01T10:00:00Z', offSaleDate: '2026-05-01T10:00:00Z' })).body)).toEqual(['offSaleDate']);
-    expect(paths((await post({ colour: 'red' })).body)).toEqual(['colour']);
+    expect(detailPaths((await post({ name: 'n'.repeat(256) })).body)).toEqual(['name']);
+    expect(detailPaths((await post({ status: 'live' })).body)).toEqual(['status']);
+    expect(detailPaths((await post({ timezone: '+01:00' })).body)).toEqual(['timezone']);
+    expect(detailPaths((await post({ tags: Array.from({ length: 51 }, (_, i) => `t${i}`) })).body)).toEqual(['tags']);
+    expect(detailPaths((await post({ onSaleDate: 'tomorrow' })).body)).toEqual(['onSaleDate']);
+    expect(detailPaths((await post({ onSaleDate: '2026-05-01T10:00:00Z', offSaleDate: '2026-05-01T10:00:00Z' })).body)).toEqual(['offSaleDate']);
+    expect(detailPaths((await post({ colour: 'red' })).body)).toEqual(['colour']);
     expect((await post({ tags: [...Array.from({ length: 50 }, (_, i) => `t${i}`), 't0', 't1'] })).status).toBe(201);
 
     const event = await newEvent({ name: 'Patch me', onSaleDate: '2026-05-01T10:00:00Z' });
-    const patch = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(org.adminToken), body: { offSaleDate: '2026-04-01T10:00:00Z' } });
-    expect(paths(patch.body)).toEqual(['offSaleDate']);
-    const move = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(org.adminToken), body: { accountId: second.id } });
+    const patch = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...asAdmin(org), body: { offSaleDate: '2026-04-01T10:00:00Z' } });
+    expect(detailPaths(patch.body)).toEqual(['offSaleDate']);
+    const move = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...asAdmin(org), body: { accountId: second.id } });
     expect(move.status).toBe(400);
   });
 
   it('a deleted or another organisation\'s account cannot own an event (400 naming accountId)', async () => {
     for (const accountId of [deletedAccount.id, other.account.id, 'acc_missing']) {
-      const res = await api(app, 'POST', '/v1/events', { ...as(org.adminToken), body: { accountId, name: 'Orphan', timezone: 'UTC' } });
+      const res = await api(app, 'POST', '/v1/events', { ...asAdmin(org), body: { accountId, name: 'Orphan', timezone: 'UTC' } });
       expect(res.status).toBe(400);
       expect(res.body.details).toEqual([{ path: 'accountId', message: expect.any(String) }]);
     }
   });
 
   it('an API key creates events with createdBy null', async () => {
-    const key = await newKey(['events.write', 'events.read'], org.account.id);
-    const res = await api(app, 'POST', '/v1/events', { ...as(key), body: { accountId: org.account.id, name: 'By key', timezone: 'UTC' } });
+    const key = (await createApiKey(app, org, ['events.write', 'events.read'], { accountId: org.account.id })).key;
+    const res = await api(app, 'POST', '/v1/events', { ...as(key, org), body: { accountId: org.account.id, name: 'By key', timezone: 'UTC' } });
     expect(res.status).toBe(201);
     expect(res.body.event.createdBy).toBeNull();
   });
@@ -236,18 +225,18 @@ describe('events', () => {
     await addTicketType(b.id, {}, o);
     await addTicketType(b.id, {}, o);
     await addTicketType(b.id, {}, o);
-    const removed = await graphql(app, 'mutation($id: String!) { deleteTicketType(id: $id) { success id } }', { id: dropped.id }, as(o.adminToken, o));
+    const removed = await graphql(app, 'mutation($id: String!) { deleteTicketType(id: $id) { success id } }', { id: dropped.id }, asAdmin(o));
     expect(removed.body.data.deleteTicketType).toEqual({ success: true, id: dropped.id });
-    const got = await api(app, 'GET', `/v1/events/${a.id}`, as(o.adminToken, o));
+    const got = await api(app, 'GET', `/v1/events/${a.id}`, asAdmin(o));
     expect(got.body.event).toMatchObject({ occurrenceCount: 2, ticketCount: 1, productCount: 0 });
-    const list = await api(app, 'GET', '/v1/events', as(o.adminToken, o));
+    const list = await api(app, 'GET', '/v1/events', asAdmin(o));
     const counts = Object.fromEntries(
       list.body.events.map((e: EventBody) => [e.name, [e.occurrenceCount, e.ticketCount, e.productCount]]),
     );
     expect(counts).toEqual({ Counted: [2, 1, 0], 'Also counted': [1, 3, 0] });
-    const types = await api(app, 'GET', `/v1/events/${a.id}/ticket-types`, as(o.adminToken, o));
+    const types = await api(app, 'GET', `/v1/events/${a.id}/ticket-types`, asAdmin(o));
     expect(types.body.ticketTypes.map((t: { id: string }) => t.id)).toEqual([kept.id]);
-    expect((await api(app, 'PATCH', `/v1/ticket-types/${dropped.id}`, { ...as(o.adminToken, o), body: { name: 'x' } })).status).toBe(404);
+    expect((await api(app, 'PATCH', `/v1/ticket-types/${dropped.id}`, { ...asAdmin(o), body: { name: 'x' } })).status).toBe(404);
   });
 });
 
@@ -259,7 +248,7 @@ describe('event lists: pagination', () => {
   });
 
   it('41 events, limit 20: pages 1, 2 and 3 with the right totals and flags; page 4 is empty', async () => {
-    const get = (query: string) => api(app, 'GET', `/v1/events?${query}`, as(o.adminToken, o));
+    const get = (query: string) => api(app, 'GET', `/v1/events?${query}`, asAdmin(o));
     const page1 = await get('limit=20');
     expect(page1.status).toBe(200);
     expect(page1.body.pagination).toEqual({ page: 1, limit: 20, total: 41, totalPages: 3, hasNext: true, hasPrev: false });
@@ -288,20 +277,20 @@ describe('event lists: pagination', () => {
 
   it('limit outside 1 to 100 or not a whole number is 400 naming query.limit', async () => {
     for (const limit of ['0', '101', 'abc', '-1', '1.5', '']) {
-      const res = await api(app, 'GET', `/v1/events?limit=${limit}`, as(o.adminToken, o));
+      const res = await api(app, 'GET', `/v1/events?limit=${limit}`, asAdmin(o));
       expect(res.status, `limit=${limit}`).toBe(400);
       expect(res.body.code).toBe('VALIDATION_FAILED');
-      expect(paths(res.body)).toEqual(['query.limit']);
+      expect(detailPaths(res.body)).toEqual(['query.limit']);
     }
     for (const page of ['0', 'x']) {
-      expect(paths((await api(app, 'GET', `/v1/events?page=${page}`, as(o.adminToken, o))).body)).toEqual(['query.page']);
+      expect(detailPaths((await api(app, 'GET', `/v1/events?page=${page}`, asAdmin(o))).body)).toEqual(['query.page']);
     }
   });
 
   it('GraphQL: first/after cursors walk the same order as the pages', async () => {
     const rest: string[] = [];
     for (const page of [1, 2, 3]) {
-      rest.push(...(await api(app, 'GET', `/v1/events?limit=20&page=${page}`, as(o.adminToken, o))).body.events.map((e: EventBody) => e.id));
+      rest.push(...(await api(app, 'GET', `/v1/events?limit=20&page=${page}`, asAdmin(o))).body.events.map((e: EventBody) => e.id));
     }
     const walked: string[] = [];
     let after: string | null = null;
@@ -312,7 +301,7 @@ describe('event lists: pagination', () => {
           edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage endCursor } pagination { total }
         } }`,
         { after },
-        as(o.adminToken, o),
+        asAdmin(o),
       );
       expect(res.body.errors).toBeUndefined();
       const connection = res.body.data.events;
@@ -324,9 +313,9 @@ describe('event lists: pagination', () => {
     }
     expect(walked).toEqual(rest);
 
-    const pageArgs = await graphql(app, '{ events(page: 3, limit: 20) { nodes { id } pagination { page hasNext } } }', {}, as(o.adminToken, o));
+    const pageArgs = await graphql(app, '{ events(page: 3, limit: 20) { nodes { id } pagination { page hasNext } } }', {}, asAdmin(o));
     expect(pageArgs.body.data.events.nodes.map((n: { id: string }) => n.id)).toEqual(rest.slice(40));
-    const badLimit = await graphql(app, '{ events(limit: 101) { nodes { id } } }', {}, as(o.adminToken, o));
+    const badLimit = await graphql(app, '{ events(limit: 101) { nodes { id } } }', {}, asAdmin(o));
     expect(badLimit.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'limit' }] });
   });
 });
@@ -351,7 +340,7 @@ describe('event lists: filters', () => {
   });
 
   async function names(query: string) {
-    const res = await api(app, 'GET', `/v1/events?${query}`, as(o.adminToken, o));
+    const res = await api(app, 'GET', `/v1/events?${query}`, asAdmin(o));
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.pagination.total).toBe(res.body.events.length);
     return res.body.events.map((e: EventBody) => e.name).sort();
@@ -387,12 +376,12 @@ describe('event lists: filters', () => {
   });
 
   it('refuses bad filters with 400 naming the parameter', async () => {
-    const bad = async (query: string) => paths((await api(app, 'GET', `/v1/events?${query}`, as(o.adminToken, o))).body);
+    const bad = async (query: string) => detailPaths((await api(app, 'GET', `/v1/events?${query}`, asAdmin(o))).body);
     expect(await bad('status=live')).toEqual(['query.status']);
     expect(await bad('from=yesterday')).toEqual(['query.from']);
     expect(await bad('to=2026-02-30')).toEqual(['query.to']);
     expect(await bad('from=2026-07-05&to=2026-07-04')).toEqual(['query.to']);
-    const graph = await graphql(app, '{ events(status: "live") { nodes { id } } }', {}, as(o.adminToken, o));
+    const graph = await graphql(app, '{ events(status: "live") { nodes { id } } }', {}, asAdmin(o));
     expect(graph.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'status' }] });
   });
 });
@@ -401,7 +390,7 @@ describe('event occurrences', () => {
   it('dates and times are wall-clock values in the event\'s zone, stored as instants across DST', async () => {
     const london = await newEvent({ name: 'London shows', timezone: 'Europe/London' });
     const created = await api(app, 'POST', `/v1/events/${london.id}/occurrences`, {
-      ...as(org.adminToken),
+      ...asAdmin(org),
       body: { startDate: '2026-03-29', startTime: '19:30', endDate: '2026-03-29', endTime: '22:00', capacity: 100 },
     });
     expect(created.status).toBe(201);
@@ -430,7 +419,7 @@ describe('event occurrences', () => {
       app,
       `query($id: String!) { eventOccurrences(eventId: $id) { nodes { startDate startTime endDate endTime timezone startsAt endsAt } } }`,
       { id: london.id },
-      as(org.adminToken),
+      asAdmin(org),
     );
     expect(graph.body.errors).toBeUndefined();
     expect(graph.body.data.eventOccurrences.nodes).toEqual([
@@ -444,13 +433,13 @@ describe('event occurrences', () => {
 
   it('America/New_York: the spring-forward gap is refused, the fall-back hour is its first (EDT) occurrence', async () => {
     const ny = await newEvent({ name: 'New York shows', timezone: 'America/New_York' });
-    const gap = await api(app, 'POST', `/v1/events/${ny.id}/occurrences`, { ...as(org.adminToken), body: { startDate: '2026-03-08', startTime: '02:30' } });
+    const gap = await api(app, 'POST', `/v1/events/${ny.id}/occurrences`, { ...asAdmin(org), body: { startDate: '2026-03-08', startTime: '02:30' } });
     expect(gap.status).toBe(400);
     expect(gap.body.details).toEqual([{ path: 'startTime', message: expect.stringContaining('does not exist in America/New_York') }]);
     await addOccurrence(ny.id, { startDate: '2026-03-08', startTime: '03:30' });
     await addOccurrence(ny.id, { startDate: '2026-11-01', startTime: '01:30' });
     await addOccurrence(ny.id, { startDate: '2026-07-04', startTime: '21:00' });
-    const graph = await graphql(app, `query($id: String!) { eventOccurrences(eventId: $id) { nodes { startDate startTime startsAt } } }`, { id: ny.id }, as(org.adminToken));
+    const graph = await graphql(app, `query($id: String!) { eventOccurrences(eventId: $id) { nodes { startDate startTime startsAt } } }`, { id: ny.id }, asAdmin(org));
     expect(graph.body.data.eventOccurrences.nodes).toEqual([
       { startDate: '2026-03-08', startTime: '03:30', startsAt: '2026-03-08T07:30:00.000Z' },
       { startDate: '2026-07-04', startTime: '21:00', startsAt: '2026-07-05T01:00:00.000Z' },
@@ -461,28 +450,28 @@ describe('event occurrences', () => {
   it('lists in start order with pagination', async () => {
     const event = await newEvent({ name: 'Residency' });
     for (const day of ['05', '01', '03', '02', '04']) await addOccurrence(event.id, { startDate: `2026-09-${day}`, startTime: '20:00' });
-    const page1 = await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=2`, as(org.adminToken));
+    const page1 = await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=2`, asAdmin(org));
     expect(page1.status).toBe(200);
     expect(page1.body.eventOccurrences.map((x: { startDate: string }) => x.startDate)).toEqual(['2026-09-01', '2026-09-02']);
     expect(page1.body.pagination).toEqual({ page: 1, limit: 2, total: 5, totalPages: 3, hasNext: true, hasPrev: false });
-    const page3 = await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=2&page=3`, as(org.adminToken));
+    const page3 = await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=2&page=3`, asAdmin(org));
     expect(page3.body.eventOccurrences.map((x: { startDate: string }) => x.startDate)).toEqual(['2026-09-05']);
     expect(page3.body.pagination).toMatchObject({ hasNext: false, hasPrev: true });
-    expect(paths((await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=101`, as(org.adminToken))).body)).toEqual(['query.limit']);
+    expect(detailPaths((await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=101`, asAdmin(org))).body)).toEqual(['query.limit']);
   });
 
   it('refuses invalid input with 400 naming each field', async () => {
     const event = await newEvent({ name: 'Invalid occurrences' });
-    const post = (body: Record<string, unknown>) => api(app, 'POST', `/v1/events/${event.id}/occurrences`, { ...as(org.adminToken), body });
+    const post = (body: Record<string, unknown>) => api(app, 'POST', `/v1/events/${event.id}/occurrences`, { ...asAdmin(org), body });
     const bad = await post({ startDate: '2026-02-30', startTime: '25:00', capacity: -1, timezone: 'Atlantis/Central' });
     expect(bad.status).toBe(400);
-    expect(paths(bad.body)).toEqual(['capacity', 'startDate', 'startTime', 'timezone']);
-    expect(paths((await post({ startDate: '2026-05-01', startTime: '20:00', endTime: '19:00' })).body)).toEqual(['endTime']);
-    expect(paths((await post({ startDate: '2026-05-01', startTime: '20:00', endDate: '2026-04-30', endTime: '23:00' })).body)).toEqual(['endDate']);
-    expect(paths((await post({ startDate: '2026-05-01', startTime: '20:00', endDate: '2026-05-02' })).body)).toEqual(['endTime']);
-    expect(paths((await post({ startDate: '2026-05-01', startTime: '20:00', status: 'postponed' })).body)).toEqual(['status']);
-    expect(paths((await post({ startTime: '20:00' })).body)).toEqual(['startDate']);
-    expect(paths((await post({ startDate: '2026-05-01', startTime: '8pm' })).body)).toEqual(['startTime']);
+    expect(detailPaths(bad.body)).toEqual(['capacity', 'startDate', 'startTime', 'timezone']);
+    expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', endTime: '19:00' })).body)).toEqual(['endTime']);
+    expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', endDate: '2026-04-30', endTime: '23:00' })).body)).toEqual(['endDate']);
+    expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', endDate: '2026-05-02' })).body)).toEqual(['endTime']);
+    expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', status: 'postponed' })).body)).toEqual(['status']);
+    expect(detailPaths((await post({ startTime: '20:00' })).body)).toEqual(['startDate']);
+    expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '8pm' })).body)).toEqual(['startTime']);
   });
 });
 
@@ -490,7 +479,7 @@ describe('ticket types', () => {
   it('create (201), list, update; every field present, nullables as null', async () => {
     const event = await newEvent({ name: 'Ticketed' });
     const created = await api(app, 'POST', `/v1/events/${event.id}/ticket-types`, {
-      ...as(org.adminToken),
+      ...asAdmin(org),
       body: { name: 'Standing', priceAmount: 3550, currency: 'EUR' },
     });
     expect(created.status).toBe(201);
@@ -513,42 +502,42 @@ describe('ticket types', () => {
     });
     await addTicketType(event.id, { name: 'Seated', priceAmount: 0, capacity: 0, maxPerOrder: 4, salesStartAt: '2026-05-01T09:00:00Z', salesEndAt: '2026-06-01T09:00:00+02:00' });
 
-    const list = await api(app, 'GET', `/v1/events/${event.id}/ticket-types`, as(org.adminToken));
+    const list = await api(app, 'GET', `/v1/events/${event.id}/ticket-types`, asAdmin(org));
     expect(list.status).toBe(200);
     expect(list.body.ticketTypes.map((t: { name: string }) => t.name)).toEqual(['Standing', 'Seated']);
     expect(list.body.ticketTypes[1]).toMatchObject({ priceAmount: 0, capacity: 0, maxPerOrder: 4, salesStartAt: '2026-05-01T09:00:00.000Z', salesEndAt: '2026-06-01T07:00:00.000Z' });
     expect(list.body.pagination).toEqual({ page: 1, limit: 20, total: 2, totalPages: 1, hasNext: false, hasPrev: false });
 
     const patched = await api(app, 'PATCH', `/v1/ticket-types/${ticketType.id}`, {
-      ...as(org.adminToken),
+      ...asAdmin(org),
       body: { priceAmount: 4000, capacity: 200, description: 'Front of house' },
     });
     expect(patched.status).toBe(200);
     expect(patched.body.ticketType).toMatchObject({ id: ticketType.id, priceAmount: 4000, capacity: 200, description: 'Front of house', currency: 'EUR' });
-    const unlimited = await api(app, 'PATCH', `/v1/ticket-types/${ticketType.id}`, { ...as(org.adminToken), body: { capacity: null } });
+    const unlimited = await api(app, 'PATCH', `/v1/ticket-types/${ticketType.id}`, { ...asAdmin(org), body: { capacity: null } });
     expect(unlimited.body.ticketType.capacity).toBeNull();
-    expect((await api(app, 'GET', `/v1/events/${event.id}`, as(org.adminToken))).body.event.ticketCount).toBe(2);
+    expect((await api(app, 'GET', `/v1/events/${event.id}`, asAdmin(org))).body.event.ticketCount).toBe(2);
   });
 
   it('refuses invalid input with 400 naming each field', async () => {
     const event = await newEvent({ name: 'Invalid ticket types' });
     const post = (body: Record<string, unknown>) =>
-      api(app, 'POST', `/v1/events/${event.id}/ticket-types`, { ...as(org.adminToken), body: { name: 'T', priceAmount: 100, currency: 'GBP', ...body } });
+      api(app, 'POST', `/v1/events/${event.id}/ticket-types`, { ...asAdmin(org), body: { name: 'T', priceAmount: 100, currency: 'GBP', ...body } });
     const bad = await post({ name: '', priceAmount: -1, currency: 'gbp', capacity: -5, maxPerOrder: 0 });
     expect(bad.status).toBe(400);
-    expect(paths(bad.body)).toEqual(['capacity', 'currency', 'maxPerOrder', 'name', 'priceAmount']);
-    expect(paths((await post({ currency: 'XYZ' })).body)).toEqual(['currency']);
-    expect(paths((await post({ priceAmount: 1.5 })).body)).toEqual(['priceAmount']);
-    expect(paths((await post({ priceAmount: '10' })).body)).toEqual(['priceAmount']);
-    expect(paths((await post({ salesStartAt: '2026-06-01T00:00:00Z', salesEndAt: '2026-05-01T00:00:00Z' })).body)).toEqual(['salesEndAt']);
+    expect(detailPaths(bad.body)).toEqual(['capacity', 'currency', 'maxPerOrder', 'name', 'priceAmount']);
+    expect(detailPaths((await post({ currency: 'XYZ' })).body)).toEqual(['currency']);
+    expect(detailPaths((await post({ priceAmount: 1.5 })).body)).toEqual(['priceAmount']);
+    expect(detailPaths((await post({ priceAmount: '10' })).body)).toEqual(['priceAmount']);
+    expect(detailPaths((await post({ salesStartAt: '2026-06-01T00:00:00Z', salesEndAt: '2026-05-01T00:00:00Z' })).body)).toEqual(['salesEndAt']);
     const tt = await addTicketType(event.id);
-    const patch = await api(app, 'PATCH', `/v1/ticket-types/${tt.id}`, { ...as(org.adminToken), body: { currency: null } });
-    expect(paths(patch.body)).toEqual(['currency']);
+    const patch = await api(app, 'PATCH', `/v1/ticket-types/${tt.id}`, { ...asAdmin(org), body: { currency: null } });
+    expect(detailPaths(patch.body)).toEqual(['currency']);
     const graph = await graphql(
       app,
       'mutation($e: String!) { createTicketType(eventId: $e, input: { name: "G", priceAmount: 1, currency: "usd" }) { id } }',
       { e: event.id },
-      as(org.adminToken),
+      asAdmin(org),
     );
     expect(graph.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'currency' }] });
   });
@@ -578,9 +567,9 @@ describe('access', () => {
     ] as const;
 
   it('a staff viewer reads everything on its account and gets 403 FORBIDDEN on every write', async () => {
-    const viewer = await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }], 'viewer');
+    const viewer = await staffWithRoles(app, org, ['viewer'], org.account.id, 'viewer');
     for (const [method, path, body] of routes(event.id, ticketTypeId)) {
-      const res = await api(app, method, path, { ...as(viewer.token), body });
+      const res = await api(app, method, path, { ...as(viewer.token, org), body });
       if (method === 'GET') {
         expect(res.status, `${method} ${path}`).toBe(200);
       } else {
@@ -591,34 +580,34 @@ describe('access', () => {
   });
 
   it('a staff user without any role is refused with 403; one who cannot see the account gets 404 for its things', async () => {
-    const nobody = await createStaffUser(app, org, [], 'nobody');
-    const list = await api(app, 'GET', '/v1/events', as(nobody.token));
+    const nobody = await staffWithoutRights(app, org, 'nobody');
+    const list = await api(app, 'GET', '/v1/events', as(nobody.token, org));
     expect(list.status).toBe(403);
     expect(list.body.code).toBe('FORBIDDEN');
 
-    const elsewhere = await createStaffUser(app, org, [{ roleId: systemRole(org, 'event_manager'), accountId: second.id }], 'manager');
-    expect((await api(app, 'GET', `/v1/events/${event.id}`, as(elsewhere.token))).status).toBe(404);
-    expect((await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(elsewhere.token), body: { name: 'x' } })).status).toBe(404);
-    expect((await api(app, 'PATCH', `/v1/ticket-types/${ticketTypeId}`, { ...as(elsewhere.token), body: { name: 'x' } })).status).toBe(404);
-    const own = await api(app, 'POST', '/v1/events', { ...as(elsewhere.token), body: { accountId: second.id, name: 'Mine', timezone: 'UTC' } });
+    const elsewhere = await staffWithRoles(app, org, ['event_manager'], second.id, 'manager');
+    expect((await api(app, 'GET', `/v1/events/${event.id}`, as(elsewhere.token, org))).status).toBe(404);
+    expect((await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(elsewhere.token, org), body: { name: 'x' } })).status).toBe(404);
+    expect((await api(app, 'PATCH', `/v1/ticket-types/${ticketTypeId}`, { ...as(elsewhere.token, org), body: { name: 'x' } })).status).toBe(404);
+    const own = await api(app, 'POST', '/v1/events', { ...as(elsewhere.token, org), body: { accountId: second.id, name: 'Mine', timezone: 'UTC' } });
     expect(own.status).toBe(201);
-    const notOwn = await api(app, 'POST', '/v1/events', { ...as(elsewhere.token), body: { accountId: org.account.id, name: 'Not mine', timezone: 'UTC' } });
+    const notOwn = await api(app, 'POST', '/v1/events', { ...as(elsewhere.token, org), body: { accountId: org.account.id, name: 'Not mine', timezone: 'UTC' } });
     expect(notOwn.status).toBe(403);
-    const seen = await api(app, 'GET', '/v1/events?limit=100', as(elsewhere.token));
+    const seen = await api(app, 'GET', '/v1/events?limit=100', as(elsewhere.token, org));
     expect(seen.body.events.every((e: EventBody) => e.accountId === second.id)).toBe(true);
     expect(seen.body.events.map((e: EventBody) => e.id)).toContain(own.body.event.id);
   });
 
   it('an API key without the scope gets 404 NOT_FOUND on every route; events.read reads but cannot write', async () => {
-    const noScope = await newKey(['venues.read', 'venues.write']);
+    const noScope = (await createApiKey(app, org, ['venues.read', 'venues.write'])).key;
     for (const [method, path, body] of routes(event.id, ticketTypeId)) {
-      const res = await api(app, method, path, { ...as(noScope), body });
+      const res = await api(app, method, path, { ...as(noScope, org), body });
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.body.code).toBe('NOT_FOUND');
     }
-    const reader = await newKey(['events.read']);
+    const reader = (await createApiKey(app, org, ['events.read'])).key;
     for (const [method, path, body] of routes(event.id, ticketTypeId)) {
-      const res = await api(app, method, path, { ...as(reader), body });
+      const res = await api(app, method, path, { ...as(reader, org), body });
       expect(res.status, `${method} ${path}`).toBe(method === 'GET' ? 200 : 404);
     }
   });
@@ -627,22 +616,22 @@ describe('access', () => {
     const theirs = await newEvent({ accountId: other.account.id, name: 'Theirs' }, other);
     const theirType = await addTicketType(theirs.id, {}, other);
     for (const [method, path, body] of routes(theirs.id, theirType.id).filter(([, path]) => path !== '/v1/events')) {
-      const res = await api(app, method, path, { ...as(org.adminToken), body });
+      const res = await api(app, method, path, { ...asAdmin(org), body });
       expect(res.status, `${method} ${path}`).toBe(404);
     }
-    const list = await api(app, 'GET', '/v1/events?limit=100', as(org.adminToken));
+    const list = await api(app, 'GET', '/v1/events?limit=100', asAdmin(org));
     expect(list.body.events.map((e: EventBody) => e.id)).not.toContain(theirs.id);
-    const filtered = await api(app, 'GET', `/v1/events?accountId=${other.account.id}`, as(org.adminToken));
+    const filtered = await api(app, 'GET', `/v1/events?accountId=${other.account.id}`, asAdmin(org));
     expect(filtered.body.pagination.total).toBe(0);
-    expect((await api(app, 'GET', `/v1/events/${theirs.id}`, as(other.adminToken, other))).body.event.name).toBe('Theirs');
+    expect((await api(app, 'GET', `/v1/events/${theirs.id}`, asAdmin(other))).body.event.name).toBe('Theirs');
   });
 
   it('GraphQL answers the same codes in extensions.code', async () => {
-    const viewer = await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }], 'gviewer');
-    const write = await graphql(app, 'mutation($id: String!) { deleteEvent(id: $id) { success } }', { id: event.id }, as(viewer.token));
+    const viewer = await staffWithRoles(app, org, ['viewer'], org.account.id, 'gviewer');
+    const write = await graphql(app, 'mutation($id: String!) { deleteEvent(id: $id) { success } }', { id: event.id }, as(viewer.token, org));
     expect(write.body.errors[0].extensions.code).toBe('FORBIDDEN');
-    const key = await newKey(['venues.read']);
-    const read = await graphql(app, '{ events { nodes { id } } }', {}, as(key));
+    const key = (await createApiKey(app, org, ['venues.read'])).key;
+    const read = await graphql(app, '{ events { nodes { id } } }', {}, as(key, org));
     expect(read.body.errors[0].extensions.code).toBe('NOT_FOUND');
     expect(read.body.data).toEqual({ events: null });
   });

@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
 import { api, createOrganisation, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
 import { authorizationCodeFlow, startOidcProvider, type TestOidcProvider } from './support/oidc-provider.ts';
 
-let app: TestApp;
+// The test's OpenID provider listens on loopback.
+const app = useTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
 let op: TestOidcProvider;
 beforeAll(async () => {
-  // The test's OpenID provider listens on loopback.
-  [app, op] = await Promise.all([startTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' }), startOidcProvider()]);
+  op = await startOidcProvider();
 });
 afterAll(async () => {
-  await Promise.all([app?.stop(), op?.stop()]);
+  await op?.stop();
 });
 
 /** An organisation whose admin configured the test provider through our API. */
@@ -103,7 +103,7 @@ describe('POST /v1/auth/federate', () => {
       externalUserId: person.accountId,
     });
 
-    const linked = await app.runtime.db.user.findUniqueOrThrow({ where: { id: invitation.userId } });
+    const linked = await app().runtime.db.user.findUniqueOrThrow({ where: { id: invitation.userId } });
     expect(linked).toMatchObject({ status: 'active', personId: res.body.user.id, externalUserId: person.accountId });
     const redeemed = await api(app, 'GET', `/v1/user-invitations/${invitation.id}`, { token: org.adminToken, org: org.slug });
     expect(redeemed.body.invitation.redeemedAt).toEqual(expect.any(String));
@@ -119,7 +119,7 @@ describe('POST /v1/auth/federate', () => {
     const second = await federate((await authorizationCodeFlow(op, person)).idToken);
     expect(second.status).toBe(200);
     expect(second.body.user.id).toBe(first.body.user.id);
-    const users = await app.runtime.db.user.findMany({ where: { organisationId: org.organisation.id, email: person.email } });
+    const users = await app().runtime.db.user.findMany({ where: { organisationId: org.organisation.id, email: person.email } });
     expect(users.map((u) => u.id)).toEqual([userId]);
   });
 
@@ -130,7 +130,7 @@ describe('POST /v1/auth/federate', () => {
     const res = await federate((await authorizationCodeFlow(op, admin)).idToken, org.slug);
     expect(res.status).toBe(401);
     expect(res.body.error).toMatch(/signs in with a password/);
-    const user = await app.runtime.db.user.findUniqueOrThrow({ where: { id: org.user.id } });
+    const user = await app().runtime.db.user.findUniqueOrThrow({ where: { id: org.user.id } });
     expect(user).toMatchObject({ identityProviderId: null, externalUserId: null, personId: org.user.personId });
   });
 
@@ -203,7 +203,7 @@ describe('POST /v1/auth/federate refusals (401 UNAUTHENTICATED)', () => {
     expectRefused(await federate(idToken, org.slug), /No user of the organisation has this email/);
     // Without X-Service-Org every organisation trusting the issuer was tried: no one's reason is told.
     expectRefused(await federate(idToken), /^No organisation accepts this identity/);
-    expect(await app.runtime.db.person.findMany({ where: { email: stranger.email } })).toEqual([]);
+    expect(await app().runtime.db.person.findMany({ where: { email: stranger.email } })).toEqual([]);
   });
 
   it('refuses a token issued to another client (wrong audience)', async () => {
@@ -286,11 +286,11 @@ describe('POST /v1/auth/federate refusals (401 UNAUTHENTICATED)', () => {
     const { org } = await organisationWithProvider();
     const person = identity();
     const invitation = await invite(org, person.email);
-    await app.runtime.db.invitation.update({ where: { id: invitation.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await app().runtime.db.invitation.update({ where: { id: invitation.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
     const res = await federate((await authorizationCodeFlow(op, person)).idToken, org.slug);
     expect(res.status).toBe(410);
     expect(res.body.code).toBe('GONE');
-    const user = await app.runtime.db.user.findUniqueOrThrow({ where: { id: invitation.userId } });
+    const user = await app().runtime.db.user.findUniqueOrThrow({ where: { id: invitation.userId } });
     expect(user).toMatchObject({ status: 'pending', identityProviderId: null, personId: null });
   });
 

@@ -1,17 +1,11 @@
 import { auditServer } from 'graphql-http';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = useTestApp();
 
 it('passes every MUST and SHOULD audit of the GraphQL-over-HTTP specification', async () => {
-  const results = await auditServer({ url: `${app.url}/graphql` });
+  const results = await auditServer({ url: `${app().url}/graphql` });
   const failures = results
     .filter((result) => result.status !== 'ok' && (result.name.startsWith('MUST') || result.name.startsWith('SHOULD')))
     .map((result) => `${result.name}: ${'reason' in result ? result.reason : ''}`);

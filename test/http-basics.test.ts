@@ -1,24 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { describe, expect, it } from 'vitest';
+import { startTestApp, useTestApp } from './support/app.ts';
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = useTestApp();
 
 describe('health and readiness', () => {
   it('/healthz answers ok without touching dependencies', async () => {
-    const res = await fetch(`${app.url}/healthz`);
+    const res = await fetch(`${app().url}/healthz`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ok' });
     expect(res.headers.get('x-request-id')).toMatch(/^req_[A-Za-z0-9]{22}$/);
   });
 
   it('/readyz checks the database and Temporal', async () => {
-    const res = await fetch(`${app.url}/readyz`);
+    const res = await fetch(`${app().url}/readyz`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok', temporal: 'ok' } });
   });
@@ -42,7 +36,7 @@ describe('health and readiness', () => {
 
 describe('error envelope and request ids', () => {
   it('an unknown route answers 404 NOT_FOUND in the envelope with X-Request-Id', async () => {
-    const res = await fetch(`${app.url}/v1/no-such-thing`);
+    const res = await fetch(`${app().url}/v1/no-such-thing`);
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const requestId = res.headers.get('x-request-id');
@@ -51,13 +45,13 @@ describe('error envelope and request ids', () => {
   });
 
   it('a 404 outside the API roots also uses the envelope', async () => {
-    const res = await fetch(`${app.url}/nowhere`, { method: 'DELETE' });
+    const res = await fetch(`${app().url}/nowhere`, { method: 'DELETE' });
     expect(res.status).toBe(404);
     expect((await res.json()).code).toBe('NOT_FOUND');
   });
 
   it('invalid JSON answers 400 INVALID_JSON with X-Request-Id', async () => {
-    const res = await fetch(`${app.url}/v1/meta/versions`, {
+    const res = await fetch(`${app().url}/v1/meta/versions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"name": ',
@@ -69,7 +63,7 @@ describe('error envelope and request ids', () => {
   });
 
   it('invalid JSON on the sales API too', async () => {
-    const res = await fetch(`${app.url}/live/sales/carts`, {
+    const res = await fetch(`${app().url}/live/sales/carts`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: 'nope',
@@ -79,15 +73,15 @@ describe('error envelope and request ids', () => {
   });
 
   it('keeps a well-formed incoming X-Request-Id and replaces a malformed one', async () => {
-    const kept = await fetch(`${app.url}/healthz`, { headers: { 'x-request-id': 'trace-123.abc' } });
+    const kept = await fetch(`${app().url}/healthz`, { headers: { 'x-request-id': 'trace-123.abc' } });
     expect(kept.headers.get('x-request-id')).toBe('trace-123.abc');
-    const replaced = await fetch(`${app.url}/healthz`, { headers: { 'x-request-id': 'bad id with spaces' } });
+    const replaced = await fetch(`${app().url}/healthz`, { headers: { 'x-request-id': 'bad id with spaces' } });
     expect(replaced.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
   it('every request id is distinct', async () => {
     const ids = await Promise.all(
-      Array.from({ length: 10 }, () => fetch(`${app.url}/healthz`).then((r) => r.headers.get('x-request-id'))),
+      Array.from({ length: 10 }, () => fetch(`${app().url}/healthz`).then((r) => r.headers.get('x-request-id'))),
     );
     expect(new Set(ids).size).toBe(10);
   });
@@ -95,7 +89,7 @@ describe('error envelope and request ids', () => {
 
 describe('API versions', () => {
   it('GET /v1/meta/versions needs no credential and answers the contract table', async () => {
-    const res = await fetch(`${app.url}/v1/meta/versions`);
+    const res = await fetch(`${app().url}/v1/meta/versions`);
     expect(res.status).toBe(200);
     expect(res.headers.get('service-version')).toBe('2026-06-01');
     const body = await res.json();
@@ -110,19 +104,19 @@ describe('API versions', () => {
   });
 
   it('resolves the Service-Version header', async () => {
-    const res = await fetch(`${app.url}/v1/meta/versions`, { headers: { 'service-version': '2025-10-01' } });
+    const res = await fetch(`${app().url}/v1/meta/versions`, { headers: { 'service-version': '2025-10-01' } });
     expect(res.headers.get('service-version')).toBe('2025-10-01');
     expect((await res.json()).resolved).toBe('2025-10-01');
   });
 
   it.each([['2024-11-01'], ['2030-01-01'], ['yesterday']])('refuses Service-Version %s with 400 UNSUPPORTED_VERSION', async (version) => {
-    const res = await fetch(`${app.url}/v1/meta/versions`, { headers: { 'service-version': version } });
+    const res = await fetch(`${app().url}/v1/meta/versions`, { headers: { 'service-version': version } });
     expect(res.status).toBe(400);
     expect((await res.json()).code).toBe('UNSUPPORTED_VERSION');
   });
 
   it('GraphQL answers the same, with the version header', async () => {
-    const res = await fetch(`${app.url}/graphql`, {
+    const res = await fetch(`${app().url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'service-version': '2025-04-01' },
       body: JSON.stringify({ query: '{ apiVersions { current resolved versions { date } } }' }),
@@ -137,7 +131,7 @@ describe('API versions', () => {
 
 describe('GraphiQL', () => {
   it('serves a GraphiQL page whose assets are inlined (works offline)', async () => {
-    const res = await fetch(`${app.url}/graphql`, { headers: { accept: 'text/html' } });
+    const res = await fetch(`${app().url}/graphql`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     const html = await res.text();

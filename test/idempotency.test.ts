@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
+import { asAdmin } from './support/credentials.ts';
 import { api, createOrganisation, type TestOrganisation } from './support/fixtures.ts';
 import { createCatalogue, createChannel } from './support/sales.ts';
 
@@ -8,18 +9,14 @@ import { createCatalogue, createChannel } from './support/sales.ts';
  * /live. (Concurrency across two API processes: test/many-processes.test.ts.)
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'idem');
 });
-afterAll(async () => {
-  await app?.stop();
-});
 
-const as = () => ({ token: org.adminToken, org: org.slug });
+const as = () => asAdmin(org);
 const withKey = (key: string, extra: Record<string, string> = {}) => ({ 'idempotency-key': key, ...extra });
 
 describe('Idempotency-Key', () => {
@@ -31,7 +28,7 @@ describe('Idempotency-Key', () => {
     expect(again.body).toEqual(first.body);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(await app.runtime.db.event.count({ where: { name: 'Once only' } })).toBe(1);
+    expect(await app().runtime.db.event.count({ where: { name: 'Once only' } })).toBe(1);
     // The same key with the body written another way is the same request.
     const reordered = await api(app, 'POST', '/v1/events', { ...as(), body: { timezone: 'UTC', name: 'Once only', accountId: org.account.id }, headers: withKey('evt-1') });
     expect(reordered.body.event.id).toBe(first.body.event.id);
@@ -74,7 +71,7 @@ describe('Idempotency-Key', () => {
     expect([first.status, again.status]).toEqual([201, 201]);
     expect(again.body.cart.id).toBe(first.body.cart.id);
     expect(again.headers.get('x-live-session')).toBe(first.headers.get('x-live-session'));
-    expect(await app.runtime.db.cart.count({ where: { sessionId: first.body.cart.sessionId } })).toBe(1);
+    expect(await app().runtime.db.cart.count({ where: { sessionId: first.body.cart.sessionId } })).toBe(1);
   });
 
   it('refuses a malformed key with 400 naming the header', async () => {

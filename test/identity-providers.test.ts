@@ -1,20 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256 } from '../src/auth/keys.ts';
-import { newId } from '../src/ids.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
-import { api, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
+import { createApiKey, staffWithRoles } from './support/credentials.ts';
+import { api, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
 
-let app: TestApp;
+// Providers here live at example.com names that do not resolve offline: no address check.
+const app = useTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
 let org: TestOrganisation;
 let other: TestOrganisation;
 beforeAll(async () => {
-  // Providers here live at example.com names that do not resolve offline: no address check.
-  app = await startTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
   [org, other] = await Promise.all([createOrganisation(app, 'idp'), createOrganisation(app, 'idp-other')]);
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 let issuerCount = 0;
@@ -211,7 +205,7 @@ describe('REST /v1/identity-providers', () => {
 
 describe('access to identity providers', () => {
   it('a signed-in user without identity_providers.read on every account is refused with 403 FORBIDDEN', async () => {
-    const { token: accessToken } = await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }], 'viewer');
+    const { token: accessToken } = await staffWithRoles(app, org, ['viewer'], org.account.id, 'viewer');
     const list = await api(app, 'GET', '/v1/identity-providers', { token: accessToken, org: org.slug });
     expect(list.status).toBe(403);
     expect(list.body.code).toBe('FORBIDDEN');
@@ -220,20 +214,7 @@ describe('access to identity providers', () => {
   });
 
   it('an API key without the scope gets 404 NOT_FOUND; with identity_providers.read it may read but not write', async () => {
-    const key = async (scopes: string[]) => {
-      const secret = `svak_${randomBytes(24).toString('base64url')}`;
-      await app.runtime.db.apiKey.create({
-        data: {
-          id: newId('apiKey'),
-          organisationId: org.organisation.id,
-          name: 'test key',
-          keyHash: sha256(secret),
-          keyPrefix: secret.slice(0, 12),
-          scopes,
-        },
-      });
-      return secret;
-    };
+    const key = async (scopes: string[]) => (await createApiKey(app, org, scopes)).key;
     const unscoped = await key(['events.read']);
     const list = await api(app, 'GET', '/v1/identity-providers', { token: unscoped, org: org.slug });
     expect(list.status).toBe(404);

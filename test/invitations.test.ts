@@ -1,38 +1,27 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { publicUrl } from '../src/config.ts';
 import { newId } from '../src/ids.ts';
 import { createLogger } from '../src/log.ts';
 import { INVITATION_TTL_MS } from '../src/services/invitations.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
 import { query } from './support/db.ts';
-import { api, createOrganisation, graphql, signIn, type TestOrganisation } from './support/fixtures.ts';
+import { api, createOrganisation, graphql, signIn, systemRole, type SystemRoleKey, type TestOrganisation } from './support/fixtures.ts';
+import { mailedInvitationCode, mailTo } from './support/mail.ts';
 
-/**
- * startTestApp, logging at info through the service's own logger (its redaction included) into
- * memory, so the test can read what the API logged.
- */
-async function startAppCapturingLogs(): Promise<{ app: TestApp; logs: string[] }> {
-  const logs: string[] = [];
-  const logger = createLogger('info', 'api', { write: (line: string) => void logs.push(line) });
-  const app = await startTestApp({ PUBLIC_URL: 'https://tickets.example.test', LOG_LEVEL: 'info' }, { logger });
-  return { app, logs };
-}
-
-let app: TestApp;
-let logs: string[];
+/** What the API logged, at info, through the service's own logger (its redaction included). */
+const logs: string[] = [];
+const app = useTestApp(
+  { PUBLIC_URL: 'https://tickets.example.test', LOG_LEVEL: 'info' },
+  { logger: createLogger('info', 'api', { write: (line: string) => void logs.push(line) }) },
+);
 let org: TestOrganisation;
 let other: TestOrganisation;
-const roleId = (o: TestOrganisation, key: string) => o.roles.find((role) => role.systemKey === key)!.id;
 
 beforeAll(async () => {
-  ({ app, logs } = await startAppCapturingLogs());
   org = await createOrganisation(app, 'inv');
   other = await createOrganisation(app, 'inv-other');
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 const INVITATION_KEYS = ['code', 'createdAt', 'email', 'expiresAt', 'id', 'organisationId', 'redeemedAt', 'userId'];
@@ -61,39 +50,16 @@ function redeem(code: string, password?: string, headers: Record<string, string>
   });
 }
 
-interface OutboxRow {
-  to: string;
-  subject: string;
-  text: string;
-  meta: { kind: string; invitationId: string; code: string };
-}
-
-async function outbox(to: string): Promise<OutboxRow[]> {
-  return query<OutboxRow>(
-    app.database.url,
-    'SELECT "to", subject, text, meta FROM outbox_messages WHERE "to" = $1 ORDER BY "createdAt", id',
-    [to],
-  );
-}
-
-/** The code of an invitation as its invitee has it: from the latest mail (it is shown nowhere else). */
-async function mailedCode(invitationId: string): Promise<string> {
-  const rows = await query<{ code: string }>(
-    app.database.url,
-    `SELECT meta->>'code' AS code FROM outbox_messages WHERE meta->>'invitationId' = $1 ORDER BY "createdAt" DESC, id DESC LIMIT 1`,
-    [invitationId],
-  );
-  if (!rows[0]) throw new Error(`no mail for invitation ${invitationId}`);
-  return rows[0].code;
-}
+const outbox = (to: string) => mailTo(app, to);
+const mailedCode = (invitationId: string) => mailedInvitationCode(app, invitationId);
 
 /** What the API shows of a code: its first four characters, not redeemable. */
 const hintOf = (code: string) => `${code.slice(0, 4)}…`;
 
 /** Invites with the given roles and redeems: a signed-in staff user of `org` holding exactly them. */
-async function staffUser(roleKeys: string[]) {
+async function staffUser(roleKeys: SystemRoleKey[]) {
   const email = freshEmail('staff');
-  const created = await invite({ email, roleIds: roleKeys.map((key) => roleId(org, key)) });
+  const created = await invite({ email, roleIds: roleKeys.map((key) => systemRole(org, key)) });
   expect(created.status).toBe(201);
   const session = await redeem(await mailedCode(created.body.invitation.id), 'staff password');
   expect(session.status).toBe(200);
@@ -104,7 +70,7 @@ describe('creating an invitation', () => {
   it('answers 201 {invitation} with the spec fields, a pending user with the roles, and mails the code and link', async () => {
     const email = freshEmail();
     const before = Date.now();
-    const res = await invite({ email: email.toUpperCase(), firstName: 'Ada', lastName: 'Lovelace', roleIds: [roleId(org, 'event_manager')] });
+    const res = await invite({ email: email.toUpperCase(), firstName: 'Ada', lastName: 'Lovelace', roleIds: [systemRole(org, 'event_manager')] });
     expect(res.status).toBe(201);
     const invitation = res.body.invitation;
     expect(Object.keys(invitation).sort()).toEqual(INVITATION_KEYS);
@@ -122,27 +88,27 @@ describe('creating an invitation', () => {
     expect(INVITATION_TTL_MS).toBe(7 * 24 * 3600 * 1000);
 
     const [user] = await query<{ status: string; personId: string | null; firstName: string }>(
-      app.database.url,
+      app,
       'SELECT status, "personId", "firstName" FROM users WHERE id = $1',
       [invitation.userId],
     );
     expect(user).toEqual({ status: 'pending', personId: null, firstName: 'Ada' });
-    const assignments = await query(app.database.url, 'SELECT "accountId", "roleId" FROM role_assignments WHERE "userId" = $1', [
+    const assignments = await query(app, 'SELECT "accountId", "roleId" FROM role_assignments WHERE "userId" = $1', [
       invitation.userId,
     ]);
-    expect(assignments).toEqual([{ accountId: org.account.id, roleId: roleId(org, 'event_manager') }]);
+    expect(assignments).toEqual([{ accountId: org.account.id, roleId: systemRole(org, 'event_manager') }]);
 
     const mails = await outbox(email);
     expect(mails).toHaveLength(1);
-    const code = mails[0]!.meta.code;
+    const code = mails[0]!.meta.code as string;
     expect(mails[0]!.meta).toEqual({ kind: 'invitation', invitationId: invitation.id, code: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
     expect(invitation.code).toBe(hintOf(code));
     expect(mails[0]!.text).toContain(`https://tickets.example.test/invite?code=${code}`);
     // Stored as its sha256 only.
-    const [stored] = await query<Record<string, unknown>>(app.database.url, 'SELECT * FROM invitations WHERE id = $1', [invitation.id]);
+    const [stored] = await query<Record<string, unknown>>(app, 'SELECT * FROM invitations WHERE id = $1', [invitation.id]);
     expect(Object.values(stored!)).not.toContain(code);
     expect(stored!.codeHash).toBe(createHash('sha256').update(code).digest('hex'));
-    expect(publicUrl(app.config)).toBe('https://tickets.example.test');
+    expect(publicUrl(app().config)).toBe('https://tickets.example.test');
     expect(mails[0]!.subject).toContain(org.organisation.name);
   });
 
@@ -155,7 +121,7 @@ describe('creating an invitation', () => {
     const missing = await api(app, 'POST', '/v1/user-invitations', { token: org.adminToken, org: org.slug, body: {} });
     expect(missing.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['email', 'organisationId']);
 
-    const roles = await invite({ email: freshEmail(), roleIds: [roleId(org, 'viewer'), 'rol_nope', roleId(other, 'viewer')] });
+    const roles = await invite({ email: freshEmail(), roleIds: [systemRole(org, 'viewer'), 'rol_nope', systemRole(other, 'viewer')] });
     expect(roles.status).toBe(400);
     expect(roles.body.details.map((d: { path: string }) => d.path)).toEqual(['roleIds.1', 'roleIds.2']);
 
@@ -196,10 +162,10 @@ describe('creating an invitation', () => {
   it('supersedes an expired invitation for the same email', async () => {
     const email = freshEmail();
     const first = await invite({ email });
-    await query(app.database.url, `UPDATE invitations SET "expiresAt" = now() - interval '1 minute' WHERE id = $1`, [
+    await query(app, `UPDATE invitations SET "expiresAt" = now() - interval '1 minute' WHERE id = $1`, [
       first.body.invitation.id,
     ]);
-    const second = await invite({ email, roleIds: [roleId(org, 'viewer')] });
+    const second = await invite({ email, roleIds: [systemRole(org, 'viewer')] });
     expect(second.status).toBe(201);
     expect((await api(app, 'GET', `/v1/user-invitations/${first.body.invitation.id}`, { token: org.adminToken, org: org.slug })).status).toBe(404);
     expect((await redeem(await mailedCode(second.body.invitation.id), 'a good password')).status).toBe(200);
@@ -207,29 +173,29 @@ describe('creating an invitation', () => {
 
   it('when the mail cannot be sent, answers 500 and leaves nothing behind, so the email can be invited again', async () => {
     const email = freshEmail('unmailable');
-    const send = app.runtime.mailer.send;
+    const send = app().runtime.mailer.send;
     // Stands in for a mail transport that is down (outside the product).
-    app.runtime.mailer.send = async () => {
+    app().runtime.mailer.send = async () => {
       throw new Error('fake mail transport: connection refused');
     };
     try {
-      const res = await invite({ email, roleIds: [roleId(org, 'viewer')] });
+      const res = await invite({ email, roleIds: [systemRole(org, 'viewer')] });
       expect(res.status).toBe(500);
       expect(res.body.code).toBe('INTERNAL');
     } finally {
-      app.runtime.mailer.send = send;
+      app().runtime.mailer.send = send;
     }
-    expect(await query(app.database.url, 'SELECT id FROM users WHERE email = $1', [email])).toEqual([]);
-    expect(await query(app.database.url, 'SELECT id FROM invitations WHERE email = $1', [email])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM users WHERE email = $1', [email])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM invitations WHERE email = $1', [email])).toEqual([]);
     expect((await invite({ email })).status).toBe(201);
   });
 
   it('grants on the account named by accountId (our addition)', async () => {
     const accountId = newId('account');
-    await app.runtime.db.account.create({ data: { id: accountId, organisationId: org.organisation.id, name: 'Second' } });
-    const res = await invite({ email: freshEmail(), accountId, roleIds: [roleId(org, 'viewer')] });
+    await app().runtime.db.account.create({ data: { id: accountId, organisationId: org.organisation.id, name: 'Second' } });
+    const res = await invite({ email: freshEmail(), accountId, roleIds: [systemRole(org, 'viewer')] });
     expect(res.status).toBe(201);
-    const rows = await query(app.database.url, 'SELECT "accountId" FROM role_assignments WHERE "userId" = $1', [res.body.invitation.userId]);
+    const rows = await query(app, 'SELECT "accountId" FROM role_assignments WHERE "userId" = $1', [res.body.invitation.userId]);
     expect(rows).toEqual([{ accountId }]);
   });
 });
@@ -247,23 +213,23 @@ describe('who may invite', () => {
   it('no privilege escalation: an inviter may grant only roles whose permissions they hold on that account', async () => {
     const delegate = await staffUser(['viewer']);
     const inviterRole = newId('role');
-    await app.runtime.db.role.create({
+    await app().runtime.db.role.create({
       data: { id: inviterRole, organisationId: org.organisation.id, name: 'Inviter', permissions: ['invitations.*:all'] },
     });
-    await app.runtime.db.roleAssignment.create({
+    await app().runtime.db.roleAssignment.create({
       data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: delegate.userId, accountId: org.account.id, roleId: inviterRole },
     });
 
-    for (const key of ['account_admin', 'organisation_admin', 'event_manager']) {
-      const refused = await invite({ email: freshEmail(), roleIds: [roleId(org, key)] }, delegate);
+    for (const key of ['account_admin', 'organisation_admin', 'event_manager'] as const) {
+      const refused = await invite({ email: freshEmail(), roleIds: [systemRole(org, key)] }, delegate);
       expect(refused.status, key).toBe(403);
       expect(refused.body.code).toBe('FORBIDDEN');
     }
     const email = freshEmail();
-    const allowed = await invite({ email, roleIds: [roleId(org, 'viewer')] }, delegate);
+    const allowed = await invite({ email, roleIds: [systemRole(org, 'viewer')] }, delegate);
     expect(allowed.status).toBe(201);
     // Nothing was left behind by the refusals.
-    const pending = await query(app.database.url, `SELECT count(*)::int AS n FROM users WHERE email = $1`, [email]);
+    const pending = await query(app, `SELECT count(*)::int AS n FROM users WHERE email = $1`, [email]);
     expect(pending).toEqual([{ n: 1 }]);
   });
 });
@@ -271,7 +237,7 @@ describe('who may invite', () => {
 describe('redeeming an invitation', () => {
   it('answers tokens for the new person; /me and /me/roles work with them; login with the password works', async () => {
     const email = freshEmail();
-    const created = await invite({ email, firstName: 'Grace', lastName: 'Hopper', roleIds: [roleId(org, 'event_manager')] });
+    const created = await invite({ email, firstName: 'Grace', lastName: 'Hopper', roleIds: [systemRole(org, 'event_manager')] });
     const { userId, id } = created.body.invitation;
 
     const res = await redeem(await mailedCode(id), 'correct horse');
@@ -291,16 +257,16 @@ describe('redeeming an invitation', () => {
     const roles = await api(app, 'GET', '/v1/me/roles', { token: res.body.accessToken, org: org.slug });
     expect(roles.status).toBe(200);
     expect(roles.body).toEqual({
-      roles: [{ id: roleId(org, 'event_manager'), name: 'Event manager', description: expect.any(String), accountId: org.account.id, isSystemRole: true }],
+      roles: [{ id: systemRole(org, 'event_manager'), name: 'Event manager', description: expect.any(String), accountId: org.account.id, isSystemRole: true }],
       isOrgAdmin: false,
     });
     const orgs = await api(app, 'GET', '/v1/me/organisations', { token: res.body.accessToken, org: org.slug });
     expect(orgs.body.organisations).toEqual([expect.objectContaining({ id: org.organisation.id, userId })]);
 
-    const [user] = await query(app.database.url, 'SELECT status, "personId" FROM users WHERE id = $1', [userId]);
+    const [user] = await query(app, 'SELECT status, "personId" FROM users WHERE id = $1', [userId]);
     expect(user).toEqual({ status: 'active', personId: res.body.user.id });
     const [credential] = await query<{ passwordHash: string }>(
-      app.database.url,
+      app,
       'SELECT "passwordHash" FROM password_credentials WHERE "personId" = $1',
       [res.body.user.id],
     );
@@ -329,7 +295,7 @@ describe('redeeming an invitation', () => {
     const created = await invite({ email: freshEmail() });
     const { id } = created.body.invitation;
     const code = await mailedCode(id);
-    await query(app.database.url, `UPDATE invitations SET "expiresAt" = now() - interval '1 second' WHERE id = $1`, [id]);
+    await query(app, `UPDATE invitations SET "expiresAt" = now() - interval '1 second' WHERE id = $1`, [id]);
     const res = await redeem(code, 'a long password');
     expect(res.status).toBe(410);
     expect(res.body.code).toBe('GONE');
@@ -361,7 +327,7 @@ describe('redeeming an invitation', () => {
 
   it('an existing person must prove their password; redeeming never resets it', async () => {
     // The administrator of `org` is invited into `other`.
-    const created = await invite({ email: org.email, roleIds: [roleId(other, 'viewer')] }, other);
+    const created = await invite({ email: org.email, roleIds: [systemRole(other, 'viewer')] }, other);
     expect(created.status).toBe(201);
     const code = await mailedCode(created.body.invitation.id);
 
@@ -380,17 +346,17 @@ describe('redeeming an invitation', () => {
   it('an existing person without a password (signs in elsewhere) joins only with their own session, and gets no password', async () => {
     const email = freshEmail('federated');
     const personId = newId('person');
-    await app.runtime.db.person.create({ data: { id: personId, email } });
+    await app().runtime.db.person.create({ data: { id: personId, email } });
     const created = await invite({ email });
     const code = await mailedCode(created.body.invitation.id);
     // Holding the code is not being that person: no password can be chosen for their account.
     const anyPassword = await redeem(code, 'chosen by whoever holds the code');
     expect(anyPassword.status).toBe(401);
-    const { token } = await app.runtime.tokens.signAccess(personId, undefined);
+    const { token } = await app().runtime.tokens.signAccess(personId, undefined);
     const res = await redeem(code, undefined, { authorization: `Bearer ${token}` });
     expect(res.status).toBe(200);
     expect(res.body.user.id).toBe(personId);
-    expect(await query(app.database.url, 'SELECT 1 FROM password_credentials WHERE "personId" = $1', [personId])).toEqual([]);
+    expect(await query(app, 'SELECT 1 FROM password_credentials WHERE "personId" = $1', [personId])).toEqual([]);
   });
 
   it('concurrent redemptions of one code: exactly one succeeds', async () => {
@@ -399,7 +365,7 @@ describe('redeeming an invitation', () => {
     const results = await Promise.all(Array.from({ length: 6 }, () => redeem(code, 'racing password')));
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
-    const sessions = await query(app.database.url, 'SELECT count(*)::int AS n FROM refresh_tokens WHERE "personId" = $1', [
+    const sessions = await query(app, 'SELECT count(*)::int AS n FROM refresh_tokens WHERE "personId" = $1', [
       results.find((r) => r.status === 200)!.body.user.id,
     ]);
     expect(sessions).toEqual([{ n: 1 }]);
@@ -455,8 +421,8 @@ describe('listing, reading, resending and deleting (REST)', () => {
     const del = await api(app, 'DELETE', `/v1/user-invitations/${target.id}`, { token: other.adminToken, org: other.slug });
     expect(del).toMatchObject({ status: 200, body: { success: true, id: target.id } });
     expect((await api(app, 'GET', `/v1/user-invitations/${target.id}`, { token: other.adminToken, org: other.slug })).status).toBe(404);
-    expect(await query(app.database.url, 'SELECT id FROM users WHERE id = $1', [target.userId])).toEqual([]);
-    expect(await query(app.database.url, 'SELECT id FROM role_assignments WHERE "userId" = $1', [target.userId])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM users WHERE id = $1', [target.userId])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM role_assignments WHERE "userId" = $1', [target.userId])).toEqual([]);
     expect((await redeem(resentCode, 'some password')).status).toBe(404);
     expect((await api(app, 'DELETE', `/v1/user-invitations/${target.id}`, { token: other.adminToken, org: other.slug })).status).toBe(404);
   });
@@ -490,11 +456,11 @@ describe('the GraphQL surface', () => {
   it('createInvitation, invitations, invitation, resendInvitation, deleteInvitation, redeemInvitation', async () => {
     const email = freshEmail('gql');
     const created = await gql(`mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { ${FIELDS} } }`, {
-      input: { organisationId: org.organisation.id, email, roleIds: [roleId(org, 'viewer')] },
+      input: { organisationId: org.organisation.id, email, roleIds: [systemRole(org, 'viewer')] },
     });
     expect(created.body.errors).toBeUndefined();
     const invitation = created.body.data.createInvitation;
-    expect(invitation).toMatchObject({ email, accountId: org.account.id, roleIds: [roleId(org, 'viewer')], redeemedAt: null });
+    expect(invitation).toMatchObject({ email, accountId: org.account.id, roleIds: [systemRole(org, 'viewer')], redeemedAt: null });
 
     const list = await gql(`query { invitations(limit: 100) { invitations { id } pagination { total page limit } } }`);
     expect(list.body.data.invitations.invitations.map((i: { id: string }) => i.id)).toContain(invitation.id);
@@ -546,7 +512,7 @@ describe('the GraphQL surface', () => {
 
 describe('logging', () => {
   it('the API logged requests at info, and never an invitation code', async () => {
-    const codes = (await query<{ code: string }>(app.database.url, `SELECT meta->>'code' AS code FROM outbox_messages`)).map((r) => r.code);
+    const codes = (await query<{ code: string }>(app, `SELECT meta->>'code' AS code FROM outbox_messages`)).map((r) => r.code);
     expect(codes.length).toBeGreaterThan(10);
     const text = logs.join('');
     expect(text).toContain('"msg":"request"');

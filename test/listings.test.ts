@@ -1,49 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../src/ids.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
+import { createEvent, createOccurrence, createTicketType } from './support/sales.ts';
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let other: TestOrganisation;
 beforeAll(async () => {
-  app = await startTestApp();
   [org, other] = await Promise.all([createOrganisation(app, 'lista'), createOrganisation(app, 'listb')]);
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 const DAY = 86_400_000;
 const slug = (label: string) => `${label}-${Math.random().toString(36).slice(2, 8)}`;
 
-async function event(o: TestOrganisation, accountId: string, status: string, extra: Record<string, unknown> = {}) {
-  return app.runtime.db.event.create({
-    data: { id: newId('event'), organisationId: o.organisation.id, accountId, name: `Event ${status}`, status: status as never, timezone: 'Europe/London', ...extra },
-  });
-}
-
-async function occurrence(o: TestOrganisation, e: { id: string; accountId: string }, startsAt: Date, extra: Record<string, unknown> = {}) {
-  return app.runtime.db.eventOccurrence.create({
-    data: { id: newId('occurrence'), organisationId: o.organisation.id, accountId: e.accountId, eventId: e.id, startsAt, timezone: 'Europe/London', ...extra },
-  });
-}
-
-async function ticketType(o: TestOrganisation, e: { id: string; accountId: string }, capacity: number | null, extra: Record<string, unknown> = {}) {
-  return app.runtime.db.ticketType.create({
-    data: {
-      id: newId('ticketType'),
-      organisationId: o.organisation.id,
-      accountId: e.accountId,
-      eventId: e.id,
-      name: 'General admission',
-      priceAmount: 2500,
-      currency: 'GBP',
-      capacity,
-      ...extra,
-    },
-  });
-}
+const event = (o: TestOrganisation, accountId: string, status: string, extra: Record<string, unknown> = {}) =>
+  createEvent(app, o, { accountId, status, timezone: 'Europe/London', ...extra });
+const occurrence = (o: TestOrganisation, e: { id: string; accountId: string }, startsAt: Date, extra: Record<string, unknown> = {}) =>
+  createOccurrence(app, o, e, startsAt, extra);
+const ticketType = (o: TestOrganisation, e: { id: string; accountId: string }, capacity: number | null, extra: Record<string, unknown> = {}) =>
+  createTicketType(app, o, e, { capacity, ...extra });
 
 async function channelWithKey(o: TestOrganisation, accountId: string, body: Record<string, unknown> = {}, kind = 'publishable') {
   const created = await api(app, 'POST', '/v1/sales-channels', {
@@ -122,7 +97,7 @@ describe('GET /live/sales/listings', () => {
     const closesAt = new Date(Date.now() - 60_000);
     const closed = await ticketType(org, e, 5, { name: 'Early bird', salesEndAt: closesAt });
     const inventory = (ticketTypeId: string, occurrenceId: string, held: number, sold: number) =>
-      app.runtime.db.inventory.create({ data: { organisationId: org.organisation.id, ticketTypeId, occurrenceId, held, sold } });
+      app().runtime.db.inventory.create({ data: { organisationId: org.organisation.id, ticketTypeId, occurrenceId, held, sold } });
     await inventory(limited.id, soon.id, 7, 30);
     await inventory(limited.id, later.id, 4, 8);
     await inventory(unlimited.id, soon.id, 3, 1000);
@@ -227,7 +202,7 @@ describe('GET /live/sales/listings', () => {
 
   it('batches its reads: the query count does not grow with the page', async () => {
     const queries: string[] = [];
-    const counting = app.runtime.db.$extends({
+    const counting = app().runtime.db.$extends({
       query: { $allOperations: ({ model, operation, args, query }) => (queries.push(`${model}.${operation}`), query(args)) },
     });
     const { listSalesListings } = await import('../src/services/listings.ts');

@@ -1,16 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { validate as validateOpenApi, compileErrors } from '@readme/openapi-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RestRoute } from '../rest-compat/route.ts';
 import { buildOpenApiDocument, operationIdOf, printOpenApiDocument } from '../rest-compat/openapi.ts';
 import { v1Routes } from '../rest-compat/v1-routes.ts';
 import { liveRoutes } from '../rest-compat/live-routes.ts';
 import { LIVE_OPENAPI_PATH, OPENAPI_PATH, printedLiveOpenApi, printedOpenApi } from '../scripts/print-openapi.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
+import { asAdmin } from './support/credentials.ts';
 import { api, createOrganisation, type TestOrganisation } from './support/fixtures.ts';
-import { createCatalogue, createChannel, storefront } from './support/sales.ts';
+import { mailedMagicLinkCode } from './support/mail.ts';
 import { documentUnderTest, expectDocumentedResponse, matchPathTemplate, responseProblems } from './support/openapi-check.ts';
+import { createCatalogue, createChannel, storefront } from './support/sales.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -105,20 +107,16 @@ describe('the OpenAPI document of /v1', () => {
 });
 
 describe('served and honoured by the running API', () => {
-  let app: TestApp;
+  const app = useTestApp();
   let org: TestOrganisation;
   beforeAll(async () => {
-    app = await startTestApp();
     org = await createOrganisation(app, 'openapi');
   });
-  afterAll(async () => {
-    await app?.stop();
-  });
 
-  const as = () => ({ token: org.adminToken, org: org.slug });
+  const as = () => asAdmin(org);
 
   it('GET /v1/openapi.json answers the document without a credential or X-Service-Org', async () => {
-    const res = await fetch(`${app.url}/v1/openapi.json`);
+    const res = await fetch(`${app().url}/v1/openapi.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('x-request-id')).toBeTruthy();
@@ -157,7 +155,7 @@ describe('served and honoured by the running API', () => {
   });
 
   it('an invalid JSON body answers the documented 400', async () => {
-    const res = await fetch(`${app.url}/v1/roles`, {
+    const res = await fetch(`${app().url}/v1/roles`, {
       method: 'POST',
       headers: { authorization: `Bearer ${org.adminToken}`, 'x-service-org': org.slug, 'content-type': 'application/json' },
       body: '{"name":',
@@ -169,14 +167,10 @@ describe('served and honoured by the running API', () => {
 });
 
 describe('the OpenAPI document of the sales API (/live)', () => {
-  let app: TestApp;
+  const app = useTestApp();
   let org: TestOrganisation;
   beforeAll(async () => {
-    app = await startTestApp();
     org = await createOrganisation(app, 'openlive');
-  });
-  afterAll(async () => {
-    await app?.stop();
   });
 
   it('schema/openapi-live.json is the document built from the /live route table, valid OpenAPI 3.1, served at /live/openapi.json', async () => {
@@ -193,7 +187,7 @@ describe('the OpenAPI document of the sales API (/live)', () => {
     const result = await validateOpenApi(structuredClone(document) as never, { resolve: { external: false } });
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
     expect(result.warnings).toEqual([]);
-    const served = await fetch(`${app.url}/live/openapi.json`);
+    const served = await fetch(`${app().url}/live/openapi.json`);
     expect(served.status).toBe(200);
     expect(await served.text()).toBe(printedLiveOpenApi());
   });
@@ -221,12 +215,7 @@ describe('the OpenAPI document of the sales API (/live)', () => {
     await check('POST', `/sales/orders/${order.id}/confirm`, {}, 200, { 'x-channel-key': channel.secret });
     await check('POST', '/sales/customer-auth/magic-link', { email: 'doc@open.test' }, 202);
     await check('POST', '/sales/customer-tokens', { code: 'nope' }, 401);
-    let code: string | undefined;
-    for (let i = 0; i < 100 && !code; i += 1) {
-      const mail = await app.runtime.db.outboxMessage.findFirst({ where: { to: 'doc@open.test', subject: { startsWith: 'Sign in' } } });
-      code = (mail?.meta as { code?: string } | null)?.code;
-      if (!code) await new Promise((r) => setTimeout(r, 50));
-    }
+    const code = await mailedMagicLinkCode(app, 'doc@open.test');
     const token = (await check('POST', '/sales/customer-tokens', { code }, 201)).body.customerToken;
     await check('GET', '/sales/me/orders', undefined, 200, { authorization: `Bearer ${token}`, 'x-channel-key': '' });
   });

@@ -1,28 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../src/auth/keys.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
+import { asAdmin, createApiKey, staffWithRoles } from './support/credentials.ts';
 import { query } from './support/db.ts';
-import { api, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
+import { api, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let other: TestOrganisation;
 let viewer: string;
 beforeAll(async () => {
-  app = await startTestApp();
   [org, other] = await Promise.all([createOrganisation(app, 'orga'), createOrganisation(app, 'orgb')]);
-  viewer = (await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }])).token;
-});
-afterAll(async () => {
-  await app?.stop();
+  viewer = (await staffWithRoles(app, org, ['viewer'])).token;
 });
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
-
-async function apiKey(scopes: string[]) {
-  const res = await api(app, 'POST', '/v1/api-keys', { ...admin(), body: { name: 'k', scopes } });
-  return res.body.key as string;
-}
+const admin = () => asAdmin(org);
+const apiKey = async (scopes: string[]) => (await createApiKey(app, org, scopes)).key;
 
 describe('organisation', () => {
   it('GET /organisation answers the spec shape', async () => {
@@ -121,7 +114,7 @@ describe('accounts', () => {
     expect(await api(app, 'DELETE', `/v1/accounts/${id}`, admin())).toMatchObject({ status: 200, body: { success: true, id } });
     expect((await api(app, 'GET', `/v1/accounts/${id}`, admin())).status).toBe(404);
     expect((await api(app, 'GET', '/v1/accounts', admin())).body.accounts.map((a: { id: string }) => a.id)).toEqual([org.account.id]);
-    const [row] = await query<{ isDeleted: boolean }>(app.database.url, 'SELECT "isDeleted" FROM accounts WHERE id = $1', [id]);
+    const [row] = await query<{ isDeleted: boolean }>(app, 'SELECT "isDeleted" FROM accounts WHERE id = $1', [id]);
     expect(row!.isDeleted).toBe(true);
     const key = await api(app, 'POST', '/v1/api-keys', { ...admin(), body: { name: 'x', scopes: ['events.read'], accountId: id } });
     expect(key.status).toBe(400);
@@ -171,7 +164,7 @@ describe('accounts', () => {
     expect((await api(app, 'GET', `/v1/accounts/${id}`, admin())).status).toBe(404);
     expect((await api(app, 'PATCH', `/v1/accounts/${id}`, { ...admin(), body: { name: 'x' } })).status).toBe(404);
     expect((await api(app, 'DELETE', `/v1/accounts/${id}`, admin())).status).toBe(404);
-    const [row] = await query<{ name: string; isDeleted: boolean }>(app.database.url, 'SELECT name, "isDeleted" FROM accounts WHERE id = $1', [id]);
+    const [row] = await query<{ name: string; isDeleted: boolean }>(app, 'SELECT name, "isDeleted" FROM accounts WHERE id = $1', [id]);
     expect(row).toEqual({ name: 'Main account', isDeleted: false });
   });
 
@@ -199,18 +192,18 @@ describe('partner account provisioning', () => {
       salesChannel: { id: expect.stringMatching(/^sch_/), slug: expect.stringMatching(/^partner-venue-ltd-/), channelType: 'partner' },
       publishableKey: { id: expect.stringMatching(/^schk_/), key: expect.stringMatching(/^svpk_[A-Za-z0-9_-]{43}$/) },
     });
-    const [key] = await query<{ keyHash: string; kind: string }>(app.database.url, 'SELECT "keyHash", kind FROM channel_keys WHERE id = $1', [res.body.publishableKey.id]);
+    const [key] = await query<{ keyHash: string; kind: string }>(app, 'SELECT "keyHash", kind FROM channel_keys WHERE id = $1', [res.body.publishableKey.id]);
     expect(key).toEqual({ keyHash: sha256(res.body.publishableKey.key), kind: 'publishable' });
   });
 
   it('a clashing channel slug rolls everything back', async () => {
     const first = await api(app, 'POST', '/v1/partner/accounts', { ...admin(), body: { name: 'One', salesChannel: { slug: 'taken-slug' } } });
     expect(first.status).toBe(201);
-    const before = await query<{ count: string }>(app.database.url, 'SELECT count(*) FROM accounts');
+    const before = await query<{ count: string }>(app, 'SELECT count(*) FROM accounts');
     const clash = await api(app, 'POST', '/v1/partner/accounts', { ...admin(), body: { name: 'Two', salesChannel: { slug: 'taken-slug' } } });
     expect(clash.status).toBe(400);
     expect(clash.body.details[0].path).toBe('salesChannel.slug');
-    const after = await query<{ count: string }>(app.database.url, 'SELECT count(*) FROM accounts');
+    const after = await query<{ count: string }>(app, 'SELECT count(*) FROM accounts');
     expect(after[0]!.count).toBe(before[0]!.count);
   });
 

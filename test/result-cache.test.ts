@@ -1,27 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from './support/app.ts';
+import { asAdmin, createApiKey } from './support/credentials.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
 
 /** The catalogue result cache (src/http/result-cache.ts) must never change what a caller sees. */
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let other: TestOrganisation;
 beforeAll(async () => {
-  app = await startTestApp();
   [org, other] = await Promise.all([createOrganisation(app, 'cache'), createOrganisation(app, 'cacheother')]);
 });
-afterAll(async () => {
-  await app?.stop();
-});
 
-async function key(o: TestOrganisation, accountId?: string) {
-  const res = await api(app, 'POST', '/v1/api-keys', { token: o.adminToken, org: o.slug, body: { name: 'c', scopes: ['events.*'], accountId } });
-  return res.body.key as string;
-}
+const key = async (o: TestOrganisation, accountId?: string) => (await createApiKey(app, o, ['events.*'], { accountId })).key;
 
 describe('cached catalogue reads', () => {
   it('reads its own writes at once: create, update and delete show on the next list', async () => {
-    const admin = { token: org.adminToken, org: org.slug };
+    const admin = asAdmin(org);
     expect((await api(app, 'GET', '/v1/events', admin)).body.events).toEqual([]);
     const created = await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: 'First', timezone: 'UTC' } });
     const listed = await api(app, 'GET', '/v1/events', admin);
@@ -37,7 +31,7 @@ describe('cached catalogue reads', () => {
 
   it('never shares a result between callers with different rights, or between organisations', async () => {
     const second = await createAccount(app, org, 'Other account');
-    const admin = { token: org.adminToken, org: org.slug };
+    const admin = asAdmin(org);
     await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: 'Main event', timezone: 'UTC' } });
     await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: second.id, name: 'Second event', timezone: 'UTC' } });
     const mainKey = await key(org, org.account.id);
@@ -54,9 +48,9 @@ describe('cached catalogue reads', () => {
   });
 
   it('answers a refused caller with its refusal even right after an allowed caller cached the list', async () => {
-    const admin = { token: org.adminToken, org: org.slug };
+    const admin = asAdmin(org);
     await api(app, 'GET', '/v1/events', admin);
-    const noScope = await api(app, 'POST', '/v1/api-keys', { ...admin, body: { name: 'none', scopes: ['roles.read'] } });
-    expect((await api(app, 'GET', '/v1/events', { token: noScope.body.key, org: org.slug })).status).toBe(404);
+    const noScope = await createApiKey(app, org, ['roles.read']);
+    expect((await api(app, 'GET', '/v1/events', { token: noScope.key, org: org.slug })).status).toBe(404);
   });
 });

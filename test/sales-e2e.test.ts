@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createWorker } from '../workflows/worker.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
 import { launchBrowser } from './support/browser.ts';
 import { api, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
 import { storefront } from './support/sales.ts';
@@ -19,7 +19,7 @@ import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from
  * down-transformed shapes.
  */
 
-let app: TestApp;
+const app = useTestApp({ SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'), WEBHOOK_RETRY_SCHEDULE: '200ms,200ms' });
 let org: TestOrganisation;
 let worker: Worker;
 let running: Promise<void>;
@@ -27,8 +27,7 @@ let receiver: WebhookReceiver;
 let browser: Browser;
 
 beforeAll(async () => {
-  app = await startTestApp({ SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'), WEBHOOK_RETRY_SCHEDULE: '200ms,200ms' });
-  ({ worker } = await createWorker({ config: app.config, db: app.runtime.db, logger: app.runtime.logger, prebundled: false }));
+  ({ worker } = await createWorker({ config: app().config, db: app().runtime.db, logger: app().runtime.logger, prebundled: false }));
   running = worker.run();
   receiver = await startWebhookReceiver({ rejectUnverified: true });
   browser = await launchBrowser();
@@ -40,7 +39,6 @@ afterAll(async () => {
   worker?.shutdown();
   await running;
   await receiver?.close();
-  await app?.stop();
 });
 
 const ORDER_KEYS = ['id', 'orderNumber', 'status', 'currency', 'totalAmount', 'subtotalAmount', 'customerId', 'accountId', 'createdAt', 'lineItemCount'];
@@ -90,7 +88,7 @@ it('listing -> cart -> checkout -> pay in the browser -> passes -> redeem -> ref
   // The buyer pays on the hosted checkout page: declined first, then the good card.
   const page = await browser.newPage();
   try {
-    await page.goto(`${app.url}/checkout/${order.id}`);
+    await page.goto(`${app().url}/checkout/${order.id}`);
     expect(await page.getByTestId('order-number').textContent()).toBe(order.orderNumber);
     expect(await page.getByTestId('total').textContent()).toBe('€85.00');
     await page.fill('#name', 'Grace Hopper');
@@ -108,7 +106,7 @@ it('listing -> cart -> checkout -> pay in the browser -> passes -> redeem -> ref
     await page.click('button[type=submit]');
     await page.getByTestId('status').waitFor();
     expect(await page.getByTestId('status').textContent()).toContain(`Order ${order.orderNumber} is confirmed: 2 ticket(s) issued`);
-    expect(page.url()).toBe(`${app.url}/checkout/${order.id}`);
+    expect(page.url()).toBe(`${app().url}/checkout/${order.id}`);
   } finally {
     await page.close();
   }

@@ -1,27 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startHoldSweep } from '../src/services/orders.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
+import { asAdmin, staffWithRoles } from './support/credentials.ts';
 import { query } from './support/db.ts';
-import { api, createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
-import { buy, createCatalogue, createChannel, storefront, type Catalogue } from './support/sales.ts';
+import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
+import { waitForMail } from './support/mail.ts';
+import { buy, cartLine, createCatalogue, createChannel, storefront, type Catalogue } from './support/sales.ts';
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let other: TestOrganisation;
 beforeAll(async () => {
-  app = await startTestApp();
   [org, other] = await Promise.all([createOrganisation(app, 'sales'), createOrganisation(app, 'rival')]);
 });
-afterAll(async () => {
-  await app?.stop();
-});
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
-const line = (c: Catalogue, quantity: number) => ({ occurrenceId: c.occurrenceId, ticketTypeId: c.ticketTypeId, quantity });
 
 async function inventory(c: Catalogue) {
   const [row] = await query<{ held: number; sold: number; capacity: number | null }>(
-    app.database.url,
+    app,
     `SELECT held, sold, capacity FROM inventories WHERE "ticketTypeId" = $1 AND "occurrenceId" = $2`,
     [c.ticketTypeId, c.occurrenceId],
   );
@@ -30,7 +26,7 @@ async function inventory(c: Catalogue) {
 
 async function sourceEvents(type: string, id: string) {
   return query<{ id: string; payload: Record<string, unknown> }>(
-    app.database.url,
+    app,
     `SELECT id, payload FROM webhook_events WHERE type = $1 AND (payload->>'id' = $2 OR payload->>'orderId' = $2 OR payload->>'passId' = $2) ORDER BY "createdAt"`,
     [type, id],
   );
@@ -46,7 +42,7 @@ describe('carts and sales sessions', () => {
 
   it('the first cart starts a session answered in X-Live-Session and a cookie; the session reaches the cart, nothing else does', async () => {
     const shop = storefront(app, channel.publishable);
-    const created = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 2)] });
+    const created = await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 2)] });
     expect(created.status).toBe(201);
     const session = created.headers.get('x-live-session');
     expect(session).toMatch(/^ses_/);
@@ -59,7 +55,7 @@ describe('carts and sales sessions', () => {
       subtotalAmount: 5000,
       totalAmount: 5000,
       orderId: null,
-      items: [{ ...line(catalogue, 2), eventId: catalogue.eventId, unitAmount: 2500, totalAmount: 5000, currency: 'GBP', available: 10 }],
+      items: [{ ...cartLine(catalogue, 2), eventId: catalogue.eventId, unitAmount: 2500, totalAmount: 5000, currency: 'GBP', available: 10 }],
     });
     const id = created.body.cart.id;
 
@@ -89,7 +85,7 @@ describe('carts and sales sessions', () => {
   it('PATCH replaces the lines; changes are checked against the catalogue (400) and availability (409)', async () => {
     const shop = storefront(app, channel.publishable);
     const id = (await shop.call('POST', '/sales/carts', {})).body.cart.id;
-    const changed = await shop.call('PATCH', `/sales/carts/${id}`, { items: [line(catalogue, 3)] });
+    const changed = await shop.call('PATCH', `/sales/carts/${id}`, { items: [cartLine(catalogue, 3)] });
     expect(changed.status).toBe(200);
     expect(changed.body.cart).toMatchObject({ itemCount: 3, totalAmount: 7500 });
 
@@ -97,14 +93,14 @@ describe('carts and sales sessions', () => {
     const foreign = await createCatalogue(app, other);
     const elsewhereEvent = await createCatalogue(app, org);
     const cases: Array<[unknown, string]> = [
-      [[{ ...line(catalogue, 1), occurrenceId: 'eoc_missing' }], 'items.0.occurrenceId'],
-      [[line(draft, 1)], 'items.0.occurrenceId'],
-      [[line(foreign, 1)], 'items.0.occurrenceId'],
-      [[{ ...line(catalogue, 1), ticketTypeId: elsewhereEvent.ticketTypeId }], 'items.0.ticketTypeId'],
-      [[line(catalogue, 7)], 'items.0.quantity'],
-      [[line(catalogue, 0)], 'items.0.quantity'],
-      [[line(catalogue, 1), line(catalogue, 2)], 'items.1'],
-      [[{ ...line(catalogue, 1), quantity: 'two' }], 'items.0.quantity'],
+      [[{ ...cartLine(catalogue, 1), occurrenceId: 'eoc_missing' }], 'items.0.occurrenceId'],
+      [[cartLine(draft, 1)], 'items.0.occurrenceId'],
+      [[cartLine(foreign, 1)], 'items.0.occurrenceId'],
+      [[{ ...cartLine(catalogue, 1), ticketTypeId: elsewhereEvent.ticketTypeId }], 'items.0.ticketTypeId'],
+      [[cartLine(catalogue, 7)], 'items.0.quantity'],
+      [[cartLine(catalogue, 0)], 'items.0.quantity'],
+      [[cartLine(catalogue, 1), cartLine(catalogue, 2)], 'items.1'],
+      [[{ ...cartLine(catalogue, 1), quantity: 'two' }], 'items.0.quantity'],
     ];
     for (const [items, path] of cases) {
       const res = await shop.call('PATCH', `/sales/carts/${id}`, { items });
@@ -113,25 +109,25 @@ describe('carts and sales sessions', () => {
       expect(res.body.details.map((d: { path: string }) => d.path)).toContain(path);
     }
     const tooMany = await createCatalogue(app, org, { capacity: 2 });
-    const short = await shop.call('PATCH', `/sales/carts/${id}`, { items: [line(tooMany, 3)] });
+    const short = await shop.call('PATCH', `/sales/carts/${id}`, { items: [cartLine(tooMany, 3)] });
     expect(short.status).toBe(409);
     expect(short.body).toMatchObject({ code: 'CONFLICT', details: [{ path: 'items.0.quantity', message: 'Only 2 left.' }] });
     // Nothing of the refused changes stuck.
-    expect((await shop.call('GET', `/sales/carts/${id}`)).body.cart.items).toEqual([expect.objectContaining(line(catalogue, 3))]);
+    expect((await shop.call('GET', `/sales/carts/${id}`)).body.cart.items).toEqual([expect.objectContaining(cartLine(catalogue, 3))]);
     // Empty list empties.
     expect((await shop.call('PATCH', `/sales/carts/${id}`, { items: [] })).body.cart).toMatchObject({ items: [], itemCount: 0, currency: null });
   });
 
   it('refuses ticket types outside their sales window and events past their off-sale date', async () => {
     const closed = await createCatalogue(app, org);
-    await app.runtime.db.ticketType.update({ where: { id: closed.ticketTypeId }, data: { salesEndAt: new Date(Date.now() - 1000) } });
+    await app().runtime.db.ticketType.update({ where: { id: closed.ticketTypeId }, data: { salesEndAt: new Date(Date.now() - 1000) } });
     const later = await createCatalogue(app, org);
-    await app.runtime.db.event.update({ where: { id: later.eventId }, data: { onSaleDate: new Date(Date.now() + 3_600_000) } });
+    await app().runtime.db.event.update({ where: { id: later.eventId }, data: { onSaleDate: new Date(Date.now() + 3_600_000) } });
     const shop = storefront(app, channel.publishable);
-    const a = await shop.call('POST', '/sales/carts', { items: [line(closed, 1)] });
+    const a = await shop.call('POST', '/sales/carts', { items: [cartLine(closed, 1)] });
     expect(a.status).toBe(400);
     expect(a.body.details).toEqual([{ path: 'items.0.ticketTypeId', message: 'Sales of this ticket type have ended.' }]);
-    const b = await shop.call('POST', '/sales/carts', { items: [line(later, 1)] });
+    const b = await shop.call('POST', '/sales/carts', { items: [cartLine(later, 1)] });
     expect(b.status).toBe(400);
     expect(b.body.details[0].message).toMatch(/^Sales for this event open at/);
   });
@@ -148,7 +144,7 @@ describe('checkout holds tickets', () => {
     const catalogue = await createCatalogue(app, org, { capacity: 10 });
     const channel = await createChannel(app, org);
     const shop = storefront(app, channel.publishable);
-    const cart = (await shop.call('POST', '/sales/carts', { items: [line(catalogue, 2)] })).body.cart;
+    const cart = (await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 2)] })).body.cart;
     const res = await shop.call('POST', `/sales/carts/${cart.id}/checkout`, { customer: { email: 'Ada@Example.TEST', firstName: 'Ada', lastName: 'L' } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     const order = res.body.order;
@@ -161,7 +157,7 @@ describe('checkout holds tickets', () => {
       subtotalAmount: 5000,
       totalAmount: 5000,
       lineItemCount: 1,
-      lineItems: [{ ...line(catalogue, 2), unitAmount: 2500, totalAmount: 5000 }],
+      lineItems: [{ ...cartLine(catalogue, 2), unitAmount: 2500, totalAmount: 5000 }],
       passes: [],
     });
     expect(res.body.checkoutUrl).toMatch(new RegExp(`/checkout/${order.id}$`));
@@ -175,7 +171,7 @@ describe('checkout holds tickets', () => {
     // The storefront's answer names the customer by id only (a publishable key must not learn
     // who an email belongs to); management sees the record.
     expect(order).not.toHaveProperty('customer');
-    const customer = (await api(app, 'GET', `/v1/customers/${order.customerId}`, admin())).body.customer;
+    const customer = (await api(app, 'GET', `/v1/customers/${order.customerId}`, asAdmin(org))).body.customer;
     expect(customer).toMatchObject({ email: 'ada@example.test', firstName: 'Ada', lastName: 'L' });
     const [customerCreated] = await sourceEvents('customer.created', order.customerId);
     expect(customerCreated!.payload).toEqual({
@@ -217,7 +213,7 @@ describe('checkout holds tickets', () => {
     const shoppers = await Promise.all(
       Array.from({ length: 16 }, async (_, i) => {
         const shop = storefront(app, channel.publishable);
-        const cart = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 1 + (i % 2))] });
+        const cart = await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1 + (i % 2))] });
         expect(cart.status).toBe(201);
         return { shop, cartId: cart.body.cart.id as string, quantity: 1 + (i % 2), email: `buyer${i}@race.test` };
       }),
@@ -235,7 +231,7 @@ describe('checkout holds tickets', () => {
     // The last ticket(s) went: at most one ticket can be left (a pair cannot take a single).
     expect(held).toBeGreaterThanOrEqual(6);
     const orders = await query<{ quantity: number }>(
-      app.database.url,
+      app,
       `SELECT li.quantity FROM order_line_items li JOIN orders o ON o.id = li."orderId" WHERE li."ticketTypeId" = $1 AND o.status = 'pending'`,
       [catalogue.ticketTypeId],
     );
@@ -252,17 +248,17 @@ describe('checkout holds tickets', () => {
     const first = await buy(app, channel.publishable, catalogue, 2, 'slow@hold.test');
     const blocked = storefront(app, channel.publishable);
     // Held tickets count: nothing remains for another cart.
-    expect((await blocked.call('POST', '/sales/carts', { items: [line(catalogue, 1)] })).status).toBe(409);
+    expect((await blocked.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1)] })).status).toBe(409);
 
-    await app.runtime.db.order.update({ where: { id: first.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
+    await app().runtime.db.order.update({ where: { id: first.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
     const second = await buy(app, channel.publishable, catalogue, 2, 'fast@hold.test');
     expect(second.order.status).toBe('pending');
-    const expired = await api(app, 'GET', `/v1/orders/${first.order.id}`, admin());
+    const expired = await api(app, 'GET', `/v1/orders/${first.order.id}`, asAdmin(org));
     expect(expired.body.order).toMatchObject({ status: 'cancelled', holdExpiresAt: null });
     expect(await sourceEvents('order.cancelled', first.order.id)).toHaveLength(1);
     expect(await inventory(catalogue)).toMatchObject({ held: 2, sold: 0 });
 
-    await app.runtime.db.order.update({ where: { id: second.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
+    await app().runtime.db.order.update({ where: { id: second.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
     const late = await api(app, 'POST', `/live/sales/orders/${second.order.id}/confirm`, { body: {}, headers: { 'x-channel-key': channel.secret } });
     expect(late.status).toBe(410);
     expect(late.body.code).toBe('GONE');
@@ -274,15 +270,15 @@ it('the worker sweep cancels pending orders whose hold ran out, without any requ
   const catalogue = await createCatalogue(app, org, { capacity: 3 });
   const channel = await createChannel(app, org);
   const { order } = await buy(app, channel.publishable, catalogue, 3, 'sweep@hold.test');
-  await app.runtime.db.order.update({ where: { id: order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
-  const sweep = startHoldSweep({ db: app.runtime.db, dispatcher: app.runtime.dispatcher }, 50);
+  await app().runtime.db.order.update({ where: { id: order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
+  const sweep = startHoldSweep({ db: app().runtime.db, dispatcher: app().runtime.dispatcher }, 50);
   try {
     for (let i = 0; i < 100 && (await inventory(catalogue)).held !== 0; i += 1) await new Promise((r) => setTimeout(r, 50));
   } finally {
     await sweep.stop();
   }
   expect(await inventory(catalogue)).toMatchObject({ held: 0, sold: 0 });
-  expect((await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.status).toBe('cancelled');
+  expect((await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order.status).toBe('cancelled');
   expect(await sourceEvents('order.cancelled', order.id)).toHaveLength(1);
 });
 
@@ -326,64 +322,64 @@ describe('confirmation, cancel, refund and redemption', () => {
     });
     const [confirmed] = await sourceEvents('order.confirmed', order.id);
     expect(confirmed!.payload).toMatchObject({ id: order.id, status: 'confirmed', lineItemCount: 1 });
-    const mail = await query<{ to: string; text: string }>(app.database.url, `SELECT "to", text FROM outbox_messages WHERE "to" = 'confirm@sales.test'`);
+    const mail = await query<{ to: string; text: string }>(app, `SELECT "to", text FROM outbox_messages WHERE "to" = 'confirm@sales.test'`);
     expect(mail).toHaveLength(1);
     for (const pass of passes) expect(mail[0]!.text).toContain(pass.code);
 
-    const payment = (await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.payments;
+    const payment = (await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order.payments;
     expect(payment).toEqual([expect.objectContaining({ method: 'server_confirmation', status: 'succeeded', amount: 7500, currency: 'GBP' })]);
   });
 
   it('redeems by id and by code once; a second scan, also a concurrent one, is refused with when it was redeemed', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 2, 'door@sales.test');
     const passes = (await confirm(order.id, channel.secret)).body.order.passes;
-    const byId = await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, admin());
+    const byId = await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, asAdmin(org));
     expect(byId.status).toBe(201);
     expect(byId.body.redemption).toMatchObject({ id: expect.stringMatching(/^red_/), passId: passes[0].id, entitlementId: passes[0].entitlementId, accountId: org.account.id });
-    const again = await api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: passes[0].code.toLowerCase() } });
+    const again = await api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: { code: passes[0].code.toLowerCase() } });
     expect(again.status).toBe(409);
     expect(again.body.error).toBe(`This pass was already redeemed at ${byId.body.redemption.redeemedAt}.`);
 
     const racing = await Promise.all([
-      api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: passes[1].code } }),
-      api(app, 'POST', `/v1/passes/${passes[1].id}/redeem`, admin()),
-      api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: `${passes[1].code.slice(0, 8)}-${passes[1].code.slice(8)}` } }),
+      api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: { code: passes[1].code } }),
+      api(app, 'POST', `/v1/passes/${passes[1].id}/redeem`, asAdmin(org)),
+      api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: { code: `${passes[1].code.slice(0, 8)}-${passes[1].code.slice(8)}` } }),
     ]);
     expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409]);
-    const redemptions = await query(app.database.url, `SELECT id FROM redemptions WHERE "passId" = $1`, [passes[1].id]);
+    const redemptions = await query(app, `SELECT id FROM redemptions WHERE "passId" = $1`, [passes[1].id]);
     expect(redemptions).toHaveLength(1);
     expect(await sourceEvents('ticket.redeemed', passes[1].id)).toHaveLength(1);
 
     const [redeemed] = await sourceEvents('ticket.redeemed', passes[0].id);
     expect(redeemed!.payload).toEqual({ redemptionId: byId.body.redemption.id, passId: passes[0].id, entitlementId: passes[0].entitlementId, accountId: org.account.id });
-    const listed = await api(app, 'GET', `/v1/passes?orderId=${order.id}`, admin());
+    const listed = await api(app, 'GET', `/v1/passes?orderId=${order.id}`, asAdmin(org));
     expect(listed.body.passes.map((p: any) => p.status)).toEqual(['redeemed', 'redeemed']);
     expect(listed.body.passes[0].redeemedAt).toBe(byId.body.redemption.redeemedAt);
-    expect((await api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: 'NOSUCHCODE' } })).status).toBe(404);
-    expect((await api(app, 'POST', '/v1/redemptions', { ...admin(), body: {} })).status).toBe(400);
+    expect((await api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: { code: 'NOSUCHCODE' } })).status).toBe(404);
+    expect((await api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: {} })).status).toBe(400);
   });
 
   it('refund voids the passes (no longer redeemable) and returns the tickets; cancel releases a pending hold; wrong states are 409', async () => {
     const paid = await buy(app, channel.publishable, catalogue, 2, 'refund@sales.test');
     const passes = (await confirm(paid.order.id, channel.secret)).body.order.passes;
     const before = await inventory(catalogue);
-    const refunded = await api(app, 'POST', `/v1/orders/${paid.order.id}/refund`, admin());
+    const refunded = await api(app, 'POST', `/v1/orders/${paid.order.id}/refund`, asAdmin(org));
     expect(refunded.status).toBe(200);
     expect(refunded.body.order).toMatchObject({ status: 'refunded', refundedAt: expect.any(String) });
     expect(refunded.body.order.passes.map((p: any) => p.status)).toEqual(['void', 'void']);
     expect(await inventory(catalogue)).toMatchObject({ held: before.held, sold: before.sold - 2 });
-    const scan = await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, admin());
+    const scan = await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, asAdmin(org));
     expect(scan.status).toBe(409);
     expect(scan.body.error).toBe('This pass is void: its order was cancelled or refunded.');
-    expect((await api(app, 'POST', `/v1/orders/${paid.order.id}/refund`, admin())).status).toBe(409);
-    expect((await api(app, 'POST', `/v1/orders/${paid.order.id}/cancel`, admin())).status).toBe(409);
+    expect((await api(app, 'POST', `/v1/orders/${paid.order.id}/refund`, asAdmin(org))).status).toBe(409);
+    expect((await api(app, 'POST', `/v1/orders/${paid.order.id}/cancel`, asAdmin(org))).status).toBe(409);
     const [refundEvent] = await sourceEvents('order.refunded', paid.order.id);
     expect(refundEvent!.payload).toMatchObject({ id: paid.order.id, status: 'refunded' });
 
     const pending = await buy(app, channel.publishable, catalogue, 4, 'cancel@sales.test');
-    expect((await api(app, 'POST', `/v1/orders/${pending.order.id}/refund`, admin())).body).toMatchObject({ code: 'CONFLICT', error: 'This order is not paid; cancel it instead.' });
+    expect((await api(app, 'POST', `/v1/orders/${pending.order.id}/refund`, asAdmin(org))).body).toMatchObject({ code: 'CONFLICT', error: 'This order is not paid; cancel it instead.' });
     const held = (await inventory(catalogue)).held;
-    const cancelled = await graphql(app, 'mutation($id: String!) { cancelOrder(id: $id) { id status cancelledAt } }', { id: pending.order.id }, admin());
+    const cancelled = await graphql(app, 'mutation($id: String!) { cancelOrder(id: $id) { id status cancelledAt } }', { id: pending.order.id }, asAdmin(org));
     expect(cancelled.body.data.cancelOrder).toMatchObject({ status: 'cancelled', cancelledAt: expect.any(String) });
     expect((await inventory(catalogue)).held).toBe(held - 4);
     expect(await sourceEvents('order.cancelled', pending.order.id)).toHaveLength(1);
@@ -394,8 +390,8 @@ describe('confirmation, cancel, refund and redemption', () => {
   it('rights: viewers read but cannot cancel; event managers scan; keys need the scope; other organisations see nothing', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'rights@sales.test');
     const pass = (await confirm(order.id, channel.secret)).body.order.passes[0];
-    const viewer = await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }], 'viewer');
-    const manager = await createStaffUser(app, org, [{ roleId: systemRole(org, 'event_manager'), accountId: org.account.id }], 'manager');
+    const viewer = await staffWithRoles(app, org, ['viewer'], org.account.id, 'viewer');
+    const manager = await staffWithRoles(app, org, ['event_manager'], org.account.id, 'manager');
     const asViewer = { token: viewer.token, org: org.slug };
     expect((await api(app, 'GET', `/v1/orders/${order.id}`, asViewer)).status).toBe(200);
     expect((await api(app, 'POST', `/v1/orders/${order.id}/cancel`, asViewer)).status).toBe(403);
@@ -403,7 +399,7 @@ describe('confirmation, cancel, refund and redemption', () => {
     expect((await api(app, 'POST', `/v1/passes/${pass.id}/redeem`, asViewer)).status).toBe(403);
     expect((await api(app, 'POST', `/v1/passes/${pass.id}/redeem`, { token: manager.token, org: org.slug })).status).toBe(201);
 
-    const key = (await api(app, 'POST', '/v1/api-keys', { ...admin(), body: { name: 'reader', scopes: ['orders.read'] } })).body.key;
+    const key = (await api(app, 'POST', '/v1/api-keys', { ...asAdmin(org), body: { name: 'reader', scopes: ['orders.read'] } })).body.key;
     expect((await api(app, 'GET', `/v1/orders/${order.id}`, { token: key, org: org.slug })).status).toBe(200);
     expect((await api(app, 'POST', `/v1/orders/${order.id}/cancel`, { token: key, org: org.slug })).status).toBe(404);
     expect((await api(app, 'GET', `/v1/customers/${order.customerId}`, { token: key, org: org.slug })).status).toBe(404);
@@ -430,19 +426,19 @@ describe('confirmation, cancel, refund and redemption', () => {
     const b = await buy(app, otherChannel.publishable, elsewhere, 2, 'list-b@sales.test');
     await confirm(b.order.id, otherChannel.secret);
 
-    const byAccount = await api(app, 'GET', `/v1/orders?accountId=${account.id}`, admin());
+    const byAccount = await api(app, 'GET', `/v1/orders?accountId=${account.id}`, asAdmin(org));
     expect(byAccount.body.orders.map((o: any) => o.id)).toEqual([b.order.id, a.order.id]);
     expect(byAccount.body.pagination).toMatchObject({ total: 2, page: 1 });
-    const confirmed = await api(app, 'GET', `/v1/orders?accountId=${account.id}&status=confirmed`, admin());
+    const confirmed = await api(app, 'GET', `/v1/orders?accountId=${account.id}&status=confirmed`, asAdmin(org));
     expect(confirmed.body.orders.map((o: any) => o.id)).toEqual([b.order.id]);
-    const byCustomer = await api(app, 'GET', `/v1/orders?customerId=${a.order.customerId}`, admin());
+    const byCustomer = await api(app, 'GET', `/v1/orders?customerId=${a.order.customerId}`, asAdmin(org));
     expect(byCustomer.body.orders.map((o: any) => o.id)).toEqual([a.order.id]);
-    expect((await api(app, 'GET', '/v1/orders?status=paid', admin())).status).toBe(400);
-    expect((await api(app, 'GET', '/v1/orders?limit=0', admin())).status).toBe(400);
+    expect((await api(app, 'GET', '/v1/orders?status=paid', asAdmin(org))).status).toBe(400);
+    expect((await api(app, 'GET', '/v1/orders?limit=0', asAdmin(org))).status).toBe(400);
 
-    const customers = await api(app, 'GET', '/v1/customers?email=LIST-A@sales.test', admin());
+    const customers = await api(app, 'GET', '/v1/customers?email=LIST-A@sales.test', asAdmin(org));
     expect(customers.body.customers).toEqual([expect.objectContaining({ id: a.order.customerId, email: 'list-a@sales.test' })]);
-    const passes = await api(app, 'GET', `/v1/passes?orderId=${b.order.id}&status=issued`, admin());
+    const passes = await api(app, 'GET', `/v1/passes?orderId=${b.order.id}&status=issued`, asAdmin(org));
     expect(passes.body.passes).toHaveLength(2);
     expect(passes.body.pagination.total).toBe(2);
 
@@ -450,7 +446,7 @@ describe('confirmation, cancel, refund and redemption', () => {
       app,
       'query($acc: String) { orders(accountId: $acc, first: 1) { edges { node { id customer { email } lineItems { quantity } } } pageInfo { hasNextPage } pagination { total } } }',
       { acc: account.id },
-      admin(),
+      asAdmin(org),
     );
     expect(gql.body.data.orders).toMatchObject({ edges: [{ node: { id: b.order.id, customer: { email: 'list-b@sales.test' }, lineItems: [{ quantity: 2 }] } }], pageInfo: { hasNextPage: true }, pagination: { total: 2 } });
   });
@@ -473,12 +469,12 @@ describe('customer sign-in by magic link', () => {
     expect(known.body).toEqual(unknown.body);
     expect((await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'not an email' }, headers: key })).status).toBe(400);
 
-    const mail = await waitForMail('magic@sales.test', 'customer_magic_link');
+    const mail = await waitForMail(app, 'magic@sales.test', 'customer_magic_link');
     const code = (mail.meta as { code: string }).code;
     expect(mail.text).toContain(`https://shop.example.test/sign-in?from=mail&code=${code}`);
     await new Promise((r) => setTimeout(r, 200));
-    expect(await query(app.database.url, `SELECT id FROM outbox_messages WHERE "to" = 'nobody@sales.test'`)).toEqual([]);
-    const stored = await query<{ codeHash: string }>(app.database.url, `SELECT "codeHash" FROM customer_login_codes WHERE email = 'magic@sales.test'`);
+    expect(await query(app, `SELECT id FROM outbox_messages WHERE "to" = 'nobody@sales.test'`)).toEqual([]);
+    const stored = await query<{ codeHash: string }>(app, `SELECT "codeHash" FROM customer_login_codes WHERE email = 'magic@sales.test'`);
     expect(stored[0]!.codeHash).not.toContain(code);
 
     const exchanged = await api(app, 'POST', '/live/sales/customer-tokens', { body: { code }, headers: key });
@@ -506,24 +502,11 @@ describe('customer sign-in by magic link', () => {
 
     // An expired code is 410.
     await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'magic@sales.test' }, headers: key });
-    const second = await waitForMail('magic@sales.test', 'customer_magic_link', 2);
-    await app.runtime.db.customerLoginCode.updateMany({ where: { email: 'magic@sales.test', usedAt: null }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const second = await waitForMail(app, 'magic@sales.test', 'customer_magic_link', 2);
+    await app().runtime.db.customerLoginCode.updateMany({ where: { email: 'magic@sales.test', usedAt: null }, data: { expiresAt: new Date(Date.now() - 1000) } });
     expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: (second.meta as { code: string }).code }, headers: key })).status).toBe(410);
   });
 });
-
-async function waitForMail(to: string, kind: string, count = 1) {
-  for (let i = 0; i < 100; i += 1) {
-    const rows = await query<{ text: string; meta: Record<string, unknown> }>(
-      app.database.url,
-      `SELECT text, meta FROM outbox_messages WHERE "to" = $1 AND meta->>'kind' = $2 ORDER BY "createdAt"`,
-      [to, kind],
-    );
-    if (rows.length >= count) return rows[count - 1]!;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no ${kind} mail to ${to}`);
-}
 
 describe('hardening', () => {
   let catalogue: Catalogue;
@@ -538,28 +521,28 @@ describe('hardening', () => {
     const small = await createCatalogue(app, org, { capacity: 2 });
     const { order } = await buy(app, channel.publishable, small, 2, 'scan-refund@hard.test');
     const passes = (await confirm(order.id)).body.order.passes;
-    expect((await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, admin())).status).toBe(201);
-    expect((await api(app, 'POST', `/v1/orders/${order.id}/refund`, admin())).status).toBe(200);
+    expect((await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, asAdmin(org))).status).toBe(201);
+    expect((await api(app, 'POST', `/v1/orders/${order.id}/refund`, asAdmin(org))).status).toBe(200);
     expect(await inventory(small)).toMatchObject({ held: 0, sold: 1 });
-    const passStatuses = (await api(app, 'GET', `/v1/passes?orderId=${order.id}`, admin())).body.passes.map((p: any) => p.status).sort();
+    const passStatuses = (await api(app, 'GET', `/v1/passes?orderId=${order.id}`, asAdmin(org))).body.passes.map((p: any) => p.status).sort();
     expect(passStatuses).toEqual(['redeemed', 'void']);
     // One seat is left, not two.
     const shop = storefront(app, channel.publishable);
-    expect((await shop.call('POST', '/sales/carts', { items: [line(small, 2)] })).status).toBe(409);
-    expect((await shop.call('POST', '/sales/carts', { items: [line(small, 1)] })).status).toBe(201);
+    expect((await shop.call('POST', '/sales/carts', { items: [cartLine(small, 2)] })).status).toBe(409);
+    expect((await shop.call('POST', '/sales/carts', { items: [cartLine(small, 1)] })).status).toBe(201);
   });
 
   it('refuses quantities beyond any limit with 400, never 500', async () => {
     const shop = storefront(app, channel.publishable);
     for (const quantity of [2 ** 31, 101, -1, 1.5]) {
-      const res = await shop.call('POST', '/sales/carts', { items: [{ ...line(catalogue, 1), quantity }] });
+      const res = await shop.call('POST', '/sales/carts', { items: [{ ...cartLine(catalogue, 1), quantity }] });
       expect(res.status, `${quantity}: ${JSON.stringify(res.body)}`).toBe(400);
       expect(res.body.details[0].path).toBe('items.0.quantity');
     }
   });
 
   it('answers CORS preflights and exposes X-Live-Session to browsers on other origins', async () => {
-    const preflight = await fetch(`${app.url}/live/sales/carts`, {
+    const preflight = await fetch(`${app().url}/live/sales/carts`, {
       method: 'OPTIONS',
       headers: { origin: 'https://shop.example.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-channel-key, content-type' },
     });
@@ -571,23 +554,23 @@ describe('hardening', () => {
     expect(created.headers.get('access-control-allow-origin')).toBe('*');
     expect(created.headers.get('access-control-expose-headers')).toMatch(/X-Live-Session/);
     // Management surfaces stay closed to cross-origin browsers.
-    expect((await fetch(`${app.url}/v1/meta/versions`, { headers: { origin: 'https://shop.example.test' } })).headers.get('access-control-allow-origin')).toBeNull();
+    expect((await fetch(`${app().url}/v1/meta/versions`, { headers: { origin: 'https://shop.example.test' } })).headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('an order whose occurrence was cancelled after checkout cannot be paid: 409, and it is cancelled', async () => {
     const show = await createCatalogue(app, org, { capacity: 10 });
     const { order } = await buy(app, channel.publishable, show, 2, 'cancelled-show@hard.test');
-    await app.runtime.db.eventOccurrence.update({ where: { id: show.occurrenceId }, data: { status: 'cancelled' } });
+    await app().runtime.db.eventOccurrence.update({ where: { id: show.occurrenceId }, data: { status: 'cancelled' } });
     const res = await confirm(order.id);
     expect(res.status).toBe(409);
     expect(res.body.error).toMatch(/a performance in it was cancelled/);
-    expect((await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.status).toBe('cancelled');
+    expect((await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order.status).toBe('cancelled');
     expect(await inventory(show)).toMatchObject({ held: 0, sold: 0 });
 
     const closed = await createChannel(app, org);
     const other = await buy(app, closed.publishable, catalogue, 1, 'closed-shop@hard.test');
-    await api(app, 'PATCH', `/v1/sales-channels/${closed.channelId}`, { ...admin(), body: { isActive: false } });
-    const page = await fetch(`${app.url}/checkout/${other.order.id}`, {
+    await api(app, 'PATCH', `/v1/sales-channels/${closed.channelId}`, { ...asAdmin(org), body: { isActive: false } });
+    const page = await fetch(`${app().url}/checkout/${other.order.id}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'name=A&cardNumber=4242424242424242&expiry=12%2F30&cvc=123',
@@ -604,13 +587,13 @@ describe('hardening', () => {
       await confirm(paid.order.id);
       const res =
         change === 'cancel'
-          ? await api(app, 'PATCH', `/v1/events/${show.eventId}`, { ...admin(), body: { status: 'cancelled' } })
-          : await api(app, 'DELETE', `/v1/events/${show.eventId}`, admin());
+          ? await api(app, 'PATCH', `/v1/events/${show.eventId}`, { ...asAdmin(org), body: { status: 'cancelled' } })
+          : await api(app, 'DELETE', `/v1/events/${show.eventId}`, asAdmin(org));
       expect(res.status).toBe(200);
-      expect((await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.status).toBe('cancelled');
+      expect((await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order.status).toBe('cancelled');
       expect(await sourceEvents('order.cancelled', order.id)).toHaveLength(1);
       // The paid order is the operator's to refund; only the hold is released.
-      expect((await api(app, 'GET', `/v1/orders/${paid.order.id}`, admin())).body.order.status).toBe('confirmed');
+      expect((await api(app, 'GET', `/v1/orders/${paid.order.id}`, asAdmin(org))).body.order.status).toBe('confirmed');
       expect(await inventory(show)).toMatchObject({ held: 0, sold: 1 });
     }
   });
@@ -619,12 +602,12 @@ describe('hardening', () => {
     const show = await createCatalogue(app, org, { capacity: 10 });
     const { order } = await buy(app, channel.publishable, show, 2, 'door-check@hard.test');
     const passes = (await confirm(order.id)).body.order.passes;
-    const wrong = await api(app, 'POST', '/v1/redemptions', { ...admin(), body: { code: passes[0].code, occurrenceId: catalogue.occurrenceId } });
+    const wrong = await api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: { code: passes[0].code, occurrenceId: catalogue.occurrenceId } });
     expect(wrong.status).toBe(409);
     expect(wrong.body.error).toBe(`This pass is for another occurrence (${show.occurrenceId}).`);
-    expect((await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, { ...admin(), body: { occurrenceId: show.occurrenceId } })).status).toBe(201);
-    await app.runtime.db.eventOccurrence.update({ where: { id: show.occurrenceId }, data: { status: 'cancelled' } });
-    const cancelled = await api(app, 'POST', `/v1/passes/${passes[1].id}/redeem`, admin());
+    expect((await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, { ...asAdmin(org), body: { occurrenceId: show.occurrenceId } })).status).toBe(201);
+    await app().runtime.db.eventOccurrence.update({ where: { id: show.occurrenceId }, data: { status: 'cancelled' } });
+    const cancelled = await api(app, 'POST', `/v1/passes/${passes[1].id}/redeem`, asAdmin(org));
     expect(cancelled.status).toBe(409);
     expect(cancelled.body.error).toMatch(/cancelled/);
   });
@@ -632,10 +615,10 @@ describe('hardening', () => {
   it('limits pending orders per sales session (429 with Retry-After)', async () => {
     const shop = storefront(app, channel.publishable);
     for (let i = 0; i < 5; i += 1) {
-      const cart = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 1)] });
+      const cart = await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1)] });
       expect((await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email: `many${i}@hard.test` } })).status).toBe(201);
     }
-    const cart = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 1)] });
+    const cart = await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1)] });
     const refused = await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email: 'many5@hard.test' } });
     expect(refused.status).toBe(429);
     expect(refused.body.code).toBe('RATE_LIMITED');
@@ -657,18 +640,18 @@ describe('hardening', () => {
   it('a signed-in shopper (customer token beside the key) checks out without giving an email', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'signed-in@hard.test');
     await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'signed-in@hard.test' }, headers: { 'x-channel-key': channel.publishable } });
-    const code = ((await waitForMail('signed-in@hard.test', 'customer_magic_link')).meta as { code: string }).code;
+    const code = ((await waitForMail(app, 'signed-in@hard.test', 'customer_magic_link')).meta as { code: string }).code;
     const token = (await api(app, 'POST', '/live/sales/customer-tokens', { body: { code }, headers: { 'x-channel-key': channel.publishable } })).body.customerToken;
 
     const shop = storefront(app, channel.publishable);
-    const cart = await shop.call('POST', '/sales/carts', { items: [line(catalogue, 1)] }, { authorization: `Bearer ${token}` });
+    const cart = await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1)] }, { authorization: `Bearer ${token}` });
     expect(cart.status).toBe(201);
     const checkout = await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, {}, { authorization: `Bearer ${token}` });
     expect(checkout.status, JSON.stringify(checkout.body)).toBe(201);
     expect(checkout.body.order.customerId).toBe(order.customerId);
     // Without a token and without an email: told what is missing.
     const anonymous = storefront(app, channel.publishable);
-    const other = await anonymous.call('POST', '/sales/carts', { items: [line(catalogue, 1)] });
+    const other = await anonymous.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1)] });
     const missing = await anonymous.call('POST', `/sales/carts/${other.body.cart.id}/checkout`, {});
     expect(missing.status).toBe(400);
     expect(missing.body.details[0].path).toBe('customer.email');
@@ -683,15 +666,15 @@ describe('hardening', () => {
   it('an expired sales session reaches no cart; a newer magic link retires the older code', async () => {
     const shop = storefront(app, channel.publishable);
     const cart = await shop.call('POST', '/sales/carts', {});
-    await app.runtime.db.salesSession.update({ where: { id: shop.state.session! }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await app().runtime.db.salesSession.update({ where: { id: shop.state.session! }, data: { expiresAt: new Date(Date.now() - 1000) } });
     expect((await shop.call('GET', `/sales/carts/${cart.body.cart.id}`)).status).toBe(404);
 
     await buy(app, channel.publishable, catalogue, 1, 'two-links@hard.test');
     const key = { 'x-channel-key': channel.publishable };
     await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'two-links@hard.test' }, headers: key });
-    const first = ((await waitForMail('two-links@hard.test', 'customer_magic_link')).meta as { code: string }).code;
+    const first = ((await waitForMail(app, 'two-links@hard.test', 'customer_magic_link')).meta as { code: string }).code;
     await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'two-links@hard.test' }, headers: key });
-    const second = ((await waitForMail('two-links@hard.test', 'customer_magic_link', 2)).meta as { code: string }).code;
+    const second = ((await waitForMail(app, 'two-links@hard.test', 'customer_magic_link', 2)).meta as { code: string }).code;
     expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: first }, headers: key })).status).toBe(410);
     expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: second }, headers: key })).status).toBe(201);
   });
@@ -699,7 +682,7 @@ describe('hardening', () => {
   it('the hosted checkout refuses cross-site posts and expired holds, and stops after ten declines (also when they race)', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'page@hard.test');
     const post = (body: string, headers: Record<string, string> = {}) =>
-      fetch(`${app.url}/checkout/${order.id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+      fetch(`${app().url}/checkout/${order.id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
     const declined = 'name=A&cardNumber=4000000000000002&expiry=12%2F30&cvc=123';
     expect((await post(declined, { origin: 'https://evil.example' })).status).toBe(403);
     expect((await post(declined, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
@@ -714,24 +697,24 @@ describe('hardening', () => {
     expect(await eleventh.text()).toContain('Too many declined payments');
 
     const late = await buy(app, channel.publishable, catalogue, 1, 'late-page@hard.test');
-    await app.runtime.db.order.update({ where: { id: late.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
-    const gone = await fetch(`${app.url}/checkout/${late.order.id}`, {
+    await app().runtime.db.order.update({ where: { id: late.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
+    const gone = await fetch(`${app().url}/checkout/${late.order.id}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'name=A&cardNumber=4000000000000002&expiry=12%2F30&cvc=123',
     });
     expect(gone.status).toBe(410);
     expect(await gone.text()).toContain('cancelled');
-    expect((await api(app, 'GET', `/v1/orders/${late.order.id}`, admin())).body.order).toMatchObject({ status: 'cancelled', payments: [] });
+    expect((await api(app, 'GET', `/v1/orders/${late.order.id}`, asAdmin(org))).body.order).toMatchObject({ status: 'cancelled', payments: [] });
   });
 
   it('shows pass codes only to callers with passes.read', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'codes@hard.test');
     await confirm(order.id);
-    const key = (await api(app, 'POST', '/v1/api-keys', { ...admin(), body: { name: 'orders only', scopes: ['orders.read'] } })).body.key;
+    const key = (await api(app, 'POST', '/v1/api-keys', { ...asAdmin(org), body: { name: 'orders only', scopes: ['orders.read'] } })).body.key;
     const seen = await api(app, 'GET', `/v1/orders/${order.id}`, { token: key, org: org.slug });
     expect(seen.status).toBe(200);
     expect(seen.body.order.passes).toEqual([expect.objectContaining({ status: 'issued', code: null })]);
-    expect((await api(app, 'GET', `/v1/orders/${order.id}`, admin())).body.order.passes[0].code).toMatch(/^[2-9A-Z]{16}$/);
+    expect((await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order.passes[0].code).toMatch(/^[2-9A-Z]{16}$/);
   });
 });

@@ -1,14 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
 import { query } from './support/db.ts';
 import { api, createOrganisation, type TestOrganisation } from './support/fixtures.ts';
 
 /** With SMTP_URL set, mail goes to a real SMTP server (an in-process one here), not the outbox. */
 const received: Array<{ from: string; to: string[]; raw: string }> = [];
 let smtp: SMTPServer;
-let app: TestApp;
 let org: TestOrganisation;
 
 beforeAll(async () => {
@@ -29,13 +28,17 @@ beforeAll(async () => {
     },
   });
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const { port } = smtp.server.address() as AddressInfo;
-  app = await startTestApp({ SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: 'Tickets <tickets@example.test>' });
-  org = await createOrganisation(app, 'smtp');
 });
 afterAll(async () => {
-  await app?.stop();
   await new Promise<void>((resolve) => smtp.close(() => resolve()));
+});
+// Started once the SMTP server above listens (hooks run in order), stopped before it closes.
+const app = useTestApp(() => ({
+  SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+  MAIL_FROM: 'Tickets <tickets@example.test>',
+}));
+beforeAll(async () => {
+  org = await createOrganisation(app, 'smtp');
 });
 
 it('sends the invitation through SMTP with the redemption link, and writes nothing to the outbox', async () => {
@@ -53,6 +56,6 @@ it('sends the invitation through SMTP with the redemption link, and writes nothi
   const code = /invite\?code=([A-Za-z0-9_-]{43})/.exec(body)?.[1];
   expect(code).toBeDefined();
   expect(res.body.invitation.code).toBe(`${code!.slice(0, 4)}…`);
-  const outbox = await query<{ count: string }>(app.database.url, 'SELECT count(*) FROM outbox_messages');
+  const outbox = await query<{ count: string }>(app, 'SELECT count(*) FROM outbox_messages');
   expect(outbox[0]!.count).toBe('0');
 });

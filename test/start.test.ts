@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../src/embedded/temporal.ts';
+import { connectionRefused } from './support/expect.ts';
 import { spawnProcess, type Spawned } from './support/process.ts';
 
 async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -80,6 +81,6 @@ describe('npm start with the embedded defaults', () => {
     expect(() => process.kill(restartedWorker, 0)).not.toThrow();
 
     expect(await started.stop('SIGTERM')).toBe(0);
-    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toSatisfy(connectionRefused);
   }, 360_000);
 });

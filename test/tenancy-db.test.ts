@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TENANT_MODELS, tenantDatabase, TenancyViolation } from '../src/db/tenant.ts';
 import { newId } from '../src/ids.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
+import { prismaError } from './support/expect.ts';
 import { createOrganisation, type TestOrganisation } from './support/fixtures.ts';
 
-let app: TestApp;
+const app = useTestApp();
 let a: TestOrganisation;
 let b: TestOrganisation;
 beforeAll(async () => {
-  app = await startTestApp();
   [a, b] = await Promise.all([createOrganisation(app, 'tena'), createOrganisation(app, 'tenb')]);
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 describe('the tenant-scoped database handle', () => {
@@ -24,7 +21,7 @@ describe('the tenant-scoped database handle', () => {
   });
 
   it('reads only its organisation: lists, counts, and lookups by the id of another organisation', async () => {
-    const db = tenantDatabase(app.runtime.db, a.organisation.id);
+    const db = tenantDatabase(app().runtime.db, a.organisation.id);
     expect(await db.role.count()).toBe(4);
     expect((await db.role.findMany()).every((r) => r.organisationId === a.organisation.id)).toBe(true);
     expect(await db.role.findUnique({ where: { id: b.roles[0]!.id } })).toBeNull();
@@ -33,16 +30,17 @@ describe('the tenant-scoped database handle', () => {
   });
 
   it('cannot change or delete rows of another organisation', async () => {
-    const db = tenantDatabase(app.runtime.db, a.organisation.id);
-    await expect(db.account.update({ where: { id: b.account.id }, data: { name: 'stolen' } })).rejects.toThrow();
+    const db = tenantDatabase(app().runtime.db, a.organisation.id);
+    // Filtered by organisation, the row is not there to update: Prisma's "record not found".
+    await expect(db.account.update({ where: { id: b.account.id }, data: { name: 'stolen' } })).rejects.toSatisfy(prismaError('P2025'));
     expect((await db.account.updateMany({ where: { id: b.account.id }, data: { name: 'stolen' } })).count).toBe(0);
     expect((await db.roleAssignment.deleteMany({ where: { id: b.assignment.id } })).count).toBe(0);
-    const untouched = await app.runtime.db.account.findUnique({ where: { id: b.account.id } });
+    const untouched = await app().runtime.db.account.findUnique({ where: { id: b.account.id } });
     expect(untouched!.name).toBe('Main account');
   });
 
   it('stamps creations with its organisation and refuses another one', async () => {
-    const db = tenantDatabase(app.runtime.db, a.organisation.id);
+    const db = tenantDatabase(app().runtime.db, a.organisation.id);
     const created = await db.account.create({ data: { id: newId('account'), name: 'Stamped' } as never });
     expect(created.organisationId).toBe(a.organisation.id);
     await expect(
@@ -51,7 +49,7 @@ describe('the tenant-scoped database handle', () => {
   });
 
   it('keeps the scope inside interactive transactions', async () => {
-    const db = tenantDatabase(app.runtime.db, a.organisation.id);
+    const db = tenantDatabase(app().runtime.db, a.organisation.id);
     const [count, foreign] = await db.$transaction(async (tx) => [
       await tx.role.count(),
       await tx.account.findFirst({ where: { id: b.account.id } }),
@@ -62,9 +60,9 @@ describe('the tenant-scoped database handle', () => {
 
   it('composite foreign keys refuse a row pointing into another organisation even without the handle', async () => {
     await expect(
-      app.runtime.db.roleAssignment.create({
+      app().runtime.db.roleAssignment.create({
         data: { id: newId('roleAssignment'), organisationId: a.organisation.id, userId: a.user.id, accountId: b.account.id, roleId: a.roles[0]!.id },
       }),
-    ).rejects.toThrow();
+    ).rejects.toSatisfy(prismaError('P2003')); // the foreign key (organisationId, accountId) is violated
   });
 });

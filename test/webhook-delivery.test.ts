@@ -11,7 +11,7 @@ import { signatureHeader } from '../src/webhooks/secrets.ts';
 import { attemptDelivery, parseRetryAfter } from '../src/webhooks/deliver.ts';
 import { retryDelayMs, type DeliverWebhookResult } from '../workflows/webhook-delivery.ts';
 import { createWorker } from '../workflows/worker.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
 import { spawnProcess, type Spawned } from './support/process.ts';
 import {
   createTestEndpoint,
@@ -22,7 +22,11 @@ import {
 
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
-let app: TestApp;
+const app = useTestApp({
+  WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
+  WEBHOOK_ATTEMPT_TIMEOUT: '2s',
+  SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
+});
 let worker: Worker;
 let running: Promise<void>;
 let connection: Connection;
@@ -30,16 +34,11 @@ let client: Client;
 let org: { organisationId: string; accountId: string };
 
 beforeAll(async () => {
-  app = await startTestApp({
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
-    WEBHOOK_ATTEMPT_TIMEOUT: '2s',
-    SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
-  });
-  ({ worker } = await createWorker({ config: app.config, db: app.runtime.db, logger: app.runtime.logger, prebundled: false }));
+  ({ worker } = await createWorker({ config: app().config, db: app().runtime.db, logger: app().runtime.logger, prebundled: false }));
   running = worker.run();
   connection = await Connection.connect({ address: inject('temporalAddress') });
   client = new Client({ connection });
-  const result = await bootstrapOrganisation(app.runtime.db, {
+  const result = await bootstrapOrganisation(app().runtime.db, {
     orgSlug: `wh-${randomBytes(4).toString('hex')}`,
     orgName: 'Webhooks',
     email: `admin-${randomBytes(4).toString('hex')}@wh.test`,
@@ -50,7 +49,7 @@ beforeAll(async () => {
 
 // Each test its own account: an event goes to every endpoint of its account.
 beforeEach(async () => {
-  const account = await app.runtime.db.account.create({
+  const account = await app().runtime.db.account.create({
     data: { id: newId('account'), organisationId: org.organisationId, name: `Account ${randomBytes(3).toString('hex')}` },
   });
   org = { ...org, accountId: account.id };
@@ -60,7 +59,6 @@ afterAll(async () => {
   worker?.shutdown();
   await running;
   await connection?.close();
-  await app?.stop();
 });
 
 const orderPayload = (): Payload =>
@@ -89,21 +87,21 @@ const eventPayload = (): Payload =>
   });
 
 async function endpoint(receiver: WebhookReceiver, apiVersion?: string) {
-  return createTestEndpoint(app.runtime.db, app.runtime.encryptionKey, { ...org, receiver, ...(apiVersion ? { apiVersion } : {}) });
+  return createTestEndpoint(app().runtime.db, app().runtime.encryptionKey, { ...org, receiver, ...(apiVersion ? { apiVersion } : {}) });
 }
 
 /** Records an order.created (by default) and dispatches its deliveries as the services do. */
 async function announce(type: 'order.created' | 'event.created' = 'order.created', payload = type === 'order.created' ? orderPayload() : eventPayload()) {
-  const recorded = await recordTestEvent(app.runtime.db, { ...org, type, payload });
-  const outcome = await app.runtime.dispatcher.startWorkflows(recorded.deliveryIds);
+  const recorded = await recordTestEvent(app().runtime.db, { ...org, type, payload });
+  const outcome = await app().runtime.dispatcher.startWorkflows(recorded.deliveryIds);
   expect(outcome.failed).toEqual([]);
   return recorded;
 }
 
 async function finished(deliveryId: string) {
   const result = (await client.workflow.getHandle(deliveryId).result()) as DeliverWebhookResult;
-  const delivery = await app.runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
-  const attempts = await app.runtime.db.webhookAttempt.findMany({ where: { deliveryId }, orderBy: { attemptNumber: 'asc' } });
+  const delivery = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
+  const attempts = await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId }, orderBy: { attemptNumber: 'asc' } });
   return { result, delivery, attempts };
 }
 
@@ -310,14 +308,14 @@ describe('webhook delivery', () => {
   it('stops retrying once the endpoint is disabled or deleted, recording why', async () => {
     const receiver = await startWebhookReceiver({ failAlways: true });
     // A slower schedule than the suite's, so the endpoint changes between two attempts for sure.
-    const dispatcher = new WebhookDispatcher(app.runtime.db, app.runtime.temporal, { ...app.config, WEBHOOK_RETRY_SCHEDULE: [1_500, 1_500, 1_500] }, app.runtime.logger);
+    const dispatcher = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, { ...app().config, WEBHOOK_RETRY_SCHEDULE: [1_500, 1_500, 1_500] }, app().runtime.logger);
     try {
       for (const change of ['disabled', 'deleted'] as const) {
         const target = await endpoint(receiver);
-        const { deliveryIds } = await recordTestEvent(app.runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+        const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
         await dispatcher.startWorkflows(deliveryIds);
         await receiver.waitForRequests(1, (r) => r.path === target.path);
-        await app.runtime.db.webhookEndpoint.update({
+        await app().runtime.db.webhookEndpoint.update({
           where: { id: target.id },
           data: change === 'disabled' ? { enabled: false } : { deletedAt: new Date() },
         });
@@ -338,13 +336,13 @@ describe('webhook delivery', () => {
 });
 
 describe('one attempt (the activity)', () => {
-  const deps = () => ({ db: app.runtime.db, config: app.config, encryptionKey: app.runtime.encryptionKey, logger: app.runtime.logger });
+  const deps = () => ({ db: app().runtime.db, config: app().config, encryptionKey: app().runtime.encryptionKey, logger: app().runtime.logger });
 
   it('answers an attempt recorded already from its record instead of sending it again', async () => {
     const receiver = await startWebhookReceiver({ failNext: 1 });
     try {
       await endpoint(receiver);
-      const { deliveryIds } = await recordTestEvent(app.runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       const [id] = deliveryIds as [string];
       const first = await attemptDelivery(deps(), id, 1);
       expect(first).toMatchObject({ ok: false, statusCode: 500, replayed: false });
@@ -355,7 +353,7 @@ describe('one attempt (the activity)', () => {
       expect(second).toMatchObject({ ok: true, statusCode: 200, replayed: false });
       expect(await attemptDelivery(deps(), id, 2)).toMatchObject({ ok: true, statusCode: 200, replayed: true });
       expect(receiver.requests).toHaveLength(2);
-      const delivery = await app.runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } });
+      const delivery = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } });
       expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: 2 });
     } finally {
       await receiver.close();
@@ -366,15 +364,15 @@ describe('one attempt (the activity)', () => {
     const receiver = await startWebhookReceiver({ sleepMs: 200 });
     try {
       await endpoint(receiver);
-      const { deliveryIds } = await recordTestEvent(app.runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       const [id] = deliveryIds as [string];
       const results = await Promise.all([attemptDelivery(deps(), id, 1), attemptDelivery(deps(), id, 1)]);
       expect(results.map((r) => r.ok)).toEqual([true, true]);
       expect(results.map((r) => r.replayed).sort()).toEqual([false, true]);
       expect(receiver.requests).toHaveLength(2);
       expect(new Set(receiver.requests.map((r) => r.headers['service-delivery-id']))).toEqual(new Set([id]));
-      expect(await app.runtime.db.webhookAttempt.count({ where: { deliveryId: id } })).toBe(1);
-      const delivery = await app.runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } });
+      expect(await app().runtime.db.webhookAttempt.count({ where: { deliveryId: id } })).toBe(1);
+      const delivery = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } });
       expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: 1 });
     } finally {
       await receiver.close();
@@ -385,8 +383,8 @@ describe('one attempt (the activity)', () => {
     const receiver = await startWebhookReceiver();
     try {
       await endpoint(receiver);
-      const { deliveryIds } = await recordTestEvent(app.runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
-      const strict = { ...deps(), config: { ...app.config, WEBHOOK_ALLOW_PRIVATE_URLS: false } };
+      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const strict = { ...deps(), config: { ...app().config, WEBHOOK_ALLOW_PRIVATE_URLS: false } };
       const result = await attemptDelivery(strict, deliveryIds[0]!, 1);
       expect(result).toMatchObject({ ok: false, statusCode: null, replayed: false });
       expect(result.error).toMatch(/^url refused: .*loopback/);
@@ -404,9 +402,9 @@ describe('one attempt (the activity)', () => {
       const port = (server.address() as { port: number }).port;
       const receiver = { url: `http://127.0.0.1:${port}`, secrets: new Map() } as unknown as WebhookReceiver;
       await endpoint(receiver);
-      const { deliveryIds } = await recordTestEvent(app.runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       expect(await attemptDelivery(deps(), deliveryIds[0]!, 1)).toMatchObject({ ok: true, statusCode: 200 });
-      const [attempt] = await app.runtime.db.webhookAttempt.findMany({ where: { deliveryId: deliveryIds[0]! } });
+      const [attempt] = await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId: deliveryIds[0]! } });
       expect(Buffer.byteLength(attempt!.responseBody!)).toBeLessThanOrEqual(4096);
       expect(attempt!.responseBody!.startsWith('é'.repeat(2000))).toBe(true);
     } finally {
@@ -431,21 +429,21 @@ describe('one attempt (the activity)', () => {
 describe('webhook dispatcher', () => {
   it('sweeps up a delivery whose immediate dispatch never happened, once its grace period has passed', async () => {
     const receiver = await startWebhookReceiver();
-    const dispatcher = new WebhookDispatcher(app.runtime.db, app.runtime.temporal, app.config, app.runtime.logger, {
+    const dispatcher = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, app().config, app().runtime.logger, {
       sweepIntervalMs: 200,
       graceMs: 1_000,
     });
     try {
       await endpoint(receiver);
       // Recorded, but the process "crashed" before dispatching.
-      const { deliveryIds } = await recordTestEvent(app.runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       const [id] = deliveryIds as [string];
       expect(await dispatcher.sweep()).toBe(0);
-      const before = await app.runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } });
+      const before = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } });
       expect(before.workflowStartedAt).toBeNull();
 
       dispatcher.start();
-      await waitUntil(async () => (await app.runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } })).workflowStartedAt !== null);
+      await waitUntil(async () => (await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } })).workflowStartedAt !== null);
       const { delivery } = await finished(id);
       expect(delivery.status).toBe('succeeded');
       expect(delivery.workflowStartedAt).toBeInstanceOf(Date);
@@ -459,7 +457,7 @@ describe('webhook dispatcher', () => {
         accountId: org.accountId,
         organisationId: org.organisationId,
       });
-      expect(description.taskQueue).toBe(app.config.TEMPORAL_TASK_QUEUE);
+      expect(description.taskQueue).toBe(app().config.TEMPORAL_TASK_QUEUE);
     } finally {
       await dispatcher.stop();
       await receiver.close();
@@ -468,26 +466,26 @@ describe('webhook dispatcher', () => {
 
   it('starts one workflow per delivery however often and from wherever it is dispatched', async () => {
     const receiver = await startWebhookReceiver();
-    const other = new WebhookDispatcher(app.runtime.db, app.runtime.temporal, app.config, app.runtime.logger);
+    const other = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, app().config, app().runtime.logger);
     try {
       await endpoint(receiver);
-      const { deliveryIds } = await recordTestEvent(app.runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       const [id] = deliveryIds as [string];
       // Two processes racing (the API's dispatch and a worker's sweep), and a plain repeat.
-      const outcomes = await Promise.all([app.runtime.dispatcher.startWorkflows([id]), other.startWorkflows([id])]);
-      app.runtime.dispatcher.dispatch([id]);
+      const outcomes = await Promise.all([app().runtime.dispatcher.startWorkflows([id]), other.startWorkflows([id])]);
+      app().runtime.dispatcher.dispatch([id]);
       for (const outcome of outcomes) expect(outcome.failed).toEqual([]);
       const { delivery } = await finished(id);
       const firstRun = (await client.workflow.getHandle(id).describe()).runId;
 
       // Even after the workflow completed and its start was forgotten, the id is refused.
-      await app.runtime.db.webhookDelivery.update({ where: { id }, data: { workflowStartedAt: null, status: 'pending' } });
+      await app().runtime.db.webhookDelivery.update({ where: { id }, data: { workflowStartedAt: null, status: 'pending' } });
       expect(await other.startWorkflows([id])).toEqual({ started: [id], failed: [] });
-      await app.runtime.db.webhookDelivery.update({ where: { id }, data: { status: delivery.status } });
+      await app().runtime.db.webhookDelivery.update({ where: { id }, data: { status: delivery.status } });
       expect((await client.workflow.getHandle(id).describe()).runId).toBe(firstRun);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(receiver.requests).toHaveLength(1);
-      expect(await app.runtime.db.webhookAttempt.count({ where: { deliveryId: id } })).toBe(1);
+      expect(await app().runtime.db.webhookAttempt.count({ where: { deliveryId: id } })).toBe(1);
     } finally {
       await other.stop();
       await receiver.close();
@@ -500,7 +498,7 @@ describe('webhook delivery across worker crashes', () => {
     const receiver = await startWebhookReceiver({ failAlways: true });
     const taskQueue = `wh-kill-${randomBytes(4).toString('hex')}`;
     const workerEnv = {
-      DATABASE_URL: app.database.url,
+      DATABASE_URL: app().database.url,
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_TASK_QUEUE: taskQueue,
       SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
@@ -508,10 +506,10 @@ describe('webhook delivery across worker crashes', () => {
       LOG_LEVEL: 'info',
     };
     const dispatcher = new WebhookDispatcher(
-      app.runtime.db,
-      app.runtime.temporal,
-      { ...app.config, TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_RETRY_SCHEDULE: [1_000, 3_000, 3_000] },
-      app.runtime.logger,
+      app().runtime.db,
+      app().runtime.temporal,
+      { ...app().config, TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_RETRY_SCHEDULE: [1_000, 3_000, 3_000] },
+      app().runtime.logger,
     );
     const workers: Spawned[] = [];
     try {
@@ -520,7 +518,7 @@ describe('webhook delivery across worker crashes', () => {
       // down alone, leaving the worker itself running.
       const [, pid] = (await workers[0]!.waitFor(/"pid":(\d+)[^\n]*worker running/, 90_000)) as unknown as [string, string];
       const target = await endpoint(receiver);
-      const { deliveryIds } = await recordTestEvent(app.runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       const [id] = deliveryIds as [string];
       await dispatcher.startWorkflows([id]);
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../src/ids.ts';
 import { WEBHOOK_EVENT_TYPES } from '../src/webhooks/event-types.ts';
 import { views } from '../src/webhooks/payloads.ts';
@@ -14,7 +14,8 @@ import {
   parseWebhookUrl,
   UrlPolicyError,
 } from '../src/webhooks/url-policy.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { useTestApp } from './support/app.ts';
+import { asAdmin, createApiKey } from './support/credentials.ts';
 import { query } from './support/db.ts';
 import { api, createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
 import { expectDocumentedResponse } from './support/openapi-check.ts';
@@ -27,7 +28,7 @@ import { expectDocumentedResponse } from './support/openapi-check.ts';
  * never sent to (the API process does not run a worker).
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let other: TestOrganisation;
 let viewer: string;
@@ -35,13 +36,9 @@ let secondAccountId: string;
 const dispatched: string[][] = [];
 
 const RECEIVER = 'http://127.0.0.1:9/hooks';
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 
-async function apiKey(o: TestOrganisation, scopes: string[]) {
-  const res = await api(app, 'POST', '/v1/api-keys', { token: o.adminToken, org: o.slug, body: { name: 'webhooks', scopes } });
-  expect(res.status).toBe(201);
-  return res.body.key as string;
-}
+const apiKey = async (o: TestOrganisation, scopes: string[]) => (await createApiKey(app, o, scopes, { name: 'webhooks' })).key;
 
 async function createEndpoint(o: TestOrganisation, body: Record<string, unknown>) {
   const res = await api(app, 'POST', '/v1/webhook-endpoints', { token: o.adminToken, org: o.slug, body: { url: RECEIVER, ...body } });
@@ -52,20 +49,16 @@ async function createEndpoint(o: TestOrganisation, body: Record<string, unknown>
 const paths = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path).sort();
 
 beforeAll(async () => {
-  app = await startTestApp();
   [org, other] = await Promise.all([createOrganisation(app, 'hooks'), createOrganisation(app, 'hooksother')]);
   viewer = (await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }])).token;
   secondAccountId = (await createAccount(app, org, 'Second')).id;
   // Observe (and still run) the real dispatcher: which deliveries it was asked to start.
-  const dispatcher = app.runtime.dispatcher;
+  const dispatcher = app().runtime.dispatcher;
   const original = dispatcher.dispatch.bind(dispatcher);
   vi.spyOn(dispatcher, 'dispatch').mockImplementation((ids) => {
     dispatched.push([...ids]);
     original(ids);
   });
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 describe('GET /webhook-event-types', () => {
@@ -119,10 +112,10 @@ describe('POST /webhook-endpoints', () => {
     });
     const { endpoint, secret } = res.body;
 
-    const [row] = await query<{ secretCiphertext: string }>(app.database.url, 'SELECT "secretCiphertext" FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+    const [row] = await query<{ secretCiphertext: string }>(app, 'SELECT "secretCiphertext" FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
     expect(row!.secretCiphertext).not.toContain(secret);
     expect(row!.secretCiphertext).not.toContain(secret.slice('whsec_'.length));
-    expect(decryptSecret(row!.secretCiphertext, app.runtime.encryptionKey)).toBe(secret);
+    expect(decryptSecret(row!.secretCiphertext, app().runtime.encryptionKey)).toBe(secret);
 
     const got = await api(app, 'GET', `/v1/webhook-endpoints/${endpoint.id}`, admin());
     expect(got.body).toEqual({ endpoint });
@@ -227,14 +220,10 @@ describe('POST /webhook-endpoints', () => {
 });
 
 describe('the URL policy with WEBHOOK_ALLOW_PRIVATE_URLS off', () => {
-  let strict: TestApp;
+  const strict = useTestApp({ WEBHOOK_ALLOW_PRIVATE_URLS: 'false' });
   let strictOrg: TestOrganisation;
   beforeAll(async () => {
-    strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_URLS: 'false' });
     strictOrg = await createOrganisation(strict, 'strict');
-  });
-  afterAll(async () => {
-    await strict?.stop();
   });
 
   const create = (url: string) =>
@@ -467,7 +456,7 @@ describe('PATCH and DELETE /webhook-endpoints/{id}', () => {
     expect((await api(app, 'DELETE', `/v1/webhook-endpoints/${endpoint.id}`, admin())).status).toBe(404);
     const list = await api(app, 'GET', '/v1/webhook-endpoints', admin());
     expect(list.body.endpoints.map((e: { id: string }) => e.id)).not.toContain(endpoint.id);
-    const [row] = await query<{ deletedAt: Date | null }>(app.database.url, 'SELECT "deletedAt" FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+    const [row] = await query<{ deletedAt: Date | null }>(app, 'SELECT "deletedAt" FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
     expect(row!.deletedAt).toBeInstanceOf(Date);
   });
 
@@ -518,13 +507,13 @@ describe('POST /webhook-endpoints/{id}/test', () => {
     const { delivery } = res.body;
     expect(dispatched).toEqual([[delivery.id]]);
 
-    const deliveries = await query<{ endpointId: string }>(app.database.url, 'SELECT "endpointId" FROM webhook_deliveries WHERE "eventId" = $1', [delivery.eventId]);
+    const deliveries = await query<{ endpointId: string }>(app, 'SELECT "endpointId" FROM webhook_deliveries WHERE "eventId" = $1', [delivery.eventId]);
     expect(deliveries).toEqual([{ endpointId: target.endpoint.id }]);
-    const siblingDeliveries = await query(app.database.url, 'SELECT id FROM webhook_deliveries WHERE "endpointId" = ANY($1)', [[sibling.endpoint.id, everything.endpoint.id]]);
+    const siblingDeliveries = await query(app, 'SELECT id FROM webhook_deliveries WHERE "endpointId" = ANY($1)', [[sibling.endpoint.id, everything.endpoint.id]]);
     expect(siblingDeliveries).toEqual([]);
 
     const [event] = await query<{ type: string; accountId: string; version: string; payload: Record<string, unknown> }>(
-      app.database.url,
+      app,
       'SELECT type, "accountId", version, payload FROM webhook_events WHERE id = $1',
       [delivery.eventId],
     );
@@ -552,7 +541,7 @@ describe('POST /webhook-endpoints/{id}/test', () => {
     const second = await api(app, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`, admin());
     expect(first.body.delivery.eventType).toBe('event.created');
     expect(second.body.delivery.eventId).not.toBe(first.body.delivery.eventId);
-    const [event] = await query<{ payload: Record<string, unknown> }>(app.database.url, 'SELECT payload FROM webhook_events WHERE id = $1', [first.body.delivery.eventId]);
+    const [event] = await query<{ payload: Record<string, unknown> }>(app, 'SELECT payload FROM webhook_events WHERE id = $1', [first.body.delivery.eventId]);
     expect(event!.payload).toEqual({
       id: 'evt_sample0000000000000000',
       name: 'Sample event',
@@ -575,7 +564,7 @@ describe('POST /webhook-endpoints/{id}/test', () => {
     expect((await api(app, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`, admin())).status).toBe(404);
     const foreign = (await createEndpoint(other, { accountId: other.account.id })).endpoint.id;
     expect((await api(app, 'POST', `/v1/webhook-endpoints/${foreign}/test`, admin())).status).toBe(404);
-    const rows = await query(app.database.url, 'SELECT id FROM webhook_deliveries WHERE "endpointId" = ANY($1)', [[endpoint.id, foreign]]);
+    const rows = await query(app, 'SELECT id FROM webhook_deliveries WHERE "endpointId" = ANY($1)', [[endpoint.id, foreign]]);
     expect(rows).toEqual([]);
   });
 });
@@ -603,12 +592,12 @@ describe('recordWebhookEvent', () => {
     views.event({ id: newId('event'), name: 'Recorded', status: 'draft', accountId: fresh.account.id, venueId: null, timezone: 'UTC', createdAt: new Date() });
 
   it('records one pending delivery per enabled, not deleted, subscribed endpoint of that account only', async () => {
-    const recorded = await app.runtime.db.$transaction((tx) =>
+    const recorded = await app().runtime.db.$transaction((tx) =>
       recordWebhookEvent(tx, { organisationId: fresh.organisation.id, accountId: fresh.account.id, type: 'event.created', payload: payload() }),
     );
     expect(recorded.eventId).toMatch(/^wev_/);
     const rows = await query<{ id: string; endpointId: string; status: string; attemptCount: number; eventType: string }>(
-      app.database.url,
+      app,
       'SELECT id, "endpointId", status::text, "attemptCount", "eventType" FROM webhook_deliveries WHERE "eventId" = $1',
       [recorded.eventId],
     );
@@ -618,21 +607,21 @@ describe('recordWebhookEvent', () => {
   });
 
   it('an order.created event reaches the endpoints subscribed to it and to everything', async () => {
-    const recorded = await app.runtime.db.$transaction((tx) =>
+    const recorded = await app().runtime.db.$transaction((tx) =>
       recordWebhookEvent(tx, { organisationId: fresh.organisation.id, accountId: fresh.account.id, type: 'order.created', payload: {} }),
     );
-    const rows = await query<{ endpointId: string }>(app.database.url, 'SELECT "endpointId" FROM webhook_deliveries WHERE "eventId" = $1', [recorded.eventId]);
+    const rows = await query<{ endpointId: string }>(app, 'SELECT "endpointId" FROM webhook_deliveries WHERE "eventId" = $1', [recorded.eventId]);
     expect(rows.map((r) => r.endpointId).sort()).toEqual([ids.all, ids.subscribed, ids.unsubscribed].sort());
   });
 
   it('rolls back with the transaction: no event, no delivery', async () => {
     const before = await query<{ events: string; deliveries: string }>(
-      app.database.url,
+      app,
       'SELECT (SELECT count(*) FROM webhook_events) AS events, (SELECT count(*) FROM webhook_deliveries) AS deliveries',
     );
     let recordedEventId: string | undefined;
     await expect(
-      app.runtime.db.$transaction(async (tx) => {
+      app().runtime.db.$transaction(async (tx) => {
         const recorded = await recordWebhookEvent(tx, { organisationId: fresh.organisation.id, accountId: fresh.account.id, type: 'event.created', payload: payload() });
         recordedEventId = recorded.eventId;
         expect(recorded.deliveryIds).toHaveLength(2);
@@ -641,11 +630,11 @@ describe('recordWebhookEvent', () => {
     ).rejects.toThrow('the change failed after recording');
     expect(recordedEventId).toMatch(/^wev_/);
     const after = await query<{ events: string; deliveries: string }>(
-      app.database.url,
+      app,
       'SELECT (SELECT count(*) FROM webhook_events) AS events, (SELECT count(*) FROM webhook_deliveries) AS deliveries',
     );
     expect(after).toEqual(before);
-    expect(await query(app.database.url, 'SELECT id FROM webhook_events WHERE id = $1', [recordedEventId])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM webhook_events WHERE id = $1', [recordedEventId])).toEqual([]);
   });
 });
 
@@ -659,10 +648,10 @@ describe('GET /webhook-deliveries', () => {
   const made: Array<{ id: string; endpointId: string; eventType: string; status: string }> = [];
 
   async function record(accountId: string, type: 'order.created' | 'customer.created' | 'event.created', endpointOnly?: string) {
-    const recorded = await app.runtime.db.$transaction((tx) =>
+    const recorded = await app().runtime.db.$transaction((tx) =>
       recordWebhookEvent(tx, { organisationId: fresh.organisation.id, accountId, type, payload: {} }),
     );
-    const rows = await app.runtime.db.webhookDelivery.findMany({ where: { eventId: recorded.eventId }, orderBy: { id: 'asc' } });
+    const rows = await app().runtime.db.webhookDelivery.findMany({ where: { eventId: recorded.eventId }, orderBy: { id: 'asc' } });
     for (const row of rows) if (!endpointOnly || row.endpointId === endpointOnly) made.push({ id: row.id, endpointId: row.endpointId, eventType: row.eventType, status: row.status });
     return rows;
   }
@@ -678,11 +667,11 @@ describe('GET /webhook-deliveries', () => {
     await record(accountB, 'order.created');
     // Distinct creation times, so "newest first" cannot hinge on two rows sharing a millisecond.
     for (const [i, delivery] of made.entries()) {
-      await app.runtime.db.webhookDelivery.update({ where: { id: delivery.id }, data: { createdAt: new Date(Date.UTC(2026, 6, 1, 10, i)) } });
+      await app().runtime.db.webhookDelivery.update({ where: { id: delivery.id }, data: { createdAt: new Date(Date.UTC(2026, 6, 1, 10, i)) } });
     }
     // One delivery succeeded after a failed attempt, one failed for good.
     const [first, second] = made;
-    const db = app.runtime.db;
+    const db = app().runtime.db;
     await db.webhookDelivery.update({ where: { id: first!.id }, data: { status: 'succeeded', attemptCount: 2, completedAt: new Date() } });
     await db.webhookDelivery.update({ where: { id: second!.id }, data: { status: 'failed', attemptCount: 1, completedAt: new Date() } });
     first!.status = 'succeeded';

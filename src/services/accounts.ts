@@ -4,7 +4,9 @@ import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { paginate, type RawPageArgs } from '../pagination.ts';
 import { validate } from '../validation.ts';
+import { forgetCachedAccess } from '../auth/forget.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { assertMay } from './access.ts';
 import { statusOf } from '../statuses.ts';
 
 const name = z.string().trim().min(1).max(255);
@@ -41,18 +43,29 @@ export async function createAccount(ctx: RequestContext, raw: Record<string, unk
   });
 }
 
+/** The account to change: a credential holding accounts.write needs no accounts.read to change it. */
+async function writableAccount(ctx: RequestContext, id: string) {
+  const account = await ctx.db.account.findFirst({ where: { id, isDeleted: false } });
+  if (!account) throw AppError.notFound('Account not found.');
+  assertMay(ctx, 'accounts', 'write', account.id, 'Account');
+  return account;
+}
+
 export async function updateAccount(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
   const input = validate(updateAccountInput, raw);
-  await getAccount(ctx, id);
-  if (!ctx.access.allows('accounts', 'write', id)) throw missingRight(ctx);
-  return ctx.db.account.update({ where: { id }, data: input });
+  await writableAccount(ctx, id);
+  const account = await ctx.db.account.update({ where: { id }, data: input });
+  forgetCachedAccess(ctx);
+  return account;
 }
 
 /** Soft delete: the account disappears from lists and cannot own new things. */
 export async function deleteAccount(ctx: RequestContext, id: string) {
-  await getAccount(ctx, id);
+  await writableAccount(ctx, id);
   if (!ctx.access.allows('accounts', 'write')) throw missingRight(ctx);
   await ctx.db.account.update({ where: { id }, data: { isDeleted: true } });
+  // Keys and sessions of the account authenticated just before must stop now, in this process too.
+  forgetCachedAccess(ctx);
   return { success: true, id };
 }
 

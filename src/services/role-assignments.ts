@@ -8,6 +8,7 @@ import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
+import { assertMay } from './access.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 
 const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
@@ -144,9 +145,9 @@ export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof repl
 
 export async function removeRoleAssignment(ctx: RequestContext, id: string) {
   const assignment = await ctx.db.roleAssignment.findUnique({ where: { id }, include: { role: true } });
-  if (!assignment || !ctx.access.allows('role_assignments', 'read', assignment.accountId)) {
-    throw AppError.notFound('Role assignment not found.');
-  }
+  if (!assignment) throw AppError.notFound('Role assignment not found.');
+  // role_assignments.write without .read may remove: unreadable and unwritable alone is 404.
+  assertMay(ctx, 'role_assignments', 'write', assignment.accountId, 'Role assignment');
   assertMayManage(ctx, assignment.accountId, assignment.role);
   await ctx.db.$transaction(async (tx) => {
     await tx.roleAssignment.delete({ where: { id } });

@@ -1,6 +1,6 @@
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { useTestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, signIn, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { authorizationCodeFlow, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
@@ -17,14 +17,14 @@ import { newId } from '../../src/ids.ts';
  * URLs (IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS, decided in security-decisions.md).
  */
 
-let app: TestApp;
+const app = useTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
 let op: TestOidcProvider;
 
 beforeAll(async () => {
-  [app, op] = await Promise.all([startTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' }), startOidcProvider()]);
+  op = await startOidcProvider();
 });
 afterAll(async () => {
-  await Promise.all([app?.stop(), op?.stop()]);
+  await op?.stop();
 });
 
 const outcome = (res: { status: number; body: any }) => ({ status: res.status, code: res.body?.code });
@@ -81,7 +81,7 @@ async function organisationsOf(token: string, slug: string): Promise<string[]> {
 
 async function userRow(userId: string) {
   const [row] = await query<{ status: string; personId: string | null; identityProviderId: string | null }>(
-    app.database.url,
+    app,
     'SELECT status, "personId", "identityProviderId" FROM users WHERE id = $1',
     [userId],
   );
@@ -107,7 +107,7 @@ describe('cross-tenant takeover through an invitation code', () => {
     const answers = [];
     for (const code of new Set(shown)) answers.push(outcome(await redeem(code, attackerPassword)));
     expect(answers).toEqual([...new Set(shown)].map(() => ({ status: 404, code: 'NOT_FOUND' })));
-    expect(await query(app.database.url, 'SELECT id FROM people WHERE email = $1', [victimEmail])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM people WHERE email = $1', [victimEmail])).toEqual([]);
 
     // Later the real owner of the email joins B, signing in with B's identity provider.
     const b = await organisationWithProvider('victim-b');
@@ -149,7 +149,7 @@ describe('an invitation to an email that already has a person', () => {
   it('a code alone never joins a person without a password (they sign in elsewhere): 401, nothing joined, no password created', async () => {
     const email = `sso-only-${tag()}@elsewhere.test`;
     const personId = newId('person');
-    await app.runtime.db.person.create({ data: { id: personId, email } });
+    await app().runtime.db.person.create({ data: { id: personId, email } });
     const inviter = await createOrganisation(app, 'code-holder');
     const invitation = await invite(inviter, email);
     const code = await mailedInvitationCode(app, email, invitation.id);
@@ -158,8 +158,8 @@ describe('an invitation to an email that already has a person', () => {
 
     expect(outcome(res)).toEqual({ status: 401, code: 'UNAUTHENTICATED' });
     expect(await userRow(invitation.userId)).toMatchObject({ status: 'pending', personId: null });
-    expect(await query(app.database.url, 'SELECT 1 FROM password_credentials WHERE "personId" = $1', [personId])).toEqual([]);
-    expect(await query(app.database.url, 'SELECT 1 FROM refresh_tokens WHERE "personId" = $1', [personId])).toEqual([]);
+    expect(await query(app, 'SELECT 1 FROM password_credentials WHERE "personId" = $1', [personId])).toEqual([]);
+    expect(await query(app, 'SELECT 1 FROM refresh_tokens WHERE "personId" = $1', [personId])).toEqual([]);
   });
 });
 
@@ -196,7 +196,7 @@ describe("a tenant's identity provider signs people into its own organisation on
     expect(outcome(res)).toEqual({ status: 401, code: 'UNAUTHENTICATED' });
     expect(res.body.error).toMatch(/password/i);
     expect(await userRow(invitation.userId)).toMatchObject({ status: 'active', personId: victim.user.personId, identityProviderId: null });
-    expect(await query(app.database.url, 'SELECT 1 FROM refresh_tokens WHERE "personId" = $1 AND "organisationId" = $2', [
+    expect(await query(app, 'SELECT 1 FROM refresh_tokens WHERE "personId" = $1 AND "organisationId" = $2', [
       victim.user.personId,
       attacker.organisation.id,
     ])).toHaveLength(1);
@@ -211,6 +211,6 @@ describe("a tenant's identity provider signs people into its own organisation on
 
     expect(outcome(res)).toEqual({ status: 401, code: 'UNAUTHENTICATED' });
     expect(await userRow(invitation.userId)).toMatchObject({ status: 'pending', personId: null, identityProviderId: null });
-    expect(await query(app.database.url, 'SELECT id FROM people WHERE email = $1', [email])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM people WHERE email = $1', [email])).toEqual([]);
   });
 });

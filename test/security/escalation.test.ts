@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
 import { api, createAccount, createOrganisation, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { apiKeyOf, customRole, staffHolding, storedPermissions, tag } from './support.ts';
@@ -10,17 +10,13 @@ import { apiKeyOf, customRole, staffHolding, storedPermissions, tag } from './su
  * Refusals: 403 FORBIDDEN for signed-in staff, 404 NOT_FOUND for API keys; nothing changes.
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let second: { id: string };
 
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'esc');
   second = await createAccount(app, org, 'Second account');
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 const as = (token: string) => ({ token, org: org.slug });
@@ -34,7 +30,7 @@ async function isOrgAdmin(token: string): Promise<boolean> {
 
 async function assignmentsOf(userId: string) {
   return query<{ roleId: string; accountId: string }>(
-    app.database.url,
+    app,
     'SELECT "roleId", "accountId" FROM role_assignments WHERE "userId" = $1 ORDER BY "roleId"',
     [userId],
   );
@@ -96,7 +92,7 @@ describe('creating a role', () => {
 
     expect(answers).toEqual(attempts.map(() => ({ status: 403, code: 'FORBIDDEN' })));
     const names = attempts.map((a) => a.name);
-    expect(await query(app.database.url, 'SELECT name FROM roles WHERE name = ANY($1)', [names])).toEqual([]);
+    expect(await query(app, 'SELECT name FROM roles WHERE name = ANY($1)', [names])).toEqual([]);
 
     // What the creator holds, it may put in a role: held on every account, or (dynamic) on one.
     const allowed = await api(app, 'POST', '/v1/roles', {
@@ -125,7 +121,7 @@ describe('an organisation-wide API key with roles.write', () => {
     const name = `Key-made ${tag()}`;
     const res = await api(app, 'POST', '/v1/roles', { ...as(key), body: { name, permissions: ['*.*:all'] } });
     expect(outcome(res)).toEqual({ status: 404, code: 'NOT_FOUND' });
-    expect(await query(app.database.url, 'SELECT id FROM roles WHERE name = $1', [name])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM roles WHERE name = $1', [name])).toEqual([]);
   });
 });
 
@@ -177,7 +173,7 @@ describe('a role is judged by its effect on every holder', () => {
 
     expect(outcome(res)).toEqual({ status: 403, code: 'FORBIDDEN' });
     expect(await assignmentsOf(holder.userId)).toEqual([{ roleId: scanners.id, accountId: org.account.id }]);
-    const [role] = await query<{ isDeleted: boolean }>(app.database.url, 'SELECT "isDeleted" FROM roles WHERE id = $1', [scanners.id]);
+    const [role] = await query<{ isDeleted: boolean }>(app, 'SELECT "isDeleted" FROM roles WHERE id = $1', [scanners.id]);
     expect(role!.isDeleted).toBe(false);
   });
 });
@@ -206,7 +202,7 @@ describe('API keys that assign roles or invite are refused like every missing sc
     });
 
     expect(outcome(res)).toEqual({ status: 404, code: 'NOT_FOUND' });
-    expect(await query(app.database.url, 'SELECT id FROM users WHERE email = $1', [email])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM users WHERE email = $1', [email])).toEqual([]);
   });
 });
 

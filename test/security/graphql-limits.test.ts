@@ -1,6 +1,6 @@
 import { getIntrospectionQuery } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/app.ts';
 import { createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 import { postGraphql, refreshTokenCount, staffHolding } from './support.ts';
 
@@ -12,15 +12,11 @@ import { postGraphql, refreshTokenCount, staffHolding } from './support.ts';
  * with errors[0].extensions {code: VALIDATION_FAILED, limit, max}, no data, nothing executed.
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'gql-limits');
-});
-afterAll(async () => {
-  await app?.stop();
 });
 
 type Answer = Awaited<ReturnType<typeof postGraphql>>;

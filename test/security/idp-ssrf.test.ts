@@ -4,6 +4,7 @@ import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { api, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 import { tag } from './support.ts';
 
@@ -52,7 +53,7 @@ afterAll(async () => {
   await new Promise((resolve) => internal?.server.close(resolve));
 });
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 
 function providerBody(overrides: Record<string, unknown>) {
   const issuer = `https://idp-${tag()}.example.com`;

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/auth/keys.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { useTestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { apiKeyOf, mailedInvitationCode, tag } from './support.ts';
@@ -11,18 +12,14 @@ import { apiKeyOf, mailedInvitationCode, tag } from './support.ts';
  * is stored as its SHA-256 only (column codeHash).
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'codes');
 });
-afterAll(async () => {
-  await app?.stop();
-});
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 const outcome = (res: { status: number; body: any }) => ({ status: res.status, code: res.body?.code });
 const hintOf = (code: string) => `${code.slice(0, 4)}…`;
 const redeem = (code: string, password: string) => api(app, 'POST', '/v1/auth/invitations/redeem', { body: { code, password } });
@@ -39,7 +36,7 @@ async function inviteAdmin() {
 }
 
 async function userStatus(userId: string) {
-  const [row] = await query<{ status: string; personId: string | null }>(app.database.url, 'SELECT status, "personId" FROM users WHERE id = $1', [userId]);
+  const [row] = await query<{ status: string; personId: string | null }>(app, 'SELECT status, "personId" FROM users WHERE id = $1', [userId]);
   return row;
 }
 
@@ -55,7 +52,7 @@ describe('a read-only API key (invitations.read)', () => {
 
     expect(outcome(attack)).toEqual({ status: 404, code: 'NOT_FOUND' });
     expect(await userStatus(invitation.userId)).toEqual({ status: 'pending', personId: null });
-    expect(await query(app.database.url, 'SELECT id FROM people WHERE email = $1', [email])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM people WHERE email = $1', [email])).toEqual([]);
     expect(code).toBe(hintOf(mailed));
   });
 
@@ -120,14 +117,14 @@ describe('storage', () => {
     const { invitation, mailed } = await inviteAdmin();
     const columns = (
       await query<{ column_name: string }>(
-        app.database.url,
+        app,
         "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'invitations'",
       )
     ).map((c) => c.column_name);
     expect(columns).toContain('codeHash');
     expect(columns).not.toContain('code');
 
-    const [row] = await query<Record<string, unknown>>(app.database.url, 'SELECT * FROM invitations WHERE id = $1', [invitation.id]);
+    const [row] = await query<Record<string, unknown>>(app, 'SELECT * FROM invitations WHERE id = $1', [invitation.id]);
     expect([sha256(mailed), Buffer.from(sha256(mailed), 'hex').toString('base64url')]).toContain(row!.codeHash);
     expect(JSON.stringify(row)).not.toContain(mailed);
   });

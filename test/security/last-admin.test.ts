@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { useTestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { customRole, staffHolding, tag } from './support.ts';
@@ -11,14 +11,7 @@ import { customRole, staffHolding, tag } from './support.ts';
  * saying why; nothing changes and the administrator keeps working.
  */
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app?.stop();
-});
+const app = useTestApp();
 
 const as = (org: TestOrganisation, token = org.adminToken) => ({ token, org: org.slug });
 
@@ -30,7 +23,7 @@ function expectLastAdminRefusal(res: { status: number; body: any }) {
 /** Active users holding *.*:all through a role that is not deleted. */
 async function administrators(org: TestOrganisation): Promise<string[]> {
   const rows = await query<{ id: string }>(
-    app.database.url,
+    app,
     `SELECT DISTINCT u.id FROM users u
        JOIN role_assignments ra ON ra."userId" = u.id
        JOIN roles r ON r.id = ra."roleId"
@@ -50,10 +43,10 @@ async function stillAdministers(org: TestOrganisation) {
 async function organisationRunByCustomRole() {
   const org = await createOrganisation(app, 'custom-owner');
   const owners = await customRole(app, org, ['*.*:all'], `Owners ${tag()}`);
-  await app.runtime.db.roleAssignment.create({
+  await app().runtime.db.roleAssignment.create({
     data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: org.user.id, accountId: org.account.id, roleId: owners.id },
   });
-  await app.runtime.db.roleAssignment.delete({ where: { id: org.assignment.id } });
+  await app().runtime.db.roleAssignment.delete({ where: { id: org.assignment.id } });
   return { org, owners };
 }
 
@@ -85,7 +78,7 @@ describe('the last administrator', () => {
     const { org, owners } = await organisationRunByCustomRole();
     const res = await api(app, 'PATCH', `/v1/roles/${owners.id}`, { ...as(org), body: { permissions: ['events.read:all'] } });
     expectLastAdminRefusal(res);
-    const [role] = await query<{ permissions: string[] }>(app.database.url, 'SELECT permissions FROM roles WHERE id = $1', [owners.id]);
+    const [role] = await query<{ permissions: string[] }>(app, 'SELECT permissions FROM roles WHERE id = $1', [owners.id]);
     expect(role!.permissions).toEqual(['*.*:all']);
     await stillAdministers(org);
   });

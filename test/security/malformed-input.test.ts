@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { api, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { createCatalogue, createChannel, storefront, type Catalogue } from '../support/sales.ts';
 import { postGraphql, tag } from './support.ts';
@@ -13,22 +14,18 @@ import { postGraphql, tag } from './support.ts';
  * {path: "(more)", message: "<n> more issues", count: n}.
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 let catalogue: Catalogue;
 let keys: { publishable: string; secret: string };
 
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'fuzz');
   catalogue = await createCatalogue(app, org);
   keys = await createChannel(app, org);
 });
-afterAll(async () => {
-  await app?.stop();
-});
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 
 type Answer = { status: number; headers: Headers; body: any };
 
@@ -143,7 +140,7 @@ describe('error details are capped', () => {
 
   it('a 40 KB body of 10,000 invalid permissions answers a small error, not 1.4 MB', async () => {
     const permissions = Array.from({ length: 10_000 }, () => 'x');
-    const res = await fetch(`${app.url}/v1/roles`, {
+    const res = await fetch(`${app().url}/v1/roles`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${org.adminToken}`, 'x-service-org': org.slug },
       body: JSON.stringify({ name: `Huge ${tag()}`, permissions }),

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { useTestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { customRole, staffHolding, storedPermissions, tag } from './support.ts';
@@ -12,18 +13,14 @@ import { customRole, staffHolding, storedPermissions, tag } from './support.ts';
  * answers 400 VALIDATION_FAILED with details [{path, message, limit, max}] and changes nothing.
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'limits');
 });
-afterAll(async () => {
-  await app?.stop();
-});
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 const permissions = (n: number) => Array.from({ length: n }, (_, i) => `resource${i}.read`);
 
 function expectLimit(res: { status: number; body: any }, limit: string, max: number, path?: string) {
@@ -38,7 +35,7 @@ describe('permissionsPerRole (200)', () => {
     const name = `Wide ${tag()}`;
     const res = await api(app, 'POST', '/v1/roles', { ...admin(), body: { name, permissions: permissions(201) } });
     expectLimit(res, 'permissionsPerRole', 200, 'permissions');
-    expect(await query(app.database.url, 'SELECT id FROM roles WHERE name = $1', [name])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM roles WHERE name = $1', [name])).toEqual([]);
 
     const ok = await api(app, 'POST', '/v1/roles', { ...admin(), body: { name: `Exactly 200 ${tag()}`, permissions: permissions(200) } });
     expect(ok.status).toBe(201);
@@ -71,7 +68,7 @@ describe('rolesPerUser (50, across the accounts of one organisation)', () => {
     const roles = [];
     for (let i = 0; i < 72; i += 1) roles.push(await customRole(app, org, [`resource${i}.read`], `Many ${tag()} ${i}`));
     const user = await staffHolding(app, org, [], 'many-roles');
-    await app.runtime.db.roleAssignment.createMany({
+    await app().runtime.db.roleAssignment.createMany({
       data: roles.slice(0, 50).map((role, i) => ({
         id: newId('roleAssignment'),
         organisationId: org.organisation.id,
@@ -81,7 +78,7 @@ describe('rolesPerUser (50, across the accounts of one organisation)', () => {
       })),
     });
     const count = async () =>
-      (await query<{ n: number }>(app.database.url, 'SELECT count(*)::int AS n FROM role_assignments WHERE "userId" = $1', [user.userId]))[0]!.n;
+      (await query<{ n: number }>(app, 'SELECT count(*)::int AS n FROM role_assignments WHERE "userId" = $1', [user.userId]))[0]!.n;
     expect(await count()).toBe(50);
 
     const assign = await api(app, 'POST', '/v1/user-account-roles', {
@@ -103,7 +100,7 @@ describe('rolesPerUser (50, across the accounts of one organisation)', () => {
       body: { organisationId: org.organisation.id, email, roleIds: roles.slice(0, 51).map((r) => r.id) },
     });
     expectLimit(invitation, 'rolesPerUser', 50);
-    expect(await query(app.database.url, 'SELECT id FROM users WHERE email = $1', [email])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM users WHERE email = $1', [email])).toEqual([]);
   });
 });
 
@@ -117,7 +114,7 @@ describe('idsPerRequest (100)', () => {
       status: 'on_sale' as const,
       timezone: 'Europe/London',
     }));
-    await app.runtime.db.event.createMany({ data: events });
+    await app().runtime.db.event.createMany({ data: events });
     const ids = events.map((e) => e.id);
 
     const slug = `many-${tag()}`;
@@ -126,7 +123,7 @@ describe('idsPerRequest (100)', () => {
       body: { accountId: org.account.id, name: 'Many events', slug, sellsAllEvents: false, eventIds: ids },
     });
     expectLimit(rest, 'idsPerRequest', 100, 'eventIds');
-    expect(await query(app.database.url, 'SELECT id FROM sales_channels WHERE slug = $1', [slug])).toEqual([]);
+    expect(await query(app, 'SELECT id FROM sales_channels WHERE slug = $1', [slug])).toEqual([]);
 
     const gql = await graphql(
       app,

@@ -5,9 +5,13 @@ import { startApi } from '../../server/app.ts';
 import { newId } from '../../src/ids.ts';
 import { createLogger } from '../../src/log.ts';
 import { createRuntime } from '../../src/runtime.ts';
-import type { TestApp } from '../support/app.ts';
+import { appOf, type AppRef, type TestApp } from '../support/app.ts';
+import { createApiKey } from '../support/credentials.ts';
 import { createTestDatabase, query, type TestDatabase } from '../support/db.ts';
-import { api, signIn, type TestOrganisation } from '../support/fixtures.ts';
+import { createStaffUser, type TestOrganisation } from '../support/fixtures.ts';
+import { mailTo } from '../support/mail.ts';
+
+export { mailTo };
 
 /**
  * Helpers of the attack tests (issue 10). Everything here talks to the real service: HTTP, the
@@ -71,24 +75,8 @@ export const from = (ip: string) => ({ 'x-forwarded-for': ip });
 /** A random string of letters, for unique names and emails. */
 export const tag = () => randomBytes(4).toString('hex');
 
-interface OutboxRow {
-  to: string;
-  meta: Record<string, unknown>;
-  createdAt: Date;
-}
-
-/** Mail written to the development outbox (no SMTP_URL) for `to`, oldest first, optionally of one kind. */
-export async function mailTo(app: TestApp, to: string, kind?: string): Promise<OutboxRow[]> {
-  const rows = await query<OutboxRow>(
-    app.database.url,
-    'SELECT "to", meta, "createdAt" FROM outbox_messages WHERE "to" = $1 ORDER BY "createdAt", id',
-    [to],
-  );
-  return kind ? rows.filter((row) => row.meta?.kind === kind) : rows;
-}
-
 /** The invitation code as the invitee reads it: from the newest invitation mail of that invitation. */
-export async function mailedInvitationCode(app: TestApp, email: string, invitationId: string): Promise<string> {
+export async function mailedInvitationCode(app: AppRef, email: string, invitationId: string): Promise<string> {
   const mails = (await mailTo(app, email, 'invitation')).filter((mail) => mail.meta.invitationId === invitationId);
   const code = mails.at(-1)?.meta.code;
   if (typeof code !== 'string') throw new Error(`no invitation mail for ${email} (${invitationId})`);
@@ -96,7 +84,7 @@ export async function mailedInvitationCode(app: TestApp, email: string, invitati
 }
 
 /** The newest magic-link code mailed to `email` (the mail is sent after the 202, so this waits for it). */
-export async function mailedMagicLinkCode(app: TestApp, email: string, timeoutMs = 5_000): Promise<string> {
+export async function mailedMagicLinkCode(app: AppRef, email: string, timeoutMs = 5_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const code = (await mailTo(app, email, 'customer_magic_link')).at(-1)?.meta.code;
@@ -107,67 +95,31 @@ export async function mailedMagicLinkCode(app: TestApp, email: string, timeoutMs
 }
 
 /** A custom role with exactly `permissions` (written directly: a fixture, not the subject). */
-export async function customRole(app: TestApp, org: TestOrganisation, permissions: string[], name = `Role ${tag()}`) {
-  return app.runtime.db.role.create({
+export async function customRole(app: AppRef, org: TestOrganisation, permissions: string[], name = `Role ${tag()}`) {
+  return appOf(app).runtime.db.role.create({
     data: { id: newId('role'), organisationId: org.organisation.id, name, permissions },
   });
 }
 
-/**
- * A signed-in staff member of `org` holding `grants` (role id + account), created directly in
- * the database (person with a password, active user, assignments) and signed in over HTTP.
- */
-export async function staffHolding(
-  app: TestApp,
-  org: TestOrganisation,
-  grants: Array<{ roleId: string; accountId: string }>,
-  label = 'staff',
-) {
-  const { hashPassword } = await import('../../src/auth/passwords.ts');
-  const db = app.runtime.db;
-  const email = `${label}-${tag()}@${org.slug}.test`;
-  const password = 'staff password 1';
-  const person = await db.person.create({ data: { id: newId('person'), email } });
-  await db.passwordCredential.create({ data: { personId: person.id, passwordHash: await hashPassword(password) } });
-  const user = await db.user.create({
-    data: { id: newId('user'), organisationId: org.organisation.id, personId: person.id, email, status: 'active' },
-  });
-  const assignments = [];
-  for (const grant of grants) {
-    assignments.push(
-      await db.roleAssignment.create({
-        data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: user.id, ...grant },
-      }),
-    );
-  }
-  const { accessToken } = await signIn(app, email, password, org.slug);
-  return { personId: person.id, userId: user.id, email, password, token: accessToken, assignments };
-}
+/** A signed-in staff member of `org` holding `grants` (role id + account): the shared createStaffUser. */
+export const staffHolding = createStaffUser;
 
 /** An organisation API key with `scopes` (org-wide unless `accountId`), made by the organisation's admin over HTTP. */
-export async function apiKeyOf(app: TestApp, org: TestOrganisation, scopes: string[], accountId?: string) {
-  const res = await api(app, 'POST', '/v1/api-keys', {
-    token: org.adminToken,
-    org: org.slug,
-    body: { name: `key ${tag()}`, scopes, ...(accountId ? { accountId } : {}) },
-  });
-  if (res.status !== 201) throw new Error(`API key not created: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as { apiKey: { id: string }; key: string };
-}
+export const apiKeyOf = (app: AppRef, org: TestOrganisation, scopes: string[], accountId?: string) => createApiKey(app, org, scopes, { accountId });
 
 /** The role's permissions as stored. */
-export async function storedPermissions(app: TestApp, roleId: string): Promise<string[]> {
-  const [row] = await query<{ permissions: string[] }>(app.database.url, 'SELECT permissions FROM roles WHERE id = $1', [roleId]);
+export async function storedPermissions(app: AppRef, roleId: string): Promise<string[]> {
+  const [row] = await query<{ permissions: string[] }>(app, 'SELECT permissions FROM roles WHERE id = $1', [roleId]);
   return row!.permissions;
 }
 
 /** A POST to /graphql with a raw JSON body and chosen headers; answers status, headers, parsed body and the raw text length. */
 export async function postGraphql(
-  app: TestApp,
+  app: AppRef,
   body: unknown,
   options: { token?: string; org?: string; headers?: Record<string, string>; raw?: string } = {},
 ) {
-  const res = await fetch(`${app.url}/graphql`, {
+  const res = await fetch(`${appOf(app).url}/graphql`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -189,9 +141,9 @@ export async function postGraphql(
 }
 
 /** How many refresh tokens exist (every sign-in writes one). */
-export async function refreshTokenCount(app: TestApp, personId?: string): Promise<number> {
+export async function refreshTokenCount(app: AppRef, personId?: string): Promise<number> {
   const [row] = await query<{ n: number }>(
-    app.database.url,
+    app,
     personId ? 'SELECT count(*)::int AS n FROM refresh_tokens WHERE "personId" = $1' : 'SELECT count(*)::int AS n FROM refresh_tokens',
     personId ? [personId] : [],
   );

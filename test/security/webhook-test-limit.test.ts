@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/app.ts';
+import { asAdmin } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 
@@ -10,18 +11,14 @@ import { api, createOrganisation, type TestOrganisation } from '../support/fixtu
  * this test (no worker runs and the URL is a closed loopback port).
  */
 
-let app: TestApp;
+const app = useTestApp();
 let org: TestOrganisation;
 
 beforeAll(async () => {
-  app = await startTestApp();
   org = await createOrganisation(app, 'hook-test');
 });
-afterAll(async () => {
-  await app?.stop();
-});
 
-const admin = () => ({ token: org.adminToken, org: org.slug });
+const admin = () => asAdmin(org);
 
 async function endpoint() {
   const res = await api(app, 'POST', '/v1/webhook-endpoints', { ...admin(), body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hooks' } });
@@ -30,7 +27,7 @@ async function endpoint() {
 }
 
 async function deliveriesOf(endpointId: string): Promise<number> {
-  const [row] = await query<{ n: number }>(app.database.url, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE "endpointId" = $1', [endpointId]);
+  const [row] = await query<{ n: number }>(app, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE "endpointId" = $1', [endpointId]);
   return row!.n;
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import type { AppRef } from './app.ts';
 import { databaseUrl, PG_ADMIN_URL } from './env.ts';
 
 export interface TestDatabase {
@@ -32,7 +33,9 @@ export async function createTestDatabase({ empty = false }: { empty?: boolean } 
   };
 }
 
-export async function query<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+/** Rows of one SQL statement, on a database URL or on a test app's database. */
+export async function query<T extends pg.QueryResultRow>(target: string | AppRef, text: string, values: unknown[] = []): Promise<T[]> {
+  const url = typeof target === 'string' ? target : (typeof target === 'function' ? target() : target).database.url;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { bootstrapOrganisation, type BootstrapResult } from '../../src/services/bootstrap-organisation.ts';
-import type { TestApp } from './app.ts';
+import { appOf, type AppRef } from './app.ts';
 
 export interface TestOrganisation extends BootstrapResult {
   slug: string;
@@ -11,17 +11,17 @@ export interface TestOrganisation extends BootstrapResult {
 }
 
 /** An organisation made the way operators make one (the bootstrap service), signed in through the API. */
-export async function createOrganisation(app: TestApp, prefix = 'org'): Promise<TestOrganisation> {
+export async function createOrganisation(app: AppRef, prefix = 'org'): Promise<TestOrganisation> {
   const slug = `${prefix}-${randomBytes(4).toString('hex')}`;
   const email = `admin@${slug}.test`;
   const password = 'admin password 1';
-  const result = await bootstrapOrganisation(app.runtime.db, { orgSlug: slug, orgName: `Org ${slug}`, email, password });
+  const result = await bootstrapOrganisation(appOf(app).runtime.db, { orgSlug: slug, orgName: `Org ${slug}`, email, password });
   const { accessToken } = await signIn(app, email, password, slug);
   return { ...result, slug, email, password, adminToken: accessToken };
 }
 
-export async function signIn(app: TestApp, email: string, password: string, slug?: string) {
-  const res = await fetch(`${app.url}/v1/auth/login`, {
+export async function signIn(app: AppRef, email: string, password: string, slug?: string) {
+  const res = await fetch(`${appOf(app).url}/v1/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(slug ? { 'x-service-org': slug } : {}) },
     body: JSON.stringify({ email, password }),
@@ -32,12 +32,12 @@ export async function signIn(app: TestApp, email: string, password: string, slug
 
 /** A JSON request to the API with the usual headers; answers status, headers and parsed body. */
 export async function api(
-  app: TestApp,
+  app: AppRef,
   method: string,
   path: string,
   options: { token?: string; org?: string; body?: unknown; headers?: Record<string, string> } = {},
 ) {
-  const res = await fetch(`${app.url}${path}`, {
+  const res = await fetch(`${appOf(app).url}${path}`, {
     method,
     headers: {
       ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -58,7 +58,7 @@ export async function api(
 }
 
 export async function graphql(
-  app: TestApp,
+  app: AppRef,
   query: string,
   variables: Record<string, unknown> = {},
   options: { token?: string; org?: string; headers?: Record<string, string> } = {},
@@ -68,14 +68,14 @@ export async function graphql(
 
 /** Another staff member of `org` holding `roleIds` on `accountId`, signed in. */
 export async function createStaffUser(
-  app: TestApp,
+  app: AppRef,
   org: TestOrganisation,
   roles: Array<{ roleId: string; accountId: string }>,
   label = 'staff',
 ) {
   const { hashPassword } = await import('../../src/auth/passwords.ts');
   const { newId } = await import('../../src/ids.ts');
-  const db = app.runtime.db;
+  const db = appOf(app).runtime.db;
   const email = `${label}-${randomBytes(3).toString('hex')}@${org.slug}.test`;
   const password = 'staff password 1';
   const person = await db.person.create({ data: { id: newId('person'), email } });
@@ -83,20 +83,25 @@ export async function createStaffUser(
   const user = await db.user.create({
     data: { id: newId('user'), organisationId: org.organisation.id, personId: person.id, email, status: 'active' },
   });
+  const assignments = [];
   for (const role of roles) {
-    await db.roleAssignment.create({
-      data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: user.id, ...role },
-    });
+    assignments.push(
+      await db.roleAssignment.create({
+        data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: user.id, ...role },
+      }),
+    );
   }
   const { accessToken } = await signIn(app, email, password, org.slug);
-  return { personId: person.id, userId: user.id, email, token: accessToken };
+  return { personId: person.id, userId: user.id, email, password, token: accessToken, assignments };
 }
 
-export async function createAccount(app: TestApp, org: TestOrganisation, name = 'Second account') {
+export async function createAccount(app: AppRef, org: TestOrganisation, name = 'Second account') {
   const { newId } = await import('../../src/ids.ts');
-  return app.runtime.db.account.create({ data: { id: newId('account'), organisationId: org.organisation.id, name } });
+  return appOf(app).runtime.db.account.create({ data: { id: newId('account'), organisationId: org.organisation.id, name } });
 }
 
-export function systemRole(org: TestOrganisation, key: 'organisation_admin' | 'account_admin' | 'event_manager' | 'viewer'): string {
+export type SystemRoleKey = 'organisation_admin' | 'account_admin' | 'event_manager' | 'viewer';
+
+export function systemRole(org: TestOrganisation, key: SystemRoleKey): string {
   return org.roles.find((role) => role.systemKey === key)!.id;
 }
