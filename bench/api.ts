@@ -5,7 +5,7 @@ import { findFreePort } from '../src/embedded/temporal.ts';
 import { newId } from '../src/ids.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
-import { cpuMsOf, freshDatabase, peakRssSampler, rssOf, waitForHttp } from './support.ts';
+import { apiArgs, cpuMsOf, freshDatabase, peakRssSampler, rssOf, waitForHttp } from './support.ts';
 
 /**
  * `npm run bench`: the API against real PostgreSQL under traffic that looks like users' (issue 16):
@@ -260,7 +260,7 @@ async function main() {
 
   const apiPort = await findFreePort();
   const api: Spawned = spawnProcess(
-    [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'server/main.ts'],
+    apiArgs(),
     {
       DATABASE_URL: url,
       PORT: String(apiPort),

@@ -4,7 +4,7 @@ import { createDatabase } from '../src/db/client.ts';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { spawnProcess } from '../test/support/process.ts';
-import { cpuMsOf, freshDatabase, peakRssSampler, waitForHttp } from './support.ts';
+import { apiArgs, cpuMsOf, freshDatabase, peakRssSampler, waitForHttp } from './support.ts';
 
 /**
  * `npm run bench:onsale` (issue 16): an on-sale as a ticketing company meets it. One occurrence
@@ -181,7 +181,7 @@ async function main() {
   const url = await freshDatabase('tks_onsale');
   const port = await findFreePort();
   const api = spawnProcess(
-    [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'server/main.ts'],
+    apiArgs(),
     {
       DATABASE_URL: url,
       PORT: String(port),

@@ -49,3 +49,14 @@ export function cpuMsOf(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
+
+/**
+ * How a benchmark starts the API: the compiled build, as production runs it (`npm run bench*`
+ * builds first), so figures and memory are production's, not tsx's (its loader thread and
+ * transformed sources cost ~100 MB). BENCH_SOURCE=1 runs the TypeScript sources through tsx
+ * instead (quicker while profiling changes); BENCH_NODE_ARGS adds node flags such as --cpu-prof.
+ */
+export function apiArgs(): string[] {
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return process.env.BENCH_SOURCE === '1' ? [...extra, '--import', 'tsx', 'server/main.ts'] : [...extra, 'dist/server/main.js'];
+}

@@ -75,6 +75,17 @@ export class AppError extends Error {
   static notFound(what = 'Not found.'): AppError {
     return new AppError('NOT_FOUND', what);
   }
+
+  /**
+   * Things named in a request body (an accountId, roleIds.2, ...) that are not this organisation's:
+   * 404 NOT_FOUND like a path id (contract.md, decided 2026-11-22), the same answer whether the
+   * thing is absent or another organisation's, so existence is never confirmed. `details` names
+   * the fields as validation issues do.
+   */
+  static unknownReferences(issues: ValidationIssue[]): AppError {
+    const message = issues.length === 1 ? issues[0]!.message : 'Things named in the request were not found in this organisation.';
+    return new AppError('NOT_FOUND', message, cappedIssues(issues));
+  }
 }
 
 export function isErrorCode(value: unknown): value is ErrorCode {

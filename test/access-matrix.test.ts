@@ -281,13 +281,6 @@ function expectations(surface: Surface, row: Row<unknown>): Array<[Column, Outco
  * Defects of the service the matrix shows. A cell naming one runs as it.fails: it fails today and
  * fails the suite once the defect is fixed, when its entry in the row's `defects` goes.
  */
-// contract.md (decided 2026-11-22): a thing of another organisation named in a request body answers
-// 404 NOT_FOUND; these services answer 400 VALIDATION_FAILED "No such … in this organisation":
-// owningAccount (src/services/accounts.ts: venues, events, webhook endpoints, sales channels) and
-// loadTargets (src/services/role-assignments.ts); createApiKey and createInvitation do the same
-// outside the matrix. Not fixed with the tests: ten other tests pin the 400 and its details.
-const BODY_ID_OF_OTHER_ORG_IS_400 = "defect: another organisation's id in the body answers 400";
-
 const unique = (n: number, what: string) => `${what}-${n}-${randomBytes(2).toString('hex')}`;
 
 // ---------------------------------------------------------------------------------------------
@@ -350,7 +343,6 @@ const v1: Record<string, Row<RestRequest>> = {
     request: ({ things }) => ({ path: `/user-account-roles?userId=${things.userId}` }),
   },
   'POST /user-account-roles': {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['role_assignments.write', 'events.read'], // and every permission of the role assigned
     names: 'NOT_FOUND',
@@ -361,7 +353,6 @@ const v1: Record<string, Row<RestRequest>> = {
     check: (body, { things }) => expect(body.assignment.roleId).toBe(things.assignedRoleId),
   },
   'PUT /user-account-roles': {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
@@ -497,7 +488,6 @@ const v1: Record<string, Row<RestRequest>> = {
   },
   'GET /venues': { access: ACCOUNT_READ, scopes: ['venues.read'], request: () => ({ path: '/venues' }) },
   'POST /venues': {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['venues.write'],
     names: 'NOT_FOUND',
@@ -518,7 +508,6 @@ const v1: Record<string, Row<RestRequest>> = {
   },
   'GET /events': { access: ACCOUNT_READ, scopes: ['events.read'], request: () => ({ path: '/events' }) },
   'POST /events': {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
@@ -578,7 +567,6 @@ const v1: Record<string, Row<RestRequest>> = {
   'GET /webhook-event-types': { access: ANY_CREDENTIAL, request: () => ({ path: '/webhook-event-types' }) },
   'GET /webhook-endpoints': { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => ({ path: '/webhook-endpoints' }) },
   'POST /webhook-endpoints': {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
@@ -615,7 +603,6 @@ const v1: Record<string, Row<RestRequest>> = {
   'GET /webhook-deliveries': { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => ({ path: '/webhook-deliveries' }) },
   'GET /sales-channels': { access: ACCOUNT_READ, scopes: ['sales_channels.read'], request: () => ({ path: '/sales-channels' }) },
   'POST /sales-channels': {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
@@ -821,7 +808,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     request: async ({ things, own }) => gql('mutation($id: String!) { deleteRole(id: $id) { success } }', { id: await own(things.fresh.roleId) }),
   },
   assignRole: {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
@@ -831,7 +817,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
       }),
   },
   replaceRoles: {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
@@ -975,7 +960,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     check: (data, { things }) => expect(data.id).toBe(things.catalogue.venueId),
   },
   createVenue: {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['venues.write'],
     names: 'NOT_FOUND',
@@ -1018,7 +1002,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     check: (data, { things }) => expect(data.id).toBe(things.catalogue.ticketTypeId),
   },
   createEvent: {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
@@ -1074,7 +1057,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   },
   webhookDeliveries: { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => gql('{ webhookDeliveries { pagination { total } } }') },
   createWebhookEndpoint: {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
@@ -1110,7 +1092,6 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     check: (data, { things }) => expect(data.id).toBe(things.catalogue.channel.channelId),
   },
   createSalesChannel: {
-    defects: { otherOrgThing: BODY_ID_OF_OTHER_ORG_IS_400 },
     access: ACCOUNT_WRITE,
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',

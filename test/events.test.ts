@@ -162,11 +162,11 @@ describe('events', () => {
       ...asAdmin(org),
       body: { accountId: second.id, name: 'Elsewhere', timezone: 'UTC', venueId: venue.body.venue.id },
     });
-    expect(wrongAccount.status).toBe(400);
+    expect(wrongAccount.status).toBe(404);
     expect(detailPaths(wrongAccount.body)).toEqual(['venueId']);
     const theirVenue = await api(app, 'POST', '/v1/venues', { ...asAdmin(other), body: { accountId: other.account.id, name: 'Theirs' } });
     const foreign = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...asAdmin(org), body: { venueId: theirVenue.body.venue.id } });
-    expect(foreign.status).toBe(400);
+    expect(foreign.status).toBe(404);
     expect(detailPaths(foreign.body)).toEqual(['venueId']);
     const unset = await api(app, 'PATCH', `/v1/events/${event.id}`, { ...asAdmin(org), body: { venueId: null } });
     expect(unset.body.event).toMatchObject({ venueId: null, timezone: 'America/New_York' });
@@ -197,10 +197,11 @@ describe('events', () => {
     expect(move.status).toBe(400);
   });
 
-  it('a deleted or another organisation\'s account cannot own an event (400 naming accountId)', async () => {
+  it('a deleted or another organisation\'s account cannot own an event (404 naming accountId, existence not confirmed)', async () => {
     for (const accountId of [deletedAccount.id, other.account.id, 'acc_missing']) {
       const res = await api(app, 'POST', '/v1/events', { ...asAdmin(org), body: { accountId, name: 'Orphan', timezone: 'UTC' } });
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('NOT_FOUND');
       expect(res.body.details).toEqual([{ path: 'accountId', message: expect.any(String) }]);
     }
   });

@@ -112,7 +112,7 @@ describe('creating an invitation', () => {
     expect(mails[0]!.subject).toContain(org.organisation.name);
   });
 
-  it('validates the body, naming the fields (email, roleIds.N, accountId)', async () => {
+  it('validates the body, naming the fields (email; roleIds.N and accountId not of this organisation: 404)', async () => {
     const bad = await invite({ email: 'not-an-email' });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('VALIDATION_FAILED');
@@ -121,15 +121,16 @@ describe('creating an invitation', () => {
     const missing = await api(app, 'POST', '/v1/user-invitations', { token: org.adminToken, org: org.slug, body: {} });
     expect(missing.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['email', 'organisationId']);
 
+    // Roles and accounts that are not this organisation's: 404 naming them (existence not confirmed).
     const roles = await invite({ email: freshEmail(), roleIds: [systemRole(org, 'viewer'), 'rol_nope', systemRole(other, 'viewer')] });
-    expect(roles.status).toBe(400);
+    expect([roles.status, roles.body.code]).toEqual([404, 'NOT_FOUND']);
     expect(roles.body.details.map((d: { path: string }) => d.path)).toEqual(['roleIds.1', 'roleIds.2']);
 
     const first = await invite({ email: freshEmail(), roleIds: ['rol_unknown'] });
     expect(first.body.details.map((d: { path: string }) => d.path)).toEqual(['roleIds.0']);
 
     const account = await invite({ email: freshEmail(), accountId: other.account.id });
-    expect(account.status).toBe(400);
+    expect([account.status, account.body.code]).toEqual([404, 'NOT_FOUND']);
     expect(account.body.details.map((d: { path: string }) => d.path)).toEqual(['accountId']);
 
     const gql = await graphql(

@@ -117,7 +117,7 @@ describe('accounts', () => {
     const [row] = await query<{ isDeleted: boolean }>(app, 'SELECT "isDeleted" FROM accounts WHERE id = $1', [id]);
     expect(row!.isDeleted).toBe(true);
     const key = await api(app, 'POST', '/v1/api-keys', { ...admin(), body: { name: 'x', scopes: ['events.read'], accountId: id } });
-    expect(key.status).toBe(400);
+    expect(key.status).toBe(404);
     expect(key.body.details[0].path).toBe('accountId');
   });
 

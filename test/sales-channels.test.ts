@@ -77,7 +77,7 @@ describe('sales channels', () => {
     expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['name', 'slug']);
 
     const unknownAccount = await api(app, 'POST', '/v1/sales-channels', { ...admin(), body: { accountId: 'acc_nope', name: 'x', slug: slug('x') } });
-    expect([unknownAccount.status, unknownAccount.body.details]).toEqual([400, [{ path: 'accountId', message: expect.any(String) }]]);
+    expect([unknownAccount.status, unknownAccount.body.details]).toEqual([404, [{ path: 'accountId', message: expect.any(String) }]]);
 
     const kind = await api(app, 'POST', `/v1/sales-channels/${(await createChannel()).id}/keys`, { ...admin(), body: { kind: 'other' } });
     expect([kind.status, kind.body.details[0].path]).toEqual([400, 'kind']);
@@ -91,7 +91,7 @@ describe('sales channels', () => {
       ...admin(),
       body: { accountId: org.account.id, name: 'x', slug: slug('x'), sellsAllEvents: false, eventIds: [own.id, foreign.id] },
     });
-    expect([res.status, res.body.details]).toEqual([400, [{ path: 'eventIds.1', message: expect.any(String) }]]);
+    expect([res.status, res.body.details]).toEqual([404, [{ path: 'eventIds.1', message: expect.any(String) }]]);
   });
 
   it('answers 409 CONFLICT for a slug already used in the organisation, but not across organisations', async () => {

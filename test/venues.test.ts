@@ -92,10 +92,10 @@ describe('venues', () => {
     expect(moveAccount.status).toBe(400);
   });
 
-  it('a deleted account or another organisation\'s account cannot own a venue (400 naming accountId)', async () => {
+  it('a deleted account or another organisation\'s account cannot own a venue (404 naming accountId, existence not confirmed)', async () => {
     for (const accountId of [deleted.id, other.account.id, 'acc_nope']) {
       const res = await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body: { accountId, name: 'Nowhere' } });
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(404);
       expect(res.body.details).toEqual([{ path: 'accountId', message: expect.any(String) }]);
     }
   });

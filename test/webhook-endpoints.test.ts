@@ -178,7 +178,7 @@ describe('POST /webhook-endpoints', () => {
     await api(app, 'DELETE', `/v1/accounts/${doomed.id}`, admin());
     for (const accountId of [doomed.id, 'acc_doesnotexist', other.account.id]) {
       const res = await api(app, 'POST', '/v1/webhook-endpoints', { ...admin(), body: { accountId, url: RECEIVER } });
-      expect([res.status, paths(res)], accountId).toEqual([400, ['accountId']]);
+      expect([res.status, paths(res)], accountId).toEqual([404, ['accountId']]);
     }
   });
 

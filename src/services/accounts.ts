@@ -73,12 +73,12 @@ type Db = Pick<RequestContext['db'], 'account'>;
 
 /**
  * The account a new thing belongs to: it must exist in this organisation and not be deleted (else
- * 400 naming accountId), and the caller must hold `resource.write` on it (else missingRight).
+ * 404 naming accountId), and the caller must hold `resource.write` on it (else missingRight).
  * `db` is the caller's transaction when the check belongs to one.
  */
 export async function owningAccount(ctx: RequestContext, resource: string, accountId: string, db: Db = ctx.db): Promise<string> {
   const account = await db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
-  if (!account) throw AppError.validation([{ path: 'accountId', message: 'No such account in this organisation (or it was deleted).' }]);
+  if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation (or it was deleted).' }]);
   if (!ctx.access.allows(resource, 'write', account.id)) throw missingRight(ctx);
   return account.id;
 }

@@ -41,7 +41,7 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
   const accountId = input.accountId ?? null;
   if (accountId) {
     const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
-    if (!account) throw AppError.validation([{ path: 'accountId', message: 'No such account in this organisation.' }]);
+    if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation.' }]);
   }
   if (!ctx.access.allows('api_keys', 'write', accountId)) {
     throw new AppError('FORBIDDEN', accountId ? 'You cannot create API keys for this account.' : 'Organisation-wide API keys need api_keys.write on every account.');

@@ -54,10 +54,10 @@ function checkSaleWindow(onSaleDate: Date | null | undefined, offSaleDate: Date 
 
 type VenueDb = Pick<RequestContext['db'], 'venue'>;
 
-/** A venue an event of `accountId` may take place at: not deleted, same account (else 400 venueId). */
+/** A venue an event of `accountId` may take place at: not deleted, same account (else 404 naming venueId). */
 async function venueOf(db: VenueDb, venueId: string, accountId: string) {
   const venue = await db.venue.findFirst({ where: { id: venueId, accountId, isDeleted: false }, select: { id: true, timezone: true } });
-  if (!venue) throw AppError.validation([{ path: 'venueId', message: "No such venue on the event's account." }]);
+  if (!venue) throw AppError.unknownReferences([{ path: 'venueId', message: "No such venue on the event's account." }]);
   return venue;
 }
 

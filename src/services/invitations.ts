@@ -103,7 +103,7 @@ export async function getInvitation(ctx: RequestContext, id: string): Promise<In
 async function grantAccount(ctx: RequestContext, accountId: string | null | undefined) {
   if (accountId) {
     const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
-    if (!account) throw AppError.validation([{ path: 'accountId', message: 'no such account in this organisation' }]);
+    if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation.' }]);
     return account.id;
   }
   const oldest = await ctx.db.account.findFirst({
@@ -131,9 +131,9 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
     ? await ctx.db.role.findMany({ where: { id: { in: roleIds }, isDeleted: false } })
     : [];
   const unknown: ValidationIssue[] = roleIds.flatMap((id, index) =>
-    roles.some((role) => role.id === id) ? [] : [{ path: `roleIds.${index}`, message: `no such role: ${id.slice(0, 128)}` }],
+    roles.some((role) => role.id === id) ? [] : [{ path: `roleIds.${index}`, message: `No such role in this organisation: ${id.slice(0, 128)}` }],
   );
-  if (unknown.length) throw AppError.validation(unknown);
+  if (unknown.length) throw AppError.unknownReferences(unknown);
 
   const accountId = await grantAccount(ctx, input.accountId);
   if (roles.length && !accountId) throw new AppError('CONFLICT', 'The organisation has no account to grant the roles on.');

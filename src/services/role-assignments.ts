@@ -83,7 +83,7 @@ async function loadTargets(
       roles.some((role) => role.id === id) ? [] : [{ path: rolePath(i), message: 'No such role in this organisation.' }],
     ),
   ];
-  if (issues.length > 0) throw AppError.validation(issues);
+  if (issues.length > 0) throw AppError.unknownReferences(issues);
   return roles;
 }
 

@@ -94,7 +94,7 @@ async function checkEventIds(ctx: RequestContext, accountId: string, ids: readon
   ids.forEach((id, index) => {
     if (!known.has(id)) issues.push({ path: `eventIds.${index}`, message: "No such event on the channel's account (or it was deleted)." });
   });
-  if (issues.length > 0) throw AppError.validation(issues);
+  if (issues.length > 0) throw AppError.unknownReferences(issues);
   return unique;
 }
 
