@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import { getNamedType, parse, specifiedRules, typeFromAST, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
 import type { z } from 'zod';
@@ -34,6 +34,38 @@ export function prepareRoutes(schema: GraphQLSchema, routes: readonly RestRoute[
 /** `/accounts/{id}` -> `/accounts/:id` */
 export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+/**
+ * A request body that is not JSON answers 415 (contract.md, decided 2026-11-22) instead of being
+ * ignored: `text/plain`, a form, or a body sent with no Content-Type at all. Mounted before the
+ * JSON parser. A request without a body (no Content-Length or 0, no Transfer-Encoding) passes.
+ */
+export function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  const type = req.headers['content-type'];
+  if (hasBody && !(type && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type))) {
+    return next(new AppError('UNSUPPORTED_MEDIA_TYPE', `The request body must be application/json${type ? `, not ${type.slice(0, 100)}` : ' (no Content-Type was sent)'}.`));
+  }
+  next();
+}
+
+/**
+ * The last handler of a route table: a path the table serves, asked with a method it does not,
+ * answers 405 with `Allow` (contract.md, decided 2026-11-22); anything else goes on to 404.
+ */
+export function methodNotAllowed(routes: readonly RestRoute[]) {
+  const patterns = routes.map((route) => ({
+    method: route.method.toUpperCase(),
+    match: new RegExp(`^${route.path.split('/').map((part) => (/^\{\w+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('/')}/?$`),
+  }));
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const allowed = [...new Set(patterns.filter((pattern) => pattern.match.test(req.path)).map((pattern) => pattern.method))];
+    if (allowed.length === 0) return next();
+    if (allowed.includes('GET')) allowed.push('HEAD');
+    const allow = allowed.join(', ');
+    next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not served on ${req.path}; it serves ${allow}.`, undefined, { Allow: allow }));
+  };
 }
 
 export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: readonly RestRoute[]): void {

@@ -1,7 +1,7 @@
 import express, { type Router } from 'express';
 import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { jsonBody } from '../src/http/middleware.ts';
-import { mountRoutes } from './executor.ts';
+import { methodNotAllowed, mountRoutes, requireJsonBody } from './executor.ts';
 import { liveRoutes } from './live-routes.ts';
 import { buildOpenApiDocument, printOpenApiDocument } from './openapi.ts';
 import { v1Routes } from './v1-routes.ts';
@@ -20,8 +20,9 @@ export function createV1Router(pipeline: GraphqlPipeline): Router {
     openApiJson ??= printOpenApiDocument(buildOpenApiDocument(v1Routes));
     res.type('application/json').send(openApiJson);
   });
-  router.use(jsonBody);
+  router.use(requireJsonBody, jsonBody);
   mountRoutes(router, pipeline, v1Routes);
+  router.use(methodNotAllowed(v1Routes));
   return router;
 }
 
@@ -32,7 +33,8 @@ export function createLiveRouter(pipeline: GraphqlPipeline): Router {
     liveOpenApiJson ??= printOpenApiDocument(buildOpenApiDocument(liveRoutes, { surface: 'sales' }));
     res.type('application/json').send(liveOpenApiJson);
   });
-  router.use(jsonBody);
+  router.use(requireJsonBody, jsonBody);
   mountRoutes(router, pipeline, liveRoutes);
+  router.use(methodNotAllowed(liveRoutes));
   return router;
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startTestApp, useTestApp } from './support/app.ts';
+import { asAdmin } from './support/credentials.ts';
+import { api, createOrganisation } from './support/fixtures.ts';
 
 const app = useTestApp();
 
@@ -139,5 +141,39 @@ describe('GraphiQL', () => {
     expect(html).not.toMatch(/<script[^>]+src="https?:\/\//);
     expect(html).not.toMatch(/<link[^>]+href="https?:\/\/[^"]+\.css"/);
     expect(html.length).toBeGreaterThan(100_000);
+  });
+});
+
+describe('media types and methods (contract.md, decided 2026-11-22)', () => {
+  it('a body that is not JSON answers 415 UNSUPPORTED_MEDIA_TYPE and changes nothing', async () => {
+    const org = await createOrganisation(app, 'media');
+    const headers = { authorization: `Bearer ${org.adminToken}`, 'x-service-org': org.slug };
+    const before = (await api(app, 'GET', '/v1/organisation', asAdmin(org))).body.organisation;
+    for (const [type, body] of [
+      ['text/plain', JSON.stringify({ name: 'Renamed' })],
+      ['application/x-www-form-urlencoded', 'name=Renamed'],
+    ] as const) {
+      const res = await fetch(`${app().url}/v1/organisation`, { method: 'PATCH', headers: { ...headers, 'content-type': type }, body });
+      expect([res.status, (await res.json()).code], type).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    }
+    expect((await api(app, 'GET', '/v1/organisation', asAdmin(org))).body.organisation.name).toBe(before.name);
+    // JSON with a charset, and +json, are JSON.
+    const ok = await fetch(`${app().url}/v1/organisation`, { method: 'PATCH', headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ name: 'Renamed' }) });
+    expect(ok.status).toBe(200);
+    const live = await fetch(`${app().url}/live/sales/carts`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    expect([live.status, (await live.json()).code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+  });
+
+  it('a known path asked with a method it does not serve answers 405 with Allow', async () => {
+    const org = await createOrganisation(app, 'methods');
+    const res = await api(app, 'DELETE', '/v1/events', asAdmin(org));
+    expect([res.status, res.body.code]).toEqual([405, 'METHOD_NOT_ALLOWED']);
+    expect(res.headers.get('allow')).toBe('GET, POST, HEAD');
+    const one = await api(app, 'POST', '/v1/events/evt_whatever', asAdmin(org));
+    expect([one.status, one.headers.get('allow')]).toEqual([405, 'GET, PATCH, DELETE, HEAD']);
+    const live = await fetch(`${app().url}/live/sales/listings`, { method: 'DELETE' });
+    expect([live.status, live.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+    // An unknown path is still 404.
+    expect((await api(app, 'DELETE', '/v1/no-such-thing', asAdmin(org))).status).toBe(404);
   });
 });
