@@ -69,6 +69,27 @@ const schema = z.object({
     }),
   WEBHOOK_ATTEMPT_TIMEOUT: duration.default(parseDuration('15s') as never),
   WEBHOOK_ALLOW_PRIVATE_URLS: booleanFlag,
+  /**
+   * First attempts go out in batches (one Temporal workflow each): a batch closes at this many
+   * deliveries, or this long after its first delivery arrived, whichever comes first.
+   */
+  WEBHOOK_BATCH_SIZE: z.coerce.number().int().min(1).max(64).default(64),
+  WEBHOOK_BATCH_WINDOW: duration.default(parseDuration('50ms') as never),
+  /**
+   * Attempts in flight at once, across every worker process (counted in PostgreSQL): per
+   * endpoint, and per organisation over all its endpoints. Deliveries beyond them wait.
+   */
+  WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(10_000).default(32),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION: z.coerce.number().int().min(1).max(100_000).default(128),
+  /** Circuit breaker: after this many consecutive failed attempts an endpoint is left alone for WEBHOOK_BREAKER_COOLDOWN. */
+  WEBHOOK_BREAKER_THRESHOLD: z.coerce.number().int().min(1).max(10_000).default(10),
+  WEBHOOK_BREAKER_COOLDOWN: duration.default(parseDuration('30s') as never),
+  /** An endpoint whose every attempt failed for this long is disabled (with disabledReason). */
+  WEBHOOK_DISABLE_AFTER: duration.default(parseDuration('5d') as never),
+  /** How long source events, deliveries and attempts are kept; the worker prunes older ones. */
+  WEBHOOK_RETENTION: duration.default(parseDuration('30d') as never),
+  /** Webhook endpoints one account may have (contract: a limit refused with 400). */
+  WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(20),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional(),
   MAIL_FROM: z.string().default('Ticketing <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -22,7 +22,7 @@ const TABLES = [
   'ticket_types', 'products', 'inventories', 'sales_channels', 'sales_channel_events', 'channel_keys', 'customers',
   'customer_login_codes', 'sales_sessions', 'carts', 'cart_items', 'orders', 'order_line_items', 'payments', 'passes',
   'entitlements', 'redemptions', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts',
-  'outbox_messages',
+  'webhook_leases', 'webhook_task_runs', 'outbox_messages',
 ];
 
 describe('the committed migrations', () => {
