@@ -200,9 +200,13 @@ export class WebhookDispatcher {
         total += await this.#claimWaiting();
         await deleteExpiredSlots(this.db);
       }
-      if (this.#prune && (await this.#claimPeriod('prune', this.#pruneIntervalMs))) await this.#pruneHistory();
     } catch (error) {
       this.logger.warn({ err: error }, 'webhook sweep failed; next sweep will retry');
+    }
+    try {
+      if (this.#prune && (await this.#claimPeriod('prune', this.#pruneIntervalMs))) await this.#pruneHistory();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'pruning webhook history failed; the next period will retry');
     }
     if (total > 0) this.logger.info({ started: total }, 'webhook sweep started deliveries');
     return total;
