@@ -76,11 +76,16 @@ const schema = z.object({
   WEBHOOK_BATCH_SIZE: z.coerce.number().int().min(1).max(64).default(64),
   WEBHOOK_BATCH_WINDOW: duration.default(parseDuration('50ms') as never),
   /**
+   * Batches one process starts per second at most, but for full ones: beyond it deliveries wait
+   * for the next start and batches grow, so the Temporal work per delivery shrinks as load rises.
+   */
+  WEBHOOK_BATCHES_PER_SECOND: z.coerce.number().min(0.1).max(1_000).default(5),
+  /**
    * Attempts in flight at once, across every worker process (counted in PostgreSQL): per
    * endpoint, and per organisation over all its endpoints. Deliveries beyond them wait.
    */
   WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(10_000).default(32),
-  WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION: z.coerce.number().int().min(1).max(100_000).default(128),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION: z.coerce.number().int().min(1).max(100_000).default(256),
   /** Circuit breaker: after this many consecutive failed attempts an endpoint is left alone for WEBHOOK_BREAKER_COOLDOWN. */
   WEBHOOK_BREAKER_THRESHOLD: z.coerce.number().int().min(1).max(10_000).default(10),
   WEBHOOK_BREAKER_COOLDOWN: duration.default(parseDuration('30s') as never),

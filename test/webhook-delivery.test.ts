@@ -473,9 +473,11 @@ describe('webhook dispatcher', () => {
       const description = await client.workflow.getHandle(delivery.batchId!).describe();
       expect(description.type).toBe('deliverBatch');
       // (The sweep may have taken other tests' leftovers into the same batch.)
-      const memo = description.memo as { batchId: string; deliveryCount: number; deliveries: unknown[] };
-      expect(memo).toMatchObject({ batchId: delivery.batchId, deliveryCount: memo.deliveries.length });
-      expect(memo.deliveries).toContainEqual({ deliveryId: id, endpointId: target.id, eventType: 'order.created', accountId: org.accountId, organisationId: org.organisationId });
+      const memo = description.memo as { batchId: string; deliveryCount: number; organisationIds: string[]; accountIds: string[]; eventTypes: string[] };
+      expect(memo).toMatchObject({ batchId: delivery.batchId, deliveryCount: (description.searchAttributes as Record<string, string[]>).WebhookDeliveryIds!.length });
+      expect(memo.organisationIds).toContain(org.organisationId);
+      expect(memo.accountIds).toContain(org.accountId);
+      expect(memo.eventTypes).toContain('order.created');
       expect(description.taskQueue).toBe(app.config.TEMPORAL_TASK_QUEUE);
       const attributes = description.searchAttributes as Record<string, string[]>;
       expect(attributes.WebhookDeliveryIds).toContain(id);

@@ -33,7 +33,8 @@ export function createActivities(deps: ActivityDependencies) {
       const context = Context.current();
       const settings = { taskQueue: context.info.taskQueue, scheduleMs: input.scheduleMs, attemptTimeoutMs: input.attemptTimeoutMs };
       return attemptBatch(deps, input, {
-        heartbeat: () => context.heartbeat(),
+        // A local activity (the worker keeps its workflow task alive); a regular one reports here.
+        heartbeat: () => context.info.isLocal || context.heartbeat(),
         async startRetry(delivery, delayMs) {
           // A retried batch finds the retry workflow started already, which may have moved on.
           if ((await startRetryWorkflow(context.client, deps.logger, settings, labelOf(delivery), delayMs)) === 'already started') return;

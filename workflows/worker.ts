@@ -27,22 +27,21 @@ export interface WorkerOptions {
 let runtimeInstalled = false;
 
 /**
- * Slots per worker process. A batch of first attempts is one regular activity that may stay open
- * as long as its slowest receiver (up to the attempt timeout), but slots (src/webhooks/slots.ts)
- * bound how many attempts one endpoint or organisation has in flight across all workers, so a slow
- * receiver can hold only a bounded number of these: size them well above
- * WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION. Retries are local activities of per-delivery workflows.
- * Attempts are I/O, not CPU: bench/webhooks.ts measures what two cores sustain.
+ * Slots per worker process. A batch of first attempts is a local activity of its workflow, open as
+ * long as its slowest receiver (up to the attempt timeout), and it holds its workflow task
+ * meanwhile. Slots (src/webhooks/slots.ts) bound how many attempts one endpoint or organisation
+ * has in flight across all workers, so a slow receiver can hold only a bounded number of batches
+ * open: size these well above WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION. Retries are local
+ * activities of per-delivery workflows. Attempts are I/O, not CPU: bench/webhooks.ts measures what
+ * two cores sustain.
  */
 export const WORKER_CONCURRENCY = {
-  maxConcurrentWorkflowTaskExecutions: 200,
+  maxConcurrentWorkflowTaskExecutions: 400,
   maxConcurrentWorkflowTaskPolls: 16,
-  // A batch's first workflow task is on the normal queue, its second (after the activity) on the
-  // sticky one, and retries start on the normal queue: poll both alike.
+  // Batches and retries start on the normal queue: poll it as much as the sticky one.
   nonStickyToStickyPollRatio: 1,
-  maxConcurrentLocalActivityExecutions: 200,
-  maxConcurrentActivityTaskExecutions: 400,
-  maxConcurrentActivityTaskPolls: 8,
+  maxConcurrentLocalActivityExecutions: 400,
+  maxConcurrentActivityTaskExecutions: 100,
 } as const;
 
 export async function createWorker({

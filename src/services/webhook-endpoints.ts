@@ -8,7 +8,7 @@ import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '
 import { views, type Payload } from '../webhooks/payloads.ts';
 import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
 import { assertDeliverableUrl, parseWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
-import { describeDuration } from '../webhooks/deliver.ts';
+import { describeDuration } from '../webhooks/recorder.ts';
 import { recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, temporalClient } from './webhook-workflows.ts';
 import { owningAccount } from './accounts.ts';

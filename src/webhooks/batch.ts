@@ -32,8 +32,8 @@ import { leaseId, type SlotOutcome } from './slots.ts';
  *      slow receiver): out of this batch, into the outbox, where the dispatcher's sweep claims it
  *      again as slots free up.
  *
- * Run again after a crash (Temporal retries the activity once its heartbeats stop), the recorded
- * attempts are replayed, not resent; only what was in flight is sent again. A delivery's result
+ * Run again after a crash (another worker takes the workflow task over once it times out), the
+ * recorded attempts are replayed, not resent; only what was in flight is sent again. A delivery's result
  * does not wait for the others: a slow receiver only keeps the batch open, never another delivery.
  */
 
@@ -70,7 +70,7 @@ export interface BatchHooks {
 }
 
 /** How long a first attempt waits for a slot before it is put back into the outbox. */
-export const SLOT_WAIT_MS = 1_000;
+export const SLOT_WAIT_MS = 3_000;
 /** A put-back delivery is claimed again no sooner than this (and only while its endpoint has a free slot). */
 const PUT_BACK_MS = 1_000;
 const HEARTBEAT_EVERY_MS = 5_000;

@@ -9,6 +9,7 @@ import type { Logger } from '../log.ts';
 import { isWebhookEventType } from './event-types.ts';
 import { envelope, type Payload } from './payloads.ts';
 import { decryptSecret, signatureHeader } from './secrets.ts';
+import { recorderFor } from './recorder.ts';
 import { acquireSlots, leaseId, slotMayBeFree, slotReleased, type SlotOutcome } from './slots.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-policy.ts';
 
@@ -504,91 +505,43 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 /**
- * Records one attempt in one statement, so that all of it or none of it happens:
- *   - inserts the attempt at the next position of the delivery (its row locked meanwhile, so two
- *     attempts recorded at once cannot take the same position),
- *   - bumps attemptCount and settles the delivery when this attempt decides it (a success always;
- *     the last scheduled attempt, or a stop, as failed; a failed manual attempt leaves it as it was),
- *   - gives the attempt's slot back,
- *   - moves the endpoint's circuit breaker (a success resets it; a failure counts, and opens it for
- *     WEBHOOK_BREAKER_COOLDOWN from the WEBHOOK_BREAKER_THRESHOLD-th failure in a row on), and
- *     disables the endpoint when every attempt has failed for WEBHOOK_DISABLE_AFTER.
- * When the attempt exists already — another execution of this activity, one Temporal had given up
- * on, got there first — that record is the attempt's outcome.
+ * Records one attempt (src/webhooks/recorder.ts writes it with the others answered meanwhile, in
+ * one statement: the attempt at the next position of its delivery, the delivery settled when this
+ * attempt decides it — a success always; the last scheduled attempt, or a stop, as failed; a failed
+ * manual attempt leaves it as it was — its slot given back, and the endpoint's circuit breaker and
+ * automatic disabling moved). When the attempt exists already — another execution of this activity,
+ * one Temporal had given up on, got there first — that record is the attempt's outcome.
  */
 export async function recordAttempt(deps: DeliverDependencies, delivery: LoadedDelivery, spec: AttemptSpec, outcome: Outcome): Promise<AttemptResult> {
-  const { db, config } = deps;
   const scheduled = spec.scheduledAttempt !== null;
-  const settle: DeliveryStatus | null = outcome.ok ? 'succeeded' : scheduled && (outcome.stop || spec.lastAttempt) ? 'failed' : null;
-  const now = new Date();
-  const attemptedAt = new Date(now.getTime() - outcome.durationMs);
-  const touchesEndpoint = outcome.effect !== 'none';
-  const counts = outcome.effect === 'sent';
-  const disabledPrefix = `Every delivery attempt failed for ${describeDuration(config.WEBHOOK_DISABLE_AFTER)} (since `;
-  const disabledSuffix = '); it was disabled automatically. Enable it again (PATCH enabled: true) once it answers 2xx.';
-  const [row] = await db.$queryRaw<Array<{ inserted: number; disabledReason: string | null; failingSince: Date | null }>>`
-    WITH delivery AS (
-      SELECT id, "attemptCount" FROM webhook_deliveries
-       WHERE id = ${delivery.id} AND "organisationId" = ${delivery.organisationId}
-       FOR UPDATE
-    ), attempt AS (
-      INSERT INTO webhook_attempts
-             (id, "organisationId", "deliveryId", "attemptNumber", "scheduledAttempt", trigger, "attemptedAt",
-              "statusCode", "responseBody", "durationMs", error)
-      SELECT ${spec.attemptId}, ${delivery.organisationId}, delivery.id, delivery."attemptCount" + 1, ${spec.scheduledAttempt}::int,
-             ${scheduled ? 'scheduled' : 'manual'}::attempt_trigger, ${attemptedAt}, ${outcome.statusCode}::int, ${outcome.responseBody},
-             ${outcome.durationMs}::int, ${outcome.error}
-        FROM delivery
-      ON CONFLICT DO NOTHING
-      RETURNING "deliveryId"
-    ), released AS (
-      DELETE FROM webhook_leases WHERE id = ${spec.leaseId}
-    ), settled AS (
-      UPDATE webhook_deliveries
-         SET "attemptCount" = "attemptCount" + 1,
-             status = COALESCE(${settle}::delivery_status, status),
-             "completedAt" = CASE WHEN ${settle}::text IS NULL THEN "completedAt" ELSE ${now} END,
-             "nextAttemptAt" = CASE WHEN ${settle}::text IS NULL THEN "nextAttemptAt" ELSE NULL END,
-             "updatedAt" = ${now}
-       WHERE id = (SELECT "deliveryId" FROM attempt) AND "organisationId" = ${delivery.organisationId}
-       RETURNING id
-    ), endpoint AS (
-      UPDATE webhook_endpoints e
-         SET "consecutiveFailures" = CASE WHEN ${outcome.ok}::boolean THEN 0 WHEN ${counts}::boolean THEN e."consecutiveFailures" + 1 ELSE e."consecutiveFailures" END,
-             "failingSince" = CASE WHEN ${outcome.ok}::boolean THEN NULL ELSE COALESCE(e."failingSince", ${attemptedAt}) END,
-             "circuitOpenUntil" = CASE
-               WHEN ${outcome.ok}::boolean THEN NULL
-               WHEN ${counts}::boolean AND e."consecutiveFailures" + 1 >= ${config.WEBHOOK_BREAKER_THRESHOLD}::int
-                 THEN ${now}::timestamptz + make_interval(secs => ${config.WEBHOOK_BREAKER_COOLDOWN}::float8 / 1000)
-               ELSE e."circuitOpenUntil" END,
-             enabled = e.enabled AND (${outcome.ok}::boolean OR COALESCE(e."failingSince", ${attemptedAt}) > ${now}::timestamptz - make_interval(secs => ${config.WEBHOOK_DISABLE_AFTER}::float8 / 1000)),
-             "disabledReason" = CASE
-               WHEN e.enabled AND NOT ${outcome.ok}::boolean
-                    AND COALESCE(e."failingSince", ${attemptedAt}) <= ${now}::timestamptz - make_interval(secs => ${config.WEBHOOK_DISABLE_AFTER}::float8 / 1000)
-                 THEN ${disabledPrefix} || to_char(COALESCE(e."failingSince", ${attemptedAt}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ${disabledSuffix}
-               ELSE e."disabledReason" END,
-             "updatedAt" = CASE WHEN e.enabled AND NOT ${outcome.ok}::boolean
-                    AND COALESCE(e."failingSince", ${attemptedAt}) <= ${now}::timestamptz - make_interval(secs => ${config.WEBHOOK_DISABLE_AFTER}::float8 / 1000)
-                 THEN ${now} ELSE e."updatedAt" END
-       WHERE e.id = ${delivery.endpointId} AND e."organisationId" = ${delivery.organisationId}
-         AND ${touchesEndpoint}::boolean AND EXISTS (SELECT 1 FROM attempt)
-         AND (NOT ${outcome.ok}::boolean OR e."consecutiveFailures" > 0 OR e."failingSince" IS NOT NULL OR e."circuitOpenUntil" IS NOT NULL)
-       RETURNING e.enabled, e."disabledReason", e."failingSince"
-    )
-    SELECT (SELECT count(*)::int FROM attempt) AS inserted,
-           (SELECT "disabledReason" FROM endpoint WHERE NOT enabled) AS "disabledReason",
-           (SELECT "failingSince" FROM endpoint) AS "failingSince"`;
+  const settle = outcome.ok ? 'succeeded' : scheduled && (outcome.stop || spec.lastAttempt) ? 'failed' : null;
+  const recorded = await recorderFor(deps.db, deps.config).record({
+    attemptId: spec.attemptId,
+    deliveryId: delivery.id,
+    organisationId: delivery.organisationId,
+    endpointId: delivery.endpointId,
+    scheduledAttempt: spec.scheduledAttempt,
+    attemptedAt: new Date(Date.now() - outcome.durationMs),
+    statusCode: outcome.statusCode,
+    responseBody: outcome.responseBody,
+    durationMs: outcome.durationMs,
+    error: outcome.error,
+    ok: outcome.ok,
+    settle,
+    leaseId: spec.leaseId,
+    effect: outcome.effect,
+  });
   slotReleased();
-  if (!row || row.inserted === 0) {
+  if (!recorded.inserted) {
     deps.logger.warn({ deliveryId: delivery.id, attemptId: spec.attemptId, scheduledAttempt: spec.scheduledAttempt }, 'webhook attempt already recorded by another execution');
-    const selection = spec.scheduledAttempt !== null ? { scheduledAttempt: spec.scheduledAttempt } : { attemptIds: [spec.attemptId] };
-    const [again] = await loadDeliveries(db, { ids: [delivery.id], ...selection });
+    const selection = scheduled ? { scheduledAttempt: spec.scheduledAttempt! } : { attemptIds: [spec.attemptId] };
+    const [again] = await loadDeliveries(deps.db, { ids: [delivery.id], ...selection });
     if (!again?.recorded) throw new Error(`attempt ${spec.attemptId} of ${delivery.id} neither recorded nor recordable`);
     return replay(again.status, again.recorded);
   }
-  if (row.disabledReason && !outcome.ok && outcome.effect !== 'none') {
+  if (recorded.disabled) {
     deps.logger.warn(
-      { endpointId: delivery.endpointId, organisationId: delivery.organisationId, accountId: delivery.accountId, failingSince: row.failingSince, reason: row.disabledReason },
+      { endpointId: delivery.endpointId, organisationId: delivery.organisationId, accountId: delivery.accountId, ...recorded.disabled },
       'webhook endpoint disabled automatically: every attempt failed for WEBHOOK_DISABLE_AFTER',
     );
   }
@@ -610,14 +563,6 @@ function replay(status: DeliveryStatus, row: { statusCode: number | null; error:
     result.stop = row.error === 'endpoint disabled' || row.error === 'endpoint deleted' ? row.error : 'delivery failed';
   }
   return result;
-}
-
-/** 5d, 36h, 90m, 2s: how WEBHOOK_DISABLE_AFTER reads in a disabledReason. */
-export function describeDuration(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
 }
 
 function message(error: unknown): string {

@@ -31,14 +31,19 @@ export interface DispatchOutcome {
 
 type Claimed = DeliveryLabel;
 
+/** Batch starts the token bucket lets through at once after a quiet spell. */
+const BURST = 3;
+
 /**
  * From the outbox to Temporal: groups pending deliveries into batches and starts one deliverBatch
  * workflow per batch (src/webhooks/batch.ts makes the first attempts).
  *
  * `dispatch` is called right after the transaction that recorded deliveries commits. The ids of
  * one call (one or a few source events) are never split; calls are grouped until
- * WEBHOOK_BATCH_SIZE deliveries or WEBHOOK_BATCH_WINDOW after the first, so batches grow with the
- * load and an idle system waits at most the window.
+ * WEBHOOK_BATCH_SIZE deliveries or WEBHOOK_BATCH_WINDOW after the first. Partial batches start at
+ * most WEBHOOK_BATCHES_PER_SECOND times a second (a token bucket): an idle system waits only the
+ * window, a busy one lets batches fill up, so the Temporal work per delivery (most of a delivery's
+ * CPU on a small machine: bench/webhooks.ts) falls as the load rises.
  *
  * A batch is claimed in PostgreSQL before its workflow starts: its deliveries get the batch id
  * (whb_), which is the workflow id. Temporal refuses a second run of the same id
@@ -64,6 +69,9 @@ export class WebhookDispatcher {
   #buffer: string[][] = [];
   #buffered = 0;
   #windowTimer: NodeJS.Timeout | undefined;
+  /** Batch starts allowed now (a token bucket refilled at WEBHOOK_BATCHES_PER_SECOND, holding up to BURST). */
+  #tokens = BURST;
+  #tokensAt = Date.now();
 
   constructor(
     readonly db: Database,
@@ -92,31 +100,63 @@ export class WebhookDispatcher {
     if (deliveryIds.length === 0 || !this.temporal) return;
     this.#buffer.push([...deliveryIds]);
     this.#buffered += deliveryIds.length;
-    if (this.#buffered >= this.config.WEBHOOK_BATCH_SIZE) this.#flush();
-    else this.#windowTimer ??= setTimeout(() => this.#flush(), this.config.WEBHOOK_BATCH_WINDOW);
+    if (this.#buffered >= this.config.WEBHOOK_BATCH_SIZE) this.#flush(false);
+    else this.#windowTimer ??= setTimeout(() => this.#flush(false), this.config.WEBHOOK_BATCH_WINDOW);
   }
 
   /** Starts what is buffered now and waits for every dispatch in flight (tests, shutdown). */
   async flush(): Promise<void> {
-    this.#flush();
+    this.#flush(true);
     await Promise.allSettled([...this.#inFlight]);
   }
 
-  #flush(): void {
+  /**
+   * Starts the buffered deliveries as batches: full ones at once; the last, partial one when
+   * `force`d or a token allows it, else it keeps filling until the next token comes.
+   */
+  #flush(force: boolean): void {
     clearTimeout(this.#windowTimer);
     this.#windowTimer = undefined;
-    const groups = this.#buffer;
+    const size = this.config.WEBHOOK_BATCH_SIZE;
+    const ready: string[][] = [];
+    let open: string[] = [];
+    for (const group of this.#buffer) {
+      if (open.length > 0 && open.length + group.length > size) {
+        ready.push(open);
+        open = [];
+      }
+      open.push(...group);
+    }
+    if (open.length >= size) {
+      ready.push(open);
+      open = [];
+    }
     this.#buffer = [];
     this.#buffered = 0;
-    let batch: string[] = [];
-    for (const group of groups) {
-      if (batch.length > 0 && batch.length + group.length > this.config.WEBHOOK_BATCH_SIZE) {
-        this.#track(this.startBatch(batch));
-        batch = [];
+    for (let i = 0; i < ready.length; i += 1) this.#takeToken(true);
+    if (open.length > 0) {
+      const wait = this.#takeToken(force);
+      if (wait === 0) ready.push(open);
+      else {
+        this.#buffer = [open];
+        this.#buffered = open.length;
+        this.#windowTimer = setTimeout(() => this.#flush(false), wait);
       }
-      batch.push(...group);
     }
-    if (batch.length > 0) this.#track(this.startBatch(batch));
+    for (const batch of ready) this.#track(this.startBatch(batch));
+  }
+
+  /** Takes a token (going into debt when `force`d) and answers 0, or answers how long until one comes. */
+  #takeToken(force: boolean): number {
+    const rate = this.config.WEBHOOK_BATCHES_PER_SECOND;
+    const now = Date.now();
+    this.#tokens = Math.min(BURST, this.#tokens + ((now - this.#tokensAt) * rate) / 1000);
+    this.#tokensAt = now;
+    if (this.#tokens >= 1 || force) {
+      this.#tokens = Math.max(-BURST, this.#tokens - 1);
+      return 0;
+    }
+    return Math.ceil(((1 - this.#tokens) * 1000) / rate);
   }
 
   /**

@@ -152,7 +152,14 @@ export function startBatchWorkflow(client: Client, logger: Logger, settings: Web
     taskQueue: settings.taskQueue,
     workflowId: batchId,
     args: [{ batchId, scheduleMs: settings.scheduleMs, attemptTimeoutMs: settings.attemptTimeoutMs }],
-    memo: { batchId, deliveryCount: labels.length, deliveries: labels.map(deliveryMemo) },
+    // Compact: the search attributes name every delivery, endpoint and event already.
+    memo: {
+      batchId,
+      deliveryCount: labels.length,
+      organisationIds: [...new Set(labels.map((l) => l.organisationId))],
+      accountIds: [...new Set(labels.map((l) => l.accountId))],
+      eventTypes: [...new Set(labels.map((l) => l.eventType))],
+    },
   });
 }
 
