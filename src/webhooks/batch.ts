@@ -28,9 +28,9 @@ import { leaseId, type SlotOutcome } from './slots.ts';
  *      moment it is answered;
  *   3. starts the retry workflow (workflow id = the delivery id) of each delivery whose first attempt
  *      failed with attempts left;
- *   4. puts back what found no slot within SLOT_WAIT_MS (its endpoint or organisation busy, e.g. a
- *      slow receiver): out of this batch, into the outbox, where the dispatcher's sweep claims it
- *      again as slots free up.
+ *   4. puts back what found no slot (its endpoint or organisation at its bound, e.g. a slow
+ *      receiver; see SLOT_WAIT_MS): out of this batch, into the outbox, where the dispatcher's sweep
+ *      claims it again as slots free up.
  *
  * Run again after a crash (another worker takes the workflow task over once it times out), the
  * recorded attempts are replayed, not resent; only what was in flight is sent again. A delivery's result
@@ -69,8 +69,13 @@ export interface BatchHooks {
   startRetry(delivery: LoadedDelivery, delayMs: number): Promise<void>;
 }
 
-/** How long a first attempt waits for a slot before it is put back into the outbox. */
+/**
+ * How long a batch waits for slots without getting any before it puts back what is left: its
+ * endpoints are slow (a tarpit), not merely busy (a burst, whose slots turn over in milliseconds).
+ * However they turn over, a batch waits SLOT_WAIT_MAX_MS at most.
+ */
 export const SLOT_WAIT_MS = 3_000;
+const SLOT_WAIT_MAX_MS = 15_000;
 /** A put-back delivery is claimed again no sooner than this (and only while its endpoint has a free slot). */
 const PUT_BACK_MS = 1_000;
 const HEARTBEAT_EVERY_MS = 5_000;
@@ -126,6 +131,7 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
         const delivery = byLease.get(lease)!;
         attempt(delivery, slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)));
       },
+      SLOT_WAIT_MAX_MS,
     );
     const busy = toSend.filter((delivery) => answers.get(leaseId(delivery.id, 1)) === 'busy');
     if (busy.length > 0) {

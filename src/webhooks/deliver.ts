@@ -254,26 +254,33 @@ export async function attemptDelivery(
 }
 
 /**
- * Asks for slots, and asks again for those still busy whenever one may have come free, until
- * every request has an answer other than busy or `waitMs` has passed.
+ * Asks for slots, and asks again for those still busy whenever one may have come free, until every
+ * request has an answer other than busy, or none was granted for `idleMs` (the endpoints are slow,
+ * not merely busy: what is left waits elsewhere), or `maxMs` passed in all.
  */
 export async function waitForSlots(
   deps: Pick<DeliverDependencies, 'db' | 'config'>,
   requests: ReadonlyArray<{ leaseId: string; deliveryId: string }>,
-  waitMs: number,
+  idleMs: number,
   onAnswer?: (leaseId: string, outcome: SlotOutcome) => void,
+  maxMs = idleMs,
 ): Promise<Map<string, SlotOutcome>> {
-  const deadline = Date.now() + waitMs;
+  const started = Date.now();
+  let progressed = started;
   const answers = new Map<string, SlotOutcome>();
   let asking = requests;
   for (;;) {
     const outcomes = await acquireSlots(deps.db, deps.config, asking);
     for (const [id, outcome] of outcomes) {
       answers.set(id, outcome);
-      if (outcome !== 'busy') onAnswer?.(id, outcome);
+      if (outcome !== 'busy') {
+        progressed = Date.now();
+        onAnswer?.(id, outcome);
+      }
     }
     asking = asking.filter((request) => outcomes.get(request.leaseId) === 'busy');
-    if (asking.length === 0 || Date.now() >= deadline) return answers;
+    const now = Date.now();
+    if (asking.length === 0 || now - progressed >= idleMs || now - started >= maxMs) return answers;
     await slotMayBeFree();
   }
 }
