@@ -9,14 +9,13 @@ import {
   settledOutcome,
   stopped,
   stopReason,
-  waitForSlots,
   type AttemptResult,
   type DeliverDependencies,
   type LoadedDelivery,
   type Outcome,
 } from './deliver.ts';
 import { retryDelayMs } from './retry-delay.ts';
-import { leaseId, type SlotOutcome } from './slots.ts';
+import { leaseId, waitForSlots, type SlotOutcome } from './slots.ts';
 
 /**
  * The first attempt of every delivery of a batch (whb_), the one activity of the deliverBatch
@@ -70,9 +69,9 @@ export interface BatchHooks {
 }
 
 /**
- * How long a batch waits for slots without getting any before it puts back what is left: its
- * endpoints are slow (a tarpit), not merely busy (a burst, whose slots turn over in milliseconds).
- * However they turn over, a batch waits SLOT_WAIT_MAX_MS at most.
+ * A first attempt waits for a slot in the worker's line (slots.ts) while it would get one within
+ * SLOT_WAIT_MS, judging by its endpoint's recent attempts (a burst's turn over in milliseconds),
+ * and SLOT_WAIT_MAX_MS at most; then it is put back (a slow receiver's backlog waits in the outbox).
  */
 export const SLOT_WAIT_MS = 3_000;
 const SLOT_WAIT_MAX_MS = 15_000;
@@ -124,14 +123,19 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
 
     const byLease = new Map(toSend.map((delivery) => [leaseId(delivery.id, 1), delivery]));
     const answers = await waitForSlots(
-      deps,
-      toSend.map((delivery) => ({ leaseId: leaseId(delivery.id, 1), deliveryId: delivery.id })),
-      SLOT_WAIT_MS,
+      deps.db,
+      deps.config,
+      toSend.map((delivery) => ({
+        leaseId: leaseId(delivery.id, 1),
+        deliveryId: delivery.id,
+        endpointId: delivery.endpointId,
+        organisationId: delivery.organisationId,
+      })),
+      { patienceMs: SLOT_WAIT_MS, maxMs: SLOT_WAIT_MAX_MS },
       (lease: string, slot: SlotOutcome) => {
         const delivery = byLease.get(lease)!;
         attempt(delivery, slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)));
       },
-      SLOT_WAIT_MAX_MS,
     );
     const busy = toSend.filter((delivery) => answers.get(leaseId(delivery.id, 1)) === 'busy');
     if (busy.length > 0) {

@@ -10,7 +10,7 @@ import { isWebhookEventType } from './event-types.ts';
 import { envelope, type Payload } from './payloads.ts';
 import { decryptSecret, signatureHeader } from './secrets.ts';
 import { recorderFor } from './recorder.ts';
-import { acquireSlots, leaseId, slotMayBeFree, slotReleased, type SlotOutcome } from './slots.ts';
+import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-policy.ts';
 
 /**
@@ -246,43 +246,15 @@ export async function attemptDelivery(
   const spec = scheduledSpec(delivery.id, attemptNumber, options.lastAttempt ?? false);
   const stop = stopReason(delivery);
   if (stop) return recordAttempt(deps, delivery, spec, stopped(stop));
-  const slot = await waitForSlots(deps, [{ leaseId: spec.leaseId, deliveryId: delivery.id }], options.slotWaitMs ?? 2_000);
+  const patienceMs = options.slotWaitMs ?? 2_000;
+  const slot = await waitForSlots(deps.db, deps.config, [{ leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId }], {
+    patienceMs,
+    maxMs: patienceMs,
+  });
   const outcome = slot.get(spec.leaseId) ?? 'busy';
   if (outcome === 'busy') return { ok: false, statusCode: null, error: null, replayed: false, deferred: true };
   if (outcome === 'open') return recordAttempt(deps, delivery, spec, CIRCUIT_OPEN);
   return recordAttempt(deps, delivery, spec, await makeAttempt(deps, delivery, new SecretCache(deps.encryptionKey), options.timeoutMs));
-}
-
-/**
- * Asks for slots, and asks again for those still busy whenever one may have come free, until every
- * request has an answer other than busy, or none was granted for `idleMs` (the endpoints are slow,
- * not merely busy: what is left waits elsewhere), or `maxMs` passed in all.
- */
-export async function waitForSlots(
-  deps: Pick<DeliverDependencies, 'db' | 'config'>,
-  requests: ReadonlyArray<{ leaseId: string; deliveryId: string }>,
-  idleMs: number,
-  onAnswer?: (leaseId: string, outcome: SlotOutcome) => void,
-  maxMs = idleMs,
-): Promise<Map<string, SlotOutcome>> {
-  const started = Date.now();
-  let progressed = started;
-  const answers = new Map<string, SlotOutcome>();
-  let asking = requests;
-  for (;;) {
-    const outcomes = await acquireSlots(deps.db, deps.config, asking);
-    for (const [id, outcome] of outcomes) {
-      answers.set(id, outcome);
-      if (outcome !== 'busy') {
-        progressed = Date.now();
-        onAnswer?.(id, outcome);
-      }
-    }
-    asking = asking.filter((request) => outcomes.get(request.leaseId) === 'busy');
-    const now = Date.now();
-    if (asking.length === 0 || now - progressed >= idleMs || now - started >= maxMs) return answers;
-    await slotMayBeFree();
-  }
 }
 
 interface Prepared {
@@ -522,23 +494,29 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 export async function recordAttempt(deps: DeliverDependencies, delivery: LoadedDelivery, spec: AttemptSpec, outcome: Outcome): Promise<AttemptResult> {
   const scheduled = spec.scheduledAttempt !== null;
   const settle = outcome.ok ? 'succeeded' : scheduled && (outcome.stop || spec.lastAttempt) ? 'failed' : null;
-  const recorded = await recorderFor(deps.db, deps.config).record({
-    attemptId: spec.attemptId,
-    deliveryId: delivery.id,
-    organisationId: delivery.organisationId,
-    endpointId: delivery.endpointId,
-    scheduledAttempt: spec.scheduledAttempt,
-    attemptedAt: new Date(Date.now() - outcome.durationMs),
-    statusCode: outcome.statusCode,
-    responseBody: outcome.responseBody,
-    durationMs: outcome.durationMs,
-    error: outcome.error,
-    ok: outcome.ok,
-    settle,
-    leaseId: spec.leaseId,
-    effect: outcome.effect,
-  });
-  slotReleased();
+  let recorded: Awaited<ReturnType<ReturnType<typeof recorderFor>['record']>>;
+  try {
+    recorded = await recorderFor(deps.db, deps.config).record({
+      attemptId: spec.attemptId,
+      deliveryId: delivery.id,
+      organisationId: delivery.organisationId,
+      endpointId: delivery.endpointId,
+      scheduledAttempt: spec.scheduledAttempt,
+      attemptedAt: new Date(Date.now() - outcome.durationMs),
+      statusCode: outcome.statusCode,
+      responseBody: outcome.responseBody,
+      durationMs: outcome.durationMs,
+      error: outcome.error,
+      ok: outcome.ok,
+      settle,
+      leaseId: spec.leaseId,
+      effect: outcome.effect,
+    });
+  } finally {
+    // Whether or not the record went through, the attempt is over for the waiting line.
+    attemptFinished(spec.leaseId, delivery.endpointId, outcome.effect === 'sent' ? outcome.durationMs : null);
+    slotReleased();
+  }
   if (!recorded.inserted) {
     deps.logger.warn({ deliveryId: delivery.id, attemptId: spec.attemptId, scheduledAttempt: spec.scheduledAttempt }, 'webhook attempt already recorded by another execution');
     const selection = scheduled ? { scheduledAttempt: spec.scheduledAttempt! } : { attemptIds: [spec.attemptId] };

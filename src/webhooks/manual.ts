@@ -9,12 +9,11 @@ import {
   SecretCache,
   stopped,
   stopReason,
-  waitForSlots,
   type AttemptSpec,
   type DeliverDependencies,
   type LoadedDelivery,
 } from './deliver.ts';
-import { leaseId } from './slots.ts';
+import { leaseId, waitForSlots } from './slots.ts';
 
 /**
  * Manual attempts (trigger `manual`): a resend of one delivery, and the recovery of every failed
@@ -62,10 +61,13 @@ async function manualAttempt(
   const spec: AttemptSpec = { attemptId, scheduledAttempt: null, leaseId: leaseId(delivery.id, attemptId), lastAttempt: false };
   const stop = stopReason(delivery);
   if (stop) return answer(await recordAttempt(deps, delivery, spec, stopped(stop)));
-  const request = [{ leaseId: spec.leaseId, deliveryId: delivery.id }];
+  const request = [{ leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId }];
   let slot = 'busy';
   while (slot === 'busy') {
-    slot = (await waitForSlots(deps, request, SLOT_POLL_MS)).get(spec.leaseId) ?? 'busy';
+    const waited = Date.now();
+    slot = (await waitForSlots(deps.db, deps.config, request, { patienceMs: SLOT_POLL_MS, maxMs: SLOT_POLL_MS })).get(spec.leaseId) ?? 'busy';
+    // Gave up at once (a slow endpoint's line is long): wait a while before joining it again.
+    if (slot === 'busy' && Date.now() - waited < 1_000) await new Promise((resolve) => setTimeout(resolve, 1_000));
     hooks.heartbeat(hooks.progress);
   }
   const outcome = slot === 'open' ? CIRCUIT_OPEN : await makeAttempt(deps, delivery, secrets);

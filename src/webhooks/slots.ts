@@ -68,35 +68,253 @@ export async function deleteExpiredSlots(db: Database): Promise<number> {
 }
 
 /*
- * Waiting for a slot. Slots freed in this process wake its waiters at once; those freed by another
- * process are noticed by polling. Waiters ask again no more often than MIN_RETRY_MS, so a burst of
- * releases does not turn into a burst of queries.
+ * Waiting for a slot. All the attempts of one process that wait for slots queue in one line, in the
+ * order they asked, and one query at a time asks for the head of it (at most an endpoint's bound of
+ * each endpoint's, since no more could be granted; the function ranks them in line order per
+ * endpoint and organisation): however many batches wait, a process sends one query per round, and
+ * nobody is overtaken. A round follows a slot freed in this process at once (but not before
+ * MIN_ROUND_MS), one freed by another process within POLL_MS.
+ *
+ * Waiting is for busy endpoints, not slow ones: from how long this process's recent attempts to an
+ * endpoint took (an average over the last few, or how long its oldest attempt still out has been
+ * out, whichever is longer) and a waiter's place among that endpoint's waiters,
+ * a waiter that would wait longer than its patience gives up at once (a batch then puts the
+ * delivery back into the outbox). A burst, whose attempts take milliseconds, queues here; a
+ * tarpit's backlog does not.
  */
-const MIN_RETRY_MS = 20;
+const MIN_ROUND_MS = 20;
 const POLL_MS = 100;
-const waiters = new Set<() => void>();
+/** Attempts one round asks for at most. */
+const ROUND_LIMIT = 512;
+const CHECK_MS = 250;
+const wakers = new Set<() => void>();
 
 /** Called whenever this process frees a slot. */
 export function slotReleased(): void {
-  for (const wake of waiters) wake();
-  waiters.clear();
+  for (const wake of wakers) wake();
+  wakers.clear();
 }
 
-/** Resolves when a slot may have become free: after a local release (but not before MIN_RETRY_MS), or after POLL_MS. */
-export function slotMayBeFree(): Promise<void> {
+function slotMayBeFree(): Promise<void> {
   return new Promise((resolve) => {
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const wake = () => {
       clearTimeout(timer);
-      const early = MIN_RETRY_MS - (Date.now() - started);
+      const early = MIN_ROUND_MS - (Date.now() - started);
       if (early > 0) setTimeout(resolve, early);
       else resolve();
     };
     timer = setTimeout(() => {
-      waiters.delete(wake);
+      wakers.delete(wake);
       resolve();
     }, POLL_MS);
-    waiters.add(wake);
+    wakers.add(wake);
   });
+}
+
+/** Recent attempt durations per endpoint, in this process (moving averages, bounded in number). */
+const durations = new Map<string, number>();
+const DURATIONS_KEPT = 10_000;
+/**
+ * Attempts granted a slot by this process's line and not yet recorded, by lease: how long the
+ * oldest has been out is a lower bound on its endpoint's attempts before any of them answers (the
+ * first seconds of a tarpit, whose average is not known yet).
+ */
+const outstanding = new Map<string, { endpointId: string; since: number }>();
+/** An attempt never recorded (its activity failed before the record) stops counting after this. */
+const OUTSTANDING_FORGET_MS = 10 * 60_000;
+
+/** Tells the waiting line that the attempt of this slot is over, and how long its send took if it was sent. */
+export function attemptFinished(lease: string, endpointId: string, sentForMs: number | null): void {
+  outstanding.delete(lease);
+  if (sentForMs === null) return;
+  const previous = durations.get(endpointId);
+  durations.delete(endpointId);
+  if (durations.size >= DURATIONS_KEPT) durations.delete(durations.keys().next().value!);
+  durations.set(endpointId, previous === undefined ? sentForMs : previous * 0.7 + sentForMs * 0.3);
+}
+
+/** How long an attempt to this endpoint takes, as far as this process can tell. */
+function attemptEstimate(endpointId: string, oldestOut: ReadonlyMap<string, number>, now: number): number {
+  const out = oldestOut.get(endpointId);
+  return Math.max(durations.get(endpointId) ?? 0, out === undefined ? 0 : now - out);
+}
+
+export interface SlotRequest {
+  leaseId: string;
+  deliveryId: string;
+  endpointId: string;
+  organisationId: string;
+}
+
+interface Waiting extends SlotRequest {
+  answer(outcome: SlotOutcome): void;
+}
+
+class SlotLine {
+  #line: Waiting[] = [];
+  #running = false;
+
+  constructor(
+    readonly db: Database,
+    readonly limits: SlotLimits,
+  ) {}
+
+  join(entries: Waiting[]): void {
+    this.#line.push(...entries);
+    if (!this.#running) void this.#rounds();
+  }
+
+  leave(waiting: ReadonlySet<Waiting>): void {
+    this.#line = this.#line.filter((w) => !waiting.has(w));
+  }
+
+  /** How long each of these would still wait, judging by its endpoint's recent attempts and its place among that endpoint's waiters. */
+  expectedWaits(of: ReadonlySet<Waiting>): Map<Waiting, number> {
+    const now = Date.now();
+    const oldestOut = new Map<string, number>();
+    for (const [lease, { endpointId, since }] of outstanding) {
+      if (now - since > OUTSTANDING_FORGET_MS) outstanding.delete(lease);
+      else if (since < (oldestOut.get(endpointId) ?? Infinity)) oldestOut.set(endpointId, since);
+    }
+    const ahead = new Map<string, number>();
+    const waits = new Map<Waiting, number>();
+    for (const w of this.#line) {
+      const place = ahead.get(w.endpointId) ?? 0;
+      ahead.set(w.endpointId, place + 1);
+      if (of.has(w)) {
+        const rounds = Math.floor(place / this.limits.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT) + 1;
+        waits.set(w, rounds * attemptEstimate(w.endpointId, oldestOut, now));
+      }
+    }
+    return waits;
+  }
+
+  async #rounds(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#line.length > 0) {
+        const asking = this.#head();
+        let outcomes: Map<string, SlotOutcome>;
+        try {
+          outcomes = await acquireSlots(this.db, this.limits, asking);
+        } catch {
+          // The database is away: the waiters' own deadlines apply; try again after a pause.
+          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+          continue;
+        }
+        const answered = new Set<Waiting>();
+        const taken = new Set<string>();
+        for (const w of this.#line) {
+          const outcome = outcomes.get(w.leaseId);
+          if (outcome === undefined || outcome === 'busy') continue;
+          answered.add(w);
+          taken.add(w.leaseId);
+          if (outcome === 'granted') outstanding.set(w.leaseId, { endpointId: w.endpointId, since: Date.now() });
+          w.answer(outcome);
+        }
+        // Granted to a waiter that left the line meanwhile (it gave up): given back.
+        const unwanted = asking.filter((r) => outcomes.get(r.leaseId) === 'granted' && !taken.has(r.leaseId)).map((r) => r.leaseId);
+        this.#line = this.#line.filter((w) => !answered.has(w));
+        if (unwanted.length > 0) await releaseSlots(this.db, unwanted).catch(() => {});
+        if (this.#line.length > 0) await slotMayBeFree();
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /**
+   * The head of the line, one request per slot (two executions of one attempt share it), at most a
+   * bound's worth per endpoint and per organisation: more could not be granted, and would only keep
+   * the waiters behind them (other endpoints, other tenants) out of the round.
+   */
+  #head(): SlotRequest[] {
+    const perEndpoint = new Map<string, number>();
+    const perOrganisation = new Map<string, number>();
+    const leases = new Set<string>();
+    const head: SlotRequest[] = [];
+    for (const w of this.#line) {
+      if (head.length >= ROUND_LIMIT) break;
+      if (leases.has(w.leaseId)) continue;
+      const n = perEndpoint.get(w.endpointId) ?? 0;
+      if (n >= this.limits.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT) continue;
+      const m = perOrganisation.get(w.organisationId) ?? 0;
+      if (m >= this.limits.WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION) continue;
+      perEndpoint.set(w.endpointId, n + 1);
+      perOrganisation.set(w.organisationId, m + 1);
+      leases.add(w.leaseId);
+      head.push(w);
+    }
+    return head;
+  }
+}
+
+const lines = new WeakMap<Database, Map<string, SlotLine>>();
+
+/** The line of this database handle and these limits (one per process). */
+function lineOf(db: Database, limits: SlotLimits): SlotLine {
+  const key = `${limits.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT}/${limits.WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION}/${limits.WEBHOOK_BREAKER_THRESHOLD}/${limits.WEBHOOK_ATTEMPT_TIMEOUT}`;
+  let byLimits = lines.get(db);
+  if (!byLimits) lines.set(db, (byLimits = new Map()));
+  let line = byLimits.get(key);
+  if (!line) byLimits.set(key, (line = new SlotLine(db, limits)));
+  return line;
+}
+
+/**
+ * Waits in this process's line for slots for these attempts, calling `onAnswer` as each gets an
+ * answer other than busy, until all have one. A request gives up (answered busy) as soon as it
+ * would wait longer than `patienceMs` (see above), and every request after `maxMs` in all.
+ */
+export async function waitForSlots(
+  db: Database,
+  limits: SlotLimits,
+  requests: readonly SlotRequest[],
+  options: { patienceMs: number; maxMs: number },
+  onAnswer?: (leaseId: string, outcome: SlotOutcome) => void,
+): Promise<Map<string, SlotOutcome>> {
+  const answers = new Map<string, SlotOutcome>(requests.map((r) => [r.leaseId, 'busy']));
+  if (requests.length === 0) return answers;
+  const line = lineOf(db, limits);
+  const started = Date.now();
+  let pending = requests.length;
+  const done = new Set<Waiting>();
+  await new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = (which: Waiting[]) => {
+      line.leave(new Set(which));
+      for (const w of which) w.answer('busy');
+    };
+    const check = () => {
+      if (pending === 0) return;
+      const waitingNow = waiting.filter((w) => !done.has(w));
+      if (Date.now() - started >= options.maxMs) return giveUp(waitingNow);
+      const waits = line.expectedWaits(new Set(waitingNow));
+      const hopeless = waitingNow.filter((w) => (waits.get(w) ?? 0) > options.patienceMs);
+      if (hopeless.length > 0) giveUp(hopeless);
+      if (pending > 0) timer = setTimeout(check, Math.max(1, Math.min(CHECK_MS, options.maxMs - (Date.now() - started))));
+    };
+    const waiting: Waiting[] = requests.map((r) => {
+      const w: Waiting = {
+        ...r,
+        answer: (outcome: SlotOutcome) => {
+          if (done.has(w)) return;
+          done.add(w);
+          answers.set(r.leaseId, outcome);
+          pending -= 1;
+          if (outcome !== 'busy') onAnswer?.(r.leaseId, outcome);
+          if (pending === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      };
+      return w;
+    });
+    line.join(waiting);
+    check();
+  });
+  return answers;
 }
