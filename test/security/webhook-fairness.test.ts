@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { newId } from '../../src/ids.ts';
+import { WebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
+import { views } from '../../src/webhooks/payloads.ts';
 import { createWorker } from '../../workflows/worker.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { api, createAccount, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
-import { maxConcurrent, startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { spawnProcess, type Spawned } from '../support/process.ts';
+import { maxConcurrent, recordTestEvent, startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * Issue 10, item 10, as the attack: a tenant points endpoints at receivers that answer slowly (a
@@ -20,6 +24,7 @@ const PER_ORGANISATION = 6;
 const TARPIT_MS = 2_000;
 /** How late another tenant's delivery may arrive while the flood waits: the batch window, a batch, an attempt. */
 const BOUND_MS = 2_000;
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 let app: TestApp;
 let worker: Worker;
@@ -34,7 +39,7 @@ beforeAll(async () => {
     WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION: String(PER_ORGANISATION),
     WEBHOOK_ATTEMPT_TIMEOUT: '8s',
     WEBHOOK_RETRY_SCHEDULE: '1s',
-    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
   });
   ({ worker } = await createWorker({ config: app.config, db: app.runtime.db, logger: app.runtime.logger, prebundled: false }));
   running = worker.run();
@@ -59,7 +64,7 @@ async function endpoint(o: TestOrganisation, behaviour: { sleepMs?: number } = {
   const res = await api(app, 'POST', '/v1/webhook-endpoints', { token: o.adminToken, org: o.slug, body: { accountId, url: `${receiver.url}${path}` } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   receiver.secrets.set(path, res.body.secret);
-  return { id: res.body.endpoint.id as string, path };
+  return { id: res.body.endpoint.id as string, path, accountId };
 }
 
 /** POST /webhook-endpoints/{id}/test, `count` times, a few at a time (what the attacker scripts). */
@@ -128,5 +133,51 @@ describe('a tenant flooding a slow receiver', () => {
     expect(new Set(arrived.map((r) => r.headers['service-delivery-id']))).toEqual(new Set(flooded));
     expect(maxConcurrent(receiver.requests, sentTo(tarpits.map((t) => t.path)))).toBe(PER_ORGANISATION);
     for (const t of tarpits) expect(maxConcurrent(receiver.requests, sentTo([t.path]))).toBeLessThanOrEqual(PER_ENDPOINT);
+  });
+});
+
+describe('the bounds across worker processes', () => {
+  it('two worker processes, each with its own waiting line, together hold at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT attempts at one endpoint', { timeout: 150_000 }, async () => {
+    const tarpit = await endpoint(attacker, { sleepMs: TARPIT_MS });
+    // Two task queues, so that each worker process surely sends half of the deliveries.
+    const queues = ['a', 'b'].map((q) => `wh-fair-${q}-${randomBytes(4).toString('hex')}`);
+    const workers: Spawned[] = [];
+    const dispatchers = queues.map((queue) => new WebhookDispatcher(app.runtime.db, app.runtime.temporal, { ...app.config, TEMPORAL_TASK_QUEUE: queue }, app.runtime.logger));
+    try {
+      for (const queue of queues) {
+        workers.push(
+          spawnProcess(['workflows/worker-main.ts'], {
+            DATABASE_URL: app.database.url,
+            TEMPORAL_ADDRESS: inject('temporalAddress'),
+            TEMPORAL_TASK_QUEUE: queue,
+            SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
+            WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+            WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: String(PER_ENDPOINT),
+            WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION: String(PER_ORGANISATION),
+            WEBHOOK_ATTEMPT_TIMEOUT: '8s',
+            WEBHOOK_RETRY_SCHEDULE: '1s',
+            LOG_LEVEL: 'info',
+          }),
+        );
+      }
+      await Promise.all(workers.map((w) => w.waitFor(/worker running/, 90_000)));
+
+      const flooded: string[] = [];
+      for (let i = 0; i < 16; i += 1) {
+        const payload = views.event({ id: newId('event'), name: 'Flood', status: 'draft', accountId: tarpit.accountId, venueId: null, timezone: 'UTC', createdAt: new Date() });
+        const { deliveryIds } = await recordTestEvent(app.runtime.db, { organisationId: attacker.organisation.id, accountId: tarpit.accountId, type: 'event.created', payload });
+        flooded.push(...deliveryIds);
+        await dispatchers[i % 2]!.startBatch(deliveryIds);
+      }
+      expect(flooded).toHaveLength(16);
+
+      const arrived = await receiver.waitForRequests(flooded.length, (r) => r.path === tarpit.path && r.status === 200, 120_000);
+      expect(new Set(arrived.map((r) => r.headers['service-delivery-id']))).toEqual(new Set(flooded));
+      expect(receiver.requests.filter((r) => r.path === tarpit.path)).toHaveLength(flooded.length);
+      expect(maxConcurrent(receiver.requests, sentTo([tarpit.path]))).toBe(PER_ENDPOINT);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop('SIGTERM')));
+      await Promise.all(dispatchers.map((d) => d.stop()));
+    }
   });
 });
