@@ -136,9 +136,8 @@ export function attemptFinished(lease: string, endpointId: string, sentForMs: nu
 }
 
 /** How long an attempt to this endpoint takes, as far as this process can tell. */
-function attemptEstimate(endpointId: string, oldestOut: ReadonlyMap<string, number>, now: number): number {
-  const out = oldestOut.get(endpointId);
-  return Math.max(durations.get(endpointId) ?? 0, out === undefined ? 0 : now - out);
+function attemptEstimate(endpointId: string, oldestOut: number | undefined, now: number): number {
+  return Math.max(durations.get(endpointId) ?? 0, oldestOut === undefined ? 0 : now - oldestOut);
 }
 
 export interface SlotRequest {
@@ -170,23 +169,34 @@ class SlotLine {
     this.#line = this.#line.filter((w) => !waiting.has(w));
   }
 
-  /** How long each of these would still wait, judging by its endpoint's recent attempts and its place among that endpoint's waiters. */
+  /**
+   * How long each of these would still wait, judging by its place among its endpoint's waiters,
+   * this process's attempts to that endpoint still out, and how long they take. While fewer than
+   * the bound are out or ahead, a slot is expected at once: an endpoint once slow is not shunned
+   * for it (other processes' attempts are not known here; the waiter's deadline covers them).
+   */
   expectedWaits(of: ReadonlySet<Waiting>): Map<Waiting, number> {
     const now = Date.now();
-    const oldestOut = new Map<string, number>();
+    const out = new Map<string, { count: number; oldest: number }>();
     for (const [lease, { endpointId, since }] of outstanding) {
-      if (now - since > OUTSTANDING_FORGET_MS) outstanding.delete(lease);
-      else if (since < (oldestOut.get(endpointId) ?? Infinity)) oldestOut.set(endpointId, since);
+      if (now - since > OUTSTANDING_FORGET_MS) {
+        outstanding.delete(lease);
+        continue;
+      }
+      const seen = out.get(endpointId);
+      out.set(endpointId, { count: (seen?.count ?? 0) + 1, oldest: Math.min(seen?.oldest ?? since, since) });
     }
+    const bound = this.limits.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT;
     const ahead = new Map<string, number>();
     const waits = new Map<Waiting, number>();
     for (const w of this.#line) {
       const place = ahead.get(w.endpointId) ?? 0;
       ahead.set(w.endpointId, place + 1);
-      if (of.has(w)) {
-        const rounds = Math.floor(place / this.limits.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT) + 1;
-        waits.set(w, rounds * attemptEstimate(w.endpointId, oldestOut, now));
-      }
+      if (!of.has(w)) continue;
+      const endpointOut = out.get(w.endpointId);
+      const before = place + (endpointOut?.count ?? 0);
+      const rounds = before < bound ? 0 : Math.floor((before - bound) / bound) + 1;
+      waits.set(w, rounds * attemptEstimate(w.endpointId, endpointOut?.oldest, now));
     }
     return waits;
   }
