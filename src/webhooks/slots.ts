@@ -75,12 +75,12 @@ export async function deleteExpiredSlots(db: Database): Promise<number> {
  * nobody is overtaken. A round follows a slot freed in this process at once (but not before
  * MIN_ROUND_MS), one freed by another process within POLL_MS.
  *
- * Waiting is for busy endpoints, not slow ones: from how long this process's recent attempts to an
- * endpoint took (an average over the last few, or how long its oldest attempt still out has been
- * out, whichever is longer) and a waiter's place among that endpoint's waiters,
- * a waiter that would wait longer than its patience gives up at once (a batch then puts the
- * delivery back into the outbox). A burst, whose attempts take milliseconds, queues here; a
- * tarpit's backlog does not.
+ * Waiting is for busy endpoints, not slow ones. A waiter gives up (a batch then puts the delivery
+ * back into the outbox) when its endpoint's waiters have not moved for its patience, or at once
+ * when the endpoint's attempts each outlast its patience (this process's recent average, or how
+ * long its oldest attempt still out has been out) and it is not among the next to go. A burst,
+ * whose slots turn over in milliseconds to a few hundred, queues here however long its line (up to
+ * maxMs); a tarpit's backlog does not.
  */
 const MIN_ROUND_MS = 20;
 const POLL_MS = 100;
@@ -154,6 +154,8 @@ interface Waiting extends SlotRequest {
 class SlotLine {
   #line: Waiting[] = [];
   #running = false;
+  /** When a waiter of each endpoint last got an answer other than busy (bounded in number). */
+  readonly #moved = new Map<string, number>();
 
   constructor(
     readonly db: Database,
@@ -163,6 +165,11 @@ class SlotLine {
   join(entries: Waiting[]): void {
     this.#line.push(...entries);
     if (!this.#running) void this.#rounds();
+  }
+
+  /** When the endpoint's waiters last moved (one got a slot, or the breaker's answer). */
+  movedAt(endpointId: string): number {
+    return this.#moved.get(endpointId) ?? 0;
   }
 
   leave(waiting: ReadonlySet<Waiting>): void {
@@ -175,7 +182,7 @@ class SlotLine {
    * the bound are out or ahead, a slot is expected at once: an endpoint once slow is not shunned
    * for it (other processes' attempts are not known here; the waiter's deadline covers them).
    */
-  expectedWaits(of: ReadonlySet<Waiting>): Map<Waiting, number> {
+  expectedWaits(of: ReadonlySet<Waiting>): Map<Waiting, { waitMs: number; attemptMs: number }> {
     const now = Date.now();
     const out = new Map<string, { count: number; oldest: number }>();
     for (const [lease, { endpointId, since }] of outstanding) {
@@ -188,7 +195,7 @@ class SlotLine {
     }
     const bound = this.limits.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT;
     const ahead = new Map<string, number>();
-    const waits = new Map<Waiting, number>();
+    const waits = new Map<Waiting, { waitMs: number; attemptMs: number }>();
     for (const w of this.#line) {
       const place = ahead.get(w.endpointId) ?? 0;
       ahead.set(w.endpointId, place + 1);
@@ -196,7 +203,8 @@ class SlotLine {
       const endpointOut = out.get(w.endpointId);
       const before = place + (endpointOut?.count ?? 0);
       const rounds = before < bound ? 0 : Math.floor((before - bound) / bound) + 1;
-      waits.set(w, rounds * attemptEstimate(w.endpointId, endpointOut?.oldest, now));
+      const attemptMs = attemptEstimate(w.endpointId, endpointOut?.oldest, now);
+      waits.set(w, { waitMs: rounds * attemptMs, attemptMs });
     }
     return waits;
   }
@@ -222,6 +230,9 @@ class SlotLine {
           answered.add(w);
           taken.add(w.leaseId);
           if (outcome === 'granted') outstanding.set(w.leaseId, { endpointId: w.endpointId, since: Date.now() });
+          this.#moved.delete(w.endpointId);
+          if (this.#moved.size >= DURATIONS_KEPT) this.#moved.delete(this.#moved.keys().next().value!);
+          this.#moved.set(w.endpointId, Date.now());
           w.answer(outcome);
         }
         // Granted to a waiter that left the line meanwhile (it gave up): given back.
@@ -301,8 +312,14 @@ export async function waitForSlots(
       if (pending === 0) return;
       const waitingNow = waiting.filter((w) => !done.has(w));
       if (Date.now() - started >= options.maxMs) return giveUp(waitingNow);
+      const now = Date.now();
       const waits = line.expectedWaits(new Set(waitingNow));
-      const hopeless = waitingNow.filter((w) => (waits.get(w) ?? 0) > options.patienceMs);
+      const hopeless = waitingNow.filter((w) => {
+        const expected = waits.get(w);
+        const stalled = now - Math.max(started, line.movedAt(w.endpointId)) >= options.patienceMs;
+        const slow = expected !== undefined && expected.attemptMs > options.patienceMs && expected.waitMs > options.patienceMs;
+        return stalled || slow;
+      });
       if (hopeless.length > 0) giveUp(hopeless);
       if (pending > 0) timer = setTimeout(check, Math.max(1, Math.min(CHECK_MS, options.maxMs - (Date.now() - started))));
     };
