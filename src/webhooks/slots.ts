@@ -172,6 +172,25 @@ class SlotLine {
     return this.#moved.get(endpointId) ?? 0;
   }
 
+  /**
+   * Whether these endpoints moved in any process: when another process's waiters take every slot
+   * freed (each process hears of its own releases first), ours stand still while the endpoint is
+   * merely busy. The newest slot of an endpoint tells when one was last granted anywhere.
+   */
+  async noteMovesElsewhere(endpointIds: readonly string[]): Promise<void> {
+    if (endpointIds.length === 0) return;
+    const leaseMs = this.limits.WEBHOOK_ATTEMPT_TIMEOUT + LEASE_MARGIN_MS;
+    const rows = await this.db.$queryRaw<Array<{ endpoint_id: string; ms_since: number }>>`
+      SELECT "endpointId" AS endpoint_id,
+             (extract(epoch FROM clock_timestamp() - (max("expiresAt") - make_interval(secs => ${leaseMs}::float8 / 1000))) * 1000)::float8 AS ms_since
+        FROM webhook_leases WHERE "endpointId" = ANY(${[...endpointIds]}::text[]) AND "expiresAt" > clock_timestamp() GROUP BY 1`;
+    const now = Date.now();
+    for (const row of rows) {
+      const at = now - Math.max(0, row.ms_since);
+      if (at > this.movedAt(row.endpoint_id)) this.#moved.set(row.endpoint_id, at);
+    }
+  }
+
   leave(waiting: ReadonlySet<Waiting>): void {
     this.#line = this.#line.filter((w) => !waiting.has(w));
   }
@@ -308,20 +327,22 @@ export async function waitForSlots(
       line.leave(new Set(which));
       for (const w of which) w.answer('busy');
     };
-    const check = () => {
+    const check = async () => {
+      if (pending === 0) return;
+      if (Date.now() - started >= options.maxMs) return giveUp(waiting.filter((w) => !done.has(w)));
+      const stalled = (w: Waiting) => Date.now() - Math.max(started, line.movedAt(w.endpointId)) >= options.patienceMs;
+      const standing = waiting.filter((w) => !done.has(w) && stalled(w));
+      if (standing.length > 0) await line.noteMovesElsewhere([...new Set(standing.map((w) => w.endpointId))]).catch(() => {});
       if (pending === 0) return;
       const waitingNow = waiting.filter((w) => !done.has(w));
-      if (Date.now() - started >= options.maxMs) return giveUp(waitingNow);
-      const now = Date.now();
       const waits = line.expectedWaits(new Set(waitingNow));
       const hopeless = waitingNow.filter((w) => {
         const expected = waits.get(w);
-        const stalled = now - Math.max(started, line.movedAt(w.endpointId)) >= options.patienceMs;
         const slow = expected !== undefined && expected.attemptMs > options.patienceMs && expected.waitMs > options.patienceMs;
-        return stalled || slow;
+        return stalled(w) || slow;
       });
       if (hopeless.length > 0) giveUp(hopeless);
-      if (pending > 0) timer = setTimeout(check, Math.max(1, Math.min(CHECK_MS, options.maxMs - (Date.now() - started))));
+      if (pending > 0) timer = setTimeout(() => void check(), Math.max(1, Math.min(CHECK_MS, options.maxMs - (Date.now() - started))));
     };
     const waiting: Waiting[] = requests.map((r) => {
       const w: Waiting = {
@@ -341,7 +362,7 @@ export async function waitForSlots(
       return w;
     });
     line.join(waiting);
-    check();
+    void check();
   });
   return answers;
 }
