@@ -1,17 +1,31 @@
-# One image for the API, the worker and the operator CLI (docker-compose.yml picks the command).
-FROM node:20-bookworm-slim AS build
+# One image for the API, the worker and the operator CLI (docker-compose.yml picks the command):
+#   node dist/server/main.js                 the API (the default)
+#   node dist/workflows/worker-main.js    a worker (runs the pre-built workflow bundle)
+#   node dist/src/cli/main.js migrate     the operator CLI (migrate spawns the Prisma CLI)
+# test/build.test.ts builds and starts exactly what the runtime stage copies (its COPY lines).
+#
+# --ignore-scripts everywhere: no dependency's install script is needed (Prisma's would download
+# native engines this service does not use), and `npm run build` generates the Prisma client itself.
+
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN node node_modules/prisma/build/index.js generate \
- && node_modules/.bin/tsx workflows/bundle.ts \
- && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim AS production-dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=4000
 WORKDIR /app
-COPY --from=build /app /app
+COPY --from=production-dependencies /app/node_modules ./node_modules
+COPY package.json package-lock.json prisma.config.ts ./
+COPY prisma ./prisma
+COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 4000
-CMD ["node_modules/.bin/tsx", "src/main.ts"]
+CMD ["node", "dist/server/main.js"]

@@ -1,19 +1,29 @@
-import express, { type Request, type Response, type Router } from 'express';
-import { execute, GraphQLError, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { Request, Response, Router } from 'express';
+import { getNamedType, parse, specifiedRules, typeFromAST, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
-import { AppError, isErrorCode, issuesFrom } from '../src/errors.ts';
-import type { RestRoute } from './route.ts';
+import type { z } from 'zod';
+import { AppError, issuesFrom, toAppError, type ValidationIssue } from '../src/errors.ts';
+import { operationLimitsRule } from '../src/graphql/limits.ts';
+import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
+import { idempotently } from '../src/http/idempotency.ts';
+import { inputProblem } from '../src/http/input-safety.ts';
+import { contextOf } from '../src/http/request-context.ts';
+import { operationOf } from '../src/graphql/variables.ts';
+import type { Binding, RestRoute } from './route.ts';
 
 interface PreparedRoute {
   route: RestRoute;
   document: DocumentNode;
 }
 
-/** Parses and validates every route's operation once, so a broken route fails at start-up. */
+/**
+ * Parses and validates every route's operation once (with the same rules as /graphql, limits
+ * included), so a broken route fails at start-up and no request re-validates its document.
+ */
 export function prepareRoutes(schema: GraphQLSchema, routes: readonly RestRoute[]): PreparedRoute[] {
   return routes.map((route) => {
     const document = parse(route.operation);
-    const errors = validate(schema, document);
+    const errors = validate(schema, document, [...specifiedRules, operationLimitsRule]);
     if (errors.length > 0) {
       throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
     }
@@ -26,70 +36,146 @@ export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-export function mountRoutes(
-  router: Router,
-  schema: GraphQLSchema,
-  routes: readonly RestRoute[],
-  contextOf: (res: Response) => RequestContext,
-): void {
-  for (const { route, document } of prepareRoutes(schema, routes)) {
+export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: readonly RestRoute[]): void {
+  for (const { route, document } of prepareRoutes(pipeline.schema, routes)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    const types = variableTypes(pipeline.schema, document);
     router[method](expressPath(route.path), async (req: Request, res: Response) => {
       const ctx = contextOf(res);
       if (route.organisation && !ctx.organisationSlug) {
         throw new AppError(ctx.principal ? 'ORG_REQUIRED' : 'UNAUTHENTICATED');
       }
-      const input = {
-        params: parsePart(route.params, req.params, 'params'),
-        query: parsePart(route.query, req.query, 'query'),
-        body: parsePart(route.body, req.body, 'body'),
+      const answer = async () => {
+        for (const [where, value] of [['params', req.params], ['query', req.query], ['body', req.body]] as const) {
+          const problem = inputProblem(value, where === 'body' ? '' : where);
+          if (problem) throw AppError.validation([{ ...problem, path: problem.path || '(root)' }]);
+        }
+        const variables = variablesOf(route.bind ?? {}, types, req);
+        assertInput(route, types, req);
+        try {
+          const data = await runOperation(pipeline, document, variables, ctx);
+          return { status: route.status ?? 200, body: route.result(data) };
+        } catch (error) {
+          throw restPaths(error, route.bind ?? {}, req);
+        }
       };
-      const data = await runOperation(schema, document, route.variables?.(input) ?? {}, ctx);
-      res.status(route.status ?? 200).json(route.result(data));
+      if (route.method === 'POST') await idempotently(ctx.runtime.db, ctx, req, res, answer);
+      else {
+        const { status, body } = await answer();
+        res.status(status).json(body);
+      }
     });
   }
 }
 
-function parsePart(schema: RestRoute['params'] | RestRoute['body'], value: unknown, where: string): unknown {
-  if (!schema) return value;
-  const result = schema.safeParse(where === 'body' && value === undefined ? {} : value);
-  if (!result.success) {
-    const issues = issuesFrom(result.error.issues).map((issue) => ({
-      ...issue,
-      path: where === 'body' ? issue.path : `${where}.${issue.path}`,
-    }));
-    throw AppError.validation(issues);
-  }
-  return result.data;
+/**
+ * Checks the request with the schemas the route declares (the owning service's, which it runs
+ * again on the same values: one set of rules and words), all parts at once, so every wrong field
+ * is named in one answer. Query values are checked as the numbers or booleans their variables take.
+ */
+function assertInput(route: RestRoute, types: Map<string, string>, req: Request): void {
+  const issues: ValidationIssue[] = [];
+  const check = (schema: z.ZodType | undefined, value: unknown, prefix: string) => {
+    if (!schema) return;
+    const result = schema.safeParse(value);
+    if (!result.success) {
+      for (const issue of issuesFrom(result.error.issues)) {
+        issues.push({ ...issue, path: prefix ? (issue.path === '(root)' ? prefix : `${prefix}.${issue.path}`) : issue.path });
+      }
+    }
+  };
+  check(route.params, req.params, 'params');
+  const query = Object.fromEntries(Object.entries(req.query as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? fromText(v, types.get(k)) : v]));
+  check(route.query, query, 'query');
+  check(route.body, req.body === undefined ? {} : req.body, '');
+  if (issues.length > 0) throw AppError.validation(issues);
 }
 
-/** Runs one operation in-process; the first error becomes the REST error with the same code. */
+/** The named type of each variable of the operation (`Int`, `String`, an input object …). */
+function variableTypes(schema: GraphQLSchema, document: DocumentNode): Map<string, string> {
+  const types = new Map<string, string>();
+  for (const definition of operationOf(document)?.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, definition.type);
+    if (type) types.set(definition.variable.name.value, getNamedType(type).name);
+  }
+  return types;
+}
+
+/**
+ * The operation's variables, read from the request as the route binds them. Path and query values
+ * arrive as text: one that reads as the number or boolean its variable's type wants becomes it;
+ * anything else goes on as it came, for the operation's types to refuse in the service's words.
+ */
+function variablesOf(bind: Binding, types: Map<string, string>, req: Request): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
+  const spread = bind['...'];
+  const body = isObject(req.body) ? (req.body as Record<string, unknown>) : {};
+  if (spread === 'query') Object.assign(variables, req.query);
+  if (spread === 'body') Object.assign(variables, body);
+  for (const [name, source] of Object.entries(bind)) {
+    if (name === '...' || source === undefined) continue;
+    variables[name] = source === 'body' ? (req.body ?? {}) : readSource(source, req, body);
+  }
+  for (const [name, value] of Object.entries(variables)) {
+    if (typeof value !== 'string' || (spread !== 'query' && !String(bind[name] ?? '').match(/^(params|query)\./))) continue;
+    variables[name] = fromText(value, types.get(name));
+  }
+  return variables;
+}
+
+function readSource(source: string, req: Request, body: Record<string, unknown>): unknown {
+  const [part, key] = source.split('.', 2) as ['params' | 'query' | 'body', string];
+  if (part === 'params') return req.params[key];
+  if (part === 'query') return (req.query as Record<string, unknown>)[key];
+  return body[key];
+}
+
+function fromText(text: string, type: string | undefined): unknown {
+  if (type === 'Int' && /^-?\d{1,15}$/.test(text)) return Number(text);
+  if (type === 'Float' && text.trim() !== '' && Number.isFinite(Number(text))) return Number(text);
+  if (type === 'Boolean' && (text === 'true' || text === 'false')) return text === 'true';
+  return text;
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A refusal as the REST client sent it: an issue about a variable (`variables.page`, or a field a
+ * service checked, `status`) names where that value came from (`query.page`, `params.id`, a body
+ * field). Body fields keep their bare path, as the contract's details always had them.
+ */
+function restPaths(error: unknown, bind: Binding, req: Request): unknown {
+  const appError = toAppError(error);
+  if (appError.code !== 'VALIDATION_FAILED' || !Array.isArray(appError.details)) return error;
+  const queryKeys = new Set(Object.keys(req.query as object));
+  const placeOf = (variable: string): string | undefined => {
+    const source = bind[variable];
+    if (source === 'body') return '';
+    if (typeof source === 'string' && source.includes('.')) return source.startsWith('body.') ? source.slice('body.'.length) : source;
+    if (bind['...'] === 'query' && (queryKeys.has(variable) || !isObject(req.body))) return `query.${variable}`;
+    return undefined;
+  };
+  const details = (appError.details as ValidationIssue[]).map((issue) => {
+    const segments = issue.path.split('.');
+    const fromVariables = segments[0] === 'variables';
+    const [variable, ...rest] = fromVariables ? segments.slice(1) : segments;
+    const place = variable === undefined ? undefined : placeOf(variable);
+    if (place === undefined) return fromVariables ? { ...issue, path: [variable, ...rest].join('.') } : issue;
+    return { ...issue, path: [place, ...rest].filter((part) => part !== '').join('.') || '(root)' };
+  });
+  return new AppError(appError.code, appError.message, details, appError.headers);
+}
+/** Runs one operation through the GraphQL pipeline; the first error becomes the REST error with the same code. */
 export async function runOperation(
-  schema: GraphQLSchema,
+  pipeline: GraphqlPipeline,
   document: DocumentNode,
   variableValues: Record<string, unknown>,
-  contextValue: RequestContext,
+  ctx: RequestContext,
 ): Promise<Record<string, unknown>> {
-  const result = await contextValue.runtime.resultCache.run({ document, variableValues, contextValue }, () =>
-    execute({ schema, document, variableValues, contextValue }),
-  );
+  const result = await pipeline.execute(document, variableValues, ctx);
   const [first] = result.errors ?? [];
   if (first) throw toAppError(first);
-  return result.data ?? {};
+  return (result.data ?? {}) as Record<string, unknown>;
 }
-
-function toAppError(error: GraphQLError): Error {
-  if (error.originalError instanceof AppError) return error.originalError;
-  const code = error.extensions?.code;
-  if (isErrorCode(code)) return new AppError(code, error.message, error.extensions?.details);
-  // A GraphQL-level error (variable coercion, e.g. an Int beyond 32 bits) means the route's own
-  // schema let bad input through: still the caller's input, so a 400, never a 500.
-  if (!error.originalError || error.originalError instanceof GraphQLError) {
-    return AppError.validation([{ path: '(root)', message: error.message }]);
-  }
-  // Anything else (a resolver bug, an unexpected fault) reaches the REST error handler as a 500.
-  return error.originalError ?? error;
-}
-
-/** JSON body parsing shared by the REST routers; its failures use the contract's codes. */
-export const jsonBody = express.json({ limit: '1mb', strict: true });

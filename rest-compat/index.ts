@@ -1,22 +1,19 @@
-import express, { type Response, type Router } from 'express';
-import type { GraphQLSchema } from 'graphql';
-import type { RequestContext } from '../src/context.ts';
-import { acceptChannelKeyHeader } from '../src/auth/channel-keys.ts';
-import { jsonBody, mountRoutes } from './executor.ts';
+import express, { type Router } from 'express';
+import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
+import { jsonBody } from '../src/http/middleware.ts';
+import { mountRoutes } from './executor.ts';
 import { liveRoutes } from './live-routes.ts';
 import { buildOpenApiDocument, printOpenApiDocument } from './openapi.ts';
 import { v1Routes } from './v1-routes.ts';
 
 export { v1Routes };
 
-const contextOf = (res: Response) => res.locals.ctx as RequestContext;
-
 /** Built on first request: the route tables are fixed once the process runs. */
 let openApiJson: string | undefined;
 let liveOpenApiJson: string | undefined;
 
 /** The management REST compatibility layer, mounted at /v1. */
-export function createV1Router(schema: GraphQLSchema): Router {
+export function createV1Router(pipeline: GraphqlPipeline): Router {
   const router = express.Router();
   // Before the body parser, and open to anyone: the document describes the API, not a tenant.
   router.get('/openapi.json', (_req, res) => {
@@ -24,19 +21,18 @@ export function createV1Router(schema: GraphQLSchema): Router {
     res.type('application/json').send(openApiJson);
   });
   router.use(jsonBody);
-  mountRoutes(router, schema, v1Routes, contextOf);
+  mountRoutes(router, pipeline, v1Routes);
   return router;
 }
 
-/** The sales API, mounted at /live: channel keys in Authorization (see apiContext) or X-Channel-Key. */
-export function createLiveRouter(schema: GraphQLSchema): Router {
+/** The sales API, mounted at /live: channel keys in Authorization or X-Channel-Key. */
+export function createLiveRouter(pipeline: GraphqlPipeline): Router {
   const router = express.Router();
   router.get('/openapi.json', (_req, res) => {
     liveOpenApiJson ??= printOpenApiDocument(buildOpenApiDocument(liveRoutes, { surface: 'sales' }));
     res.type('application/json').send(liveOpenApiJson);
   });
   router.use(jsonBody);
-  router.use(acceptChannelKeyHeader);
-  mountRoutes(router, schema, liveRoutes, contextOf);
+  mountRoutes(router, pipeline, liveRoutes);
   return router;
 }

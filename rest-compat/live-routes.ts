@@ -1,7 +1,12 @@
 import { z } from 'zod';
+import { listQuery } from '../src/pagination.ts';
+import { customerOrdersFilters, customerTokenInput, magicLinkInput } from '../src/services/customers.ts';
+import { checkoutCartInput, createCartInput, updateCartInput } from '../src/services/carts.ts';
 import type { RestRoute } from './route.ts';
 import { PAGINATION_FIELDS, idParam, pageQuery, pagination } from './shapes/common.ts';
 import { CUSTOMER_FIELDS, ORDER_CORE_FIELDS, customer, orderCore } from './shapes/orders.ts';
+import { statusOf } from '../src/statuses.ts';
+import { LISTED_EVENT_STATUSES } from '../src/services/sellability.ts';
 
 /**
  * The sales API route table, mounted at /live. Routes take a sales channel key (Authorization:
@@ -20,7 +25,7 @@ const listingEvent = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
-  status: z.enum(['published', 'on_sale']),
+  status: z.enum(LISTED_EVENT_STATUSES as [string, ...string[]]),
   timezone: z.string(),
   venueId: z.string().nullable(),
   tags: z.array(z.string()),
@@ -58,7 +63,7 @@ const CART_FIELDS = `id sessionId status currency itemCount subtotalAmount total
 const cart = z.object({
   id: z.string(),
   sessionId: z.string(),
-  status: z.enum(['open', 'checked_out', 'abandoned']),
+  status: statusOf('cart'),
   currency: z.string().nullable(),
   itemCount: z.number().int(),
   subtotalAmount: z.number().int(),
@@ -84,9 +89,6 @@ const cart = z.object({
   ),
 });
 
-const cartItems = z
-  .array(z.strictObject({ occurrenceId: z.string().max(100), ticketTypeId: z.string().max(100), quantity: z.number().int().min(1).max(100) }))
-  .max(50);
 
 export const liveRoutes: RestRoute[] = [
   {
@@ -96,8 +98,8 @@ export const liveRoutes: RestRoute[] = [
     tag: 'Sales',
     organisation: false,
     operation: `query SalesListings($page: Int, $limit: Int) { salesListings(page: $page, limit: $limit) { ${LISTING_FIELDS} } }`,
-    query: z.object(pageQuery),
-    variables: ({ query }) => query,
+    query: listQuery(),
+    bind: { '...': 'query' },
     result: (data) => data.salesListings,
     response: z.object({ channel: z.object({ id: z.string(), slug: z.string(), name: z.string() }), events: z.array(listingEvent), pagination }),
   },
@@ -109,8 +111,8 @@ export const liveRoutes: RestRoute[] = [
     tag: 'Sales',
     organisation: false,
     operation: `mutation CreateSalesCart($items: [SalesCartItemInput!]) { createSalesCart(items: $items) { ${CART_FIELDS} } }`,
-    body: z.strictObject({ items: cartItems.optional() }),
-    variables: ({ body }) => body,
+    body: createCartInput,
+    bind: { '...': 'body' },
     result: (data) => ({ cart: data.createSalesCart }),
     status: 201,
     response: z.object({ cart }),
@@ -123,7 +125,7 @@ export const liveRoutes: RestRoute[] = [
     organisation: false,
     operation: `query SalesCart($id: String!) { salesCart(id: $id) { ${CART_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ cart: data.salesCart }),
     response: z.object({ cart }),
   },
@@ -136,8 +138,8 @@ export const liveRoutes: RestRoute[] = [
     organisation: false,
     operation: `mutation UpdateSalesCart($id: String!, $items: [SalesCartItemInput!]!) { updateSalesCart(id: $id, items: $items) { ${CART_FIELDS} } }`,
     params: idParam,
-    body: z.strictObject({ items: cartItems }),
-    variables: ({ params, body }) => ({ id: params.id, ...body }),
+    body: updateCartInput,
+    bind: { id: 'params.id', '...': 'body' },
     result: (data) => ({ cart: data.updateSalesCart }),
     response: z.object({ cart }),
   },
@@ -151,16 +153,8 @@ export const liveRoutes: RestRoute[] = [
     operation: `mutation CheckoutSalesCart($id: String!, $customer: CheckoutCustomerInput) {
       checkoutSalesCart(id: $id, customer: $customer) { order { ${ORDER_CORE_FIELDS} } checkoutUrl } }`,
     params: idParam,
-    body: z.strictObject({
-      customer: z
-        .strictObject({
-          email: z.string(),
-          firstName: z.string().nullable().optional(),
-          lastName: z.string().nullable().optional(),
-        })
-        .optional(),
-    }),
-    variables: ({ params, body }) => ({ id: params.id, ...body }),
+    body: checkoutCartInput,
+    bind: { id: 'params.id', '...': 'body' },
     result: (data) => data.checkoutSalesCart,
     status: 201,
     response: z.object({ order: orderCore, checkoutUrl: z.string() }),
@@ -175,7 +169,7 @@ export const liveRoutes: RestRoute[] = [
     operation: `mutation ConfirmSalesOrder($id: String!) { confirmSalesOrder(id: $id) { ${ORDER_CORE_FIELDS} } }`,
     params: idParam,
     body: z.strictObject({}),
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ order: data.confirmSalesOrder }),
     response: z.object({ order: orderCore }),
   },
@@ -187,8 +181,8 @@ export const liveRoutes: RestRoute[] = [
     tag: 'Sales',
     organisation: false,
     operation: 'mutation RequestCustomerMagicLink($email: String!) { requestCustomerMagicLink(email: $email) { accepted } }',
-    body: z.strictObject({ email: z.string() }),
-    variables: ({ body }) => body,
+    body: magicLinkInput,
+    bind: { '...': 'body' },
     result: (data) => data.requestCustomerMagicLink,
     status: 202,
     response: z.object({ accepted: z.literal(true) }),
@@ -201,8 +195,8 @@ export const liveRoutes: RestRoute[] = [
     tag: 'Sales',
     organisation: false,
     operation: `mutation CreateCustomerToken($code: String!) { createCustomerToken(code: $code) { customerToken expiresAt customer { ${CUSTOMER_FIELDS} } } }`,
-    body: z.strictObject({ code: z.string() }),
-    variables: ({ body }) => body,
+    body: customerTokenInput,
+    bind: { '...': 'body' },
     result: (data) => data.createCustomerToken,
     status: 201,
     response: z.object({ customerToken: z.string(), expiresAt: z.string(), customer }),
@@ -215,8 +209,8 @@ export const liveRoutes: RestRoute[] = [
     organisation: false,
     operation: `query CustomerOrders($status: String, $page: Int, $limit: Int) {
       customerOrders(status: $status, page: $page, limit: $limit) { customer { ${CUSTOMER_FIELDS} } orders { ${ORDER_CORE_FIELDS} } ${PAGINATION_FIELDS} } }`,
-    query: z.object({ status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).optional(), ...pageQuery }),
-    variables: ({ query }) => query,
+    query: listQuery(customerOrdersFilters),
+    bind: { '...': 'query' },
     result: (data) => data.customerOrders,
     response: z.object({ customer, orders: z.array(orderCore), pagination }),
   },

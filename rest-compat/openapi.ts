@@ -49,7 +49,7 @@ export const CUSTOMER_TOKEN_SCHEME = 'customerToken';
 export type Surface = 'management' | 'sales';
 
 
-/** contract.md: these need no X-Service-Org; /meta/versions needs no credential, /auth/* take theirs in the body. */
+/** ../shared/spec/contract.md: these need no X-Service-Org; /meta/versions needs no credential, /auth/* take theirs in the body. */
 const isMetaVersions = (route: RestRoute) => route.path === '/meta/versions';
 const isAuth = (route: RestRoute) => route.path.startsWith('/auth/');
 export const needsCredential = (route: RestRoute) => route.organisation || !(isMetaVersions(route) || isAuth(route));
@@ -239,6 +239,7 @@ export function buildOpenApiDocument(
     if (route.organisation) parameters.push(ref('parameters', 'X-Service-Org'));
     if (surface === 'sales' && isSessionRoute(route)) parameters.push(ref('parameters', 'X-Live-Session'));
     parameters.push(ref('parameters', 'Service-Version'));
+    if (route.method === 'POST') parameters.push(ref('parameters', 'Idempotency-Key'));
 
     // The executor reads a missing body as {}: the body is optional exactly when {} is valid.
     const requestBody = route.body && {
@@ -346,6 +347,14 @@ export function buildOpenApiDocument(
               },
             }
           : {}),
+        'Idempotency-Key': {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a POST safe to retry: the same key from the same credential with the same request within 24 hours answers the first answer again (header Idempotent-Replayed: true) without doing the work twice; the same key with another request answers 409 CONFLICT.',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+        },
         'Service-Version': {
           name: 'Service-Version',
           in: 'header',
@@ -403,8 +412,11 @@ export function buildOpenApiDocument(
         ValidationIssue: {
           type: 'object',
           properties: {
-            path: { type: 'string', description: 'Dotted path of the offending value; query. and params. prefix query and path values; (root) for the whole body.' },
+            path: { type: 'string', description: 'Dotted path of the offending value; query. and params. prefix query and path values; (root) for the whole body; (more) for the entry that counts the issues left out.' },
             message: { type: 'string' },
+            limit: { type: 'string', description: 'For a refused limit: its name (README "Security model").' },
+            max: { type: 'integer', description: 'For a refused limit: its number.' },
+            count: { type: 'integer', description: 'For the (more) entry: how many issues were left out (at most 20 are listed).' },
           },
           required: ['path', 'message'],
           additionalProperties: false,

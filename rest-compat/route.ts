@@ -1,9 +1,23 @@
 import type { z } from 'zod';
 
 /**
+ * Where the value of one GraphQL variable comes from: a path parameter, a query parameter, the whole
+ * JSON body, or one field of it.
+ */
+export type Source = `params.${string}` | `query.${string}` | 'body' | `body.${string}`;
+
+/**
+ * How a request becomes the operation's variables: named variables from their sources, and
+ * optionally `'...'` to pass every query parameter (or every body field) under its own name.
+ */
+export type Binding = { [variable: string]: Source | 'query' | undefined; '...'?: 'query' | 'body' };
+
+/**
  * One REST route of the compatibility layer. It names the GraphQL operation it runs in-process
- * against the same schema and the same request context, and says how path, query and body become
- * variables and how the result becomes the REST shape. No resolver logic lives here.
+ * through the same pipeline and request context as /graphql, says where each variable comes from
+ * and how the result becomes the REST shape. No validation and no resolver logic live here: the
+ * operation's types and the services' schemas decide (src/validation.ts), and their refusals come
+ * back naming the REST place (`query.page`, `params.id`, a body field).
  */
 export interface RestRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -11,14 +25,15 @@ export interface RestRoute {
   path: string;
   summary: string;
   tag: string;
-  /** Whether X-Service-Org is required (contract.md: not for /meta/versions and /auth/*). */
+  /** Whether X-Service-Org is required (../shared/spec/contract.md: not for /meta/versions and /auth/*). */
   organisation: boolean;
   /** GraphQL document with exactly one operation. */
   operation: string;
+  bind?: Binding;
+  /** What the path parameters, query and body may hold: the OpenAPI document's description of the input. */
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
-  variables?: (input: { params: any; query: any; body: any }) => Record<string, unknown>;
   /** Maps `data` of the operation to the response body. */
   result: (data: any) => unknown;
   /** Success status (default 200). */

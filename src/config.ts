@@ -1,4 +1,6 @@
 import { z } from 'zod';
+// The service's words for refused values (zod's messages), configuration included.
+import './validation.ts';
 
 /**
  * The service's configuration, parsed once from the environment at start-up. Nothing else in the
@@ -50,8 +52,25 @@ const schema = z.object({
    * true or false). Behind a load balancer, name it, or every client shares its address.
    */
   TRUST_PROXY: z.string().default('loopback'),
+  /**
+   * On SIGTERM the API answers /readyz 503 at once but goes on serving this long before it stops
+   * accepting connections: the time a load balancer's health check needs to take it out.
+   */
+  SHUTDOWN_DRAIN_DELAY: duration.default(parseDuration('3s') as never),
+  /**
+   * How long a catalogue query's result may be answered from memory (per principal, organisation,
+   * version and variables; forgotten at once on any change of the organisation's catalogue, in
+   * every API process). 0s turns the cache off.
+   */
+  RESULT_CACHE_TTL: duration.default(parseDuration('1s') as never),
   /** How long a pending order holds its tickets before it is cancelled and they return to sale. */
   ORDER_HOLD_TTL: duration.default(parseDuration('15m') as never),
+  /**
+   * Tickets one storefront client (publishable key and client address) may hold at once in unpaid
+   * orders, and tickets held at once for one customer email: what stops one script hoarding a show.
+   */
+  CHECKOUT_HOLD_LIMIT_PER_CLIENT: z.coerce.number().int().min(1).max(100_000).default(20),
+  CHECKOUT_HOLD_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Lifetime of a magic-link sign-in code (single use). */
   MAGIC_LINK_TTL: duration.default(parseDuration('15m') as never),
   /** Lifetime of a customer token (GET /live/sales/me/orders). */
@@ -95,12 +114,54 @@ const schema = z.object({
   WEBHOOK_RETENTION: duration.default(parseDuration('30d') as never),
   /** Webhook endpoints one account may have (contract: a limit refused with 400). */
   WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(20),
+  /**
+   * `true` lets identity providers' URLs (JWKS, token, userinfo) point at private and loopback
+   * addresses: a tenant could otherwise make the service fetch its internal network (SSRF).
+   */
+  IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: booleanFlag,
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional(),
+  /**
+   * Without SMTP_URL, mail (invitation codes, magic links, tickets) goes to the database outbox. In
+   * production that is refused unless this says it is meant (e.g. a demo stack), since the outbox
+   * holds sign-in codes that only their recipients should ever see.
+   */
+  MAIL_OUTBOX_ALLOWED: booleanFlag,
+  /**
+   * Whether the hosted checkout accepts the test cards (4242 4242 4242 4242 pays). Default: on outside
+   * production, off in production, where a test card must never confirm an order.
+   */
+  TEST_PAYMENTS: z.enum(['true', 'false', '1', '0']).optional(),
   MAIL_FROM: z.string().default('Ticketing <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type Config = z.output<typeof schema>;
+export type Config = Omit<z.output<typeof schema>, 'TEST_PAYMENTS'> & { TEST_PAYMENTS: boolean };
+
+/**
+ * Secrets that appear in this repository (docker-compose.yml's defaults, .env.example): known to
+ * everyone, so production refuses to start with them.
+ */
+export const EXAMPLE_SECRETS = {
+  jwtSecrets: ['change-me-change-me-change-me-change-me'],
+  encryptionKeys: ['Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtMzI='],
+} as const;
+
+/** Why a production configuration must not run, per variable; empty when it may. */
+function productionProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const missing = (['DATABASE_URL', 'TEMPORAL_ADDRESS', 'JWT_SIGNING_KEYS', 'SECRETS_ENCRYPTION_KEY'] as const).filter((key) => !config[key]);
+  if (missing.length > 0) problems.push(`production requires ${missing.join(', ')}`);
+  if (config.JWT_SIGNING_KEYS && EXAMPLE_SECRETS.jwtSecrets.some((secret) => config.JWT_SIGNING_KEYS!.includes(secret))) {
+    problems.push('JWT_SIGNING_KEYS: holds the example secret of this repository; generate your own (npm run cli -- secrets)');
+  }
+  if (config.SECRETS_ENCRYPTION_KEY && (EXAMPLE_SECRETS.encryptionKeys as readonly string[]).includes(config.SECRETS_ENCRYPTION_KEY)) {
+    problems.push('SECRETS_ENCRYPTION_KEY: is the example key of this repository; generate your own (npm run cli -- secrets)');
+  }
+  if (!config.SMTP_URL && !config.MAIL_OUTBOX_ALLOWED) {
+    problems.push('SMTP_URL: production sends mail through SMTP; set it, or MAIL_OUTBOX_ALLOWED=true to keep mail in the database outbox');
+  }
+  return problems;
+}
 
 export class ConfigError extends Error {}
 
@@ -114,12 +175,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const config = result.data;
+  const { TEST_PAYMENTS, ...parsed } = result.data;
+  const config: Config = {
+    ...parsed,
+    TEST_PAYMENTS: TEST_PAYMENTS === undefined ? parsed.NODE_ENV !== 'production' : TEST_PAYMENTS === 'true' || TEST_PAYMENTS === '1',
+  };
   if (config.NODE_ENV === 'production') {
-    const missing = (['DATABASE_URL', 'TEMPORAL_ADDRESS', 'JWT_SIGNING_KEYS', 'SECRETS_ENCRYPTION_KEY'] as const).filter(
-      (key) => !config[key],
-    );
-    if (missing.length > 0) throw new ConfigError(`Invalid configuration: production requires ${missing.join(', ')}`);
+    const problems = productionProblems(config);
+    if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   }
   return config;
 }

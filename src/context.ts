@@ -1,6 +1,7 @@
 import type { Access } from './auth/permissions.ts';
 import type { Principal } from './auth/authenticate.ts';
 import { AppError } from './errors.ts';
+import type { TenantSql } from './db/sql.ts';
 import type { TenantDatabase } from './db/tenant.ts';
 import type { Organisation } from './generated/prisma/client.ts';
 import type { Logger } from './log.ts';
@@ -29,6 +30,8 @@ export interface RequestContext {
    * is none). Cross-organisation lookups (credentials, slugs) use runtime.db in src/auth only.
    */
   db: TenantDatabase;
+  /** Hand-written statements of the same organisation, for the hottest reads (src/db/sql.ts). */
+  sql: TenantSql;
   /**
    * The sales session the request names (sales API): the X-Live-Session header, else the
    * `live_session` cookie of hosted pages; null when neither. Not trusted by itself: a session is

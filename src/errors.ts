@@ -1,8 +1,9 @@
+import { GraphQLError } from 'graphql';
 /**
  * The one error type of the service and the one table that maps each code to its HTTP status.
  * REST answers `{error, code, details?, requestId}` with that status; GraphQL puts the same code in
  * `extensions.code` (and the status in `extensions.http.status` where Yoga honours it).
- * contract.md "Errors" is the source of this table.
+ * ../shared/spec/contract.md "Errors" is the source of this table.
  */
 export const ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, message: 'The request is invalid.' },
@@ -31,6 +32,23 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export interface ValidationIssue {
   path: string;
   message: string;
+  /** For a refused limit: its name (src/limits/limits.ts) and number. */
+  limit?: string;
+  max?: number;
+  /** For the summary entry `(more)`: how many issues were left out. */
+  count?: number;
+}
+
+/**
+ * Issues listed in one error: a body of 10,000 bad values must not answer megabytes of details.
+ * Beyond this, a last `{path: '(more)', message, count}` says how many were left out.
+ */
+export const ISSUES_PER_ERROR = 20;
+
+export function cappedIssues(issues: ValidationIssue[]): ValidationIssue[] {
+  if (issues.length <= ISSUES_PER_ERROR) return issues;
+  const more = issues.length - ISSUES_PER_ERROR;
+  return [...issues.slice(0, ISSUES_PER_ERROR), { path: '(more)', message: `${more} more issues`, count: more }];
 }
 
 export class AppError extends Error {
@@ -51,7 +69,7 @@ export class AppError extends Error {
   }
 
   static validation(issues: ValidationIssue[], message = 'The request is invalid.'): AppError {
-    return new AppError('VALIDATION_FAILED', message, issues);
+    return new AppError('VALIDATION_FAILED', message, cappedIssues(issues));
   }
 
   static notFound(what = 'Not found.'): AppError {
@@ -77,10 +95,96 @@ export function errorBody(error: AppError, requestId: string | undefined): Error
   return body;
 }
 
-/** Turns zod-style issues into the contract's `{path, message}` details. */
-export function issuesFrom(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ValidationIssue[] {
-  return issues.map((issue) => ({
-    path: issue.path.map(String).join('.') || '(root)',
-    message: issue.message,
-  }));
+/** The limit a zod `too_big` issue reports, named after what it bounds. */
+const ZOD_LIMITS: Record<string, string> = { array: 'maxItems', set: 'maxItems', string: 'maxLength', number: 'maximum', int: 'maximum', bigint: 'maximum' };
+
+/** Turns zod-style issues into the contract's `{path, message}` details (a bound also names its limit). */
+export function issuesFrom(
+  issues: ReadonlyArray<{
+    path: ReadonlyArray<PropertyKey>;
+    message: string;
+    code?: string;
+    origin?: string;
+    maximum?: unknown;
+    params?: { limit?: string; max?: number };
+    keys?: readonly string[];
+  }>,
+): ValidationIssue[] {
+  return issues.flatMap((issue) => {
+    const path = issue.path.map(String).join('.') || '(root)';
+    // One issue per unknown field, at the field's own path.
+    if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
+      return issue.keys.map((key) => ({ path: [...issue.path.map(String), key].join('.'), message: issue.message }));
+    }
+    if (issue.params?.limit) return { path, message: issue.message, limit: issue.params.limit, max: issue.params.max };
+    const limit = issue.code === 'too_big' ? ZOD_LIMITS[issue.origin ?? ''] : undefined;
+    return limit && typeof issue.maximum === 'number'
+      ? { path, message: issue.message, limit, max: issue.maximum }
+      : { path, message: issue.message };
+  });
+}
+
+/**
+ * The one conversion of anything thrown into the contract's error: our own errors as they are, a
+ * GraphQL error by its `extensions.code` (the code, message, details and headers a masked
+ * AppError carries), body-parser and router failures by what they mean, and everything else
+ * INTERNAL (the caller logs it; nothing of it reaches the client).
+ */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
+  if (error instanceof GraphQLError) return fromGraphQLError(error);
+  // A path that does not decode (`/v1/events/%FF`): the caller's input, not a fault.
+  if (error instanceof URIError) return AppError.validation([{ path: 'params', message: 'The path is not valid percent-encoded UTF-8.' }]);
+  const type = (error as { type?: string } | null)?.type;
+  if (type === 'entity.parse.failed') return new AppError('INVALID_JSON');
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE');
+  return new AppError('INTERNAL');
+}
+
+function fromGraphQLError(error: GraphQLError): AppError {
+  if (error.originalError instanceof AppError) return error.originalError;
+  if (isDatabaseUnavailable(error.originalError)) return databaseUnavailable();
+  const code = error.extensions?.code;
+  const http = error.extensions?.http as { headers?: Record<string, string> } | undefined;
+  if (isErrorCode(code)) return new AppError(code, error.message, error.extensions.details, { ...http?.headers });
+  // A GraphQL-level error without our code (variable coercion, e.g. an Int beyond 32 bits) means
+  // input the operation's types refused: still the caller's input, so a 400, never a 500.
+  if (!error.originalError || error.originalError instanceof GraphQLError) {
+    return AppError.validation([{ path: '(root)', message: error.message }]);
+  }
+  return new AppError('INTERNAL');
+}
+
+/** Prisma's codes for a database it cannot reach or lost (P1001 unreachable … P2024 pool timeout). */
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** The driver adapter's kinds of the same. */
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+/** PostgreSQL's: connection exceptions, and a server shutting down or starting. */
+const UNAVAILABLE_SQLSTATES = /^(08|57P0[1-3])/;
+
+/**
+ * Whether `error` means the database cannot be reached now (down, restarting, out of connections):
+ * the request is answered 503 with Retry-After, since the same request will work once it is back —
+ * a client must not read it as a fault of the request (500).
+ */
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  const e = error as
+    | { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } } }
+    | null;
+  if (!e || typeof e !== 'object' || depth > 3) return false;
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.test(e.code) || SOCKET_CODES.has(e.code))) return true;
+  // What node-postgres throws when a pooled connection dies under a query.
+  if (typeof e.message === 'string' && LOST_CONNECTION.test(e.message)) return true;
+  const cause = e.meta?.driverAdapterError?.cause;
+  if (cause && ((cause.kind !== undefined && UNAVAILABLE_KINDS.has(cause.kind)) || UNAVAILABLE_SQLSTATES.test(cause.originalCode ?? ''))) return true;
+  return isDatabaseUnavailable(e.cause, depth + 1);
+}
+
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+const LOST_CONNECTION = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+export function databaseUnavailable(): AppError {
+  return new AppError('UNAVAILABLE', 'The database cannot be reached just now; try again shortly.', undefined, { 'Retry-After': '1' });
 }

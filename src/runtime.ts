@@ -1,6 +1,7 @@
-import { AuthCache } from './auth/auth-cache.ts';
+import { AUTH_TABLES, AuthCache } from './auth/auth-cache.ts';
+import { ChangeNotices } from './db/change-notices.ts';
 import { ResultCache } from './http/result-cache.ts';
-import { RateLimiter } from './http/rate-limit.ts';
+import { RateLimiter, Throttle } from './limits/rate-limiter.ts';
 import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';
@@ -10,6 +11,9 @@ import { createMailer, type Mailer } from './mail/mailer.ts';
 import { TemporalAccess } from './temporal.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
+/** Every table that announces changes: any of them can change a cached catalogue answer. */
+const CATALOGUE_CHANGES: ReadonlySet<string> = new Set([...AUTH_TABLES, 'sales_channel_events', 'venues', 'events', 'event_occurrences', 'ticket_types', 'inventories']);
+
 /** Long-lived parts shared by every request of one API process. */
 export interface Runtime {
   config: Config;
@@ -17,7 +21,9 @@ export interface Runtime {
   db: Database;
   temporal: TemporalAccess | undefined;
   tokens: TokenService;
-  /** What authentication reads on every request, for a few seconds; see src/auth/auth-cache.ts. */
+  /** PostgreSQL's change notices: what keeps every process's caches true (src/db/change-notices.ts). */
+  notices: ChangeNotices;
+  /** What authentication reads on every request; see src/auth/auth-cache.ts. */
   authCache: AuthCache;
   /** Short-lived results of catalogue queries; see src/http/result-cache.ts. */
   resultCache: ResultCache;
@@ -25,8 +31,12 @@ export interface Runtime {
   mailer: Mailer;
   /** Starts webhook delivery workflows after the transactions that record deliveries commit. */
   dispatcher: WebhookDispatcher;
-  /** Per-client limits of the sales API (src/http/rate-limit.ts). */
+  /** Rate limits shared by every API process (src/limits/rate-limiter.ts). */
   rateLimiter: RateLimiter;
+  /** Set when the process is stopping: readiness answers 503 so load balancers stop sending requests. */
+  draining: boolean;
+  /** Growing delays after failed credential checks, shared by every API process. */
+  throttle: Throttle;
   close(): Promise<void>;
 }
 
@@ -39,20 +49,30 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   if (keys.ephemeral) logger.warn('JWT_SIGNING_KEYS is not set: tokens are signed with a key that dies with this process');
   const mailer = overrides.mailer ?? createMailer(config, db, logger);
   const dispatcher = new WebhookDispatcher(db, temporal, config, logger);
+  const notices = new ChangeNotices(config.DATABASE_URL, logger);
+  const listening = () => notices.listening;
+  const authCache = new AuthCache(undefined, listening);
+  const resultCache = new ResultCache(config.RESULT_CACHE_TTL, listening, CATALOGUE_CHANGES);
+  notices.subscribe(authCache);
+  notices.subscribe(resultCache);
+  notices.start();
   return {
     config,
     logger,
     db,
     temporal,
     tokens: new TokenService(keys, config.ACCESS_TOKEN_TTL),
-    authCache: new AuthCache(),
-    resultCache: new ResultCache(),
+    notices,
+    authCache,
+    resultCache,
     encryptionKey: loadEncryptionKey(config),
     mailer,
     dispatcher,
-    rateLimiter: new RateLimiter(),
+    rateLimiter: new RateLimiter(db),
+    draining: false,
+    throttle: new Throttle(db),
     async close() {
-      await dispatcher.stop();
+      await Promise.all([dispatcher.stop(), notices.stop()]);
       await Promise.allSettled([db.$disconnect(), temporal?.close(), mailer.close()]);
     },
   };

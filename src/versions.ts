@@ -1,6 +1,6 @@
 import { AppError } from './errors.ts';
 
-/** The dated API versions of contract.md, newest last. */
+/** The dated API versions of ../shared/spec/contract.md, newest last. */
 export type VersionStatus = 'current' | 'supported' | 'deprecated' | 'sunset';
 
 export interface ApiVersion {
@@ -74,7 +74,7 @@ export function requireUsableVersion(date: string, source: string): string {
   return version.date;
 }
 
-/** Header, then the organisation's default, then the current version (spec section 9). */
+/** Header, then the organisation's default, then the current version (../shared/spec/service-spec.md §9). */
 export function resolveVersion(header: string | undefined, organisationDefault: string | undefined): string {
   if (header !== undefined && header.trim() !== '') return requireUsableVersion(header.trim(), 'the Service-Version header');
   if (organisationDefault) {

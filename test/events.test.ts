@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.ts';
-import { instantsAt, localParts, startOfLocalDay } from '../src/services/events.ts';
+import { instantsAt, localParts, startOfLocalDay } from '../src/time-zones.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { api, createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from './support/fixtures.ts';
 
@@ -198,7 +198,7 @@ describe('events', () => {
     expect(paths((await post({ tags: Array.from({ length: 51 }, (_, i) => `t${i}`) })).body)).toEqual(['tags']);
     expect(paths((await post({ onSaleDate: 'tomorrow' })).body)).toEqual(['onSaleDate']);
     expect(paths((await post({ onSaleDate: '2026-05-01T10:00:00Z', offSaleDate: '2026-05-01T10:00:00Z' })).body)).toEqual(['offSaleDate']);
-    expect(paths((await post({ colour: 'red' })).body)).toEqual(['(root)']);
+    expect(paths((await post({ colour: 'red' })).body)).toEqual(['colour']);
     expect((await post({ tags: [...Array.from({ length: 50 }, (_, i) => `t${i}`), 't0', 't1'] })).status).toBe(201);
 
     const event = await newEvent({ name: 'Patch me', onSaleDate: '2026-05-01T10:00:00Z' });
@@ -238,19 +238,13 @@ describe('events', () => {
     await addTicketType(b.id, {}, o);
     const removed = await graphql(app, 'mutation($id: String!) { deleteTicketType(id: $id) { success id } }', { id: dropped.id }, as(o.adminToken, o));
     expect(removed.body.data.deleteTicketType).toEqual({ success: true, id: dropped.id });
-    for (const isDeleted of [false, true]) {
-      await app.runtime.db.product.create({
-        data: { id: newId('product'), organisationId: o.organisation.id, accountId: o.account.id, eventId: a.id, name: 'Parking', priceAmount: 500, currency: 'GBP', isDeleted },
-      });
-    }
-
     const got = await api(app, 'GET', `/v1/events/${a.id}`, as(o.adminToken, o));
-    expect(got.body.event).toMatchObject({ occurrenceCount: 2, ticketCount: 1, productCount: 1 });
+    expect(got.body.event).toMatchObject({ occurrenceCount: 2, ticketCount: 1, productCount: 0 });
     const list = await api(app, 'GET', '/v1/events', as(o.adminToken, o));
     const counts = Object.fromEntries(
       list.body.events.map((e: EventBody) => [e.name, [e.occurrenceCount, e.ticketCount, e.productCount]]),
     );
-    expect(counts).toEqual({ Counted: [2, 1, 1], 'Also counted': [1, 3, 0] });
+    expect(counts).toEqual({ Counted: [2, 1, 0], 'Also counted': [1, 3, 0] });
     const types = await api(app, 'GET', `/v1/events/${a.id}/ticket-types`, as(o.adminToken, o));
     expect(types.body.ticketTypes.map((t: { id: string }) => t.id)).toEqual([kept.id]);
     expect((await api(app, 'PATCH', `/v1/ticket-types/${dropped.id}`, { ...as(o.adminToken, o), body: { name: 'x' } })).status).toBe(404);
@@ -397,7 +391,7 @@ describe('event lists: filters', () => {
     expect(await bad('status=live')).toEqual(['query.status']);
     expect(await bad('from=yesterday')).toEqual(['query.from']);
     expect(await bad('to=2026-02-30')).toEqual(['query.to']);
-    expect(await bad('from=2026-07-05&to=2026-07-04')).toEqual(['to']);
+    expect(await bad('from=2026-07-05&to=2026-07-04')).toEqual(['query.to']);
     const graph = await graphql(app, '{ events(status: "live") { nodes { id } } }', {}, as(o.adminToken, o));
     expect(graph.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'status' }] });
   });

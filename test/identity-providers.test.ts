@@ -9,7 +9,8 @@ let app: TestApp;
 let org: TestOrganisation;
 let other: TestOrganisation;
 beforeAll(async () => {
-  app = await startTestApp();
+  // Providers here live at example.com names that do not resolve offline: no address check.
+  app = await startTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
   [org, other] = await Promise.all([createOrganisation(app, 'idp'), createOrganisation(app, 'idp-other')]);
 });
 afterAll(async () => {

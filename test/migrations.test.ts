@@ -19,10 +19,10 @@ function prisma(args: string[], databaseUrl: string) {
 const TABLES = [
   'organisations', 'accounts', 'people', 'password_credentials', 'users', 'refresh_tokens', 'identity_providers',
   'invitations', 'roles', 'role_assignments', 'api_keys', 'embed_sessions', 'venues', 'events', 'event_occurrences',
-  'ticket_types', 'products', 'inventories', 'sales_channels', 'sales_channel_events', 'channel_keys', 'customers',
+  'ticket_types', 'inventories', 'sales_channels', 'sales_channel_events', 'channel_keys', 'customers',
   'customer_login_codes', 'sales_sessions', 'carts', 'cart_items', 'orders', 'order_line_items', 'payments', 'passes',
   'entitlements', 'redemptions', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts',
-  'webhook_leases', 'webhook_task_runs', 'outbox_messages',
+  'outbox_messages', 'rate_limit_windows', 'throttles', 'idempotency_keys', 'periodic_tasks', 'webhook_leases', 'webhook_task_runs',
 ];
 
 describe('the committed migrations', () => {

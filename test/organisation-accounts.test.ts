@@ -131,7 +131,7 @@ describe('accounts', () => {
   it('validates input and query strings', async () => {
     const res = await api(app, 'POST', '/v1/accounts', { ...admin(), body: { name: '', status: 'paused' } });
     expect(res.status).toBe(400);
-    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['status']);
+    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['name', 'status']);
     const empty = await api(app, 'POST', '/v1/accounts', { ...admin(), body: { name: ' ' } });
     expect(empty.body.details[0].path).toBe('name');
     for (const limit of ['0', '101', 'abc', '-1', '2.5']) {

@@ -472,12 +472,16 @@ describe('Prisma CLI through the Wasm schema engine', () => {
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCK_KEY]);
       const deploy = prisma(project, ['migrate', 'deploy'], { databaseUrl: url });
-      await new Promise((resolveDelay) => setTimeout(resolveDelay, 3000));
-      const waiting = await query<{ count: string }>(
-        url,
-        `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`,
-        [ADVISORY_LOCK_KEY],
-      );
+      // The CLI takes a few seconds to start (more on a busy machine): wait until it waits.
+      let waiting: Array<{ count: string }> = [];
+      for (let tries = 0; tries < 120 && waiting[0]?.count !== '1'; tries += 1) {
+        await new Promise((resolveDelay) => setTimeout(resolveDelay, 250));
+        waiting = await query<{ count: string }>(
+          url,
+          `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`,
+          [ADVISORY_LOCK_KEY],
+        );
+      }
       expect(waiting[0]?.count).toBe('1');
       expect((await appliedMigrations(url)).map((row) => row.migration_name)).not.toContain(PENDING_MIGRATION);
 

@@ -5,6 +5,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { spawnProcess, type Spawned } from './support/process.ts';
 
+async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 /**
  * The README's first command with nothing configured: embedded PGlite and Temporal dev server,
  * migrations, the demo organisation, the API and a worker. (It uses the fixed embedded ports
@@ -56,7 +64,22 @@ describe('npm start with the embedded defaults', () => {
     const ui = await fetch('http://127.0.0.1:8233/');
     expect(ui.status).toBe(200);
 
+    // Crashes are survived, not spread: a killed worker is restarted while the API keeps answering,
+    // and a killed API is restarted while the worker keeps running.
+    const pidOf = (name: string) => Number([...started!.output().matchAll(new RegExp(`${name} started \\(pid (\\d+)\\)`, 'g'))].at(-1)![1]);
+    const worker = pidOf('worker');
+    process.kill(worker, 'SIGKILL');
+    await started.waitFor(/worker exited \(SIGKILL\); restarting in 1 s/, 10_000);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    await waitUntil(() => pidOf('worker') !== worker, 30_000);
+    const api = pidOf('api');
+    const restartedWorker = pidOf('worker');
+    process.kill(api, 'SIGKILL');
+    await started.waitFor(/api exited \(SIGKILL\); restarting in 1 s/, 10_000);
+    await waitUntil(async () => pidOf('api') !== api && (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)), 60_000);
+    expect(() => process.kill(restartedWorker, 0)).not.toThrow();
+
     expect(await started.stop('SIGTERM')).toBe(0);
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
-  }, 240_000);
+  }, 360_000);
 });

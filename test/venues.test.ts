@@ -97,7 +97,7 @@ describe('venues', () => {
     const venue = await createVenue({ accountId: org.account.id, name: 'Patch target' });
     const patch = await api(app, 'PATCH', `/v1/venues/${venue.id}`, { ...as(org.adminToken), body: { name: null, timezone: 'Nowhere/Land' } });
     expect(patch.status).toBe(400);
-    expect(paths(patch.body)).toEqual(['name']);
+    expect(paths(patch.body)).toEqual(['name', 'timezone']);
     const patchZone = await api(app, 'PATCH', `/v1/venues/${venue.id}`, { ...as(org.adminToken), body: { timezone: 'Nowhere/Land' } });
     expect(paths(patchZone.body)).toEqual(['timezone']);
     const moveAccount = await api(app, 'PATCH', `/v1/venues/${venue.id}`, { ...as(org.adminToken), body: { accountId: second.id } });

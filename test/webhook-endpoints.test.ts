@@ -174,7 +174,7 @@ describe('POST /webhook-endpoints', () => {
     expect(paths(await post({ accountId: org.account.id }))).toEqual(['url']);
     expect(paths(await post({ url: RECEIVER }))).toEqual(['accountId']);
     expect(paths(await post({ accountId: org.account.id, url: RECEIVER, description: 'x'.repeat(501) }))).toEqual(['description']);
-    expect(paths(await post({ accountId: org.account.id, url: RECEIVER, secret: 'whsec_mine' }))).toEqual(['(root)']);
+    expect(paths(await post({ accountId: org.account.id, url: RECEIVER, secret: 'whsec_mine' }))).toEqual(['secret']);
     expect(paths(await post({ accountId: org.account.id, url: RECEIVER, apiVersion: 'latest' }))).toEqual(['apiVersion']);
     for (const apiVersion of ['2024-11-01', '2030-01-01']) {
       const res = await post({ accountId: org.account.id, url: RECEIVER, apiVersion });

@@ -30,7 +30,8 @@ function workerEnv(taskQueue: string, extra: Record<string, string> = {}) {
   };
 }
 
-describe('npm run worker', () => {
+// Each test starts worker processes that bundle the workflows first: seconds, more on a busy machine.
+describe('npm run worker', { timeout: 120_000 }, () => {
   it('two workers on one task queue run workflows end to end against the real Temporal server', async () => {
     const taskQueue = `worker-test-${Date.now()}`;
     const workers: Spawned[] = [
@@ -66,6 +67,7 @@ describe('npm run worker', () => {
         NODE_ENV: 'production',
         JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'k1', secret: 'x'.repeat(32) }]),
         SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+        MAIL_OUTBOX_ALLOWED: 'true',
       }),
     );
     try {

@@ -7,6 +7,9 @@ import { TemporalAccess } from '../src/temporal.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { ensureSearchAttributes } from '../src/webhooks/starts.ts';
 import { startHoldSweep } from '../src/services/orders.ts';
+import { pruneLimits } from '../src/limits/rate-limiter.ts';
+import { pruneIdempotencyKeys } from '../src/http/idempotency.ts';
+import { runPeriodically } from '../src/db/periodic.ts';
 import { createWorker } from './worker.ts';
 
 /**
@@ -55,8 +58,12 @@ async function main(): Promise<void> {
   dispatcher.start();
   // Pending orders whose hold ran out are cancelled and their tickets put back on sale.
   const holds = startHoldSweep({ db, dispatcher, logger });
+  // Rate-limit windows and throttles that can no longer refuse anyone, and idempotency keys past
+  // their day, are deleted.
+  const prune = runPeriodically(db, 'prune', 10 * 60_000, () => Promise.all([pruneLimits(db, logger), pruneIdempotencyKeys(db)]), logger);
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE, pid: process.pid }, 'worker running');
   await worker.run();
+  await prune.stop();
   await holds.stop();
   await dispatcher.stop();
   await Promise.allSettled([temporal?.close(), connection.close()]);

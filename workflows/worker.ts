@@ -7,7 +7,8 @@ import type { Database } from '../src/db/client.ts';
 import type { Logger } from '../src/log.ts';
 import { createActivities } from './activities.ts';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows.ts', import.meta.url));
+// Beside this file: workflows.ts in the sources, workflows.js in a build (dist/workflows/).
+export const WORKFLOWS_PATH = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './workflows.ts' : './workflows.js', import.meta.url));
 /** Written by `npm run build:workflows`; a production worker runs this file. */
 export const WORKFLOW_BUNDLE_PATH = fileURLToPath(new URL('./bundle/workflows.js', import.meta.url));
 

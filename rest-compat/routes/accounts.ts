@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { createAccountInput, updateAccountInput } from '../../src/services/accounts.ts';
+import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { statusOf } from '../../src/statuses.ts';
 
 export const ACCOUNT_FIELDS = 'id organisationId name status isDeleted createdAt updatedAt';
 
@@ -8,13 +11,12 @@ export const account = z.object({
   id: z.string(),
   organisationId: z.string(),
   name: z.string(),
-  status: z.enum(['active', 'inactive']),
+  status: statusOf('account'),
   isDeleted: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 
-const status = z.enum(['active', 'inactive']);
 
 export const accountsRoutes: RestRoute[] = [
   {
@@ -24,8 +26,8 @@ export const accountsRoutes: RestRoute[] = [
     tag: 'Accounts',
     organisation: true,
     operation: `query Accounts($page: Int, $limit: Int) { accounts(page: $page, limit: $limit) { nodes { ${ACCOUNT_FIELDS} } ${PAGINATION_FIELDS} } }`,
-    query: z.object(pageQuery),
-    variables: ({ query }) => query,
+    query: listQuery(),
+    bind: { '...': 'query' },
     result: (data) => ({ accounts: data.accounts.nodes, pagination: data.accounts.pagination }),
     response: z.object({ accounts: z.array(account), pagination }),
   },
@@ -36,8 +38,8 @@ export const accountsRoutes: RestRoute[] = [
     tag: 'Accounts',
     organisation: true,
     operation: `mutation CreateAccount($input: CreateAccountInput!) { createAccount(input: $input) { ${ACCOUNT_FIELDS} } }`,
-    body: z.strictObject({ name: z.string(), status: status.optional() }),
-    variables: ({ body }) => ({ input: body }),
+    body: createAccountInput,
+    bind: { input: 'body' },
     result: (data) => ({ account: data.createAccount }),
     status: 201,
     response: z.object({ account }),
@@ -50,7 +52,7 @@ export const accountsRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Account($id: String!) { account(id: $id) { ${ACCOUNT_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ account: data.account }),
     response: z.object({ account }),
   },
@@ -62,8 +64,8 @@ export const accountsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation UpdateAccount($id: String!, $input: UpdateAccountInput!) { updateAccount(id: $id, input: $input) { ${ACCOUNT_FIELDS} } }`,
     params: idParam,
-    body: z.strictObject({ name: z.string().optional(), status: status.optional() }),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    body: updateAccountInput,
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ account: data.updateAccount }),
     response: z.object({ account }),
   },
@@ -75,7 +77,7 @@ export const accountsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation DeleteAccount($id: String!) { deleteAccount(id: $id) { success id } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => data.deleteAccount,
     response: deleted,
   },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createApiKeyInput } from '../../src/services/api-keys.ts';
 import type { RestRoute } from '../route.ts';
 
 const FIELDS = 'id organisationId accountId name keyPrefix scopes createdBy createdAt lastUsedAt expiresAt revokedAt';
@@ -35,13 +36,8 @@ export const apiKeysRoutes: RestRoute[] = [
     tag: 'API keys',
     organisation: true,
     operation: `mutation CreateApiKey($input: CreateApiKeyInput!) { createApiKey(input: $input) { apiKey { ${FIELDS} } key } }`,
-    body: z.strictObject({
-      name: z.string(),
-      scopes: z.array(z.string()),
-      accountId: z.string().nullish(),
-      expiresAt: z.string().nullish(),
-    }),
-    variables: ({ body }) => ({ input: body }),
+    body: createApiKeyInput,
+    bind: { input: 'body' },
     result: (data) => data.createApiKey,
     status: 201,
     response: z.object({ apiKey, key: z.string() }),
@@ -54,7 +50,7 @@ export const apiKeysRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation RevokeApiKey($id: String!) { revokeApiKey(id: $id) { ${FIELDS} } }`,
     params: z.object({ id: z.string().min(1).max(100) }),
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ apiKey: data.revokeApiKey }),
     response: z.object({ apiKey }),
   },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { loginInput, refreshInput } from '../../src/services/sessions.ts';
 import type { RestRoute } from '../route.ts';
 
 const SIGN_IN_FIELDS = 'accessToken refreshToken expiresAt user { id email firstName lastName }';
@@ -20,8 +21,8 @@ export const authRoutes: RestRoute[] = [
     tag: 'Authentication',
     organisation: false,
     operation: `mutation Login($input: LoginInput!) { login(input: $input) { ${SIGN_IN_FIELDS} } }`,
-    body: z.object({ email: z.email(), password: z.string().min(1) }),
-    variables: ({ body }) => ({ input: body }),
+    body: loginInput,
+    bind: { input: 'body' },
     result: (data) => data.login,
     response: signInResult,
   },
@@ -32,8 +33,8 @@ export const authRoutes: RestRoute[] = [
     tag: 'Authentication',
     organisation: false,
     operation: `mutation Refresh($input: RefreshTokenInput!) { refreshTokens(input: $input) { accessToken refreshToken } }`,
-    body: refreshBody,
-    variables: ({ body }) => ({ input: body }),
+    body: refreshInput,
+    bind: { input: 'body' },
     result: (data) => data.refreshTokens,
     response: z.object({ accessToken: z.string(), refreshToken: z.string() }),
   },
@@ -44,8 +45,8 @@ export const authRoutes: RestRoute[] = [
     tag: 'Authentication',
     organisation: false,
     operation: `mutation Logout($input: RefreshTokenInput!) { logout(input: $input) }`,
-    body: refreshBody,
-    variables: ({ body }) => ({ input: body }),
+    body: refreshInput,
+    bind: { input: 'body' },
     result: () => ({ success: true }),
     response: z.object({ success: z.boolean() }),
   },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createEmbedSessionInput } from '../../src/services/embed-sessions.ts';
 import type { RestRoute } from '../route.ts';
 
 const organisation = z.object({ id: z.string(), slug: z.string() });
@@ -13,12 +14,8 @@ export const embedSessionsRoutes: RestRoute[] = [
     operation: `mutation CreateEmbedSession($input: CreateEmbedSessionInput) {
       createEmbedSession(input: $input) { token expiresAt accountId organisation { id slug } }
     }`,
-    body: z.strictObject({
-      accountId: z.string().optional(),
-      scopes: z.array(z.string()).optional(),
-      expiresInSeconds: z.number().int().optional(),
-    }),
-    variables: ({ body }) => ({ input: body }),
+    body: createEmbedSessionInput,
+    bind: { input: 'body' },
     result: (data) => data.createEmbedSession,
     status: 201,
     response: z.object({ token: z.string(), expiresAt: z.string(), accountId: z.string(), organisation }),

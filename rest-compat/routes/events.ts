@@ -1,29 +1,12 @@
 import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
+import { idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
+import { listQuery } from '../../src/pagination.ts';
+import { createEventInput, listEventsFilters, updateEventInput } from '../../src/services/events.ts';
+import { createOccurrenceInput } from '../../src/services/occurrences.ts';
+import { createTicketTypeInput, updateTicketTypeInput } from '../../src/services/ticket-types.ts';
+import { statusOf } from '../../src/statuses.ts';
 
-/** Query-string integers arrive as text: whole numbers only, then the range. */
-function wholeNumber(min: number, max: number, message: string) {
-  return z.string().regex(/^\d{1,9}$/, message).transform(Number).pipe(z.number().int().min(min, message).max(max, message));
-}
-
-/** `page` (from 1) and `limit` (1 to 100, default 20), the query of every /v1 list. */
-export const pageQuery = {
-  page: wholeNumber(1, 1_000_000_000, 'a whole number from 1').optional(),
-  limit: wholeNumber(1, 100, 'a whole number from 1 to 100').optional(),
-};
-
-export const PAGINATION_FIELDS = 'pagination { page limit total totalPages hasNext hasPrev }';
-
-export const pagination = z.object({
-  page: z.number(),
-  limit: z.number(),
-  total: z.number(),
-  totalPages: z.number(),
-  hasNext: z.boolean(),
-  hasPrev: z.boolean(),
-});
-
-export const idParam = z.object({ id: z.string().min(1).max(100) });
 
 const EVENT_FIELDS = `id organisationId accountId name description status venueId timezone onSaleDate offSaleDate
   occurrenceCount ticketCount productCount tags isDeleted createdAt updatedAt createdBy`;
@@ -31,7 +14,6 @@ const OCCURRENCE_FIELDS = 'id organisationId accountId eventId startDate startTi
 const TICKET_TYPE_FIELDS = `id organisationId accountId eventId name description priceAmount currency capacity maxPerOrder
   salesStartAt salesEndAt createdAt updatedAt`;
 
-const EVENT_STATUSES = ['draft', 'published', 'on_sale', 'sold_out', 'completed', 'cancelled'] as const;
 
 const event = z.object({
   id: z.string(),
@@ -39,7 +21,7 @@ const event = z.object({
   accountId: z.string(),
   name: z.string(),
   description: z.string().nullable(),
-  status: z.enum(EVENT_STATUSES),
+  status: statusOf('event'),
   venueId: z.string().nullable(),
   timezone: z.string(),
   onSaleDate: z.string().nullable(),
@@ -64,7 +46,7 @@ const eventOccurrence = z.object({
   endDate: z.string().nullable(),
   endTime: z.string().nullable(),
   timezone: z.string(),
-  status: z.enum(['scheduled', 'cancelled']),
+  status: statusOf('occurrence'),
   capacity: z.number().nullable(),
 });
 
@@ -85,30 +67,6 @@ const ticketType = z.object({
   updatedAt: z.string(),
 });
 
-const DATE_OR_INSTANT = 'a date (YYYY-MM-DD) or an ISO 8601 date and time with Z or an offset';
-
-const eventBody = {
-  name: z.string(),
-  description: z.string().nullish(),
-  status: z.enum(EVENT_STATUSES, { error: `one of ${EVENT_STATUSES.join(', ')}` }),
-  venueId: z.string().nullish(),
-  timezone: z.string(),
-  onSaleDate: z.string().nullish(),
-  offSaleDate: z.string().nullish(),
-  tags: z.array(z.string()),
-};
-
-const ticketTypeBody = {
-  name: z.string(),
-  description: z.string().nullish(),
-  priceAmount: z.int32(),
-  currency: z.string(),
-  capacity: z.int32().nullish(),
-  maxPerOrder: z.int32().nullish(),
-  salesStartAt: z.string().nullish(),
-  salesEndAt: z.string().nullish(),
-};
-
 export const eventsRoutes: RestRoute[] = [
   {
     method: 'GET',
@@ -122,15 +80,8 @@ export const eventsRoutes: RestRoute[] = [
         nodes { ${EVENT_FIELDS} } ${PAGINATION_FIELDS}
       }
     }`,
-    query: z.object({
-      ...pageQuery,
-      status: z.enum(EVENT_STATUSES, { error: `one of ${EVENT_STATUSES.join(', ')}` }).optional(),
-      accountId: z.string().min(1).max(100).optional(),
-      q: z.string().max(200).optional(),
-      from: z.union([z.iso.date(), z.iso.datetime({ offset: true })], { error: DATE_OR_INSTANT }).optional(),
-      to: z.union([z.iso.date(), z.iso.datetime({ offset: true })], { error: DATE_OR_INSTANT }).optional(),
-    }),
-    variables: ({ query }) => query,
+    query: listQuery(listEventsFilters),
+    bind: { '...': 'query' },
     result: (data) => ({ events: data.events.nodes, pagination: data.events.pagination }),
     response: z.object({ events: z.array(event), pagination }),
   },
@@ -141,14 +92,8 @@ export const eventsRoutes: RestRoute[] = [
     tag: 'Events',
     organisation: true,
     operation: `mutation CreateEvent($input: CreateEventInput!) { createEvent(input: $input) { ${EVENT_FIELDS} } }`,
-    body: z.strictObject({
-      accountId: z.string(),
-      ...eventBody,
-      status: eventBody.status.optional(),
-      timezone: eventBody.timezone.nullish(),
-      tags: eventBody.tags.optional(),
-    }),
-    variables: ({ body }) => ({ input: body }),
+    body: createEventInput,
+    bind: { input: 'body' },
     result: (data) => ({ event: data.createEvent }),
     status: 201,
     response: z.object({ event }),
@@ -161,7 +106,7 @@ export const eventsRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Event($id: String!) { event(id: $id) { ${EVENT_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ event: data.event }),
     response: z.object({ event }),
   },
@@ -173,8 +118,8 @@ export const eventsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation UpdateEvent($id: String!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { ${EVENT_FIELDS} } }`,
     params: idParam,
-    body: z.strictObject(eventBody).partial(),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    body: updateEventInput,
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ event: data.updateEvent }),
     response: z.object({ event }),
   },
@@ -186,7 +131,7 @@ export const eventsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation DeleteEvent($id: String!) { deleteEvent(id: $id) { success id } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => data.deleteEvent,
     response: z.object({ success: z.boolean(), id: z.string() }),
   },
@@ -200,8 +145,8 @@ export const eventsRoutes: RestRoute[] = [
       eventOccurrences(eventId: $eventId, page: $page, limit: $limit) { nodes { ${OCCURRENCE_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
     params: idParam,
-    query: z.object(pageQuery),
-    variables: ({ params, query }) => ({ eventId: params.id, ...query }),
+    query: listQuery(),
+    bind: { eventId: 'params.id', '...': 'query' },
     result: (data) => ({ eventOccurrences: data.eventOccurrences.nodes, pagination: data.eventOccurrences.pagination }),
     response: z.object({ eventOccurrences: z.array(eventOccurrence), pagination }),
   },
@@ -216,16 +161,8 @@ export const eventsRoutes: RestRoute[] = [
       createEventOccurrence(eventId: $eventId, input: $input) { ${OCCURRENCE_FIELDS} }
     }`,
     params: idParam,
-    body: z.strictObject({
-      startDate: z.string(),
-      startTime: z.string(),
-      endDate: z.string().nullish(),
-      endTime: z.string().nullish(),
-      timezone: z.string().nullish(),
-      status: z.enum(['scheduled', 'cancelled'], { error: 'scheduled or cancelled' }).optional(),
-      capacity: z.int32().nullish(),
-    }),
-    variables: ({ params, body }) => ({ eventId: params.id, input: body }),
+    body: createOccurrenceInput,
+    bind: { eventId: 'params.id', input: 'body' },
     result: (data) => ({ eventOccurrence: data.createEventOccurrence }),
     status: 201,
     response: z.object({ eventOccurrence }),
@@ -240,8 +177,8 @@ export const eventsRoutes: RestRoute[] = [
       ticketTypes(eventId: $eventId, page: $page, limit: $limit) { nodes { ${TICKET_TYPE_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
     params: idParam,
-    query: z.object(pageQuery),
-    variables: ({ params, query }) => ({ eventId: params.id, ...query }),
+    query: listQuery(),
+    bind: { eventId: 'params.id', '...': 'query' },
     result: (data) => ({ ticketTypes: data.ticketTypes.nodes, pagination: data.ticketTypes.pagination }),
     response: z.object({ ticketTypes: z.array(ticketType), pagination }),
   },
@@ -255,8 +192,8 @@ export const eventsRoutes: RestRoute[] = [
       createTicketType(eventId: $eventId, input: $input) { ${TICKET_TYPE_FIELDS} }
     }`,
     params: idParam,
-    body: z.strictObject(ticketTypeBody),
-    variables: ({ params, body }) => ({ eventId: params.id, input: body }),
+    body: createTicketTypeInput,
+    bind: { eventId: 'params.id', input: 'body' },
     result: (data) => ({ ticketType: data.createTicketType }),
     status: 201,
     response: z.object({ ticketType }),
@@ -271,8 +208,8 @@ export const eventsRoutes: RestRoute[] = [
       updateTicketType(id: $id, input: $input) { ${TICKET_TYPE_FIELDS} }
     }`,
     params: idParam,
-    body: z.strictObject(ticketTypeBody).partial(),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    body: updateTicketTypeInput,
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ ticketType: data.updateTicketType }),
     response: z.object({ ticketType }),
   },

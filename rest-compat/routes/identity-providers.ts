@@ -3,6 +3,7 @@ import {
   createIdentityProviderInput,
   updateIdentityProviderInput,
 } from '../../src/services/identity-providers.ts';
+import { federateInput } from '../../src/services/federate.ts';
 import type { RestRoute } from '../route.ts';
 import { signInResult } from './auth.ts';
 
@@ -60,7 +61,7 @@ export const identityProvidersRoutes: RestRoute[] = [
       createIdentityProvider(input: $input) { ${PROVIDER_FIELDS} }
     }`,
     body: createIdentityProviderInput,
-    variables: ({ body }) => ({ input: body }),
+    bind: { input: 'body' },
     result: (data) => ({ provider: data.createIdentityProvider }),
     status: 201,
     response: z.object({ provider: identityProvider }),
@@ -73,7 +74,7 @@ export const identityProvidersRoutes: RestRoute[] = [
     organisation: true,
     operation: `query IdentityProvider($id: String!) { identityProvider(id: $id) { ${PROVIDER_FIELDS} } }`,
     params: idParams,
-    variables: ({ params }) => ({ id: params.id }),
+    bind: { id: 'params.id' },
     result: (data) => ({ provider: data.identityProvider }),
     response: z.object({ provider: identityProvider }),
   },
@@ -89,7 +90,7 @@ export const identityProvidersRoutes: RestRoute[] = [
     }`,
     params: idParams,
     body: updateIdentityProviderInput,
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ provider: data.updateIdentityProvider }),
     response: z.object({ provider: identityProvider }),
   },
@@ -104,8 +105,8 @@ export const identityProvidersRoutes: RestRoute[] = [
     operation: `mutation Federate($input: FederateInput!) {
       federate(input: $input) { accessToken refreshToken expiresAt user { id email firstName lastName } }
     }`,
-    body: z.object({ token: z.string().min(1) }),
-    variables: ({ body }) => ({ input: body }),
+    body: federateInput,
+    bind: { input: 'body' },
     result: (data) => data.federate,
     response: signInResult,
   },

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { createInvitationInput, redeemInvitationInput } from '../../src/services/invitations.ts';
-import { MAX_LIMIT } from '../../schema/pagination.ts';
+import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
 import { signInResult } from './auth.ts';
 
-/** Spec section 2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
+/** ../shared/spec/service-spec.md §2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
 const FIELDS = 'id organisationId userId code email expiresAt redeemedAt createdAt';
 
 const invitation = z.object({
@@ -39,15 +39,12 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Invitations($page: Int, $limit: Int) {
       invitations(page: $page, limit: $limit) {
-        invitations { ${FIELDS} } pagination { page limit total totalPages hasNext hasPrev }
+        nodes { ${FIELDS} } pagination { page limit total totalPages hasNext hasPrev }
       }
     }`,
-    query: z.object({
-      page: z.coerce.number().int().min(1).optional(),
-      limit: z.coerce.number().int().min(1).max(MAX_LIMIT).optional(),
-    }),
-    variables: ({ query }) => ({ page: query.page ?? null, limit: query.limit ?? null }),
-    result: (data) => data.invitations,
+    query: listQuery(),
+    bind: { '...': 'query' },
+    result: (data) => ({ invitations: data.invitations.nodes, pagination: data.invitations.pagination }),
     response: z.object({ invitations: z.array(invitation), pagination }),
   },
   {
@@ -59,7 +56,7 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation CreateInvitation($input: CreateInvitationInput!) { createInvitation(input: $input) { ${FIELDS} } }`,
     body: createInvitationInput,
-    variables: ({ body }) => ({ input: body }),
+    bind: { input: 'body' },
     result: (data) => ({ invitation: data.createInvitation }),
     status: 201,
     response: z.object({ invitation }),
@@ -72,7 +69,7 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Invitation($id: String!) { invitation(id: $id) { ${FIELDS} } }`,
     params: byId,
-    variables: ({ params }) => ({ id: params.id }),
+    bind: { id: 'params.id' },
     result: (data) => ({ invitation: data.invitation }),
     response: z.object({ invitation }),
   },
@@ -84,7 +81,7 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation DeleteInvitation($id: String!) { deleteInvitation(id: $id) { success id } }`,
     params: byId,
-    variables: ({ params }) => ({ id: params.id }),
+    bind: { id: 'params.id' },
     result: (data) => data.deleteInvitation,
     response: z.object({ success: z.boolean(), id: z.string() }),
   },
@@ -96,21 +93,24 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation ResendInvitation($id: String!) { resendInvitation(id: $id) { ${FIELDS} } }`,
     params: byId,
-    variables: ({ params }) => ({ id: params.id }),
+    bind: { id: 'params.id' },
     result: (data) => ({ invitation: data.resendInvitation }),
     response: z.object({ invitation }),
   },
   {
     method: 'POST',
     path: '/auth/invitations/redeem',
-    summary: "Accept an invitation with its code and a password; answers a session in the invitation's organisation.",
+    summary:
+      "Accept an invitation with the code from its mail and a password (the new account's; or, for an email that already has an account, its current password, which the person's own session as Authorization: Bearer may replace); answers a session in the invitation's organisation.",
     tag: 'Authentication',
     organisation: false,
     operation: `mutation RedeemInvitation($input: RedeemInvitationInput!) {
       redeemInvitation(input: $input) { accessToken refreshToken expiresAt user { id email firstName lastName } }
     }`,
-    body: redeemInvitationInput,
-    variables: ({ body }) => ({ input: body }),
+    // Whether the password may be left out depends on the caller (their own session may stand in for
+    // it): the service validates the body with that knowledge and names every missing field.
+    body: redeemInvitationInput.partial(),
+    bind: { input: 'body' },
     result: (data) => data.redeemInvitation,
     response: signInResult,
   },

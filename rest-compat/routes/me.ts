@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { myPermissionsFilters } from '../../src/services/me.ts';
 import type { RestRoute } from '../route.ts';
 
 const word = z.string().regex(/^([A-Za-z0-9_]+|\*)$/, 'a word (letters, digits, underscore) or *');
@@ -77,8 +78,8 @@ export const meRoutes: RestRoute[] = [
         permissions { permission accounts isAllAccounts } isOrgAdmin filters { resource action }
       }
     }`,
-    query: z.object({ resource: word.optional(), action: word.optional() }),
-    variables: ({ query }) => ({ resource: query.resource ?? null, action: query.action ?? null }),
+    query: myPermissionsFilters,
+    bind: { '...': 'query' },
     result: (data) => data.myPermissions,
     response: z.object({
       permissions: z.array(z.object({ permission: z.string(), accounts: z.array(z.string()), isAllAccounts: z.boolean() })),

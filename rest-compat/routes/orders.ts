@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { listQuery } from '../../src/pagination.ts';
+import { listOrdersFilters } from '../../src/services/orders.ts';
+import { listCustomersFilters } from '../../src/services/customers.ts';
+import { listPassesFilters, redeemPassInput } from '../../src/services/passes.ts';
 import type { RestRoute } from '../route.ts';
 import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
 import { CUSTOMER_FIELDS, ORDER_FIELDS, PASS_FIELDS, REDEMPTION_FIELDS, customer, order, pass, redemption } from '../shapes/orders.ts';
@@ -14,14 +18,8 @@ export const ordersRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Orders($status: OrderStatus, $customerId: String, $accountId: String, $channelId: String, $page: Int, $limit: Int) {
       orders(status: $status, customerId: $customerId, accountId: $accountId, channelId: $channelId, page: $page, limit: $limit) { nodes { ${ORDER_FIELDS} } ${PAGINATION_FIELDS} } }`,
-    query: z.object({
-      status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).optional(),
-      customerId: id.optional(),
-      accountId: id.optional(),
-      channelId: id.optional(),
-      ...pageQuery,
-    }),
-    variables: ({ query }) => query,
+    query: listQuery(listOrdersFilters),
+    bind: { '...': 'query' },
     result: (data) => ({ orders: data.orders.nodes, pagination: data.orders.pagination }),
     response: z.object({ orders: z.array(order), pagination }),
   },
@@ -33,7 +31,7 @@ export const ordersRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Order($id: String!) { order(id: $id) { ${ORDER_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ order: data.order }),
     response: z.object({ order }),
   },
@@ -46,7 +44,7 @@ export const ordersRoutes: RestRoute[] = [
     operation: `mutation CancelOrder($id: String!) { cancelOrder(id: $id) { ${ORDER_FIELDS} } }`,
     params: idParam,
     body: z.strictObject({}),
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ order: data.cancelOrder }),
     response: z.object({ order }),
   },
@@ -59,7 +57,7 @@ export const ordersRoutes: RestRoute[] = [
     operation: `mutation RefundOrder($id: String!) { refundOrder(id: $id) { ${ORDER_FIELDS} } }`,
     params: idParam,
     body: z.strictObject({}),
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ order: data.refundOrder }),
     response: z.object({ order }),
   },
@@ -71,8 +69,8 @@ export const ordersRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Customers($email: String, $accountId: String, $page: Int, $limit: Int) {
       customers(email: $email, accountId: $accountId, page: $page, limit: $limit) { nodes { ${CUSTOMER_FIELDS} } ${PAGINATION_FIELDS} } }`,
-    query: z.object({ email: z.string().min(1).max(254).optional(), accountId: id.optional(), ...pageQuery }),
-    variables: ({ query }) => query,
+    query: listQuery(listCustomersFilters),
+    bind: { '...': 'query' },
     result: (data) => ({ customers: data.customers.nodes, pagination: data.customers.pagination }),
     response: z.object({ customers: z.array(customer), pagination }),
   },
@@ -84,7 +82,7 @@ export const ordersRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Customer($id: String!) { customer(id: $id) { ${CUSTOMER_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ customer: data.customer }),
     response: z.object({ customer }),
   },
@@ -97,15 +95,8 @@ export const ordersRoutes: RestRoute[] = [
     operation: `query Passes($orderId: String, $customerId: String, $occurrenceId: String, $status: PassStatus, $accountId: String, $page: Int, $limit: Int) {
       passes(orderId: $orderId, customerId: $customerId, occurrenceId: $occurrenceId, status: $status, accountId: $accountId, page: $page, limit: $limit) {
         nodes { ${PASS_FIELDS} } ${PAGINATION_FIELDS} } }`,
-    query: z.object({
-      orderId: id.optional(),
-      customerId: id.optional(),
-      occurrenceId: id.optional(),
-      status: z.enum(['issued', 'redeemed', 'void']).optional(),
-      accountId: id.optional(),
-      ...pageQuery,
-    }),
-    variables: ({ query }) => query,
+    query: listQuery(listPassesFilters),
+    bind: { '...': 'query' },
     result: (data) => ({ passes: data.passes.nodes, pagination: data.passes.pagination }),
     response: z.object({ passes: z.array(pass), pagination }),
   },
@@ -117,7 +108,7 @@ export const ordersRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Pass($id: String!) { pass(id: $id) { ${PASS_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ pass: data.pass }),
     response: z.object({ pass }),
   },
@@ -131,7 +122,7 @@ export const ordersRoutes: RestRoute[] = [
     operation: `mutation RedeemPass($passId: String, $occurrenceId: String) { redeemPass(passId: $passId, occurrenceId: $occurrenceId) { ${REDEMPTION_FIELDS} } }`,
     params: idParam,
     body: z.strictObject({ occurrenceId: z.string().min(1).max(100).optional() }),
-    variables: ({ params, body }) => ({ passId: params.id, ...body }),
+    bind: { passId: 'params.id', '...': 'body' },
     result: (data) => ({ redemption: data.redeemPass }),
     status: 201,
     response: z.object({ redemption }),
@@ -145,7 +136,7 @@ export const ordersRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation RedeemCode($code: String, $occurrenceId: String) { redeemPass(code: $code, occurrenceId: $occurrenceId) { ${REDEMPTION_FIELDS} } }`,
     body: z.strictObject({ code: z.string().min(1).max(100), occurrenceId: z.string().min(1).max(100).optional() }),
-    variables: ({ body }) => body,
+    bind: { '...': 'body' },
     result: (data) => ({ redemption: data.redeemPass }),
     status: 201,
     response: z.object({ redemption }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { updateOrganisationInput } from '../../src/services/organisation.ts';
 import type { RestRoute } from '../route.ts';
 
 export const ORGANISATION_FIELDS = 'id name primaryColor secondaryColor logoUrl metadata apiVersion createdAt updatedAt';
@@ -33,15 +34,8 @@ export const organisationRoutes: RestRoute[] = [
     tag: 'Organisation',
     organisation: true,
     operation: `mutation UpdateOrganisation($input: UpdateOrganisationInput!) { updateOrganisation(input: $input) { ${ORGANISATION_FIELDS} } }`,
-    body: z.strictObject({
-      name: z.string().optional(),
-      primaryColor: z.string().nullish(),
-      secondaryColor: z.string().nullish(),
-      logoUrl: z.string().nullish(),
-      metadata: z.record(z.string(), z.unknown()).nullish(),
-      apiVersion: z.string().optional(),
-    }),
-    variables: ({ body }) => ({ input: body }),
+    body: updateOrganisationInput,
+    bind: { input: 'body' },
     result: (data) => ({ organisation: data.updateOrganisation }),
     response: z.object({ organisation }),
   },

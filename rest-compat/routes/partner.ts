@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { provisionPartnerAccountInput } from '../../src/services/provision-partner-account.ts';
 import type { RestRoute } from '../route.ts';
 import { account, ACCOUNT_FIELDS } from './accounts.ts';
+import { statusOf } from '../../src/statuses.ts';
 
-const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
+const channelType = statusOf('channelType');
 
 export const partnerRoutes: RestRoute[] = [
   {
@@ -16,13 +18,8 @@ export const partnerRoutes: RestRoute[] = [
         account { ${ACCOUNT_FIELDS} } salesChannel { id slug channelType } publishableKey { id key }
       }
     }`,
-    body: z.strictObject({
-      name: z.string(),
-      salesChannel: z
-        .strictObject({ name: z.string().optional(), slug: z.string().optional(), channelType: channelType.optional() })
-        .optional(),
-    }),
-    variables: ({ body }) => ({ input: body }),
+    body: provisionPartnerAccountInput,
+    bind: { input: 'body' },
     result: (data) => data.provisionPartnerAccount,
     status: 201,
     response: z.object({

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { createRoleInput, updateRoleInput } from '../../src/services/roles.ts';
+import { assignRoleInput, listRoleAssignmentsFilters, replaceRolesInput } from '../../src/services/role-assignments.ts';
 import type { RestRoute } from '../route.ts';
 
 const ROLE_FIELDS = 'id organisationId name description isDeleted createdAt updatedAt permissions isSystemRole';
@@ -50,8 +52,8 @@ export const rolesRoutes: RestRoute[] = [
     tag: 'Roles',
     organisation: true,
     operation: `mutation CreateRole($input: CreateRoleInput!) { createRole(input: $input) { ${ROLE_FIELDS} } }`,
-    body: z.strictObject({ name: z.string(), description: z.string().nullish(), permissions: z.array(z.string()) }),
-    variables: ({ body }) => ({ input: body }),
+    body: createRoleInput,
+    bind: { input: 'body' },
     result: (data) => data.createRole,
     status: 201,
     response: role,
@@ -64,7 +66,7 @@ export const rolesRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Role($id: String!) { role(id: $id) { ${ROLE_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => data.role,
     response: role,
   },
@@ -76,8 +78,8 @@ export const rolesRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation UpdateRole($id: String!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { ${ROLE_FIELDS} } }`,
     params: idParam,
-    body: z.strictObject({ name: z.string().optional(), description: z.string().nullish(), permissions: z.array(z.string()).optional() }),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    body: updateRoleInput,
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => data.updateRole,
     response: role,
   },
@@ -89,7 +91,7 @@ export const rolesRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation DeleteRole($id: String!) { deleteRole(id: $id) { success id } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => data.deleteRole,
     response: deleted,
   },
@@ -102,8 +104,8 @@ export const rolesRoutes: RestRoute[] = [
     operation: `query RoleAssignments($userId: String, $accountId: String, $roleId: String) {
       roleAssignments(userId: $userId, accountId: $accountId, roleId: $roleId) { ${ASSIGNMENT_FIELDS} }
     }`,
-    query: z.object({ userId: z.string().optional(), accountId: z.string().optional(), roleId: z.string().optional() }),
-    variables: ({ query }) => query,
+    query: listRoleAssignmentsFilters,
+    bind: { '...': 'query' },
     result: (data) => ({ assignments: data.roleAssignments }),
     response: z.object({ assignments: z.array(assignment) }),
   },
@@ -114,8 +116,8 @@ export const rolesRoutes: RestRoute[] = [
     tag: 'Role assignments',
     organisation: true,
     operation: `mutation AssignRole($input: AssignRoleInput!) { assignRole(input: $input) { ${ASSIGNMENT_FIELDS} } }`,
-    body: z.strictObject({ userId: z.string(), accountId: z.string(), roleId: z.string() }),
-    variables: ({ body }) => ({ input: body }),
+    body: assignRoleInput,
+    bind: { input: 'body' },
     result: (data) => ({ assignment: data.assignRole }),
     status: 201,
     response: z.object({ assignment }),
@@ -127,8 +129,8 @@ export const rolesRoutes: RestRoute[] = [
     tag: 'Role assignments',
     organisation: true,
     operation: `mutation ReplaceRoles($input: ReplaceRolesInput!) { replaceRoles(input: $input) { ${ASSIGNMENT_FIELDS} } }`,
-    body: z.strictObject({ userId: z.string(), accountId: z.string(), roleIds: z.array(z.string()) }),
-    variables: ({ body }) => ({ input: body }),
+    body: replaceRolesInput,
+    bind: { input: 'body' },
     result: (data) => ({ assignments: data.replaceRoles }),
     response: z.object({ assignments: z.array(assignment) }),
   },
@@ -140,7 +142,7 @@ export const rolesRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation RemoveRoleAssignment($id: String!) { removeRoleAssignment(id: $id) { success } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => data.removeRoleAssignment,
     response: z.object({ success: z.boolean() }),
   },

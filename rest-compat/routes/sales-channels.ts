@@ -1,11 +1,14 @@
 import { z } from 'zod';
+import { listQuery } from '../../src/pagination.ts';
+import { createChannelKeyInput, createSalesChannelInput, listSalesChannelsFilters, updateSalesChannelInput } from '../../src/services/sales-channels.ts';
 import type { RestRoute } from '../route.ts';
 import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { statusOf } from '../../src/statuses.ts';
 
 const CHANNEL_FIELDS = 'id organisationId accountId name slug channelType sellsAllEvents eventIds storefrontUrl isActive createdAt updatedAt';
 const KEY_FIELDS = 'id channelId kind keyPrefix createdAt lastUsedAt revokedAt';
 
-const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
+const channelType = statusOf('channelType');
 
 const salesChannel = z.object({
   id: z.string(),
@@ -25,7 +28,7 @@ const salesChannel = z.object({
 const channelKey = z.object({
   id: z.string(),
   channelId: z.string(),
-  kind: z.enum(['publishable', 'secret']),
+  kind: statusOf('channelKeyKind'),
   keyPrefix: z.string(),
   createdAt: z.string(),
   lastUsedAt: z.string().nullable(),
@@ -42,8 +45,8 @@ export const salesChannelsRoutes: RestRoute[] = [
     tag: 'Sales channels',
     organisation: true,
     operation: `query SalesChannels($accountId: String, $page: Int, $limit: Int) { salesChannels(accountId: $accountId, page: $page, limit: $limit) { nodes { ${CHANNEL_FIELDS} } ${PAGINATION_FIELDS} } }`,
-    query: z.object({ accountId: z.string().min(1).max(100).optional(), ...pageQuery }),
-    variables: ({ query }) => query,
+    query: listQuery(listSalesChannelsFilters),
+    bind: { '...': 'query' },
     result: (data) => ({ salesChannels: data.salesChannels.nodes, pagination: data.salesChannels.pagination }),
     response: z.object({ salesChannels: z.array(salesChannel), pagination }),
   },
@@ -54,16 +57,8 @@ export const salesChannelsRoutes: RestRoute[] = [
     tag: 'Sales channels',
     organisation: true,
     operation: `mutation CreateSalesChannel($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { ${CHANNEL_FIELDS} } }`,
-    body: z.strictObject({
-      accountId: z.string(),
-      name: z.string(),
-      slug: z.string(),
-      channelType: channelType.optional(),
-      sellsAllEvents: z.boolean().optional(),
-      eventIds: z.array(z.string()).optional(),
-      storefrontUrl: z.string().nullable().optional(),
-    }),
-    variables: ({ body }) => ({ input: body }),
+    body: createSalesChannelInput,
+    bind: { input: 'body' },
     result: (data) => ({ salesChannel: data.createSalesChannel }),
     status: 201,
     response: z.object({ salesChannel }),
@@ -76,7 +71,7 @@ export const salesChannelsRoutes: RestRoute[] = [
     organisation: true,
     operation: `query SalesChannel($id: String!) { salesChannel(id: $id) { ${CHANNEL_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ salesChannel: data.salesChannel }),
     response: z.object({ salesChannel }),
   },
@@ -88,14 +83,8 @@ export const salesChannelsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation UpdateSalesChannel($id: String!, $input: UpdateSalesChannelInput!) { updateSalesChannel(id: $id, input: $input) { ${CHANNEL_FIELDS} } }`,
     params: idParam,
-    body: z.strictObject({
-      name: z.string().optional(),
-      isActive: z.boolean().optional(),
-      sellsAllEvents: z.boolean().optional(),
-      eventIds: z.array(z.string()).optional(),
-      storefrontUrl: z.string().nullable().optional(),
-    }),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    body: updateSalesChannelInput,
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ salesChannel: data.updateSalesChannel }),
     response: z.object({ salesChannel }),
   },
@@ -107,8 +96,8 @@ export const salesChannelsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation CreateChannelKey($channelId: String!, $input: CreateChannelKeyInput!) { createChannelKey(channelId: $channelId, input: $input) { channelKey { ${KEY_FIELDS} } key } }`,
     params: idParam,
-    body: z.strictObject({ kind: z.enum(['publishable', 'secret']) }),
-    variables: ({ params, body }) => ({ channelId: params.id, input: body }),
+    body: createChannelKeyInput,
+    bind: { channelId: 'params.id', input: 'body' },
     result: (data) => data.createChannelKey,
     status: 201,
     response: z.object({ channelKey, key: z.string() }),
@@ -121,7 +110,7 @@ export const salesChannelsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation RevokeChannelKey($channelId: String!, $id: String!) { revokeChannelKey(channelId: $channelId, id: $id) { ${KEY_FIELDS} } }`,
     params: keyParams,
-    variables: ({ params }) => ({ channelId: params.id, id: params.keyId }),
+    bind: { channelId: 'params.id', id: 'params.keyId' },
     result: (data) => ({ channelKey: data.revokeChannelKey }),
     response: z.object({ channelKey }),
   },

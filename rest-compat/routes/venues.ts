@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
-import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from './events.ts';
+import { idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
+import { listQuery } from '../../src/pagination.ts';
+import { createVenueInput, listVenuesFilters, updateVenueInput } from '../../src/services/venues.ts';
 
 const VENUE_FIELDS = `id organisationId accountId name addressLine1 addressLine2 city region postalCode country timezone capacity
   createdAt updatedAt`;
@@ -22,17 +24,6 @@ const venue = z.object({
   updatedAt: z.string(),
 });
 
-const venueBody = {
-  name: z.string(),
-  addressLine1: z.string().nullish(),
-  addressLine2: z.string().nullish(),
-  city: z.string().nullish(),
-  region: z.string().nullish(),
-  postalCode: z.string().nullish(),
-  country: z.string().nullish(),
-  timezone: z.string().nullish(),
-  capacity: z.int32().nullish(),
-};
 
 export const venuesRoutes: RestRoute[] = [
   {
@@ -44,8 +35,8 @@ export const venuesRoutes: RestRoute[] = [
     operation: `query Venues($page: Int, $limit: Int, $accountId: String) {
       venues(page: $page, limit: $limit, accountId: $accountId) { nodes { ${VENUE_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
-    query: z.object({ ...pageQuery, accountId: z.string().min(1).max(100).optional() }),
-    variables: ({ query }) => query,
+    query: listQuery(listVenuesFilters),
+    bind: { '...': 'query' },
     result: (data) => ({ venues: data.venues.nodes, pagination: data.venues.pagination }),
     response: z.object({ venues: z.array(venue), pagination }),
   },
@@ -56,8 +47,8 @@ export const venuesRoutes: RestRoute[] = [
     tag: 'Venues',
     organisation: true,
     operation: `mutation CreateVenue($input: CreateVenueInput!) { createVenue(input: $input) { ${VENUE_FIELDS} } }`,
-    body: z.strictObject({ accountId: z.string(), ...venueBody }),
-    variables: ({ body }) => ({ input: body }),
+    body: createVenueInput,
+    bind: { input: 'body' },
     result: (data) => ({ venue: data.createVenue }),
     status: 201,
     response: z.object({ venue }),
@@ -70,7 +61,7 @@ export const venuesRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Venue($id: String!) { venue(id: $id) { ${VENUE_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ venue: data.venue }),
     response: z.object({ venue }),
   },
@@ -82,8 +73,8 @@ export const venuesRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation UpdateVenue($id: String!, $input: UpdateVenueInput!) { updateVenue(id: $id, input: $input) { ${VENUE_FIELDS} } }`,
     params: idParam,
-    body: z.strictObject(venueBody).partial(),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    body: updateVenueInput,
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ venue: data.updateVenue }),
     response: z.object({ venue }),
   },

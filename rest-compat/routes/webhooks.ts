@@ -1,14 +1,18 @@
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.ts';
+import { listQuery } from '../../src/pagination.ts';
+import { listWebhookDeliveriesFilters } from '../../src/services/webhook-deliveries.ts';
+import { listWebhookEndpointsFilters } from '../../src/services/webhook-endpoints.ts';
 import type { RestRoute } from '../route.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { STATUSES } from '../../src/statuses.ts';
 
 const ENDPOINT_FIELDS = 'id accountId url description eventTypes enabled disabledReason apiVersion rotationOverlapEndsAt createdAt updatedAt';
 const DELIVERY_FIELDS = `id endpointId eventId eventType status attemptCount nextAttemptAt createdAt
   attempts { attemptNumber trigger attemptedAt statusCode responseBody durationMs error }`;
 
 const EVENT_TYPES = Object.keys(WEBHOOK_EVENT_TYPES) as [string, ...string[]];
-const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+const DELIVERY_STATUSES = STATUSES.delivery;
 
 const eventType = z.enum(EVENT_TYPES, { error: `An event type: one of ${EVENT_TYPES.join(', ')}.` });
 
@@ -66,8 +70,8 @@ export const webhooksRoutes: RestRoute[] = [
     tag: 'Webhooks',
     organisation: true,
     operation: `query WebhookEndpoints($accountId: String) { webhookEndpoints(accountId: $accountId) { ${ENDPOINT_FIELDS} } }`,
-    query: z.object({ accountId: z.string().min(1).max(100).optional() }),
-    variables: ({ query }) => query,
+    query: listWebhookEndpointsFilters,
+    bind: { '...': 'query' },
     result: (data) => ({ endpoints: data.webhookEndpoints }),
     response: z.object({ endpoints: z.array(endpoint) }),
   },
@@ -88,7 +92,7 @@ export const webhooksRoutes: RestRoute[] = [
       eventTypes: z.array(eventType).optional(),
       apiVersion: z.string().optional(),
     }),
-    variables: ({ body }) => ({ input: body }),
+    bind: { input: 'body' },
     result: (data) => data.createWebhookEndpoint,
     status: 201,
     response: z.object({ endpoint, secret: z.string() }),
@@ -101,7 +105,7 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: `query WebhookEndpoint($id: String!) { webhookEndpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ endpoint: data.webhookEndpoint }),
     response: z.object({ endpoint }),
   },
@@ -123,7 +127,7 @@ export const webhooksRoutes: RestRoute[] = [
       enabled: z.boolean().optional(),
       rotationOverlapEndsAt: z.null({ error: 'Only null, which ends the overlap of the last secret rotation now.' }).optional(),
     }),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ endpoint: data.updateWebhookEndpoint }),
     response: z.object({ endpoint }),
   },
@@ -135,7 +139,7 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: 'mutation DeleteWebhookEndpoint($id: String!) { deleteWebhookEndpoint(id: $id) { success id } }',
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => data.deleteWebhookEndpoint,
     response: deleted,
   },
@@ -148,7 +152,7 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation TestWebhookEndpoint($id: String!) { testWebhookEndpoint(id: $id) { ${DELIVERY_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ delivery: data.testWebhookEndpoint }),
     status: 201,
     response: z.object({ delivery }),
@@ -165,7 +169,7 @@ export const webhooksRoutes: RestRoute[] = [
     }`,
     params: idParam,
     body: z.strictObject({ overlapSeconds: z.number({ error: 'A whole number of seconds.' }).int('A whole number of seconds.').optional() }),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => data.rotateWebhookEndpointSecret,
     response: z.object({ endpoint, secret: z.string() }),
   },
@@ -181,7 +185,7 @@ export const webhooksRoutes: RestRoute[] = [
     }`,
     params: idParam,
     body: z.strictObject({ since: z.string({ error: 'An ISO 8601 date and time.' }) }),
-    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ recovery: data.recoverWebhookEndpoint }),
     status: 202,
     response: z.object({
@@ -196,7 +200,7 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: `query WebhookDelivery($id: String!) { webhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ delivery: data.webhookDelivery }),
     response: z.object({ delivery }),
   },
@@ -209,7 +213,7 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation ResendWebhookDelivery($id: String!) { resendWebhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
     params: idParam,
-    variables: ({ params }) => params,
+    bind: { id: 'params.id' },
     result: (data) => ({ delivery: data.resendWebhookDelivery }),
     status: 202,
     response: z.object({ delivery }),
@@ -226,13 +230,8 @@ export const webhooksRoutes: RestRoute[] = [
         nodes { ${DELIVERY_FIELDS} } ${PAGINATION_FIELDS}
       }
     }`,
-    query: z.object({
-      ...pageQuery,
-      endpointId: z.string().min(1).max(100).optional(),
-      status: z.enum(DELIVERY_STATUSES, { error: `One of ${DELIVERY_STATUSES.join(', ')}.` }).optional(),
-      eventType: eventType.optional(),
-    }),
-    variables: ({ query }) => query,
+    query: listQuery(listWebhookDeliveriesFilters),
+    bind: { '...': 'query' },
     result: (data) => ({ deliveries: data.webhookDeliveries.nodes, pagination: data.webhookDeliveries.pagination }),
     response: z.object({ deliveries: z.array(delivery), pagination }),
   },

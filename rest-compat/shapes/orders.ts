@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { statusOf } from '../../src/statuses.ts';
 
 /** Order, customer and pass shapes shared by /v1 (management) and /live (sales API). */
 
@@ -38,7 +39,7 @@ export const pass = z.object({
   ticketTypeId: z.string(),
   occurrenceId: z.string(),
   code: z.string().nullable(),
-  status: z.enum(['issued', 'redeemed', 'void']),
+  status: statusOf('pass'),
   entitlementId: z.string().nullable(),
   redeemedAt: timestamp.nullable(),
   createdAt: timestamp,
@@ -62,7 +63,7 @@ export const payment = z.object({
   currency: z.string(),
   method: z.string(),
   cardLast4: z.string().nullable(),
-  status: z.enum(['succeeded', 'declined']),
+  status: statusOf('payment'),
   failureReason: z.string().nullable(),
   createdAt: timestamp,
 });
@@ -70,7 +71,7 @@ export const payment = z.object({
 export const orderCore = z.object({
   id: z.string(),
   orderNumber: z.string(),
-  status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']),
+  status: statusOf('order'),
   accountId: z.string(),
   channelId: z.string().nullable(),
   customerId: z.string(),

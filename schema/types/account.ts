@@ -1,14 +1,11 @@
-import { createAccount, deleteAccount, getAccount, updateAccount, visibleAccountsWhere } from '../../src/services/accounts.ts';
+import { createAccount, deleteAccount, getAccount, listAccounts, updateAccount } from '../../src/services/accounts.ts';
 import { builder } from '../builder.ts';
-import { pageArgsFor, pagedConnection, paginate } from '../pagination.ts';
-import { DeleteResult } from './common.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { DeleteResult, statusEnum } from './common.ts';
 
-const AccountStatus = builder.enumType('AccountStatus', {
-  description: 'Whether an account trades.',
-  values: {
-    active: { description: 'Trading.' },
-    inactive: { description: 'Not trading.' },
-  } as const,
+const AccountStatus = statusEnum('AccountStatus', 'account', 'Whether an account trades.', {
+  active: 'Trading.',
+  inactive: 'Not trading.',
 });
 
 export const Account = builder.prismaObject('Account', {
@@ -50,14 +47,7 @@ builder.queryFields((t) => ({
     description: 'Accounts the caller may read, oldest first; deleted ones never appear (GET /v1/accounts).',
     authScopes: { $all: { organisation: true, permission: 'accounts.read' } },
     args: { ...t.arg.connectionArgs(), ...pageArgsFor(t) },
-    resolve: (_root, args, ctx) => {
-      const where = visibleAccountsWhere(ctx);
-      return paginate(
-        args,
-        () => ctx.db.account.count({ where }),
-        ({ skip, take }) => ctx.db.account.findMany({ where, skip, take, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
-      );
-    },
+    resolve: (_root, args, ctx) => listAccounts(ctx, args),
   }),
   account: t.field({
     type: Account,

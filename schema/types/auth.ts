@@ -59,7 +59,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) => {
       // A named organisation that does not exist is refused like one the person is not in.
       if (ctx.organisationSlug && !ctx.organisation) throw new AppError('ORG_MISMATCH');
-      return login(ctx.runtime, ctx.organisation, input);
+      return login(ctx.runtime, ctx.organisation, input, ctx.clientIp);
     },
   }),
   refreshTokens: t.field({

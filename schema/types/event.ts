@@ -1,25 +1,22 @@
 import { createEvent, deleteEvent, eventCounts, getEvent, listEvents, updateEvent } from '../../src/services/events.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult } from './common.ts';
+import { DeleteResult, statusEnum } from './common.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
 
-export const EventStatus = builder.enumType('EventStatus', {
-  description: 'Where an event is in its life. Any status may follow any other.',
-  values: {
-    draft: { description: 'Being prepared; not shown to buyers.' },
-    published: { description: 'Announced; tickets not on sale yet.' },
-    on_sale: { description: 'Tickets are on sale.' },
-    sold_out: { description: 'Every ticket is sold.' },
-    completed: { description: 'The event has taken place.' },
-    cancelled: { description: 'The event will not take place.' },
-  } as const,
+export const EventStatus = statusEnum('EventStatus', 'event', 'Where an event is in its life. Any status may follow any other.', {
+  draft: 'Being prepared; not shown to buyers.',
+  published: 'Announced; tickets not on sale yet.',
+  on_sale: 'Tickets are on sale.',
+  sold_out: 'Every ticket is sold.',
+  completed: 'The event has taken place.',
+  cancelled: 'The event will not take place.',
 });
 
 export const Event = builder.prismaObject('Event', {
-  description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (spec section 2, "Event").',
+  description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (../shared/spec/service-spec.md §2, "Event").',
   authScopes: (event, ctx) => ctx.access.allows('events', 'read', event.accountId) || ctx.access.allows('events', 'write', event.accountId),
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Event id (evt_).' }),
@@ -34,15 +31,15 @@ export const Event = builder.prismaObject('Event', {
     offSaleDate: t.expose('offSaleDate', { type: 'DateTime', nullable: true, description: 'When sales close, or null.' }),
     occurrenceCount: t.int({
       description: 'Occurrences that are not cancelled.',
-      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event.id)).occurrenceCount,
+      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event)).occurrenceCount,
     }),
     ticketCount: t.int({
       description: 'Ticket types that are not deleted.',
-      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event.id)).ticketCount,
+      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event)).ticketCount,
     }),
     productCount: t.int({
       description: 'Products (not admission: parking, merchandise) that are not deleted.',
-      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event.id)).productCount,
+      resolve: async (event, _args, ctx) => (await eventCounts(ctx, event)).productCount,
     }),
     tags: t.exposeStringList('tags', { description: 'Tags, each 1 to 50 characters, at most 50, no duplicates.' }),
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the event was deleted (deleted events are not served).' }),

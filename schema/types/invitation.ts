@@ -7,6 +7,7 @@ import {
   resendInvitation,
 } from '../../src/services/invitations.ts';
 import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { SignInResultRef } from './auth.ts';
 import { DeleteResult } from './common.ts';
 
@@ -14,14 +15,17 @@ const READ = { $all: { organisation: true, organisationPermission: 'invitations.
 const WRITE = { $all: { organisation: true, organisationPermission: 'invitations.write' } } as const;
 
 export const Invitation = builder.prismaObject('Invitation', {
-  description: 'An invitation of a person to become a user of the organisation (spec section 2, "User invitation").',
+  description: 'An invitation of a person to become a user of the organisation (../shared/spec/service-spec.md §2, "User invitation").',
   // The code is a credential: an invitation is visible only to those who may read or write invitations.
   authScopes: (_invitation, ctx) => ctx.access.allows('invitations', 'read') || ctx.access.allows('invitations', 'write'),
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Invitation id (inv_).' }),
     organisationId: t.exposeString('organisationId', { description: 'The organisation the person is invited to.' }),
     userId: t.exposeString('userId', { description: 'The pending user the invitation created (usr_).' }),
-    code: t.exposeString('code', { description: 'Single-use redemption code; replaced on every resend.' }),
+    code: t.exposeString('codeHint', {
+      description:
+        'The first characters of the redemption code, to tell invitations apart: not redeemable. The code itself is only in the mail to the invited address (issue 10: invitation codes are secrets).',
+    }),
     email: t.exposeString('email', { description: 'Email the invitation was sent to, lower-cased.' }),
     accountId: t.exposeString('accountId', {
       nullable: true,
@@ -34,30 +38,13 @@ export const Invitation = builder.prismaObject('Invitation', {
   }),
 });
 
-type InvitationListShape = Awaited<ReturnType<typeof listInvitations>>;
-
-const InvitationPagination = builder.objectRef<InvitationListShape['pagination']>('InvitationPagination').implement({
-  description: 'Where a page of invitations sits in the whole list.',
-  fields: (t) => ({
-    page: t.exposeInt('page', { description: 'This page, from 1.' }),
-    limit: t.exposeInt('limit', { description: 'Page size (1 to 100).' }),
-    total: t.exposeInt('total', { description: 'Number of invitations in all pages.' }),
-    totalPages: t.exposeInt('totalPages', { description: 'Number of pages.' }),
-    hasNext: t.exposeBoolean('hasNext', { description: 'Whether a later page exists.' }),
-    hasPrev: t.exposeBoolean('hasPrev', { description: 'Whether an earlier page exists.' }),
-  }),
-});
-
-const InvitationList = builder.objectRef<InvitationListShape>('InvitationList').implement({
-  description: 'One page of invitations, newest first.',
-  fields: (t) => ({
-    invitations: t.field({ type: [Invitation], description: 'The invitations of this page.', resolve: (r) => r.invitations }),
-    pagination: t.field({ type: InvitationPagination, description: 'Page position.', resolve: (r) => r.pagination }),
-  }),
+const InvitationConnection = pagedConnection(Invitation, 'InvitationConnection', 'invitations', {
+  field: 'invitations',
+  reason: 'Use nodes (every list answers the same connection shape since 2026-11).',
 });
 
 const CreateInvitationInput = builder.inputType('CreateInvitationInput', {
-  description: 'Spec section 2 create request, plus accountId.',
+  description: '../shared/spec/service-spec.md §2 create request, plus accountId.',
   fields: (t) => ({
     organisationId: t.string({ required: true, description: 'Must be the organisation of the request (X-Service-Org).' }),
     email: t.string({ required: true, description: 'Email of the person invited.' }),
@@ -75,24 +62,22 @@ const CreateInvitationInput = builder.inputType('CreateInvitationInput', {
 const RedeemInvitationInput = builder.inputType('RedeemInvitationInput', {
   description: 'An invitation code and the password to sign in with.',
   fields: (t) => ({
-    code: t.string({ required: true, description: 'The code from the invitation mail.' }),
+    // Checked by the service (required), so a body without it is named beside a missing password.
+    code: t.string({ description: 'The code from the invitation mail (required).' }),
     password: t.string({
-      required: true,
-      description: 'At least 8 characters. For an email that already has an account, its current password.',
+      description:
+        'At least 8 characters: the password of the new account, or for an email that already has an account its current password. May be left out when the request carries that person\'s own session (Authorization: Bearer).',
     }),
   }),
 });
 
 builder.queryFields((t) => ({
   invitations: t.field({
-    type: InvitationList,
+    type: InvitationConnection,
     nullable: true,
     description: 'Invitations of the organisation, newest first (GET /v1/user-invitations).',
     authScopes: READ,
-    args: {
-      page: t.arg.int({ description: 'Page, from 1 (default 1).' }),
-      limit: t.arg.int({ description: 'Page size, 1 to 100 (default 20).' }),
-    },
+    args: { ...t.arg.connectionArgs(), ...pageArgsFor(t) },
     resolve: (_root, args, ctx) => listInvitations(ctx, args),
   }),
   invitation: t.field({
@@ -136,6 +121,6 @@ builder.mutationFields((t) => ({
       "Accepts an invitation (POST /v1/auth/invitations/redeem): activates the user and answers a session in the invitation's organisation.",
     authScopes: { public: true },
     args: { input: t.arg({ type: RedeemInvitationInput, required: true, description: 'Code and password.' }) },
-    resolve: (_root, { input }, ctx) => redeemInvitation(ctx.runtime, input),
+    resolve: (_root, { input }, ctx) => redeemInvitation(ctx, input),
   }),
 }));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { currentUser, myOrganisations, myPermissions, myRoles } from '../../src/services/me.ts';
-import { validate } from '../../src/services/sessions.ts';
+import { validate } from '../../src/validation.ts';
 import { builder } from '../builder.ts';
 
 /** /me and /me/*: a signed-in person inside the organisation named by X-Service-Org. */

@@ -1,16 +1,14 @@
 import { createOccurrence, listOccurrences, occurrenceTimes } from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
+import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
 
-export const OccurrenceStatus = builder.enumType('OccurrenceStatus', {
-  description: 'Whether an occurrence takes place.',
-  values: {
-    scheduled: { description: 'It takes place as planned.' },
-    cancelled: { description: "It was cancelled; it does not count in the event's occurrenceCount." },
-  } as const,
+export const OccurrenceStatus = statusEnum('OccurrenceStatus', 'occurrence', 'Whether an occurrence takes place.', {
+  scheduled: 'It takes place as planned.',
+  cancelled: "It was cancelled; it does not count in the event's occurrenceCount.",
 });
 
 export const EventOccurrence = builder.prismaObject('EventOccurrence', {

@@ -4,6 +4,7 @@ import { getCustomer, listCustomers } from '../../src/services/customers.ts';
 import { getPass, listPasses, redeemPass } from '../../src/services/passes.ts';
 import { checkoutUrl } from '../../src/services/carts.ts';
 import { builder } from '../builder.ts';
+import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
 /*
@@ -38,23 +39,17 @@ function seesCustomer(customer: { id: string; accountId: string }, ctx: RequestC
   return may(ctx, 'customers', ['read'], customer.accountId) || may(ctx, 'orders', ['read', 'cancel', 'refund'], customer.accountId);
 }
 
-const OrderStatus = builder.enumType('OrderStatus', {
-  description: 'Where an order is in its lifecycle.',
-  values: {
-    pending: { description: 'Checked out; tickets held until holdExpiresAt; not paid.' },
-    confirmed: { description: 'Paid; passes issued.' },
-    cancelled: { description: 'Cancelled (by management, or its hold expired); tickets back on sale, passes void.' },
-    refunded: { description: 'Refunded after confirmation; tickets back on sale, passes not yet redeemed are void.' },
-  } as const,
+const OrderStatus = statusEnum('OrderStatus', 'order', 'Where an order is in its lifecycle.', {
+  pending: 'Checked out; tickets held until holdExpiresAt; not paid.',
+  confirmed: 'Paid; passes issued.',
+  cancelled: 'Cancelled (by management, or its hold expired); tickets back on sale, passes void.',
+  refunded: 'Refunded after confirmation; tickets back on sale, passes not yet redeemed are void.',
 });
 
-const PassStatus = builder.enumType('PassStatus', {
-  description: 'Whether a pass still admits.',
-  values: {
-    issued: { description: 'Valid; not redeemed yet.' },
-    redeemed: { description: 'Scanned and redeemed.' },
-    void: { description: 'Its order was cancelled or refunded; it no longer admits.' },
-  } as const,
+const PassStatus = statusEnum('PassStatus', 'pass', 'Whether a pass still admits.', {
+  issued: 'Valid; not redeemed yet.',
+  redeemed: 'Scanned and redeemed.',
+  void: 'Its order was cancelled or refunded; it no longer admits.',
 });
 
 export const Customer = builder.prismaObject('Customer', {

@@ -1,18 +1,16 @@
 import { provisionPartnerAccount } from '../../src/services/provision-partner-account.ts';
 import { builder } from '../builder.ts';
+import { statusEnum } from './common.ts';
 import { Account } from './account.ts';
 
 type Provisioned = Awaited<ReturnType<typeof provisionPartnerAccount>>;
 
-export const ChannelType = builder.enumType('ChannelType', {
-  description: 'Where a sales channel sells.',
-  values: {
-    web: { description: 'A web storefront.' },
-    box_office: { description: 'A box office.' },
-    partner: { description: "A partner's storefront." },
-    embedded: { description: 'An embedded widget.' },
-    mobile: { description: 'A mobile app.' },
-  } as const,
+export const ChannelType = statusEnum('ChannelType', 'channelType', 'Where a sales channel sells.', {
+  web: 'A web storefront.',
+  box_office: 'A box office.',
+  partner: "A partner's storefront.",
+  embedded: 'An embedded widget.',
+  mobile: 'A mobile app.',
 });
 
 const ProvisionedChannel = builder.objectRef<Provisioned['salesChannel']>('ProvisionedSalesChannel').implement({

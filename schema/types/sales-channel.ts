@@ -7,6 +7,7 @@ import {
   updateSalesChannel,
 } from '../../src/services/sales-channels.ts';
 import { builder } from '../builder.ts';
+import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { ChannelType } from './partner.ts';
 
@@ -16,12 +17,9 @@ const WRITE = { $all: { organisation: true, permission: 'sales_channels.write' }
 const mayRead = (accountId: string, ctx: Parameters<typeof getSalesChannel>[0]) =>
   ctx.access.allows('sales_channels', 'read', accountId) || ctx.access.allows('sales_channels', 'write', accountId);
 
-const ChannelKeyKind = builder.enumType('ChannelKeyKind', {
-  description: 'Which kind of channel key.',
-  values: {
-    publishable: { description: 'svpk_: for browsers and apps; browses and builds carts.' },
-    secret: { description: 'svsk_: for servers only, never a browser.' },
-  } as const,
+const ChannelKeyKind = statusEnum('ChannelKeyKind', 'channelKeyKind', 'Which kind of channel key.', {
+  publishable: 'svpk_: for browsers and apps; browses and builds carts.',
+  secret: 'svsk_: for servers only, never a browser.',
 });
 
 export const ChannelKey = builder.prismaObject('ChannelKey', {

@@ -20,7 +20,7 @@ import {
 } from '../../src/services/webhook-endpoints.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult } from './common.ts';
+import { DeleteResult, statusEnum } from './common.ts';
 
 const READ = { $all: { organisation: true, permission: 'webhooks.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'webhooks.write' } } as const;
@@ -30,7 +30,7 @@ const mayRead = (accountId: string, ctx: RequestContext) =>
   ctx.access.allows('webhooks', 'read', accountId) || ctx.access.allows('webhooks', 'write', accountId);
 
 const WebhookEventTypeInfo = builder.objectRef<{ type: string; description: string }>('WebhookEventType').implement({
-  description: 'A kind of change announced by webhooks (spec section 6).',
+  description: 'A kind of change announced by webhooks (../shared/spec/service-spec.md §6).',
   fields: (t) => ({
     type: t.exposeString('type', { description: 'Name, such as order.confirmed; the `type` of delivered envelopes.' }),
     description: t.exposeString('description', { description: 'When it is sent.' }),
@@ -108,13 +108,10 @@ const WebhookAttemptTrigger = builder.enumType('WebhookAttemptTrigger', {
   } as const,
 });
 
-const WebhookDeliveryStatus = builder.enumType('WebhookDeliveryStatus', {
-  description: 'Where a delivery stands.',
-  values: {
-    pending: { description: 'Not yet acknowledged; attempts continue on the retry schedule.' },
-    succeeded: { description: 'The receiver answered 2xx.' },
-    failed: { description: 'Every attempt failed; no more attempts are made.' },
-  } as const,
+const WebhookDeliveryStatus = statusEnum('WebhookDeliveryStatus', 'delivery', 'Where a delivery stands.', {
+  pending: 'Not yet acknowledged; attempts continue on the retry schedule.',
+  succeeded: 'The receiver answered 2xx.',
+  failed: 'Every attempt failed; no more attempts are made.',
 });
 
 const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implement({

@@ -1,12 +1,30 @@
+import type { ChangeSubscriber } from '../db/change-notices.ts';
+
 /**
- * A short-lived, in-process cache of what authentication reads on every request: API keys by hash,
- * a person's rights in an organisation, organisations by slug. Every change to those (revoking a
- * key, changing roles or assignments, updating the organisation) forgets the organisation's entries
- * in this process at once; other API processes see it within AUTH_CACHE_TTL_MS. Refusals are never
- * cached.
+ * An in-process cache of what authentication reads on every request: API keys and channel keys
+ * by hash, a user's rights in an organisation, organisations by slug, customers. An entry is
+ * forgotten the moment its organisation changes: at once in the process that made the change, and
+ * in every other API process when PostgreSQL's change notice arrives (src/db/change-notices.ts,
+ * milliseconds). While notices are not known to arrive (not yet connected, connection lost, a
+ * database that does not forward them) nothing is served from the cache. The TTL only bounds
+ * memory churn. Refusals are never cached.
  */
-export const AUTH_CACHE_TTL_MS = 5_000;
+export const AUTH_CACHE_TTL_MS = 60_000;
 const MAX_ENTRIES = 10_000;
+
+/** Tables whose changes can change an authentication answer. */
+export const AUTH_TABLES: ReadonlySet<string> = new Set([
+  'organisations',
+  'accounts',
+  'users',
+  'roles',
+  'role_assignments',
+  'api_keys',
+  'embed_sessions',
+  'sales_channels',
+  'channel_keys',
+  'customers',
+]);
 
 interface Entry {
   value: unknown;
@@ -14,21 +32,36 @@ interface Entry {
   expiresAt: number;
 }
 
-export class AuthCache {
+export class AuthCache implements ChangeSubscriber {
+  readonly tables = AUTH_TABLES;
   #entries = new Map<string, Entry>();
+  /**
+   * Counts forgettings: a value loaded while one happened may predate the change that caused it, so
+   * it is answered but not kept.
+   */
+  #generation = 0;
 
-  constructor(readonly ttlMs = AUTH_CACHE_TTL_MS) {}
+  /**
+   * @param ttlMs 0 disables the cache.
+   * @param canServe whether entries may be served now (change notices are arriving).
+   */
+  constructor(
+    readonly ttlMs = AUTH_CACHE_TTL_MS,
+    private readonly canServe: () => boolean = () => true,
+  ) {}
 
   async get<T>(key: string, load: () => Promise<{ value: T; organisationId: string } | undefined>): Promise<T | undefined> {
     const now = Date.now();
-    const hit = this.#entries.get(key);
+    const serving = this.ttlMs > 0 && this.canServe();
+    const hit = serving ? this.#entries.get(key) : undefined;
     if (hit && hit.expiresAt > now) return hit.value as T;
+    const generation = this.#generation;
     const loaded = await load();
     if (!loaded) {
       this.#entries.delete(key);
       return undefined;
     }
-    if (this.ttlMs > 0) {
+    if (serving && generation === this.#generation && this.canServe()) {
       if (this.#entries.size >= MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
       this.#entries.set(key, { value: loaded.value, organisationId: loaded.organisationId, expiresAt: now + this.ttlMs });
     }
@@ -37,6 +70,16 @@ export class AuthCache {
 
   /** Forgets everything cached about one organisation (after any change to keys, roles or settings). */
   forgetOrganisation(organisationId: string): void {
+    this.#generation += 1;
     for (const [key, entry] of this.#entries) if (entry.organisationId === organisationId) this.#entries.delete(key);
+  }
+
+  changed(organisationId: string): void {
+    this.forgetOrganisation(organisationId);
+  }
+
+  forgetAll(): void {
+    this.#generation += 1;
+    this.#entries.clear();
   }
 }

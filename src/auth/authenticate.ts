@@ -2,7 +2,7 @@ import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
 import { AuthCache } from './auth-cache.ts';
-import { authenticateChannelKey, isChannelKey } from './channel-keys.ts';
+import { authenticateChannelKey, isChannelKey, SALES_API_TAKES_CHANNEL_KEYS } from './channel-keys.ts';
 import { sha256 } from './keys.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
 import type { TokenService } from './tokens.ts';
@@ -54,11 +54,55 @@ export async function authenticate(
   tokens: TokenService,
   headers: {
     authorization: string | undefined;
+    /** X-Channel-Key (sales API only): a channel key, alone or beside a customer token. */
+    channelKey?: string | undefined;
     organisationSlug: string | null;
     /** Management (/graphql, /v1) refuses channel keys outright; the sales API (/live) takes them. */
     surface?: 'management' | 'sales';
   },
   cache: AuthCache = new AuthCache(0),
+): Promise<Authentication> {
+  const { surface = 'management', channelKey } = headers;
+  const fromAuthorization = await authenticateAuthorization(db, tokens, headers, cache);
+  if (surface !== 'sales' || !channelKey?.trim()) return fromAuthorization;
+  return withChannelKeyHeader(db, cache, fromAuthorization, channelKey.trim(), headers.organisationSlug);
+}
+
+/**
+ * The sales API takes the key in X-Channel-Key too. A management credential beside it is refused,
+ * and so are two different keys. A customer token in Authorization with a key of the same account
+ * in X-Channel-Key is a signed-in shopper: the key's channel acts, carrying the customer (checkout
+ * without an email uses them; GET /sales/me/orders works too).
+ */
+async function withChannelKeyHeader(
+  db: Database,
+  cache: AuthCache,
+  fromAuthorization: Authentication,
+  header: string,
+  organisationSlug: string | null,
+): Promise<Authentication> {
+  const current = fromAuthorization.principal;
+  const customer = current?.kind === 'customer' ? current : undefined;
+  if (current && current.kind !== 'channel' && !customer) throw new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
+  const authentication = await authenticateChannelKey(db, cache, header, organisationSlug);
+  let principal = authentication.principal!;
+  if (customer && principal.kind === 'channel') {
+    if (principal.accountId !== customer.accountId || authentication.organisation!.id !== fromAuthorization.organisation?.id) {
+      throw new AppError('UNAUTHENTICATED', 'The customer token and the channel key belong to different accounts.');
+    }
+    principal = { ...principal, customerId: customer.customerId };
+  }
+  if (current?.kind === 'channel' && principal.kind === 'channel' && current.channelKeyId !== principal.channelKeyId) {
+    throw new AppError('UNAUTHENTICATED', 'Authorization and X-Channel-Key carry different channel keys.');
+  }
+  return { ...authentication, principal };
+}
+
+async function authenticateAuthorization(
+  db: Database,
+  tokens: TokenService,
+  headers: { authorization: string | undefined; organisationSlug: string | null; surface?: 'management' | 'sales' },
+  cache: AuthCache,
 ): Promise<Authentication> {
   const { authorization, organisationSlug, surface = 'management' } = headers;
   if (!authorization) {
@@ -79,7 +123,7 @@ export async function authenticate(
     if (surface === 'management') throw new AppError('UNAUTHENTICATED', 'Customer tokens authenticate the sales API only.');
     return authenticateCustomer(db, cache, claims.sub, claims.org, organisationSlug);
   }
-  if (claims.typ === 'embed') return authenticateEmbed(db, claims.sub, organisationSlug);
+  if (claims.typ === 'embed') return authenticateEmbed(db, cache, claims.sub, organisationSlug);
   return authenticateStaff(db, cache, claims.sub, claims.org ?? null, organisationSlug);
 }
 
@@ -143,10 +187,33 @@ async function authenticateCustomer(
   };
 }
 
-async function authenticateEmbed(db: Database, sessionId: string, organisationSlug: string | null): Promise<Authentication> {
-  const session = await db.embedSession.findUnique({ where: { id: sessionId }, include: { organisation: true } });
-  if (!session || session.revokedAt || session.expiresAt.getTime() <= Date.now()) {
-    throw new AppError('UNAUTHENTICATED', 'The embed session has ended.');
+/**
+ * An embed session lives no longer than what minted it: it ends at once when its API key is revoked
+ * or expires, its account is deleted, or the staff user who minted it is no longer active or no
+ * longer holds every scope of the session on its account. Checked on every request (one indexed
+ * read with its key and account; a staff minter's rights come from the cached rights lookup).
+ */
+async function authenticateEmbed(db: Database, cache: AuthCache, sessionId: string, organisationSlug: string | null): Promise<Authentication> {
+  const session = await db.embedSession.findUnique({
+    where: { id: sessionId },
+    include: {
+      organisation: true,
+      account: { select: { isDeleted: true } },
+      apiKey: { select: { revokedAt: true, expiresAt: true } },
+    },
+  });
+  const now = Date.now();
+  const ended = (reason: string) => new AppError('UNAUTHENTICATED', `The embed session has ended: ${reason}.`);
+  if (!session || session.revokedAt || session.expiresAt.getTime() <= now) throw ended('it expired or was revoked');
+  if (session.account.isDeleted) throw ended('its account was deleted');
+  if (session.apiKey && (session.apiKey.revokedAt || (session.apiKey.expiresAt && session.apiKey.expiresAt.getTime() <= now))) {
+    throw ended('the API key that minted it was revoked or expired');
+  }
+  if (session.createdById) {
+    const minter = await userRights(db, cache, session.organisationId, { id: session.createdById });
+    if (!minter || session.scopes.some((scope) => !minter.access.covers(scope, session.accountId))) {
+      throw ended('the user who minted it no longer holds its scopes');
+    }
   }
   assertSameOrganisation(session.organisation, organisationSlug);
   return {
@@ -196,22 +263,34 @@ async function staffIn(
   base: Omit<Extract<Principal, { kind: 'staff' }>, 'userId'>,
   organisation: Organisation,
 ): Promise<Authentication> {
-  const user = await cache.get(`staff:${base.personId}:${organisation.id}`, async () => {
-    const row = await db.user.findFirst({
-    where: { organisationId: organisation.id, personId: base.personId, status: 'active' },
-    select: {
-      id: true,
-      roleAssignments: {
-        where: { role: { isDeleted: false } },
-        select: { accountId: true, role: { select: { permissions: true } } },
-      },
-    },
-    });
-    return row ? { value: row, organisationId: organisation.id } : undefined;
-  });
+  const user = await userRights(db, cache, organisation.id, { personId: base.personId });
   if (!user) throw new AppError('ORG_MISMATCH');
-  const access = new Access(
-    grantsFromAssignments(user.roleAssignments.map((a) => ({ accountId: a.accountId, permissions: a.role.permissions }))),
-  );
-  return { principal: { ...base, userId: user.id }, organisation, access };
+  return { principal: { ...base, userId: user.id }, organisation, access: user.access };
+}
+
+/** An active user of the organisation (by user id or by person) with their rights; undefined when none. */
+async function userRights(
+  db: Database,
+  cache: AuthCache,
+  organisationId: string,
+  who: { personId: string } | { id: string },
+): Promise<{ id: string; access: Access } | undefined> {
+  const cacheKey = 'personId' in who ? `staff:${who.personId}:${organisationId}` : `user:${who.id}:${organisationId}`;
+  return cache.get(cacheKey, async () => {
+    const row = await db.user.findFirst({
+      where: { organisationId, status: 'active', ...who },
+      select: {
+        id: true,
+        roleAssignments: {
+          where: { role: { isDeleted: false } },
+          select: { accountId: true, role: { select: { permissions: true } } },
+        },
+      },
+    });
+    if (!row) return undefined;
+    const access = new Access(
+      grantsFromAssignments(row.roleAssignments.map((a) => ({ accountId: a.accountId, permissions: a.role.permissions }))),
+    );
+    return { value: { id: row.id, access }, organisationId };
+  });
 }

@@ -1,17 +1,12 @@
-import type { NextFunction, Request, Response } from 'express';
-import type { RequestContext } from '../context.ts';
 import type { Database } from '../db/client.ts';
-import { tenantDatabase } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
-import { logScope } from '../log.ts';
-import { resolveVersion } from '../versions.ts';
 import type { AuthCache } from './auth-cache.ts';
 import type { Authentication } from './authenticate.ts';
 import { sha256 } from './keys.ts';
 import { Access } from './permissions.ts';
 
 /**
- * Sales channel keys (spec section 5): svpk_ publishable keys for browsers and apps, svsk_ secret
+ * Sales channel keys (../shared/spec/service-spec.md §5): svpk_ publishable keys for browsers and apps, svsk_ secret
  * keys for servers. Either is sent as `Authorization: Bearer <key>` or `X-Channel-Key: <key>`,
  * looked up by its sha256, and determines the organisation, account and channel of the request:
  * the sales API needs no X-Service-Org (one that names another organisation is 403 ORG_MISMATCH).
@@ -77,45 +72,4 @@ export async function authenticateChannelKey(
     organisation: channelKey.organisation,
     access: Access.none(),
   };
-}
-
-/**
- * Middleware of the sales API (after the request context is built from Authorization): accepts the
- * key in X-Channel-Key too. A management credential beside it is refused, and so are two
- * different keys. A customer token in Authorization with a key of the same account in
- * X-Channel-Key is a signed-in shopper: the key's channel acts, carrying the customer (checkout
- * without an email uses them; GET /sales/me/orders works too).
- */
-export async function acceptChannelKeyHeader(req: Request, res: Response, next: NextFunction): Promise<void> {
-  const header = req.get('x-channel-key')?.trim();
-  if (!header) return next();
-  const ctx = res.locals.ctx as RequestContext;
-  const customer = ctx.principal?.kind === 'customer' ? ctx.principal : undefined;
-  if (ctx.principal && ctx.principal.kind !== 'channel' && !customer) throw new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
-  const authentication = await authenticateChannelKey(ctx.runtime.db, ctx.runtime.authCache, header, ctx.organisationSlug);
-  let principal = authentication.principal!;
-  if (customer && principal.kind === 'channel') {
-    if (principal.accountId !== customer.accountId || authentication.organisation!.id !== ctx.organisation?.id) {
-      throw new AppError('UNAUTHENTICATED', 'The customer token and the channel key belong to different accounts.');
-    }
-    principal = { ...principal, customerId: customer.customerId };
-  }
-  if (ctx.principal?.kind === 'channel' && principal.kind === 'channel' && ctx.principal.channelKeyId !== principal.channelKeyId) {
-    throw new AppError('UNAUTHENTICATED', 'Authorization and X-Channel-Key carry different channel keys.');
-  }
-  const organisation = authentication.organisation!;
-  const apiVersion = resolveVersion(req.get('service-version'), organisation.apiVersion);
-  res.setHeader('Service-Version', apiVersion);
-  const scope = logScope.getStore();
-  if (scope) scope.organisationId = organisation.id;
-  const channelContext: RequestContext = {
-    ...ctx,
-    apiVersion,
-    organisation,
-    principal,
-    access: authentication.access,
-    db: tenantDatabase(ctx.runtime.db, organisation.id),
-  };
-  res.locals.ctx = channelContext;
-  next();
 }

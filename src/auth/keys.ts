@@ -63,3 +63,23 @@ export function sha256(text: string): string {
 export function randomSecret(prefix: string, bytes = 32): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
+
+/** Key material as the service stores it: never itself, only its hash and a short prefix to recognise it by. */
+export interface MintedKey {
+  /** The material, for the one answer (or mail) that shows it. */
+  key: string;
+  /** sha256 (hex): what is stored and looked up. */
+  keyHash: string;
+  /** Its first 12 characters (spec: API key keyPrefix), safe to show again. */
+  keyPrefix: string;
+}
+
+/**
+ * New key material (API keys, channel keys, refresh tokens, invitation and sign-in codes): `prefix`
+ * + 32 random bytes (base64url), shown once and stored only as its sha256. One home, so every kind
+ * gets the same strength and the same storage rule.
+ */
+export function mintKey(prefix: string, bytes = 32): MintedKey {
+  const key = randomSecret(prefix, bytes);
+  return { key, keyHash: sha256(key), keyPrefix: key.slice(0, 12) };
+}

@@ -1,6 +1,6 @@
 /**
  * Permission strings and the one evaluator every surface uses (GraphQL scopes, REST routes through
- * them, /me/permissions). Spec section 2: `resource.action[:scope]`, resource and action a word
+ * them, /me/permissions). ../shared/spec/service-spec.md §2: `resource.action[:scope]`, resource and action a word
  * (letters, digits, underscore) or `*`; scope `all` (every account of the organisation) or an
  * account id; no scope = dynamic (the account the role is assigned on); 1 to 255 characters.
  * API-key and embed scopes use the same `resource.action` form and apply to the credential's
@@ -69,57 +69,74 @@ export function grantsFromScopes(scopes: readonly string[], accountId: string | 
   });
 }
 
-/**
- * Does a granted word cover a requested one? A granted `*` covers every word; a requested `*`
- * (checking whether someone may hand out `events.*`) is covered only by a granted `*`.
- */
-function matches(granted: string, requested: string): boolean {
-  return granted === '*' || granted === requested;
+/** What one `resource.action` is granted on: every account, or a set of accounts. */
+interface Reach {
+  all: boolean;
+  accounts: Set<string>;
 }
 
+/**
+ * The rights of one credential, indexed by `resource.action` when built, so every check looks at
+ * most at four entries (the exact pair and its wildcards) whatever the number of grants, and the
+ * listing is linear: an evaluator that walks every grant per check turns thousands of grants into
+ * seconds of blocked event loop (issue 10).
+ *
+ * Wildcards: a granted `*` covers every word; a requested `*` (checking whether someone may hand
+ * out `events.*`) is covered only by a granted `*`, so rights cannot be escalated through them.
+ */
 export class Access {
-  constructor(readonly grants: readonly Grant[]) {}
+  readonly #reach = new Map<string, Reach>();
+
+  constructor(readonly grants: readonly Grant[]) {
+    for (const grant of grants) {
+      const key = `${grant.resource}.${grant.action}`;
+      let reach = this.#reach.get(key);
+      if (!reach) this.#reach.set(key, (reach = { all: false, accounts: new Set() }));
+      if (grant.accounts === 'all') reach.all = true;
+      else if (!reach.all) for (const account of grant.accounts) reach.accounts.add(account);
+    }
+  }
 
   static none(): Access {
     return new Access([]);
   }
 
+  /** The entries that can cover `resource.action`: exact, and each side as a wildcard. */
+  *#covering(resource: string, action: string): Generator<Reach> {
+    const keys = new Set([`${resource}.${action}`, `*.${action}`, `${resource}.*`, '*.*']);
+    for (const key of keys) {
+      const reach = this.#reach.get(key);
+      if (reach) yield reach;
+    }
+  }
+
   /** May the holder do `resource.action` on `accountId` (or, without one, on the organisation as a whole)? */
   allows(resource: string, action: string, accountId?: string | null): boolean {
-    return this.grants.some(
-      (grant) =>
-        matches(grant.resource, resource) &&
-        matches(grant.action, action) &&
-        (accountId === undefined || accountId === null
-          ? grant.accounts === 'all'
-          : grant.accounts === 'all' || grant.accounts.has(accountId)),
-    );
+    for (const reach of this.#covering(resource, action)) {
+      if (reach.all || (accountId != null && reach.accounts.has(accountId))) return true;
+    }
+    return false;
   }
 
   /** May the holder do `resource.action` on at least one account? */
   allowsSomewhere(resource: string, action: string): boolean {
-    return this.grants.some(
-      (grant) =>
-        matches(grant.resource, resource) &&
-        matches(grant.action, action) &&
-        (grant.accounts === 'all' || grant.accounts.size > 0),
-    );
+    for (const reach of this.#covering(resource, action)) if (reach.all || reach.accounts.size > 0) return true;
+    return false;
   }
 
   /** The accounts on which `resource.action` is allowed: 'all', or a list (possibly empty). */
   accountsFor(resource: string, action: string): 'all' | string[] {
     const accounts = new Set<string>();
-    for (const grant of this.grants) {
-      if (!matches(grant.resource, resource) || !matches(grant.action, action)) continue;
-      if (grant.accounts === 'all') return 'all';
-      for (const account of grant.accounts) accounts.add(account);
+    for (const reach of this.#covering(resource, action)) {
+      if (reach.all) return 'all';
+      for (const account of reach.accounts) accounts.add(account);
     }
     return [...accounts];
   }
 
   /** Everything on every account. */
   get isOrgAdmin(): boolean {
-    return this.grants.some((grant) => grant.resource === '*' && grant.action === '*' && grant.accounts === 'all');
+    return this.#reach.get('*.*')?.all === true;
   }
 
   /**
@@ -133,28 +150,31 @@ export class Access {
     return this.allows(parsed.resource, parsed.action, account);
   }
 
+  /**
+   * May the holder put `permission` into a role definition? A role grants nothing until it is
+   * assigned (and assigning checks `covers` on the account), so a dynamic permission needs holding
+   * on at least one account; `:all` needs it on every account, `:acc_x` on acc_x.
+   */
+  mayDefine(permission: string): boolean {
+    const parsed = parsePermission(permission);
+    if (!parsed) return false;
+    if (parsed.scope === 'dynamic') return this.allowsSomewhere(parsed.resource, parsed.action);
+    return this.covers(permission, null);
+  }
+
   /** The permissions response of GET /me/permissions: one entry per resource.action. */
   entries(filters: { resource?: string | null; action?: string | null } = {}): Array<{
     permission: string;
     accounts: string[];
     isAllAccounts: boolean;
   }> {
-    const byPermission = new Map<string, 'all' | Set<string>>();
-    for (const grant of this.grants) {
-      if (filters.resource && !matches(grant.resource, filters.resource)) continue;
-      if (filters.action && !matches(grant.action, filters.action)) continue;
-      const key = `${grant.resource}.${grant.action}`;
-      const current = byPermission.get(key);
-      if (current === 'all') continue;
-      if (grant.accounts === 'all') byPermission.set(key, 'all');
-      else byPermission.set(key, new Set([...(current ?? []), ...grant.accounts]));
+    const matches = (granted: string, requested: string | null | undefined) => !requested || granted === '*' || granted === requested;
+    const entries: Array<{ permission: string; accounts: string[]; isAllAccounts: boolean }> = [];
+    for (const [permission, reach] of this.#reach) {
+      const [resource, action] = permission.split('.') as [string, string];
+      if (!matches(resource, filters.resource) || !matches(action, filters.action)) continue;
+      entries.push({ permission, accounts: reach.all ? ['all'] : [...reach.accounts].sort(), isAllAccounts: reach.all });
     }
-    return [...byPermission.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([permission, accounts]) => ({
-        permission,
-        accounts: accounts === 'all' ? ['all'] : [...accounts].sort(),
-        isAllAccounts: accounts === 'all',
-      }));
+    return entries.sort((a, b) => (a.permission < b.permission ? -1 : a.permission > b.permission ? 1 : 0));
   }
 }

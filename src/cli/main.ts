@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createDatabase, type Database } from '../db/client.ts';
@@ -21,6 +22,8 @@ Commands:
                                and a first administrator. Prints JSON with their ids.
   mail list [--to EMAIL] [--limit N]
                                Print the development outbox (mail sent while SMTP_URL is unset).
+  secrets                      Print fresh JWT_SIGNING_KEYS and SECRETS_ENCRYPTION_KEY values (JSON),
+                               e.g. for the .env file of docker compose.
   help                         Show this text.
 
 Configuration comes from the environment (DATABASE_URL ...; unset = the embedded PostgreSQL of
@@ -93,6 +96,14 @@ const commands: Record<string, Command> = {
         throw error;
       }
     });
+  },
+
+  async secrets(args) {
+    parse(args, {});
+    return {
+      JWT_SIGNING_KEYS: JSON.stringify([{ kid: `k${randomBytes(4).toString('hex')}`, secret: randomBytes(32).toString('base64url') }]),
+      SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    };
   },
 
   async mail(args, config) {

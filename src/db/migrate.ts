@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from '../package-root.ts';
 
 const require = createRequire(import.meta.url);
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { REPO_ROOT };
 
 /**
  * Runs the real Prisma CLI (with the repo's prisma.config.ts, which points it at the offline

@@ -7,13 +7,12 @@ import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
+import { REPO_ROOT } from '../package-root.ts';
 import { ensureSearchAttributes, SEARCH_ATTRIBUTE_NAMES } from '../webhooks/starts.ts';
 
 type EmbeddedLog = (msg: string) => void;
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export const ENSURE_TEMPORAL_HINT = 'run `bash scripts/ensure-temporal.sh` to download it into .tools/temporal/';
 
@@ -48,7 +47,7 @@ export async function findTemporalCli(opts: FindTemporalCliOptions = {}): Promis
     }
     return configured;
   }
-  const bundled = path.join(opts.repoRoot ?? repoRoot, '.tools', 'temporal', 'temporal');
+  const bundled = path.join(opts.repoRoot ?? REPO_ROOT, '.tools', 'temporal', 'temporal');
   if (await isExecutableFile(bundled)) return bundled;
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';
   for (const dir of searchPath.split(path.delimiter)) {
@@ -64,7 +63,7 @@ export async function findTemporalCli(opts: FindTemporalCliOptions = {}): Promis
  * `TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } })`.
  */
 export async function findTemporalTestServer(opts: { repoRoot?: string } = {}): Promise<string | undefined> {
-  const bundled = path.join(opts.repoRoot ?? repoRoot, '.tools', 'temporal', 'temporal-test-server');
+  const bundled = path.join(opts.repoRoot ?? REPO_ROOT, '.tools', 'temporal', 'temporal-test-server');
   return (await isExecutableFile(bundled)) ? bundled : undefined;
 }
 

@@ -6,13 +6,13 @@ import type { Runtime } from '../runtime.ts';
 import { confirmOrder, recordDeclinedPayment, releaseExpiredHolds } from '../services/orders.ts';
 
 /**
- * The hosted checkout page, `{checkout_url}/{orderId}` (contract.md): a plain server-rendered page
+ * The hosted checkout page, `{checkout_url}/{orderId}` (../shared/spec/contract.md): a plain server-rendered page
  * (no script) that shows a pending order and takes a test card. The order id in the URL is the
  * capability, as with hosted payment pages generally: ids carry ~131 random bits, the page shows
  * no personal data (not even the email), it can only pay the order, the request log shows the
  * path without the id, and posts from other sites are refused.
  *
- * Test cards (contract.md): 4242 4242 4242 4242 succeeds and confirms the order; 4000 0000 0000
+ * Test cards (../shared/spec/contract.md): 4242 4242 4242 4242 succeeds and confirms the order; 4000 0000 0000
  * 0002 is declined (the order stays pending and the page says why). Any other well-formed number
  * is declined as not a test card. Every try is recorded as a payment of the order.
  */
@@ -64,7 +64,7 @@ async function loadOrder(runtime: Runtime, orderId: string) {
       _count: { select: { passes: true } },
     },
   });
-  return order ? { order, db } : null;
+  return order ? { order, db, testPayments: runtime.config.TEST_PAYMENTS } : null;
 }
 
 type Loaded = NonNullable<Awaited<ReturnType<typeof loadOrder>>>;
@@ -148,7 +148,9 @@ ${notice}
   </div>
   <button type="submit">Pay ${escape(money(order.totalAmount, order.currency))}</button>
 </form>
-<p class="muted">Tickets are held until ${escape(order.holdExpiresAt?.toISOString() ?? '')}. Test mode: card 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined.</p>`,
+<p class="muted">Tickets are held until ${escape(order.holdExpiresAt?.toISOString() ?? '')}. ${
+      loaded.testPayments ? 'Test mode: card 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined.' : 'Card payments are not available on this installation.'
+    }</p>`,
   );
 }
 
@@ -233,6 +235,11 @@ export function createCheckoutRouter(runtime: Runtime): Router {
     // The CVC is never echoed back into the page.
     const echo = { ...fields, cvc: '' };
     if (problem) return send(res, 400, render(loaded, { message: problem, fields: echo }));
+    // Test cards are the only payment method: with TEST_PAYMENTS off (production's default) nothing
+    // can pay here, and nothing is recorded; the order stays pending until its hold ends.
+    if (!runtime.config.TEST_PAYMENTS) {
+      return send(res, 503, render(loaded, { message: 'Card payments are not available: test payments are off on this installation (TEST_PAYMENTS).', fields: echo }));
+    }
     const digits = fields.cardNumber!.replace(/[\s-]/g, '');
     const last4 = digits.slice(-4);
     if (digits !== SUCCEEDS) {

@@ -1,12 +1,15 @@
 import { getOperationAST, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { RequestContext } from '../context.ts';
+import type { ChangeSubscriber } from '../db/change-notices.ts';
 
 /**
  * A short-lived cache of query results for a small list of read-heavy catalogue fields (events,
  * venues, occurrences, ticket types). A result is kept per (document, variables, organisation,
  * principal, API version), so access rules are never shared between callers. Every mutation in
  * an organisation forgets that organisation's results in this process at once (a process always
- * reads its own writes); other API processes see a change within RESULT_CACHE_TTL_MS.
+ * reads its own writes), and so does every other API process when PostgreSQL's change notice of any
+ * of the organisation's rows arrives (src/db/change-notices.ts); while notices are not known to
+ * arrive, nothing is cached.
  */
 export const RESULT_CACHE_TTL_MS = 1_000;
 const MAX_ENTRIES = 5_000;
@@ -60,12 +63,29 @@ function principalKey(ctx: RequestContext): string {
   return `embed:${principal.sessionId}`;
 }
 
-export class ResultCache {
+export class ResultCache implements ChangeSubscriber {
   #entries = new Map<string, Entry>();
   /** Executions in flight, so concurrent misses of one key run the query once. */
   #inFlight = new Map<string, Promise<ExecutionResult>>();
+  /** Any change of an organisation's rows can change a cached answer (counts, rights). */
+  readonly tables: ReadonlySet<string>;
 
-  constructor(readonly ttlMs = RESULT_CACHE_TTL_MS) {}
+  constructor(
+    readonly ttlMs = RESULT_CACHE_TTL_MS,
+    private readonly canServe: () => boolean = () => true,
+    tables: ReadonlySet<string> = new Set(),
+  ) {
+    this.tables = tables;
+  }
+
+  changed(organisationId: string): void {
+    this.forgetOrganisation(organisationId);
+  }
+
+  forgetAll(): void {
+    this.#entries.clear();
+    this.#inFlight.clear();
+  }
 
   keyFor(
     document: DocumentNode,
@@ -73,7 +93,7 @@ export class ResultCache {
     variables: Record<string, unknown> | null | undefined,
     ctx: RequestContext,
   ): string | null {
-    if (this.ttlMs <= 0 || !ctx.organisation) return null;
+    if (this.ttlMs <= 0 || !ctx.organisation || !this.canServe()) return null;
     const documentId = cacheableDocumentId(document, operationName);
     if (documentId === null) return null;
     return `${ctx.organisation.id}|${principalKey(ctx)}|${ctx.apiVersion}|${documentId}|${JSON.stringify(variables ?? {})}`;

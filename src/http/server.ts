@@ -1,18 +1,21 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Runtime } from '../runtime.ts';
-import { createApp } from './app.ts';
 
 export interface RunningServer {
   server: Server;
   url: string;
-  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes the runtime. */
-  stop(graceMs?: number): Promise<void>;
+  /**
+   * A rolling restart's stop: readiness turns false first (runtime.draining) and requests keep being
+   * served for `drainMs`, so load balancers take the process out before it stops accepting; then it
+   * stops accepting, lets in-flight requests finish (up to `graceMs`) and closes the runtime.
+   */
+  stop(options?: { graceMs?: number; drainMs?: number }): Promise<void>;
 }
 
-export async function startServer(runtime: Runtime, port: number, host: string): Promise<RunningServer> {
-  const { app } = createApp(runtime);
-  const server = createServer(app);
+/** Serves `handler` (the composed app, server/app.ts) on `port`; stopping closes the runtime too. */
+export async function startServer(handler: RequestListener, runtime: Runtime, port: number, host: string): Promise<RunningServer> {
+  const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -24,8 +27,10 @@ export async function startServer(runtime: Runtime, port: number, host: string):
   return {
     server,
     url,
-    stop(graceMs = 10_000) {
+    stop({ graceMs = 10_000, drainMs = 0 } = {}) {
       stopping ??= (async () => {
+        runtime.draining = true;
+        if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -2,18 +2,30 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
+import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { statusOf } from '../statuses.ts';
 
 const name = z.string().trim().min(1).max(255);
-const status = z.enum(['active', 'inactive']);
-const createInput = z.object({ name, status: status.optional() });
-const updateInput = z.object({ name, status }).partial();
+const status = statusOf('account');
+export const createAccountInput = z.strictObject({ name, status: status.optional() });
+export const updateAccountInput = z.strictObject({ name, status }).partial();
 
 /** Accounts the caller may read, never deleted ones. */
 export function visibleAccountsWhere(ctx: RequestContext) {
   const accounts = ctx.access.accountsFor('accounts', 'read');
   return { isDeleted: false, ...(accounts === 'all' ? {} : { id: { in: accounts } }) };
+}
+
+/** Accounts the caller may read, oldest first, never deleted ones. */
+export function listAccounts(ctx: RequestContext, args: RawPageArgs) {
+  const where = visibleAccountsWhere(ctx);
+  return paginate(
+    args,
+    () => ctx.db.account.count({ where }),
+    ({ skip, take }) => ctx.db.account.findMany({ where, skip, take, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+  );
 }
 
 export async function getAccount(ctx: RequestContext, id: string) {
@@ -23,14 +35,14 @@ export async function getAccount(ctx: RequestContext, id: string) {
 }
 
 export async function createAccount(ctx: RequestContext, raw: Record<string, unknown>) {
-  const input = validate(createInput, raw);
+  const input = validate(createAccountInput, raw);
   return ctx.db.account.create({
     data: { id: newId('account'), organisationId: ctx.organisation!.id, name: input.name, status: input.status ?? 'active' },
   });
 }
 
 export async function updateAccount(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
-  const input = validate(updateInput, raw);
+  const input = validate(updateAccountInput, raw);
   await getAccount(ctx, id);
   if (!ctx.access.allows('accounts', 'write', id)) throw missingRight(ctx);
   return ctx.db.account.update({ where: { id }, data: input });

@@ -1,18 +1,21 @@
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
-import { randomSecret, sha256 } from '../auth/keys.ts';
+import { mintKey, sha256 } from '../auth/keys.ts';
+import { assertMayGrant } from '../auth/granting.ts';
 import { isValidScope } from '../auth/permissions.ts';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 
-export const scopeList = z
-  .array(z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }))
-  .min(1, 'at least 1 scope')
-  .max(100);
+export const scopeList = limitedArray(
+  z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }),
+  'idsPerRequest',
+  `at most ${LIMITS.idsPerRequest} scopes`,
+).pipe(z.array(z.string()).min(1, 'at least 1 scope'));
 
-const createInput = z.object({
+export const createApiKeyInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   scopes: scopeList,
   accountId: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits').nullish(),
@@ -34,7 +37,7 @@ function staffUserId(ctx: RequestContext): string {
  */
 export async function createApiKey(ctx: RequestContext, raw: Record<string, unknown>) {
   const createdBy = staffUserId(ctx);
-  const input = validate(createInput, raw);
+  const input = validate(createApiKeyInput, raw);
   const accountId = input.accountId ?? null;
   if (accountId) {
     const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
@@ -43,18 +46,18 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
   if (!ctx.access.allows('api_keys', 'write', accountId)) {
     throw new AppError('FORBIDDEN', accountId ? 'You cannot create API keys for this account.' : 'Organisation-wide API keys need api_keys.write on every account.');
   }
-  const beyond = input.scopes.filter((scope) => !ctx.access.covers(accountId ? scope : `${scope}:all`, accountId));
-  if (beyond.length > 0) throw new AppError('FORBIDDEN', `You cannot grant scopes you do not hold: ${beyond.join(', ')}.`);
+  // A key's scopes apply on its account, or on every account for an organisation-wide key.
+  assertMayGrant(ctx, accountId ? input.scopes : input.scopes.map((scope) => `${scope}:all`), accountId, 'these scopes');
 
-  const key = randomSecret('svak_');
+  const { key, keyHash, keyPrefix } = mintKey('svak_');
   const apiKey = await ctx.db.apiKey.create({
     data: {
       id: newId('apiKey'),
       organisationId: ctx.organisation!.id,
       accountId,
       name: input.name,
-      keyHash: sha256(key),
-      keyPrefix: key.slice(0, 12),
+      keyHash,
+      keyPrefix,
       scopes: [...new Set(input.scopes)],
       createdById: createdBy,
       expiresAt: input.expiresAt ?? null,

@@ -65,7 +65,7 @@ export async function bootstrapOrganisation(db: Database, raw: BootstrapInput): 
         data: { id: newId('account'), organisationId: organisation.id, name: input.accountName },
       });
       const person =
-        (await tx.person.findUnique({ where: { email: input.email } })) ??
+        (await tx.person.findUnique({ where: { realm_email: { realm: 'global', email: input.email } } })) ??
         (await tx.person.create({
           data: {
             id: newId('person'),

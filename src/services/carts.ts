@@ -3,19 +3,21 @@ import { publicUrl } from '../config.ts';
 import type { ChannelPrincipal, RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
-import type { Cart, SalesChannel } from '../generated/prisma/client.ts';
+import type { Cart, Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
-import { clientBucket, tooMany } from '../http/rate-limit.ts';
+import { sha256 } from '../auth/keys.ts';
+import { clientBucket, tooMany } from '../limits/rate-limiter.ts';
 import { capacityOf, hold, lockOrder } from './inventory.ts';
+import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
 import { channelOfKey, remaining } from './listings.ts';
 import { orderNumber, releaseExpiredHolds } from './orders.ts';
-import { validate } from './sessions.ts';
-import type { Raw } from './events.ts';
+import { validate } from '../validation.ts';
+import { type Raw } from '../validation.ts';
 
 /**
- * The storefront's carts and checkout (sales API, contract.md "Sales API").
+ * The storefront's carts and checkout (sales API, ../shared/spec/contract.md "Sales API").
  *
  * - A sales session (ses_) starts with the first cart of a browser; its id is answered in
  *   X-Live-Session and a `live_session` cookie (for hosted pages) and sent back the same way.
@@ -35,7 +37,7 @@ export const CART_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_LINES = 50;
 const MAX_QUANTITY = 100;
 
-const itemInput = z.object({
+const itemInput = z.strictObject({
   occurrenceId: z.string().min(1).max(100),
   ticketTypeId: z.string().min(1).max(100),
   quantity: z.number().int().min(1).max(MAX_QUANTITY),
@@ -51,12 +53,12 @@ const itemsInput = z
       seen.add(key);
     });
   });
-const createInput = z.object({ items: itemsInput.nullish() });
-const updateInput = z.object({ items: itemsInput });
-const checkoutInput = z.object({
+export const createCartInput = z.strictObject({ items: itemsInput.nullish() });
+export const updateCartInput = z.strictObject({ items: itemsInput });
+export const checkoutCartInput = z.strictObject({
   /** Optional for a signed-in shopper (customer token beside the key): then they buy. */
   customer: z
-    .object({
+    .strictObject({
       email: z.email().max(254).transform((email) => email.toLowerCase()),
       firstName: z.string().trim().min(1).max(100).nullish(),
       lastName: z.string().trim().min(1).max(100).nullish(),
@@ -167,7 +169,7 @@ async function appraise(ctx: RequestContext, channel: SalesChannel, items: reado
       event &&
       event.accountId === channel.accountId &&
       !event.isDeleted &&
-      (event.status === 'published' || event.status === 'on_sale') &&
+      LISTED_EVENT_STATUSES.includes(event.status) &&
       (channel.sellsAllEvents || event.channelListings.length > 0);
     if (!occurrence || !event || !sold) {
       issues.push({ path: `${at}.occurrenceId`, message: 'No such occurrence on sale in this channel.' });
@@ -177,24 +179,18 @@ async function appraise(ctx: RequestContext, channel: SalesChannel, items: reado
       issues.push({ path: `${at}.occurrenceId`, message: 'This occurrence has started or was cancelled.' });
       return;
     }
-    if (event.onSaleDate && event.onSaleDate > now) {
-      issues.push({ path: `${at}.occurrenceId`, message: `Sales for this event open at ${event.onSaleDate.toISOString()}.` });
-      return;
-    }
-    if (event.offSaleDate && event.offSaleDate <= now) {
-      issues.push({ path: `${at}.occurrenceId`, message: 'Sales for this event have closed.' });
+    const eventClosed = salesClosed(event, { salesStartAt: null, salesEndAt: null }, now);
+    if (eventClosed) {
+      issues.push({ path: `${at}.${eventClosed.field}`, message: eventClosed.message });
       return;
     }
     if (!type || !line || type.isDeleted || type.eventId !== event.id) {
       issues.push({ path: `${at}.ticketTypeId`, message: "Not a ticket type of this occurrence's event." });
       return;
     }
-    if (type.salesStartAt && type.salesStartAt > now) {
-      issues.push({ path: `${at}.ticketTypeId`, message: `This ticket type goes on sale at ${type.salesStartAt.toISOString()}.` });
-      return;
-    }
-    if (type.salesEndAt && type.salesEndAt <= now) {
-      issues.push({ path: `${at}.ticketTypeId`, message: 'Sales of this ticket type have ended.' });
+    const closed = salesClosed(event, type, now);
+    if (closed) {
+      issues.push({ path: `${at}.${closed.field}`, message: closed.message });
       return;
     }
     if (type.maxPerOrder !== null && item.quantity > type.maxPerOrder) {
@@ -312,8 +308,8 @@ async function orderIdOf(ctx: RequestContext, cartId: string): Promise<string | 
   return order?.id ?? null;
 }
 
-export async function createCart(ctx: RequestContext, raw: Raw<z.input<typeof createInput>>): Promise<CartView> {
-  const input = validate(createInput, raw);
+export async function createCart(ctx: RequestContext, raw: Raw<z.input<typeof createCartInput>>): Promise<CartView> {
+  const input = validate(createCartInput, raw);
   const { channel } = await channelOfKey(ctx);
   const lines = await priceLines(ctx, channel, input.items ?? []);
   const sessionId = await sessionFor(ctx, channel);
@@ -360,8 +356,8 @@ function assertOpen(cart: Cart): void {
 }
 
 /** Replaces the cart's lines (an empty list empties it); checked against the catalogue and availability. */
-export async function updateCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof updateInput>>): Promise<CartView> {
-  const input = validate(updateInput, raw);
+export async function updateCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof updateCartInput>>): Promise<CartView> {
+  const input = validate(updateCartInput, raw);
   const { cart, channel } = await reachableCart(ctx, id);
   assertOpen(cart);
   const lines = await priceLines(ctx, channel, input.items);
@@ -401,12 +397,12 @@ export function checkoutUrl(ctx: RequestContext, orderId: string): string {
  * or not at all. When a hold fails, holds of orders whose time ran out are released and the hold is
  * tried once more, so abandoned checkouts never keep the last tickets from a buyer.
  */
-export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof checkoutInput>>) {
-  const input = validate(checkoutInput, raw);
+export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof checkoutCartInput>>) {
+  const input = validate(checkoutCartInput, raw);
   const { cart, channel, principal } = await reachableCart(ctx, id);
   const buyer = input.customer ?? (principal.customerId ? { id: principal.customerId } : null);
   if (!buyer) throw AppError.validation([{ path: 'customer.email', message: 'Required (unless a customer token is sent beside the channel key).' }]);
-  await assertMayHoldMore(ctx, principal, cart);
+  await assertMayCheckOut(ctx, principal, cart);
   assertOpen(cart);
   const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   if (items.length === 0) throw AppError.validation([{ path: 'items', message: 'The cart is empty.' }]);
@@ -415,9 +411,9 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
   let released = false;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      const result = await placeOrder(ctx, channel, cart, lines, buyer);
+      const result = await placeOrder(ctx, channel, cart, lines, buyer, checkoutBucket(ctx, principal));
       const bucket = checkoutBucket(ctx, principal);
-      if (bucket !== null) ctx.runtime.rateLimiter.count('checkout', bucket, 60_000);
+      if (bucket !== null) await ctx.runtime.rateLimiter.count('checkout', bucket, 60_000);
       announceSession(ctx, cart.sessionId);
       return result;
     } catch (error) {
@@ -439,21 +435,26 @@ const CHECKOUTS_PER_MINUTE = 60;
 const MAX_PENDING_PER_SESSION = 5;
 
 /**
- * A publishable key is public: anyone can check out with it. What bounds one client holding a
- * show's tickets with a script is the number of orders it can place: checkouts per key and client
- * address per minute (only those that hold tickets count, so a crowd behind one NAT retrying a
- * sold-out show is not locked out), and pending orders per sales session. There is deliberately no
- * cap per email: anyone could exhaust it to lock a buyer out. Secret keys are servers that answer
- * for their own users and are not limited here.
+ * A publishable key is public: anyone can check out with it, and a fresh sales session costs
+ * nothing. What bounds one client holding a show's tickets with a script:
+ * - tickets held at once (pending, unexpired orders) per key and client address
+ *   (CHECKOUT_HOLD_LIMIT_PER_CLIENT) and per customer email (CHECKOUT_HOLD_LIMIT_PER_EMAIL), checked
+ *   under a lock inside the checkout's transaction, so concurrent checkouts cannot pass it together;
+ * - checkouts per key and address per minute (only those that hold tickets count, so a crowd behind
+ *   one NAT retrying a sold-out show is not locked out), and pending orders per sales session.
+ * The per-email cap counts only live holds, which expire with ORDER_HOLD_TTL: someone holding
+ * tickets under another's email to lock them out spends their own per-address allowance doing it,
+ * and only for the length of a hold. Secret keys are servers that answer for their own users and
+ * are not limited here.
  */
 function checkoutBucket(ctx: RequestContext, principal: ChannelPrincipal): string | null {
   return principal.keyKind === 'secret' ? null : `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`;
 }
 
-async function assertMayHoldMore(ctx: RequestContext, principal: ChannelPrincipal, cart: Cart): Promise<void> {
+async function assertMayCheckOut(ctx: RequestContext, principal: ChannelPrincipal, cart: Cart): Promise<void> {
   const bucket = checkoutBucket(ctx, principal);
   if (bucket === null) return;
-  ctx.runtime.rateLimiter.check('checkout', bucket, CHECKOUTS_PER_MINUTE, 60_000);
+  await ctx.runtime.rateLimiter.check('checkout', bucket, CHECKOUTS_PER_MINUTE, 60_000);
   const now = new Date();
   const pending = await ctx.db.order.findMany({
     where: { status: 'pending', holdExpiresAt: { gt: now }, cart: { sessionId: cart.sessionId } },
@@ -464,6 +465,32 @@ async function assertMayHoldMore(ctx: RequestContext, principal: ChannelPrincipa
   if (pending.length >= MAX_PENDING_PER_SESSION) {
     const seconds = Math.max(1, Math.ceil((pending[0]!.holdExpiresAt!.getTime() - now.getTime()) / 1000));
     throw tooMany(seconds, `${MAX_PENDING_PER_SESSION} orders of this session are waiting for payment; pay one, or wait until a hold ends.`);
+  }
+}
+
+type Tx = Parameters<Parameters<RequestContext['db']['$transaction']>[0]>[0];
+
+/**
+ * Refuses (429, Retry-After = until the earliest of those holds ends) when the tickets already held
+ * by `holder`'s pending orders plus `adding` would exceed `limit`. Runs in the checkout's
+ * transaction under a lock on the holder, so two checkouts of one client are counted one after
+ * the other.
+ */
+async function assertHoldRoom(tx: Tx, holder: Prisma.OrderWhereInput, lockKey: string, adding: number, limit: number, whose: string): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`holds:${lockKey}`}))`;
+  const now = new Date();
+  const where: Prisma.OrderWhereInput = { ...holder, status: 'pending', holdExpiresAt: { gt: now } };
+  const [held, earliest] = await Promise.all([
+    tx.orderLineItem.aggregate({ where: { order: where }, _sum: { quantity: true } }),
+    tx.order.aggregate({ where, _min: { holdExpiresAt: true } }),
+  ]);
+  const holding = held._sum.quantity ?? 0;
+  if (holding + adding > limit) {
+    const until = earliest._min.holdExpiresAt ?? new Date(now.getTime() + 60_000);
+    throw tooMany(
+      (until.getTime() - now.getTime()) / 1000,
+      `At most ${limit} tickets may be held at once ${whose}; ${holding} are held by unpaid orders. Pay for one, or wait until a hold ends.`,
+    );
   }
 }
 
@@ -479,9 +506,12 @@ async function placeOrder(
   cart: Cart,
   lines: PricedLine[],
   buyer: { email: string; firstName?: string | null; lastName?: string | null } | { id: string },
+  bucket: string | null,
 ) {
   const organisationId = channel.organisationId;
-  const holdTtl = ctx.runtime.config.ORDER_HOLD_TTL;
+  const { ORDER_HOLD_TTL: holdTtl, CHECKOUT_HOLD_LIMIT_PER_CLIENT: perClient, CHECKOUT_HOLD_LIMIT_PER_EMAIL: perEmail } = ctx.runtime.config;
+  const clientKey = bucket === null ? null : sha256(bucket);
+  const tickets = lines.reduce((sum, line) => sum + line.quantity, 0);
   const { order, customer, deliveryIds } = await ctx.db.$transaction(async (tx) => {
     // Closed only as it was read: a change committed meanwhile (another tab's PATCH) would make
     // the order differ from the cart the buyer last saw.
@@ -515,6 +545,11 @@ async function placeOrder(
       deliveryIds.push(...recorded.deliveryIds);
     }
 
+    if (clientKey !== null) {
+      await assertHoldRoom(tx, { clientKey }, clientKey, tickets, perClient, 'from one client address');
+      await assertHoldRoom(tx, { customerId: customer.id }, customer.id, tickets, perEmail, 'for one customer email');
+    }
+
     for (const line of lockOrder(lines)) {
       if (!(await hold(tx, organisationId, line))) throw new ShortOfTickets(line);
     }
@@ -535,6 +570,7 @@ async function placeOrder(
         feeAmount: 0,
         totalAmount: subtotal,
         holdExpiresAt: new Date(Date.now() + holdTtl),
+        clientKey,
       },
     });
     await tx.orderLineItem.createMany({

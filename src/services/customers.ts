@@ -1,15 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { sha256 } from '../auth/keys.ts';
+import { mintKey, sha256 } from '../auth/keys.ts';
 import { channelOf, customerOf, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { clientBucket } from '../http/rate-limit.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { authorised, readableAccounts } from './access.ts';
 import { channelOfKey } from './listings.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
+import { statusOf } from '../statuses.ts';
 
 /**
  * Customers (cus_) of an account: created by their first checkout (customer.created), one per
@@ -25,14 +27,14 @@ const MAX_CODES_PER_WINDOW = 5;
 /** Magic-link requests per minute per publishable key and client address (IPv6: per /64). */
 const MAGIC_LINKS_PER_MINUTE = 10;
 
-const listFilters = z.object({
+export const listCustomersFilters = z.object({
   email: z.string().trim().min(1).max(254).nullish(),
   accountId: z.string().min(1).max(100).nullish(),
 });
 
-export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listCustomersFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listFilters, rawFilters);
+  const filters = validate(listCustomersFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.CustomerWhereInput = {
     account: { isDeleted: false },
@@ -47,14 +49,12 @@ export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw
 }
 
 export async function getCustomer(ctx: RequestContext, id: string): Promise<Customer> {
-  const customer = await ctx.db.customer.findFirst({ where: { id, account: { isDeleted: false } } });
   // Reading is the only right on customers: one the caller may not read does not exist for them.
-  if (!customer || !ctx.access.allows(RESOURCE, 'read', customer.accountId)) throw AppError.notFound('Customer not found.');
-  return customer;
+  return authorised(ctx, await ctx.db.customer.findFirst({ where: { id, account: { isDeleted: false } } }), RESOURCE, 'read', 'Customer');
 }
 
-const magicLinkInput = z.object({ email: z.email().max(254).transform((email) => email.toLowerCase()) });
-const tokenInput = z.object({ code: z.string().trim().min(1).max(200) });
+export const magicLinkInput = z.strictObject({ email: z.email().max(254).transform((email) => email.toLowerCase()) });
+export const customerTokenInput = z.strictObject({ code: z.string().trim().min(1).max(200) });
 
 /**
  * Starts a magic-link sign-in. Always answers the same (202), whether the address is a customer
@@ -68,7 +68,7 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
   // Per publishable key and address, whatever the email: the limit itself tells nothing about who
   // is a customer. A secret key is a server signing in its many users from one address.
   if (principal.keyKind === 'publishable') {
-    runtime.rateLimiter.take('magic-link', `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`, MAGIC_LINKS_PER_MINUTE, 60_000);
+    await runtime.rateLimiter.take('magic-link', `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`, MAGIC_LINKS_PER_MINUTE, 60_000);
   }
   const send = async () => {
     const [customer, { channel }] = await Promise.all([
@@ -77,7 +77,7 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
     ]);
     if (!customer) return;
     const ttl = runtime.config.MAGIC_LINK_TTL;
-    const code = randomBytes(24).toString('base64url');
+    const { key: code, keyHash: codeHash } = mintKey('', 24);
     const expiresAt = new Date(Date.now() + ttl);
     const issued = await ctx.db.$transaction(async (tx) => {
       // One issuer per address at a time, so the cap holds under concurrent requests.
@@ -90,7 +90,7 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
       // Only the newest code works: an older mail lying around no longer signs anyone in.
       await tx.customerLoginCode.updateMany({ where: { accountId: customer.accountId, email, usedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
       await tx.customerLoginCode.create({
-        data: { id: newId('customerLoginCode'), organisationId: customer.organisationId, accountId: customer.accountId, email, codeHash: sha256(code), expiresAt },
+        data: { id: newId('customerLoginCode'), organisationId: customer.organisationId, accountId: customer.accountId, email, codeHash, expiresAt },
       });
       return true;
     });
@@ -119,14 +119,27 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
   return { accepted: true };
 }
 
-/** Exchanges a magic-link code (once, before it expires) for a customer token. */
-export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<typeof tokenInput>>) {
-  const { code } = validate(tokenInput, raw);
+/** Failed code exchanges per client address before each further one must wait (growing delays). */
+const CODE_FAILURES_FREE = 10;
+
+/**
+ * Exchanges a magic-link code (once, before it expires) for a customer token. Unknown, used and
+ * expired codes are throttled per client address, so codes cannot be guessed at speed.
+ */
+export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<typeof customerTokenInput>>) {
+  const { code } = validate(customerTokenInput, raw);
   const principal = channelOf(ctx);
+  const { throttle } = ctx.runtime;
+  const address: ThrottleSubject = { limit: 'customer-code:address', subject: clientBucket(ctx.clientIp), free: CODE_FAILURES_FREE };
+  await throttle.assertAllowed([address]);
+  const refuse = async (error: AppError): Promise<never> => {
+    await throttle.fail([address]);
+    throw error;
+  };
   const login = await ctx.db.customerLoginCode.findFirst({ where: { codeHash: sha256(code), accountId: principal.accountId } });
-  if (!login) throw new AppError('UNAUTHENTICATED', 'Unknown sign-in code.');
-  if (login.usedAt) throw new AppError('CONFLICT', 'This sign-in code was used already; request a new link.');
-  if (login.expiresAt <= new Date()) throw new AppError('GONE', 'This sign-in code has expired; request a new link.');
+  if (!login) return refuse(new AppError('UNAUTHENTICATED', 'Unknown sign-in code.'));
+  if (login.usedAt) return refuse(new AppError('CONFLICT', 'This sign-in code was used already; request a new link.'));
+  if (login.expiresAt <= new Date()) return refuse(new AppError('GONE', 'This sign-in code has expired; request a new link.'));
   const used = await ctx.db.customerLoginCode.updateMany({ where: { id: login.id, usedAt: null }, data: { usedAt: new Date() } });
   if (used.count !== 1) throw new AppError('CONFLICT', 'This sign-in code was used already; request a new link.');
   const customer = await ctx.db.customer.findFirst({ where: { accountId: login.accountId, email: login.email } });
@@ -135,11 +148,13 @@ export async function createCustomerToken(ctx: RequestContext, raw: Raw<z.input<
   return { customerToken: token, expiresAt, customer };
 }
 
+export const customerOrdersFilters = z.object({ status: statusOf('order').nullish() });
+
 /** The signed-in customer's orders, newest first (GET /live/sales/me/orders). */
 export async function customerOrders(ctx: RequestContext, args: RawPageArgs & { status?: unknown }) {
   const { customerId } = customerOf(ctx);
   const { page, limit, first, after, last, before, ...rest } = args;
-  const { status } = validate(z.object({ status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish() }), rest);
+  const { status } = validate(customerOrdersFilters, rest);
   const where: Prisma.OrderWhereInput = { customerId, ...(status ? { status } : {}) };
   const [customer, page_] = await Promise.all([
     ctx.db.customer.findFirstOrThrow({ where: { id: customerId } }),

@@ -3,14 +3,15 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { scopeList } from './api-keys.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { assertMayGrant } from '../auth/granting.ts';
 
 /** Embed tokens live at most one hour (spec: short-lived); 15 minutes unless asked. */
 export const EMBED_MAX_TTL_SECONDS = 3600;
 export const EMBED_DEFAULT_TTL_SECONDS = 900;
 
-const createInput = z.object({
+export const createEmbedSessionInput = z.strictObject({
   accountId: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits').nullish(),
   scopes: scopeList.nullish(),
   expiresInSeconds: z.number().int().min(60).max(EMBED_MAX_TTL_SECONDS).nullish(),
@@ -23,7 +24,7 @@ const createInput = z.object({
 export async function createEmbedSession(ctx: RequestContext, raw: Record<string, unknown>) {
   const principal = ctx.principal;
   if (!principal || principal.kind === 'embed') throw new AppError('NOT_FOUND', 'Embed tokens cannot mint embed sessions.');
-  const input = validate(createInput, raw);
+  const input = validate(createEmbedSessionInput, raw);
   const accountId = input.accountId ?? (principal.kind === 'apiKey' ? principal.accountId : null);
   if (!accountId) throw AppError.validation([{ path: 'accountId', message: 'Required: the account the session is pinned to.' }]);
   if (principal.kind === 'apiKey' && principal.accountId && principal.accountId !== accountId) throw missingRight(ctx);
@@ -33,10 +34,7 @@ export async function createEmbedSession(ctx: RequestContext, raw: Record<string
   const held = principal.kind === 'apiKey' ? principal.scopes : undefined;
   const scopes = [...new Set(input.scopes ?? held ?? [])];
   if (scopes.length === 0) throw AppError.validation([{ path: 'scopes', message: 'at least 1 scope' }]);
-  const beyond = scopes.filter((scope) => !ctx.access.covers(scope, accountId));
-  if (beyond.length > 0) {
-    throw missingRight(ctx, `Scopes beyond the credential's on this account: ${beyond.join(', ')}.`);
-  }
+  assertMayGrant(ctx, scopes, accountId, 'an embed session these scopes');
 
   const expiresAt = new Date(Date.now() + (input.expiresInSeconds ?? EMBED_DEFAULT_TTL_SECONDS) * 1000);
   const session = await ctx.db.embedSession.create({

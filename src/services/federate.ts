@@ -1,4 +1,7 @@
-import { createRemoteJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { createRemoteJWKSet, customFetch, decodeJwt, errors as joseErrors, jwtVerify, type FetchImplementation, type JWTPayload } from 'jose';
+import { assertDeliverableUrl, deliverableLookup } from '../webhooks/url-policy.ts';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
@@ -8,7 +11,8 @@ import type { IdentityProvider, User } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
-import { issueSession, validate, type SignInResult } from './sessions.ts';
+import { validate } from '../validation.ts';
+import { issueSession, type SignInResult } from './sessions.ts';
 
 /**
  * Sign-in with a token of an organisation's identity provider (POST /auth/federate): the ID or
@@ -21,7 +25,7 @@ import { issueSession, validate, type SignInResult } from './sessions.ts';
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 const CLOCK_TOLERANCE_SECONDS = 30;
 
-const federateInput = z.object({ token: z.string().min(1).max(16 * 1024) });
+export const federateInput = z.strictObject({ token: z.string().min(1).max(16 * 1024) });
 
 type KeySet = ReturnType<typeof createRemoteJWKSet>;
 
@@ -31,13 +35,52 @@ type KeySet = ReturnType<typeof createRemoteJWKSet>;
  */
 const keySets = new Map<string, { url: string; cacheTtl: number; keys: KeySet }>();
 
-function keySetOf(provider: IdentityProvider): KeySet {
+function keySetOf(provider: IdentityProvider, allowPrivate: boolean): KeySet {
   const url = provider.jwksUriInternal ?? provider.jwksUri;
   const cached = keySets.get(provider.id);
   if (cached && cached.url === url && cached.cacheTtl === provider.cacheTtl) return cached.keys;
-  const keys = createRemoteJWKSet(new URL(url), { cacheMaxAge: provider.cacheTtl * 1000 });
+  const keys = createRemoteJWKSet(new URL(url), { cacheMaxAge: provider.cacheTtl * 1000, [customFetch]: pinnedFetch(allowPrivate) });
+  if (keySets.size >= MAX_KEY_SETS) keySets.delete(keySets.keys().next().value!);
   keySets.set(provider.id, { url, cacheTtl: provider.cacheTtl, keys });
   return keys;
+}
+
+const MAX_KEY_SETS = 1000;
+/** A JWKS is a few keys: anything bigger than this is not one. */
+const MAX_JWKS_BYTES = 256 * 1024;
+
+/**
+ * How the service fetches a provider's keys: through the outbound URL policy at connection time
+ * (the address connected to is the address checked, so a name that resolves to an internal address
+ * later is refused too), no redirect (jose asks for `redirect: manual` and takes only a 200), and a
+ * bounded body.
+ */
+function pinnedFetch(allowPrivate: boolean): FetchImplementation {
+  const subject = 'The service does not send requests';
+  const lookup = deliverableLookup(allowPrivate, subject);
+  return async (url, options) => {
+    // An address literal is never looked up at connection time: it is judged here.
+    const target = await assertDeliverableUrl(url, { allowPrivate, subject });
+    return new Promise<Response>((resolve, reject) => {
+      const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(
+        target,
+        { method: 'GET', headers: Object.fromEntries(options.headers), lookup, signal: options.signal },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_JWKS_BYTES) response.destroy(new Error('The JWKS response is too large.'));
+            else chunks.push(chunk);
+          });
+          response.once('error', reject);
+          response.once('end', () => resolve(new Response(Buffer.concat(chunks), { status: response.statusCode ?? 502 })));
+        },
+      );
+      request.once('error', reject);
+      request.end();
+    });
+  };
 }
 
 function refused(message: string): AppError {
@@ -53,11 +96,11 @@ interface IdentityClaims extends JWTPayload {
   family_name?: unknown;
 }
 
-async function verifyWith(provider: IdentityProvider, token: string, logger: Logger): Promise<IdentityClaims> {
+async function verifyWith(provider: IdentityProvider, token: string, logger: Logger, allowPrivate: boolean): Promise<IdentityClaims> {
   const audience = provider.allowedClientIds.length > 0 ? provider.allowedClientIds : provider.clientId ? [provider.clientId] : [];
   if (audience.length === 0) throw refused('The identity provider has no client configured to accept tokens for.');
   try {
-    const { payload } = await jwtVerify(token, keySetOf(provider), {
+    const { payload } = await jwtVerify(token, keySetOf(provider, allowPrivate), {
       issuer: provider.issuer,
       audience,
       algorithms: ALGORITHMS,
@@ -104,7 +147,7 @@ function checkEmailDomain(provider: IdentityProvider, claims: IdentityClaims): v
   if (!email.endsWith(`@${provider.emailDomain.toLowerCase()}`)) {
     throw refused("The token's email is not in the organisation's email domain.");
   }
-  if (claims.email_verified === false) throw refused("The token's email is not verified by the identity provider.");
+  if (claims.email_verified !== true) throw refused("The token's email is not verified by the identity provider.");
 }
 
 /** What a verified token maps to in the provider's organisation. */
@@ -124,7 +167,8 @@ async function findUser(runtime: Runtime, provider: Match['provider'], claims: I
     return { provider, claims, user: linked, link: linked.status !== 'active' || linked.personId === null };
   }
   const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
-  if (!email || claims.email_verified === false) {
+  // An absent email_verified is not a verification: only `true` lets an email name a user.
+  if (!email || claims.email_verified !== true) {
     throw refused('No user of the organisation is linked to this identity, and the token carries no verified email.');
   }
   const user = await db.user.findFirst({
@@ -172,7 +216,7 @@ export async function federate(ctx: RequestContext, raw: { token: string }): Pro
   const failures: AppError[] = [];
   for (const provider of providers as Array<Match['provider']>) {
     try {
-      const claims = await verifyWith(provider, token, ctx.logger);
+      const claims = await verifyWith(provider, token, ctx.logger, ctx.runtime.config.IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS);
       checkEmailDomain(provider, claims);
       matches.push(await findUser(ctx.runtime, provider, claims));
     } catch (error) {
@@ -200,28 +244,44 @@ export async function federate(ctx: RequestContext, raw: { token: string }): Pro
 
 const optionalName = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, 255) : null);
 
+const SIGN_IN_WITH_PASSWORD = refused(
+  "This email belongs to an account that signs in with a password, not through this organisation's identity provider: sign in with the password.",
+);
+
 /**
- * The person behind the matched user. Linking (first federation of an invited or existing user)
- * records the identity on the user, activates it, gives it a person (the one with that email, or
- * a new one) and redeems its open invitations, all in one transaction.
+ * The person behind the matched user. An organisation's own identity provider vouches for people
+ * inside that organisation only: it may sign in, and create, persons of the organisation's realm
+ * (Person.realm = its id), never a person of the global realm (one who proved control of the email
+ * by a mailed code, and may belong to other organisations). So a tenant that configures a provider
+ * asserting somebody else's email gets a separate person of its own, sees none of the real
+ * person's organisations, and cannot reach them.
+ *
+ * Linking (first federation of an invited or existing user) records the identity on the user,
+ * activates it, gives it a person of the realm, and redeems its open invitations, all in one
+ * transaction.
  */
 async function signInAs(runtime: Runtime, match: Match) {
   const { provider, claims, user } = match;
+  const realm = provider.organisationId;
   if (!match.link) {
     const person = await runtime.db.person.findUnique({ where: { id: user.personId! } });
     if (!person) throw refused('The person of this user no longer exists.');
+    if (person.realm !== realm) throw SIGN_IN_WITH_PASSWORD;
     return person;
   }
   const db = tenantDatabase(runtime.db, provider.organisationId);
   try {
     return await db.$transaction(async (tx) => {
       const email = user.email.toLowerCase();
+      const own = user.personId ? await tx.person.findUnique({ where: { id: user.personId } }) : null;
+      if (own && own.realm !== realm) throw SIGN_IN_WITH_PASSWORD;
       const person =
-        (user.personId ? await tx.person.findUnique({ where: { id: user.personId } }) : null) ??
+        own ??
         (await tx.person.upsert({
-          where: { email },
+          where: { realm_email: { realm, email } },
           create: {
             id: newId('person'),
+            realm,
             email,
             firstName: user.firstName ?? optionalName(claims.given_name),
             lastName: user.lastName ?? optionalName(claims.family_name),

@@ -4,11 +4,12 @@ import type { TenantDatabase } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
 import type { IdentityProvider, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
+import { assertDeliverableUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
 
 /**
  * Identity providers of an organisation: the OpenID providers whose tokens POST /auth/federate
- * accepts for that organisation's users (spec section 2 "Identity provider").
+ * accepts for that organisation's users (../shared/spec/service-spec.md §2 "Identity provider").
  */
 
 /** Any key not in the shape fails with its own path, so the error names the field. */
@@ -105,8 +106,44 @@ export async function getIdentityProvider(ctx: RequestContext, id: string): Prom
   return provider;
 }
 
+/** The provider URLs the service may fetch (or hand to browsers), each checked by the outbound URL policy. */
+const OUTBOUND_URL_FIELDS = [
+  'jwksUri',
+  'jwksUriInternal',
+  'authorizationEndpoint',
+  'tokenEndpoint',
+  'tokenEndpointInternal',
+  'userinfoEndpoint',
+  'userinfoEndpointInternal',
+] as const;
+
+/**
+ * Refuses (400 naming each field) a provider URL that resolves to a private, loopback, link-local or
+ * metadata address, unless IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: the same policy as webhooks, so a
+ * tenant cannot point the service's fetches at its internal network. Fetches check again at
+ * connection time (federate.ts), for names that resolve elsewhere later.
+ */
+async function assertOutboundUrls(ctx: RequestContext, input: Partial<Record<(typeof OUTBOUND_URL_FIELDS)[number], string | null>>): Promise<void> {
+  const allowPrivate = ctx.runtime.config.IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS;
+  const issues = await Promise.all(
+    OUTBOUND_URL_FIELDS.map(async (field) => {
+      const url = input[field];
+      if (!url) return [];
+      try {
+        await assertDeliverableUrl(url, { allowPrivate, subject: 'The service does not send requests' });
+        return [];
+      } catch (error) {
+        if (!(error instanceof UrlPolicyError)) throw error;
+        return [{ path: field, message: error.message }];
+      }
+    }),
+  );
+  if (issues.flat().length > 0) throw AppError.validation(issues.flat());
+}
+
 export async function createIdentityProvider(ctx: RequestContext, raw: unknown): Promise<IdentityProvider> {
   const input = validate(createIdentityProviderInput, raw);
+  await assertOutboundUrls(ctx, input);
   const organisation = organisationOf(ctx);
   return ctx.db.$transaction(async (tx) => {
     await lockProviders(tx, organisation.id);

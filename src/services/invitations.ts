@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { assertMayGrant } from '../auth/granting.ts';
+import { mintKey, sha256 } from '../auth/keys.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import { publicUrl } from '../config.ts';
 import { organisationOf, type RequestContext } from '../context.ts';
@@ -8,9 +9,11 @@ import { tenantDatabase } from '../db/tenant.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Invitation, Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import type { Runtime } from '../runtime.ts';
-import { issueSession, validate, type SignInResult } from './sessions.ts';
-import { paginate } from '../../schema/pagination.ts';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
+import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
+import { validate, type Raw } from '../validation.ts';
+import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -19,29 +22,39 @@ export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const name = z.string().trim().min(1).max(255);
 
 /**
- * Spec section 2 "User invitation" create request, plus `accountId` (our addition): the account
+ * ../shared/spec/service-spec.md §2 "User invitation" create request, plus `accountId` (our addition): the account
  * the roles are granted on, by default the organisation's oldest account that is not deleted.
  */
-export const createInvitationInput = z.object({
+export const createInvitationInput = z.strictObject({
   organisationId: z.string().min(1),
   email: z.email().max(320).transform((email) => email.toLowerCase()),
   firstName: name.nullish(),
   lastName: name.nullish(),
-  roleIds: z.array(z.string().min(1).max(128)).max(100).nullish(),
+  roleIds: limitedArray(z.string().min(1).max(128), 'rolesPerUser', `at most ${LIMITS.rolesPerUser} roles per user`).nullish(),
   accountId: z.string().min(1).max(128).nullish(),
 });
 
 export type CreateInvitationInput = z.input<typeof createInvitationInput>;
 
-export const redeemInvitationInput = z.object({
-  code: z.string().min(1).max(512),
-  password: z.string().min(8, 'at least 8 characters').max(1024),
-});
+const redeemPassword = z.string().min(8, 'at least 8 characters').max(1024);
 
-/** 32 random bytes, base64url: the single-use redemption code. */
-function newCode(): string {
-  return randomBytes(32).toString('base64url');
+/** `password` may be left out by a person who accepts with their own session (Authorization: Bearer). */
+export const redeemInvitationInput = z.object({ code: z.string().min(1).max(512), password: redeemPassword.nullish() });
+const redeemWithPassword = redeemInvitationInput.extend({ password: redeemPassword });
+
+/**
+ * 32 random bytes, base64url: the single-use redemption code. It exists in the clear only in the
+ * mail to the invited address (stored as its sha256, shown nowhere), so holding it proves that its
+ * holder received that mail: the one proof of controlling the email this service accepts before it
+ * creates a person's password.
+ */
+function newCode(): { code: string; codeHash: string; codeHint: string } {
+  const { key: code, keyHash: codeHash } = mintKey('');
+  return { code, codeHash, codeHint: `${code.slice(0, 4)}…` };
 }
+
+/** Failed redemptions (unknown code, wrong password) per client address before they must wait. */
+const REDEMPTION_FAILURES_FREE = 10;
 
 function newExpiry(now = Date.now()): Date {
   return new Date(now + INVITATION_TTL_MS);
@@ -53,8 +66,8 @@ function assertRedeemable(invitation: Invitation, now = new Date()): void {
   if (invitation.expiresAt.getTime() <= now.getTime()) throw new AppError('GONE', 'The invitation has expired.');
 }
 
-async function sendInvitationMail(ctx: RequestContext, organisation: Organisation, invitation: Invitation): Promise<void> {
-  const link = `${publicUrl(ctx.runtime.config)}/invite?code=${encodeURIComponent(invitation.code)}`;
+async function sendInvitationMail(ctx: RequestContext, organisation: Organisation, invitation: Invitation, code: string): Promise<void> {
+  const link = `${publicUrl(ctx.runtime.config)}/invite?code=${encodeURIComponent(code)}`;
   await ctx.runtime.mailer.send({
     to: invitation.email,
     subject: `You are invited to ${organisation.name}`,
@@ -67,17 +80,17 @@ async function sendInvitationMail(ctx: RequestContext, organisation: Organisatio
       `The link works once and expires on ${invitation.expiresAt.toISOString()}.`,
       'If you did not expect this invitation, ignore this message.',
     ].join('\n'),
-    meta: { kind: 'invitation', invitationId: invitation.id, code: invitation.code },
+    meta: { kind: 'invitation', invitationId: invitation.id, code },
   });
 }
 
-export async function listInvitations(ctx: RequestContext, raw: { page?: number | null; limit?: number | null }) {
-  const page = await paginate(
-    { page: raw.page, limit: raw.limit },
+/** Invitations of the organisation, newest first. */
+export function listInvitations(ctx: RequestContext, args: RawPageArgs) {
+  return paginate(
+    args,
     () => ctx.db.invitation.count(),
     ({ skip, take }) => ctx.db.invitation.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip, take }),
   );
-  return { invitations: page.nodes, pagination: page.pagination };
 }
 
 export async function getInvitation(ctx: RequestContext, id: string): Promise<Invitation> {
@@ -124,15 +137,11 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
 
   const accountId = await grantAccount(ctx, input.accountId);
   if (roles.length && !accountId) throw new AppError('CONFLICT', 'The organisation has no account to grant the roles on.');
-  for (const role of roles) {
-    const missing = role.permissions.find((permission) => !ctx.access.covers(permission, accountId));
-    if (missing !== undefined) {
-      throw new AppError('FORBIDDEN', `You cannot grant the role "${role.name}": you do not hold ${missing} on ${accountId}.`);
-    }
-  }
+  for (const role of roles) assertMayGrant(ctx, role.permissions, accountId, `the role "${role.name}"`);
 
   const now = Date.now();
   const invitedById = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;
+  const { code, codeHash, codeHint } = newCode();
   let invitation: Invitation;
   try {
     invitation = await ctx.db.$transaction(async (tx) => {
@@ -179,7 +188,8 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
           id: newId('invitation'),
           organisationId: organisation.id,
           userId: user.id,
-          code: newCode(),
+          codeHash,
+          codeHint,
           email: input.email,
           roleIds: [...new Set(roleIds)],
           accountId,
@@ -194,7 +204,7 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
   }
 
   try {
-    await sendInvitationMail(ctx, organisation, invitation);
+    await sendInvitationMail(ctx, organisation, invitation, code);
   } catch (error) {
     // An invitation nobody was told about would block re-inviting the email: undo it.
     await removeInvitation(ctx.db, invitation.id).catch((undoError: unknown) =>
@@ -226,36 +236,65 @@ export async function deleteInvitation(ctx: RequestContext, id: string): Promise
 /** A new code and a new expiry (the old code stops working), and the mail again. */
 export async function resendInvitation(ctx: RequestContext, id: string): Promise<Invitation> {
   const organisation = organisationOf(ctx);
+  const { code, codeHash, codeHint } = newCode();
   const updated = await ctx.db.invitation.updateMany({
     where: { id, redeemedAt: null },
-    data: { code: newCode(), expiresAt: newExpiry() },
+    data: { codeHash, codeHint, expiresAt: newExpiry() },
   });
   const invitation = await getInvitation(ctx, id);
   if (updated.count === 0) throw new AppError('CONFLICT', 'The invitation has already been redeemed.');
-  await sendInvitationMail(ctx, organisation, invitation);
+  await sendInvitationMail(ctx, organisation, invitation, code);
   return invitation;
 }
 
 /**
- * Redeems a code: the person (new, or existing and proving their password), their user in the
+ * Redeems a code: the person (new, or existing and proving who they are), their user in the
  * invitation's organisation made active, the invitation marked redeemed, and a session for that
  * organisation, in one transaction. The invitation is claimed with a conditional update, so of
  * concurrent redemptions of one code exactly one succeeds.
+ *
+ * A person's password is created here only for an email nobody has yet: the mailed code proves its
+ * holder controls the email. An email that already has a person joins that person only when they
+ * sign in as themselves — their current password, or their own session in Authorization — so an
+ * invitation can never take over, or join someone to, an account its author does not own.
+ * Failures (unknown code, wrong password) are throttled per client address, and a wrong password
+ * like a failed sign-in of that email.
  */
-export async function redeemInvitation(runtime: Runtime, raw: { code: string; password: string }): Promise<SignInResult> {
-  const input = validate(redeemInvitationInput, raw);
+export async function redeemInvitation(ctx: RequestContext, raw: Raw<{ code: string; password: string }>): Promise<SignInResult> {
+  const { runtime } = ctx;
+  const signedInAs = ctx.principal?.kind === 'staff' ? ctx.principal.personId : null;
+  const input = validate(signedInAs ? redeemInvitationInput : redeemWithPassword, raw);
+  const address: ThrottleSubject = { limit: 'invitation-code:address', subject: clientBucket(ctx.clientIp), free: REDEMPTION_FAILURES_FREE };
+  await runtime.throttle.assertAllowed([address]);
   // The one lookup across organisations: the code is what names the organisation.
-  const found = await runtime.db.invitation.findUnique({ where: { code: input.code } });
-  if (!found) throw AppError.notFound('Unknown invitation code.');
+  const found = await runtime.db.invitation.findUnique({ where: { codeHash: sha256(input.code) } });
+  if (!found) {
+    await runtime.throttle.fail([address]);
+    throw AppError.notFound('Unknown invitation code.');
+  }
   assertRedeemable(found);
 
   const db = tenantDatabase(runtime.db, found.organisationId);
-  const existing = await db.person.findUnique({ where: { email: found.email }, include: { credential: true } });
-  // Redeeming must never reset someone's password: an existing password has to be proven.
-  if (existing?.credential && !(await verifyPassword(existing.credential.passwordHash, input.password))) {
-    throw new AppError('UNAUTHENTICATED', 'This email already has an account: enter its current password to accept.');
+  const existing = await runtime.db.person.findUnique({
+    where: { realm_email: { realm: 'global', email: found.email } },
+    include: { credential: true },
+  });
+  if (existing && signedInAs !== existing.id) {
+    if (!existing.credential || !input.password) {
+      throw new AppError(
+        'UNAUTHENTICATED',
+        'This email already has an account: accept the invitation signed in as yourself (its password, or your session as Authorization: Bearer).',
+      );
+    }
+    const person = signInThrottle(existing.email, ctx.clientIp);
+    await runtime.throttle.assertAllowed(person);
+    if (!(await verifyPassword(existing.credential.passwordHash, input.password))) {
+      await runtime.throttle.fail([...person, address]);
+      throw new AppError('UNAUTHENTICATED', 'This email already has an account: enter its current password to accept.');
+    }
   }
-  const passwordHash = existing ? null : await hashPassword(input.password);
+  if (!existing && !input.password) throw AppError.validation([{ path: 'password', message: 'Required: the password of the new account (at least 8 characters).' }]);
+  const passwordHash = existing ? null : await hashPassword(input.password!);
 
   try {
     return await db.$transaction(async (tx) => {

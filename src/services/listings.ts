@@ -1,8 +1,9 @@
 import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { EventOccurrence, Prisma, SalesChannel } from '../generated/prisma/client.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import type { RawPageArgs } from './events.ts';
+import { eventsOfChannel, salesClosed } from './sellability.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type RawPageArgs } from '../pagination.ts';
 import { occurrenceTimes } from './occurrences.ts';
 
 /**
@@ -19,7 +20,6 @@ import { occurrenceTimes } from './occurrences.ts';
  * means nothing is held or sold yet.
  */
 
-const LISTED_STATUSES = ['published', 'on_sale'] as const;
 
 export interface ListingAvailability {
   ticketTypeId: string;
@@ -79,12 +79,7 @@ export async function channelOfKey(ctx: RequestContext): Promise<{ principal: Ch
 export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) {
   const { channel } = await channelOfKey(ctx);
 
-  const where: Prisma.EventWhereInput = {
-    accountId: channel.accountId,
-    isDeleted: false,
-    status: { in: [...LISTED_STATUSES] },
-    ...(channel.sellsAllEvents ? {} : { channelListings: { some: { channelId: channel.id } } }),
-  };
+  const where = eventsOfChannel(channel);
   const page = await paginate(
     args as PageArgs,
     () => ctx.db.event.count({ where }),
@@ -152,11 +147,7 @@ export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) 
       maxPerOrder: type.maxPerOrder,
       salesStartAt: type.salesStartAt,
       salesEndAt: type.salesEndAt,
-      onSale:
-        (!event.onSaleDate || event.onSaleDate <= now) &&
-        (!event.offSaleDate || event.offSaleDate > now) &&
-        (!type.salesStartAt || type.salesStartAt <= now) &&
-        (!type.salesEndAt || type.salesEndAt > now),
+      onSale: salesClosed(event, type, now) === null,
     })),
   }));
 

@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
+import { validate, type Raw } from '../validation.ts';
 
 /** The signed-in person as the current user, with the identity of their user in this organisation. */
 export async function currentUser(ctx: RequestContext) {
@@ -62,7 +64,11 @@ export async function myRoles(ctx: RequestContext) {
   };
 }
 
-export function myPermissions(ctx: RequestContext, filters: { resource?: string | null; action?: string | null }) {
+const word = z.string().regex(/^([A-Za-z0-9_]+|\*)$/, 'a word (letters, digits, underscore) or *');
+export const myPermissionsFilters = z.object({ resource: word.nullish(), action: word.nullish() });
+
+export function myPermissions(ctx: RequestContext, raw: Raw<z.input<typeof myPermissionsFilters>>) {
+  const filters = validate(myPermissionsFilters, raw);
   const resource = filters.resource ?? null;
   const action = filters.action ?? null;
   return {

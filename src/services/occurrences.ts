@@ -3,18 +3,22 @@ import type { RequestContext } from '../context.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { EventOccurrence } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { instantsAt, loadEvent, localDate, localParts, localTime, timeZone, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { instantsAt, localDate, localParts, localTime, timeZone } from '../time-zones.ts';
+import { loadEvent } from './events.ts';
+import { validate } from '../validation.ts';
+import { statusOf } from '../statuses.ts';
 
-const createOccurrenceInput = z
-  .object({
+export const createOccurrenceInput = z
+  .strictObject({
     startDate: localDate,
     startTime: localTime,
     endDate: localDate.nullish(),
     endTime: localTime.nullish(),
     timezone: timeZone.nullish(),
-    status: z.enum(['scheduled', 'cancelled'], { error: 'scheduled or cancelled' }).optional(),
+    status: statusOf('occurrence').optional(),
     capacity: z.number().int().min(0).max(2_147_483_647).nullish(),
   })
   .superRefine((input, issue) => {

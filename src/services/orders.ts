@@ -11,10 +11,15 @@ import type { Mailer } from '../mail/mailer.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
 import { lockOrder, move, type Tx } from './inventory.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
+import { runPeriodically } from '../db/periodic.ts';
+import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
+import { statusOf } from '../statuses.ts';
 
 /**
  * The order lifecycle after checkout (src/services/carts.ts creates pending orders):
@@ -221,7 +226,7 @@ export async function recordDeclinedPayment(db: TenantDatabase, order: Order, ca
 /** POST /live/sales/orders/{id}/confirm: a server holding a secret key of the order's channel confirms it directly. */
 export async function confirmOrderWithSecretKey(ctx: RequestContext, orderId: string): Promise<Order> {
   const principal = channelOf(ctx);
-  // contract.md: a credential without the route's scope is 404 (FORBIDDEN is for signed-in staff).
+  // ../shared/spec/contract.md: a credential without the route's scope is 404 (FORBIDDEN is for signed-in staff).
   if (principal.keyKind !== 'secret') {
     throw new AppError('NOT_FOUND', 'Confirming an order takes a secret key (svsk_), on a server; publishable keys pay on the hosted checkout.');
   }
@@ -312,13 +317,11 @@ async function unsellable(tx: Tx, order: Order): Promise<string | null> {
        FOR SHARE OF o, e`;
   for (const show of shows) {
     if (show.occurrenceStatus !== 'scheduled') return 'a performance in it was cancelled';
-    if (show.isDeleted || !SELLING_EVENT_STATUSES.includes(show.eventStatus)) return 'an event in it is no longer on sale';
+    if (show.isDeleted || !(PAYABLE_EVENT_STATUSES as readonly string[]).includes(show.eventStatus)) return 'an event in it is no longer on sale';
   }
   return null;
 }
 
-/** Event statuses under which held tickets can still be paid for (unsellable() agrees). */
-export const SELLING_EVENT_STATUSES: readonly string[] = ['published', 'on_sale', 'sold_out'];
 
 /**
  * Cancels the pending orders holding tickets of an event that stopped selling (cancelled, taken
@@ -338,27 +341,13 @@ export async function cancelPendingOrdersOfEvent(services: Services, organisatio
 
 /** Periodic hold expiry for a worker process; stop() waits for a sweep in flight. */
 export function startHoldSweep(services: Services, intervalMs = 15_000): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() =>
-      releaseExpiredHolds(services).catch((error: unknown) => services.logger?.warn({ err: error }, 'hold sweep failed')),
-    );
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  // Every worker runs the timer; one of them sweeps per period (src/db/periodic.ts).
+  return runPeriodically(services.db, 'hold-sweep', intervalMs, () => releaseExpiredHolds(services), services.logger);
 }
 
 /** The order, if the caller may see it (else 404) and `action` it (else missingRight). */
 async function loadOrder(ctx: RequestContext, id: string, action: 'read' | 'cancel' | 'refund'): Promise<Order> {
-  const order = await ctx.db.order.findFirst({ where: { id, account: { isDeleted: false } } });
-  if (!order) throw AppError.notFound('Order not found.');
-  assertMay(ctx, RESOURCE, action, order.accountId, 'Order');
-  return order;
+  return authorised(ctx, await ctx.db.order.findFirst({ where: { id, account: { isDeleted: false } } }), RESOURCE, action, 'Order');
 }
 
 export function getOrder(ctx: RequestContext, id: string): Promise<Order> {
@@ -424,17 +413,17 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
 // ---------------------------------------------------------------------------------------------
 // Lists
 
-const listFilters = z.object({
-  status: z.enum(['pending', 'confirmed', 'cancelled', 'refunded']).nullish(),
+export const listOrdersFilters = z.object({
+  status: statusOf('order').nullish(),
   customerId: z.string().min(1).max(100).nullish(),
   accountId: z.string().min(1).max(100).nullish(),
   channelId: z.string().min(1).max(100).nullish(),
 });
 
 /** Orders on the accounts the caller may read, newest first, with filters. */
-export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listOrdersFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listFilters, rawFilters);
+  const filters = validate(listOrdersFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.OrderWhereInput = {
     account: { isDeleted: false },

@@ -4,11 +4,11 @@ import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { requireUsableVersion } from '../versions.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 
 const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
 
-const updateInput = z.object({
+export const updateOrganisationInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   primaryColor: colour.nullable(),
   secondaryColor: colour.nullable(),
@@ -21,9 +21,9 @@ export async function getOrganisation(ctx: RequestContext) {
   return ctx.db.organisation.findUniqueOrThrow({ where: { id: organisationOf(ctx).id } });
 }
 
-/** Spec section 4 "Update organisation"; an unknown or sunset apiVersion is UNSUPPORTED_VERSION. */
+/** ../shared/spec/service-spec.md §4 "Update organisation"; an unknown or sunset apiVersion is UNSUPPORTED_VERSION. */
 export async function updateOrganisation(ctx: RequestContext, raw: Record<string, unknown>) {
-  const input = validate(updateInput, raw);
+  const input = validate(updateOrganisationInput, raw);
   if (input.apiVersion !== undefined) requireUsableVersion(input.apiVersion, 'apiVersion');
   const { metadata, ...rest } = input;
   const updated = await ctx.db.organisation.update({

@@ -6,9 +6,12 @@ import type { Pass, Prisma, Redemption } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
+import { validate } from '../validation.ts';
+import { statusOf } from '../statuses.ts';
 
 /**
  * Passes (pas_, one per ticket of a confirmed order) and their redemption at the door. A scanner
@@ -23,17 +26,17 @@ import { validate } from './sessions.ts';
 
 const RESOURCE = 'passes';
 
-const listFilters = z.object({
+export const listPassesFilters = z.object({
   orderId: z.string().min(1).max(100).nullish(),
   customerId: z.string().min(1).max(100).nullish(),
   occurrenceId: z.string().min(1).max(100).nullish(),
-  status: z.enum(['issued', 'redeemed', 'void']).nullish(),
+  status: statusOf('pass').nullish(),
   accountId: z.string().min(1).max(100).nullish(),
 });
 
-export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listPassesFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listFilters, rawFilters);
+  const filters = validate(listPassesFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.PassWhereInput = {
     order: { account: { isDeleted: false } },
@@ -51,18 +54,15 @@ export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.
 }
 
 async function loadPass(ctx: RequestContext, where: Prisma.PassWhereInput, action: 'read' | 'redeem'): Promise<Pass> {
-  const pass = await ctx.db.pass.findFirst({ where: { ...where, order: { account: { isDeleted: false } } } });
-  if (!pass) throw AppError.notFound('Pass not found.');
-  assertMay(ctx, RESOURCE, action, pass.accountId, 'Pass');
-  return pass;
+  return authorised(ctx, await ctx.db.pass.findFirst({ where: { ...where, order: { account: { isDeleted: false } } } }), RESOURCE, action, 'Pass');
 }
 
 export function getPass(ctx: RequestContext, id: string): Promise<Pass> {
   return loadPass(ctx, { id }, 'read');
 }
 
-const redeemInput = z
-  .object({
+export const redeemPassInput = z
+  .strictObject({
     passId: z.string().min(1).max(100).nullish(),
     code: z
       .string()
@@ -84,7 +84,7 @@ function alreadyRedeemed(redemption: Pick<Redemption, 'id' | 'createdAt'>): AppE
 
 /** Redeems a pass by id (POST /v1/passes/{id}/redeem) or code (POST /v1/redemptions). */
 export async function redeemPass(ctx: RequestContext, raw: { passId?: unknown; code?: unknown; occurrenceId?: unknown }): Promise<Redemption> {
-  const input = validate(redeemInput, raw);
+  const input = validate(redeemPassInput, raw);
   const pass = await loadPass(ctx, input.passId ? { id: input.passId } : { code: input.code! }, 'redeem');
   if (input.occurrenceId && input.occurrenceId !== pass.occurrenceId) {
     throw new AppError('CONFLICT', `This pass is for another occurrence (${pass.occurrenceId}).`, [

@@ -1,21 +1,22 @@
 import { z } from 'zod';
-import { randomSecret, sha256 } from '../auth/keys.ts';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
+import { issueChannelKey } from './sales-channels.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { statusOf } from '../statuses.ts';
 
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 
-const input = z.object({
+export const provisionPartnerAccountInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   salesChannel: z
-    .object({
+    .strictObject({
       name: z.string().trim().min(1).max(255).optional(),
       slug: slug.optional(),
-      channelType: z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']).optional(),
+      channelType: statusOf('channelType').optional(),
     })
     .optional(),
 });
@@ -36,13 +37,12 @@ function slugify(text: string): string {
  * account (a partner integration acts for the organisation).
  */
 export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<string, unknown>) {
-  const { name, salesChannel } = validate(input, raw);
+  const { name, salesChannel } = validate(provisionPartnerAccountInput, raw);
   if (!ctx.access.allows('accounts', 'write') || !ctx.access.allows('sales_channels', 'write')) {
     throw missingRight(ctx);
   }
   const organisationId = ctx.organisation!.id;
   const channelSlug = salesChannel?.slug ?? `${slugify(name)}-${newId('salesChannel').slice(-6).toLowerCase()}`;
-  const key = randomSecret('svpk_');
   try {
     return await ctx.db.$transaction(async (tx) => {
       const account = await tx.account.create({ data: { id: newId('account'), organisationId, name } });
@@ -56,16 +56,7 @@ export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<s
           channelType: salesChannel?.channelType ?? 'partner',
         },
       });
-      const channelKey = await tx.channelKey.create({
-        data: {
-          id: newId('channelKey'),
-          organisationId,
-          channelId: channel.id,
-          kind: 'publishable',
-          keyHash: sha256(key),
-          keyPrefix: key.slice(0, 12),
-        },
-      });
+      const { channelKey, key } = await issueChannelKey(tx, channel, 'publishable');
       return {
         account,
         salesChannel: { id: channel.id, slug: channel.slug, channelType: channel.channelType },

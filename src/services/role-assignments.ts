@@ -4,16 +4,23 @@ import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { assertMayGrant } from '../auth/granting.ts';
+import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
+import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 
 const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
 const accountId = z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits');
 const roleId = z.string().regex(/^rol_[A-Za-z0-9_]+$/, 'rol_ followed by letters, digits and underscores');
 
-const assignInput = z.object({ userId, accountId, roleId });
-const replaceInput = z.object({ userId, accountId, roleIds: z.array(roleId).max(100) });
-const listFilters = z.object({ userId: userId.nullish(), accountId: accountId.nullish(), roleId: roleId.nullish() });
+export const assignRoleInput = z.strictObject({ userId, accountId, roleId });
+export const replaceRolesInput = z.strictObject({
+  userId,
+  accountId,
+  roleIds: limitedArray(roleId, 'rolesPerUser', `at most ${LIMITS.rolesPerUser} roles per user`),
+});
+export const listRoleAssignmentsFilters = z.object({ userId: userId.nullish(), accountId: accountId.nullish(), roleId: roleId.nullish() });
 
 const INCLUDE = {
   user: { select: { id: true, email: true, firstName: true, lastName: true } },
@@ -22,8 +29,8 @@ const INCLUDE = {
 } as const;
 
 /** Assignments on the accounts where the caller may read them, optionally filtered. */
-export async function listRoleAssignments(ctx: RequestContext, raw: z.input<typeof listFilters>) {
-  const filters = validate(listFilters, raw);
+export async function listRoleAssignments(ctx: RequestContext, raw: z.input<typeof listRoleAssignmentsFilters>) {
+  const filters = validate(listRoleAssignmentsFilters, raw);
   const accounts = ctx.access.accountsFor('role_assignments', 'read');
   return ctx.db.roleAssignment.findMany({
     where: {
@@ -46,9 +53,15 @@ function assertMayManage(ctx: RequestContext, account: string, role: { name: str
   if (!ctx.access.allows('role_assignments', 'write', account)) {
     throw missingRight(ctx);
   }
-  const missing = role.permissions.filter((permission) => !ctx.access.covers(permission, account));
-  if (missing.length > 0) {
-    throw new AppError('FORBIDDEN', `You cannot grant or remove role "${role.name}": you lack ${missing.join(', ')}.`);
+  assertMayGrant(ctx, role.permissions, account, `or remove role "${role.name}"`);
+}
+
+/** Refuses (400, naming the limit) when the user would hold more than LIMITS.rolesPerUser assignments. */
+async function assertRoomForRoles(db: RequestContext['db'], userId: string, adding: number, path: string): Promise<void> {
+  if (adding <= 0) return;
+  const held = await db.roleAssignment.count({ where: { userId } });
+  if (held + adding > LIMITS.rolesPerUser) {
+    throw limitExceeded(path, 'rolesPerUser', `A user holds at most ${LIMITS.rolesPerUser} role assignments in an organisation; this one would hold ${held + adding}.`);
   }
 }
 
@@ -73,10 +86,11 @@ async function loadTargets(
   return roles;
 }
 
-export async function assignRole(ctx: RequestContext, raw: z.input<typeof assignInput>) {
-  const input = validate(assignInput, raw);
+export async function assignRole(ctx: RequestContext, raw: z.input<typeof assignRoleInput>) {
+  const input = validate(assignRoleInput, raw);
   const [role] = await loadTargets(ctx, { ...input, roleIds: [input.roleId] }, () => 'roleId');
   assertMayManage(ctx, input.accountId, role!);
+  await assertRoomForRoles(ctx.db, input.userId, 1, 'roleId');
   try {
     const assignment = await ctx.db.roleAssignment.create({
       data: { id: newId('roleAssignment'), organisationId: ctx.organisation!.id, ...input },
@@ -91,8 +105,8 @@ export async function assignRole(ctx: RequestContext, raw: z.input<typeof assign
 }
 
 /** Replaces every role of the user on the account with `roleIds`, atomically. */
-export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof replaceInput>) {
-  const input = validate(replaceInput, raw);
+export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof replaceRolesInput>) {
+  const input = validate(replaceRolesInput, raw);
   const roleIds = [...new Set(input.roleIds)];
   const roles = await loadTargets(ctx, { ...input, roleIds }, (i) => `roleIds.${input.roleIds.indexOf(roleIds[i]!)}`);
   const current = await ctx.db.roleAssignment.findMany({
@@ -101,10 +115,16 @@ export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof repl
   });
   assertMayManage(ctx, input.accountId, { name: '', permissions: [] });
   for (const role of roles) if (!current.some((a) => a.roleId === role.id)) assertMayManage(ctx, input.accountId, role);
-  for (const assignment of current) if (!roleIds.includes(assignment.roleId)) assertMayManage(ctx, input.accountId, assignment.role);
+  const removed = current.filter((assignment) => !roleIds.includes(assignment.roleId));
+  for (const assignment of removed) assertMayManage(ctx, input.accountId, assignment.role);
+  const added = roleIds.length - (current.length - removed.length);
+  await assertRoomForRoles(ctx.db, input.userId, added - removed.length, 'roleIds');
 
   const assignments = await ctx.db.$transaction(async (tx) => {
     await tx.roleAssignment.deleteMany({ where: { userId: input.userId, accountId: input.accountId, roleId: { notIn: roleIds } } });
+    if (grantsAdministration(removed.map((assignment) => assignment.role.permissions))) {
+      await assertAdministratorRemains(tx, ctx.organisation!.id);
+    }
     const kept = new Set(current.map((a) => a.roleId));
     for (const id of roleIds) {
       if (kept.has(id)) continue;
@@ -128,7 +148,10 @@ export async function removeRoleAssignment(ctx: RequestContext, id: string) {
     throw AppError.notFound('Role assignment not found.');
   }
   assertMayManage(ctx, assignment.accountId, assignment.role);
-  await ctx.db.roleAssignment.delete({ where: { id } });
+  await ctx.db.$transaction(async (tx) => {
+    await tx.roleAssignment.delete({ where: { id } });
+    if (grantsAdministration([assignment.role.permissions])) await assertAdministratorRemains(tx, assignment.organisationId);
+  });
   forgetCachedAccess(ctx);
   return { success: true };
 }

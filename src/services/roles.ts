@@ -1,32 +1,35 @@
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
+import { assertMayDefine, assertMayGrant } from '../auth/granting.ts';
 import { isValidPermission } from '../auth/permissions.ts';
+import { missingRight } from '../auth/refusal.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
+import type { Role } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { validate } from './sessions.ts';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
+import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
+import { validate } from '../validation.ts';
 
-const permissionList = z
-  .array(
-    z
-      .string()
-      .refine(isValidPermission, {
-        error: (issue) =>
-          `"${String(issue.input).slice(0, 300)}" is not a permission string (resource.action, optionally :all or :acc_<id>; 1 to 255 characters)`,
-      }),
-  )
-  .min(1, 'at least 1 permission');
+const permissionList = limitedArray(
+  z.string().refine(isValidPermission, {
+    error: (issue) =>
+      `"${String(issue.input).slice(0, 300)}" is not a permission string (resource.action, optionally :all or :acc_<id>; 1 to 255 characters)`,
+  }),
+  'permissionsPerRole',
+  `at most ${LIMITS.permissionsPerRole} permissions per role`,
+).pipe(z.array(z.string()).min(1, 'at least 1 permission'));
 
-const createInput = z.object({
+export const createRoleInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   description: z.string().max(500).nullish(),
   permissions: permissionList,
 });
 
-const updateInput = createInput.partial();
+export const updateRoleInput = createRoleInput.partial();
 
-export type CreateRoleInput = z.input<typeof createInput>;
-export type UpdateRoleInput = z.input<typeof updateInput>;
+export type CreateRoleInput = z.input<typeof createRoleInput>;
+export type UpdateRoleInput = z.input<typeof updateRoleInput>;
 
 export function listRoles(ctx: RequestContext) {
   return ctx.db.role.findMany({ where: { isDeleted: false }, orderBy: [{ isSystemRole: 'desc' }, { createdAt: 'asc' }] });
@@ -47,7 +50,8 @@ async function assertNameFree(ctx: RequestContext, name: string, exceptId?: stri
 }
 
 export async function createRole(ctx: RequestContext, raw: Record<string, unknown>) {
-  const input = validate(createInput, raw);
+  const input = validate(createRoleInput, raw);
+  assertMayDefine(ctx, input.permissions, 'a role');
   await assertNameFree(ctx, input.name);
   return ctx.db.role.create({
     data: {
@@ -55,23 +59,50 @@ export async function createRole(ctx: RequestContext, raw: Record<string, unknow
       organisationId: ctx.organisation!.id,
       name: input.name,
       description: input.description ?? null,
-      permissions: input.permissions,
+      permissions: [...new Set(input.permissions)],
     },
   });
 }
 
+/**
+ * A change to a role is judged by its effect on every holder: on each account the role is assigned
+ * on, the caller must be able to assign it as it was and as it will be (role_assignments.write
+ * there, and every old and new permission held there). So nobody edits their own role, or anyone
+ * else's, into more than they hold, or strips a role they could not have handed out.
+ */
+async function assertMayChangeHolders(ctx: RequestContext, role: Role, permissions: readonly string[]): Promise<void> {
+  const held = await ctx.db.roleAssignment.findMany({ where: { roleId: role.id }, distinct: ['accountId'], select: { accountId: true } });
+  for (const { accountId } of held) {
+    if (!ctx.access.allows('role_assignments', 'write', accountId)) {
+      throw missingRight(ctx, `Role "${role.name}" is assigned on ${accountId}, where you may not manage role assignments.`);
+    }
+    assertMayGrant(ctx, [...role.permissions, ...permissions], accountId, `role "${role.name}" (it is assigned on ${accountId})`);
+  }
+}
+
 export async function updateRole(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
-  const input = validate(updateInput, raw);
+  const input = validate(updateRoleInput, raw);
   const role = await getRole(ctx, id);
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be modified.');
+  const permissions = input.permissions === undefined ? undefined : [...new Set(input.permissions)];
+  if (permissions) {
+    assertMayDefine(ctx, permissions, 'a role');
+    await assertMayChangeHolders(ctx, role, permissions);
+  }
   if (input.name !== undefined) await assertNameFree(ctx, input.name, id);
-  const updated = await ctx.db.role.update({
-    where: { id },
-    data: {
-      ...(input.name !== undefined ? { name: input.name } : {}),
-      ...(input.description !== undefined ? { description: input.description } : {}),
-      ...(input.permissions !== undefined ? { permissions: input.permissions } : {}),
-    },
+  const updated = await ctx.db.$transaction(async (tx) => {
+    const changed = await tx.role.update({
+      where: { id },
+      data: {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(permissions !== undefined ? { permissions } : {}),
+      },
+    });
+    if (grantsAdministration([role.permissions]) && !grantsAdministration([changed.permissions])) {
+      await assertAdministratorRemains(tx, role.organisationId);
+    }
+    return changed;
   });
   forgetCachedAccess(ctx);
   return updated;
@@ -81,10 +112,12 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
 export async function deleteRole(ctx: RequestContext, id: string) {
   const role = await getRole(ctx, id);
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be deleted.');
-  await ctx.db.$transaction([
-    ctx.db.roleAssignment.deleteMany({ where: { roleId: id } }),
-    ctx.db.role.update({ where: { id }, data: { isDeleted: true } }),
-  ]);
+  await assertMayChangeHolders(ctx, role, []);
+  await ctx.db.$transaction(async (tx) => {
+    await tx.roleAssignment.deleteMany({ where: { roleId: id } });
+    await tx.role.update({ where: { id }, data: { isDeleted: true } });
+    if (grantsAdministration([role.permissions])) await assertAdministratorRemains(tx, role.organisationId);
+  });
   forgetCachedAccess(ctx);
   return { success: true, id };
 }

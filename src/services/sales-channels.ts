@@ -1,16 +1,20 @@
 import { z } from 'zod';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { CHANNEL_KEY_PREFIXES } from '../auth/channel-keys.ts';
 import { forgetCachedAccess } from '../auth/forget.ts';
-import { randomSecret, sha256 } from '../auth/keys.ts';
+import { mintKey } from '../auth/keys.ts';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
-import { assertMay, readableAccounts, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
+import { validate } from '../validation.ts';
+import { statusOf } from '../statuses.ts';
 
 /**
  * Sales channels (sch_) of an account and their keys (schk_). A channel sells every published or
@@ -24,8 +28,8 @@ const slug = z
   .string()
   .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 const name = z.string().trim().min(1).max(255);
-const channelType = z.enum(['web', 'box_office', 'partner', 'embedded', 'mobile']);
-const eventIds = z.array(z.string().min(1).max(100)).max(1000);
+const channelType = statusOf('channelType');
+const eventIds = limitedArray(z.string().min(1).max(100), 'idsPerRequest', `at most ${LIMITS.idsPerRequest} events (a channel selling more sells all events of its account)`);
 const storefrontUrl = z
   .string()
   .max(2000)
@@ -37,7 +41,7 @@ const storefrontUrl = z
     }
   }, 'an http(s) URL');
 
-const createInput = z.object({
+export const createSalesChannelInput = z.strictObject({
   accountId: z.string().min(1).max(100),
   name,
   slug,
@@ -46,7 +50,7 @@ const createInput = z.object({
   eventIds: eventIds.nullish(),
   storefrontUrl: storefrontUrl.nullish(),
 });
-const updateInput = z.object({
+export const updateSalesChannelInput = z.strictObject({
   name: name.nullish(),
   isActive: z.boolean().nullish(),
   sellsAllEvents: z.boolean().nullish(),
@@ -54,16 +58,16 @@ const updateInput = z.object({
   /** null clears it. */
   storefrontUrl: storefrontUrl.nullish(),
 });
-const listFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
-const keyInput = z.object({ kind: z.enum(['publishable', 'secret'], { error: 'publishable or secret' }) });
+export const listSalesChannelsFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+export const createChannelKeyInput = z.strictObject({ kind: statusOf('channelKeyKind') });
 
-export type CreateSalesChannelInput = z.input<typeof createInput>;
-export type UpdateSalesChannelInput = z.input<typeof updateInput>;
+export type CreateSalesChannelInput = z.input<typeof createSalesChannelInput>;
+export type UpdateSalesChannelInput = z.input<typeof updateSalesChannelInput>;
 
 /** Channels on the accounts the caller may read (deleted accounts' channels never appear), oldest first. */
-export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listFilters>>) {
+export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listSalesChannelsFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listFilters, rawFilters);
+  const filters = validate(listSalesChannelsFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.SalesChannelWhereInput = { account: { isDeleted: false }, ...(accountId === undefined ? {} : { accountId }) };
   return paginate(
@@ -74,10 +78,7 @@ export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs &
 }
 
 async function loadChannel(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<SalesChannel> {
-  const channel = await ctx.db.salesChannel.findFirst({ where: { id, account: { isDeleted: false } } });
-  if (!channel) throw AppError.notFound('Sales channel not found.');
-  assertMay(ctx, RESOURCE, action, channel.accountId, 'Sales channel');
-  return channel;
+  return authorised(ctx, await ctx.db.salesChannel.findFirst({ where: { id, account: { isDeleted: false } } }), RESOURCE, action, 'Sales channel');
 }
 
 export function getSalesChannel(ctx: RequestContext, id: string): Promise<SalesChannel> {
@@ -104,7 +105,7 @@ function slugTaken(slugValue: string): AppError {
 }
 
 export async function createSalesChannel(ctx: RequestContext, raw: Raw<CreateSalesChannelInput>): Promise<SalesChannel> {
-  const input = validate(createInput, raw);
+  const input = validate(createSalesChannelInput, raw);
   const accountId = await owningAccount(ctx, RESOURCE, input.accountId);
   const events = input.eventIds ? await checkEventIds(ctx, accountId, input.eventIds) : [];
   const id = newId('salesChannel');
@@ -138,7 +139,7 @@ export async function createSalesChannel(ctx: RequestContext, raw: Raw<CreateSal
 /** Name, isActive and sellsAllEvents change in place; eventIds, when given, replaces the list atomically. */
 export async function updateSalesChannel(ctx: RequestContext, id: string, raw: Raw<UpdateSalesChannelInput>): Promise<SalesChannel> {
   const channel = await loadChannel(ctx, id, 'write');
-  const input = validate(updateInput, raw);
+  const input = validate(updateSalesChannelInput, raw);
   const events = input.eventIds ? await checkEventIds(ctx, channel.accountId, input.eventIds) : undefined;
   const data: Prisma.SalesChannelUpdateInput = {
     ...(input.name != null ? { name: input.name } : {}),
@@ -164,19 +165,21 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
 }
 
 /** A new key of a channel; the material (svpk_ / svsk_) is answered here once and stored as its sha256. */
-export async function createChannelKey(ctx: RequestContext, channelId: string, raw: Raw<z.input<typeof keyInput>>) {
+export async function createChannelKey(ctx: RequestContext, channelId: string, raw: Raw<z.input<typeof createChannelKeyInput>>) {
   const channel = await loadChannel(ctx, channelId, 'write');
-  const { kind } = validate(keyInput, raw);
-  const key = randomSecret(CHANNEL_KEY_PREFIXES[kind]);
-  const channelKey = await ctx.db.channelKey.create({
-    data: {
-      id: newId('channelKey'),
-      organisationId: ctx.organisation!.id,
-      channelId: channel.id,
-      kind,
-      keyHash: sha256(key),
-      keyPrefix: key.slice(0, 12),
-    },
+  const { kind } = validate(createChannelKeyInput, raw);
+  return issueChannelKey(ctx.db, channel, kind);
+}
+
+/** Issues a key of `kind` for `channel` with `db` (the caller's transaction when it has one). */
+export async function issueChannelKey(
+  db: Pick<RequestContext['db'], 'channelKey'>,
+  channel: { id: string; organisationId: string },
+  kind: keyof typeof CHANNEL_KEY_PREFIXES,
+) {
+  const { key, keyHash, keyPrefix } = mintKey(CHANNEL_KEY_PREFIXES[kind]);
+  const channelKey = await db.channelKey.create({
+    data: { id: newId('channelKey'), organisationId: channel.organisationId, channelId: channel.id, kind, keyHash, keyPrefix },
   });
   return { channelKey, key };
 }

@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { randomSecret, sha256 } from '../auth/keys.ts';
+import { mintKey, sha256 } from '../auth/keys.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { Database } from '../db/client.ts';
-import { AppError, issuesFrom } from '../errors.ts';
+import { AppError } from '../errors.ts';
+import { validate } from '../validation.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
+import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import type { Runtime } from '../runtime.ts';
 
 export interface SignedInUser {
@@ -25,11 +27,6 @@ export interface SignInResult extends SessionTokens {
   user: SignedInUser;
 }
 
-export function validate<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const result = schema.safeParse(input);
-  if (!result.success) throw AppError.validation(issuesFrom(result.error.issues));
-  return result.data;
-}
 
 /** A verifier's worth of work for unknown emails, so timing does not tell which emails exist. */
 let dummyHash: Promise<string> | undefined;
@@ -45,14 +42,14 @@ export async function issueSession(
   organisationId: string | null,
   familyId = newId('refreshToken'),
 ): Promise<SessionTokens> {
-  const refreshToken = randomSecret('svrt_');
+  const { key: refreshToken, keyHash: tokenHash } = mintKey('svrt_');
   await db.refreshToken.create({
     data: {
       id: newId('refreshToken'),
       personId,
       organisationId,
       familyId,
-      tokenHash: sha256(refreshToken),
+      tokenHash,
       expiresAt: new Date(Date.now() + runtime.config.REFRESH_TOKEN_TTL),
     },
   });
@@ -60,30 +57,52 @@ export async function issueSession(
   return { accessToken: access.token, refreshToken, expiresAt: access.expiresAt };
 }
 
-const loginInput = z.object({
+export const loginInput = z.strictObject({
   email: z.email().transform((e) => e.toLowerCase()),
   password: z.string().min(1),
 });
 
 /**
+ * What a failed password check counts against: the email (5 failures free), whoever tries it, and the
+ * client address (20 free: one address guessing many emails), kept in PostgreSQL so every API
+ * process counts them (src/limits/rate-limiter.ts).
+ */
+export function signInThrottle(email: string, clientIp: string): ThrottleSubject[] {
+  return [
+    { limit: 'sign-in:email', subject: email, free: 5 },
+    { limit: 'sign-in:address', subject: clientBucket(clientIp), free: 20 },
+  ];
+}
+
+/**
  * Password sign-in (first-party tooling). With an organisation (X-Service-Org) the person must be
- * an active user of it, and the tokens carry it.
+ * an active user of it, and the tokens carry it. Throttled: after a few wrong passwords for an email
+ * (or from an address) every further attempt waits, the right password included.
  */
 export async function login(
   runtime: Runtime,
   organisation: Organisation | null,
   raw: { email: string; password: string },
+  clientIp: string,
 ): Promise<SignInResult> {
   const input = validate(loginInput, raw);
-  const person = await runtime.db.person.findUnique({ where: { email: input.email }, include: { credential: true } });
+  const throttle = signInThrottle(input.email, clientIp);
+  await runtime.throttle.assertAllowed(throttle);
+  const person = await runtime.db.person.findUnique({
+    where: { realm_email: { realm: 'global', email: input.email } },
+    include: { credential: true },
+  });
   if (!person?.credential) {
     dummyHash ??= hashPassword('not a real password');
     await verifyPassword(await dummyHash, input.password);
+    await runtime.throttle.fail(throttle);
     throw new AppError('UNAUTHENTICATED', 'The email or password is wrong.');
   }
   if (!(await verifyPassword(person.credential.passwordHash, input.password))) {
+    await runtime.throttle.fail(throttle);
     throw new AppError('UNAUTHENTICATED', 'The email or password is wrong.');
   }
+  await runtime.throttle.clear(throttle[0]!);
   if (organisation) {
     const member = await runtime.db.user.findFirst({
       where: { organisationId: organisation.id, personId: person.id, status: 'active' },
@@ -95,7 +114,7 @@ export async function login(
   return { ...tokens, user: { id: person.id, email: person.email, firstName: person.firstName, lastName: person.lastName } };
 }
 
-const refreshInput = z.object({ refreshToken: z.string().min(1) });
+export const refreshInput = z.strictObject({ refreshToken: z.string().min(1) });
 
 /**
  * Rotates a refresh token. A token used twice means it leaked: the whole family (every token of

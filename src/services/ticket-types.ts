@@ -3,9 +3,13 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, TicketType } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
-import { assertMay, instant, loadEvent, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { instant } from '../time-zones.ts';
+import { assertMay, authorised } from './access.ts';
+import { loadEvent } from './events.ts';
+import { validate } from '../validation.ts';
 
 const INT_MAX = 2_147_483_647;
 const currencies = new Set(Intl.supportedValuesOf('currency'));
@@ -27,8 +31,8 @@ const ticketTypeFields = {
   salesEndAt: instant.nullish(),
 };
 
-const createTicketTypeInput = z.object(ticketTypeFields);
-const updateTicketTypeInput = z.object(ticketTypeFields).partial();
+export const createTicketTypeInput = z.strictObject(ticketTypeFields);
+export const updateTicketTypeInput = z.strictObject(ticketTypeFields).partial();
 
 export type CreateTicketTypeInput = z.input<typeof createTicketTypeInput>;
 export type UpdateTicketTypeInput = z.input<typeof updateTicketTypeInput>;
@@ -75,9 +79,7 @@ export async function createTicketType(ctx: RequestContext, eventId: string, raw
 /** A live ticket type of a live event that the caller may `action`. */
 async function loadTicketType(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<TicketType> {
   const ticketType = await ctx.db.ticketType.findFirst({ where: { id, isDeleted: false, event: { isDeleted: false } } });
-  if (!ticketType) throw AppError.notFound('Ticket type not found.');
-  assertMay(ctx, 'events', action, ticketType.accountId, 'Ticket type');
-  return ticketType;
+  return authorised(ctx, ticketType, 'events', action, 'Ticket type');
 }
 
 export function getTicketType(ctx: RequestContext, id: string): Promise<TicketType> {

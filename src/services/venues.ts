@@ -3,10 +3,13 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, Venue } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../../schema/pagination.ts';
+import { paginate, type PageArgs } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
-import { assertMay, readableAccounts, timeZone, type Raw, type RawPageArgs } from './events.ts';
-import { validate } from './sessions.ts';
+import { type Raw } from '../validation.ts';
+import { type RawPageArgs } from '../pagination.ts';
+import { timeZone } from '../time-zones.ts';
+import { assertMay, authorised, readableAccounts } from './access.ts';
+import { validate } from '../validation.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 
@@ -33,9 +36,9 @@ const venueFields = {
   capacity: z.number().int().min(0).max(2_147_483_647).nullish(),
 };
 
-const createVenueInput = z.object({ accountId: z.string().min(1).max(100), ...venueFields });
-const updateVenueInput = z.object(venueFields).partial();
-const listVenuesFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+export const createVenueInput = z.strictObject({ accountId: z.string().min(1).max(100), ...venueFields });
+export const updateVenueInput = z.strictObject(venueFields).partial();
+export const listVenuesFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
 
 export type CreateVenueInput = z.input<typeof createVenueInput>;
 export type UpdateVenueInput = z.input<typeof updateVenueInput>;
@@ -54,10 +57,7 @@ export async function listVenues(ctx: RequestContext, args: RawPageArgs & Raw<z.
 }
 
 async function loadVenue(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<Venue> {
-  const venue = await ctx.db.venue.findFirst({ where: { id, isDeleted: false } });
-  if (!venue) throw AppError.notFound('Venue not found.');
-  assertMay(ctx, 'venues', action, venue.accountId, 'Venue');
-  return venue;
+  return authorised(ctx, await ctx.db.venue.findFirst({ where: { id, isDeleted: false } }), 'venues', action, 'Venue');
 }
 
 export function getVenue(ctx: RequestContext, id: string): Promise<Venue> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginate, type Page, type PageArgs } from '../../schema/pagination.ts';
+import { paginate, type Page, type PageArgs } from '../pagination.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prisma/client.ts';
@@ -7,15 +7,16 @@ import { missingRight } from '../auth/refusal.ts';
 import { newId } from '../ids.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
 import { labelOf, startResendWorkflow } from '../webhooks/starts.ts';
-import { validate } from './sessions.ts';
 import { closeCircuit, temporalClient } from './webhook-workflows.ts';
+import { validate } from '../validation.ts';
+import { STATUSES } from '../statuses.ts';
 
 /**
  * Webhook deliveries (whd_): one source event to one endpoint, with its status, next attempt and
  * every attempt made (status code, first 4 KiB of the body, duration, error), oldest attempt first.
  */
 
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export const DELIVERY_STATUSES = STATUSES.delivery;
 
 /** A delivery as both surfaces show it; the attempts carry the account for their authorisation. */
 export type DeliveryView = WebhookDelivery & { attempts: AttemptView[] };
@@ -38,7 +39,7 @@ export async function loadDelivery(db: Db, id: string): Promise<DeliveryView> {
   return view(row);
 }
 
-const filters = z.object({
+export const listWebhookDeliveriesFilters = z.object({
   endpointId: z.string().min(1).max(100).nullish(),
   status: z.enum(DELIVERY_STATUSES, { error: `One of ${DELIVERY_STATUSES.join(', ')}.` }).nullish(),
   eventType: z
@@ -48,7 +49,7 @@ const filters = z.object({
     .nullish(),
 });
 
-export type ListWebhookDeliveriesArgs = { [K in keyof PageArgs | keyof z.input<typeof filters>]?: unknown };
+export type ListWebhookDeliveriesArgs = { [K in keyof PageArgs | keyof z.input<typeof listWebhookDeliveriesFilters>]?: unknown };
 
 /**
  * Deliveries on the accounts where the caller may read webhooks, newest first, filtered by
@@ -56,7 +57,7 @@ export type ListWebhookDeliveriesArgs = { [K in keyof PageArgs | keyof z.input<t
  */
 export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebhookDeliveriesArgs): Promise<Page<DeliveryView>> {
   const { endpointId, status, eventType, ...pageArgs } = args;
-  const input = validate(filters, { endpointId, status, eventType });
+  const input = validate(listWebhookDeliveriesFilters, { endpointId, status, eventType });
   const readable = ctx.access.accountsFor('webhooks', 'read');
   const where: Prisma.WebhookDeliveryWhereInput = {
     endpoint: { deletedAt: null },

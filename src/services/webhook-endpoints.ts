@@ -12,8 +12,8 @@ import { describeDuration } from '../webhooks/recorder.ts';
 import { recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, temporalClient } from './webhook-workflows.ts';
 import { owningAccount } from './accounts.ts';
-import { instant } from './events.ts';
-import { validate } from './sessions.ts';
+import { instant } from '../time-zones.ts';
+import { validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
 
@@ -111,6 +111,8 @@ export function listWebhookEventTypes(): Array<{ type: WebhookEventType; descrip
 }
 
 /** Endpoints of the accounts the caller may read (optionally one of them), oldest first. */
+export const listWebhookEndpointsFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+
 export async function listWebhookEndpoints(ctx: RequestContext, args: { accountId?: string | null }): Promise<WebhookEndpoint[]> {
   const readable = ctx.access.accountsFor('webhooks', 'read');
   const only = args.accountId ?? undefined;
@@ -126,7 +128,7 @@ export function getWebhookEndpoint(ctx: RequestContext, id: string): Promise<Web
 }
 
 /**
- * Registers an endpoint. The payload version defaults to the current one (spec section 9:
+ * Registers an endpoint. The payload version defaults to the current one (../shared/spec/service-spec.md §9:
  * endpoints pin the version current at creation); a known, non-sunset earlier one may be asked
  * for. Answers the endpoint and its signing secret, which is never shown again.
  */
@@ -353,9 +355,14 @@ export function samplePayload(type: WebhookEventType, accountId: string, now = n
  * endpoints of the account receive nothing. A disabled endpoint is refused (409): its deliveries
  * would never be sent.
  */
+/** Test deliveries per endpoint per minute, counted across every API process. */
+const TESTS_PER_MINUTE = 10;
+
 export async function testWebhookEndpoint(ctx: RequestContext, id: string): Promise<DeliveryView> {
   const endpoint = await loadEndpoint(ctx, id, 'write');
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to send a test delivery.');
+  // Test deliveries cost a send each and could otherwise be fired at a slow receiver by the hundred.
+  await ctx.runtime.rateLimiter.take('webhook-test', endpoint.id, TESTS_PER_MINUTE, 60_000, `At most ${TESTS_PER_MINUTE} test deliveries a minute per endpoint.`);
   const type = (endpoint.eventTypes.find(isWebhookEventType) ?? 'event.created') as WebhookEventType;
   const deliveryId = newId('webhookDelivery');
   const delivery = await ctx.db.$transaction(async (tx) => {

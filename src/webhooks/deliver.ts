@@ -14,7 +14,7 @@ import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-policy.ts';
 
 /**
- * One HTTP attempt of a webhook delivery (spec section 6, contract.md "Webhook delivery"): the
+ * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"): the
  * first attempt of each delivery in its batch (batch.ts), a retry in the delivery's own workflow
  * (attemptDelivery below), or a manual attempt (manual.ts). Outside any request, so it uses the
  * runtime database handle, not a tenant-scoped one; the event and endpoint are joined on the
@@ -30,7 +30,7 @@ import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-p
  * What remains is the window between the receiver's answer and the insert: a worker that dies
  * there has sent the attempt without recording it, and it is sent once more (same
  * Service-Event-Id and Service-Delivery-Id, a fresh signature timestamp). Receivers deduplicate on
- * Service-Event-Id (spec section 6).
+ * Service-Event-Id (../shared/spec/service-spec.md §6).
  *
  * Before sending, an attempt takes a slot (slots.ts: per-endpoint and per-organisation bounds and
  * the circuit breaker, shared by every worker through PostgreSQL); the statement that records it
@@ -38,7 +38,7 @@ import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-p
  */
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
-/** What is kept of a receiver's answer (contract.md: first 4 KiB). */
+/** What is kept of a receiver's answer (../shared/spec/contract.md: first 4 KiB). */
 export const RESPONSE_BODY_LIMIT = 4096;
 
 export type DeliveryConfig = Pick<

@@ -4,7 +4,7 @@ import type { WebhookEventType } from './event-types.ts';
 /**
  * Webhook payloads: built field by field from a fixed view at the current version (every
  * nullable field present as null, nothing else leaks), then transformed down one dated version at
- * a time to the version an endpoint pinned. contract.md "API versions" lists what each step undoes.
+ * a time to the version an endpoint pinned. ../shared/spec/contract.md "API versions" lists what each step undoes.
  */
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -182,7 +182,7 @@ export function inViewOrder(type: WebhookEventType, payload: Payload, version: s
   return version === CURRENT_VERSION ? VIEW_OF[type](payload) : payload;
 }
 
-/** The delivery envelope of spec section 6, at the endpoint's pinned version. */
+/** The delivery envelope of ../shared/spec/service-spec.md §6, at the endpoint's pinned version. */
 export function envelope(args: {
   deliveryId: string;
   type: WebhookEventType;

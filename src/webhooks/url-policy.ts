@@ -3,6 +3,10 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
 /**
+ * The one outbound URL policy: where webhooks may be sent, and where the service fetches an
+ * identity provider's keys (src/services/federate.ts). Each purpose has its own allow-private
+ * setting.
+ *
  * Where webhooks may be sent. Receivers on private, loopback, link-local, unspecified, multicast
  * and reserved addresses are refused unless WEBHOOK_ALLOW_PRIVATE_URLS is set (tests, local
  * development): otherwise a tenant could make the service call into its own network (SSRF).
@@ -15,6 +19,8 @@ import { isIP } from 'node:net';
  */
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+const DEFAULT_SUBJECT = 'Webhooks cannot be sent';
 
 /** A URL the policy refuses; `message` says why, in words fit for a VALIDATION_FAILED detail. */
 export class UrlPolicyError extends Error {
@@ -168,8 +174,13 @@ export function forbiddenAddressReason(address: string): string | undefined {
 // Checks with DNS
 
 export interface UrlPolicyOptions {
-  /** config.WEBHOOK_ALLOW_PRIVATE_URLS: no address is refused, and no lookup is made. */
+  /**
+   * The purpose's allow-private setting (WEBHOOK_ALLOW_PRIVATE_URLS, IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS):
+   * no address is refused, and no lookup is made.
+   */
   allowPrivate: boolean;
+  /** What is refused, to start the message (default "Webhooks cannot be sent"). */
+  subject?: string;
   /** Resolver, replaceable in tests; answers every address of the host. */
   lookup?: (hostname: string) => Promise<LookupAddress[]>;
   /** How long the lookup may take before the host counts as not resolving (default 5 s). */
@@ -212,7 +223,7 @@ export async function assertDeliverableUrl(raw: string | URL, options: UrlPolicy
     const reason = forbiddenAddressReason(address);
     if (reason) {
       const via = isIP(host) ? '' : ` (${host} resolves to ${address})`;
-      throw new UrlPolicyError(`Webhooks cannot be sent to a ${reason} address${via}.`);
+      throw new UrlPolicyError(`${options.subject ?? DEFAULT_SUBJECT} to a ${reason} address${via}.`);
     }
   }
   return url;
@@ -227,7 +238,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * the connection (rebinding) cannot slip through. The error is a UrlPolicyError (code
  * EWEBHOOKADDRESS). With `allowPrivate` it is the plain resolver.
  */
-export function deliverableLookup(allowPrivate: boolean) {
+export function deliverableLookup(allowPrivate: boolean, subject = DEFAULT_SUBJECT) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     dnsLookupCallback(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
@@ -236,7 +247,7 @@ export function deliverableLookup(allowPrivate: boolean) {
         for (const { address } of list) {
           const reason = forbiddenAddressReason(address);
           if (reason) {
-            const refused = Object.assign(new UrlPolicyError(`Webhooks cannot be sent to a ${reason} address (${hostname} resolves to ${address}).`), {
+            const refused = Object.assign(new UrlPolicyError(`${subject} to a ${reason} address (${hostname} resolves to ${address}).`), {
               code: 'EWEBHOOKADDRESS',
             });
             return callback(refused, []);

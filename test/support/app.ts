@@ -1,6 +1,7 @@
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { startServer, type RunningServer } from '../../src/http/server.ts';
+import { startApi } from '../../server/app.ts';
+import type { RunningServer } from '../../src/http/server.ts';
 import { createLogger, type Logger } from '../../src/log.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
@@ -15,8 +16,8 @@ export interface TestApp {
 }
 
 /** The real API on a free port, over a fresh copy of the migrated database and the real Temporal. */
-export async function startTestApp(env: Record<string, string> = {}, options: { logger?: Logger } = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startTestApp(env: Record<string, string> = {}, options: { logger?: Logger; database?: TestDatabase } = {}): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase());
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: database.url,
@@ -27,7 +28,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     ...env,
   });
   const runtime = createRuntime(config, { logger: options.logger ?? createLogger(config.LOG_LEVEL) });
-  const server = await startServer(runtime, 0, '127.0.0.1');
+  const server = await startApi(runtime, 0, '127.0.0.1');
   return {
     url: server.url,
     config,
@@ -35,7 +36,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     database,
     server,
     async stop() {
-      await server.stop(1_000);
+      await server.stop({ graceMs: 1_000 });
       await database.drop();
     },
   };

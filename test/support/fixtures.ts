@@ -61,7 +61,7 @@ export async function graphql(
   app: TestApp,
   query: string,
   variables: Record<string, unknown> = {},
-  options: { token?: string; org?: string } = {},
+  options: { token?: string; org?: string; headers?: Record<string, string> } = {},
 ) {
   return api(app, 'POST', '/graphql', { ...options, body: { query, variables } });
 }

@@ -12,9 +12,16 @@ export interface Spawned {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** A real child process of ours (the worker, the start command), with its output captured. */
-export function spawnProcess(args: string[], env: Record<string, string | undefined>): Spawned {
-  const child = spawn(TSX, args, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * A real child process of ours (the worker, the start command), with its output captured: run
+ * through tsx from the repository unless told otherwise (e.g. `node dist/...` in a built copy).
+ */
+export function spawnProcess(
+  args: string[],
+  env: Record<string, string | undefined>,
+  { command = TSX, cwd = REPO_ROOT }: { command?: string; cwd?: string } = {},
+): Spawned {
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {

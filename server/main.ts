@@ -1,18 +1,22 @@
-import { ConfigError, loadConfig } from './config.ts';
-import { startServer } from './http/server.ts';
-import { createRuntime } from './runtime.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { startApi } from './app.ts';
+import { createRuntime } from '../src/runtime.ts';
 
-/** The API process: `npm run serve`. Stops gracefully on SIGTERM and SIGINT. */
+/**
+ * The API process: `npm run serve`. Stops gracefully on SIGTERM and SIGINT: /readyz answers 503 at
+ * once, requests are still served for SHUTDOWN_DRAIN_DELAY (load balancers take the process out),
+ * then it stops accepting and exits once in-flight requests are answered.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = createRuntime(config);
-  const running = await startServer(runtime, config.PORT, config.HOST);
+  const running = await startApi(runtime, config.PORT, config.HOST);
   runtime.logger.info({ url: running.url }, 'API listening');
   // Starts delivery workflows that a crash or a Temporal outage left unstarted (workers sweep too).
   runtime.dispatcher.start();
   const shutdown = (signal: string) => {
-    runtime.logger.info({ signal }, 'shutting down');
-    running.stop().then(
+    runtime.logger.info({ signal, drainMs: config.SHUTDOWN_DRAIN_DELAY }, 'shutting down: not ready, finishing requests');
+    running.stop({ drainMs: config.SHUTDOWN_DRAIN_DELAY, graceMs: 30_000 }).then(
       () => process.exit(0),
       (error: unknown) => {
         runtime.logger.error({ err: error }, 'shutdown failed');

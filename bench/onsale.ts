@@ -1,0 +1,249 @@
+import http from 'node:http';
+import pg from 'pg';
+import { createDatabase } from '../src/db/client.ts';
+import { findFreePort } from '../src/embedded/temporal.ts';
+import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
+import { spawnProcess } from '../test/support/process.ts';
+import { freshDatabase, peakRssSampler, waitForHttp } from './support.ts';
+
+/**
+ * `npm run bench:onsale` (issue 16): an on-sale as a ticketing company meets it. One occurrence
+ * with 1,000 tickets across 3 ticket types; 5,000 buyers arriving as fast as 200 concurrent
+ * connections allow, each from its own address (X-Forwarded-For, so the per-client hold limit
+ * sees 5,000 clients), each doing what a storefront does: the listings, a cart, a checkout, paying
+ * on the hosted checkout page (card 4242, a form POST), and reading the confirmation page.
+ *
+ * Prints the seconds until sold out, confirmed orders per second, p50/p99 per step and how many
+ * buyers were told "sold out" (409, or no availability left in the listings), then checks from the
+ * database that exactly 1,000 tickets were sold, none twice, every pass unique, every order
+ * consistent with its payments, and that no 5xx was answered.
+ *
+ * Targets: sold out in <= 10 s (>= 100 confirmed orders/s), p99 of each step < 1 s, zero oversold,
+ * zero 5xx.
+ */
+
+const BUYERS = Number(process.env.ONSALE_BUYERS ?? 5_000);
+const CONNECTIONS = Number(process.env.ONSALE_CONNECTIONS ?? 200);
+const CAPACITIES = [400, 350, 250];
+const TICKETS = CAPACITIES.reduce((a, b) => a + b, 0);
+const STEPS = ['listings', 'cart', 'checkout', 'pay', 'confirmation'] as const;
+type Step = (typeof STEPS)[number];
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+function request(origin: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${origin}${path}`, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function json(origin: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
+  const res = await request(origin, method, path, { 'content-type': 'application/json', ...headers }, body === undefined ? undefined : JSON.stringify(body));
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text.slice(0, 300)}`);
+  return JSON.parse(res.text);
+}
+
+const timings: Record<Step, number[]> = { listings: [], cart: [], checkout: [], pay: [], confirmation: [] };
+const statuses = new Map<string, number>();
+let serverErrors = 0;
+let soldOutAnswers = 0;
+let soldOutInListings = 0;
+let confirmed = 0;
+let lastConfirmedAt = 0;
+const failures: string[] = [];
+
+async function step(name: Step, run: () => Promise<Answer>): Promise<Answer> {
+  const started = performance.now();
+  const answer = await run();
+  timings[name].push(performance.now() - started);
+  const key = `${name} ${answer.status}`;
+  statuses.set(key, (statuses.get(key) ?? 0) + 1);
+  if (answer.status >= 500) {
+    serverErrors += 1;
+    if (failures.length < 5) failures.push(`${key}: ${answer.text.slice(0, 200)}`);
+  }
+  return answer;
+}
+
+/** One buyer, start to finish. */
+async function buyer(origin: string, key: string, n: number): Promise<void> {
+  const client = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+  const headers: Record<string, string> = { 'x-channel-key': key, 'x-forwarded-for': client, 'content-type': 'application/json' };
+  const remember = (answer: Answer) => {
+    const session = answer.headers['x-live-session'];
+    if (typeof session === 'string') headers['x-live-session'] = session;
+    return answer;
+  };
+
+  const listings = remember(await step('listings', () => request(origin, 'GET', '/live/sales/listings', headers)));
+  if (listings.status !== 200) return;
+  const event = JSON.parse(listings.text).events[0];
+  const occurrence = event?.occurrences?.[0];
+  const open = (occurrence?.availability ?? []).filter((a: { available: number | null }) => a.available === null || a.available > 0);
+  if (open.length === 0) {
+    soldOutInListings += 1;
+    return;
+  }
+  const choice = open[n % open.length] as { ticketTypeId: string };
+
+  const items = [{ occurrenceId: occurrence.id, ticketTypeId: choice.ticketTypeId, quantity: 1 }];
+  const cart = remember(await step('cart', () => request(origin, 'POST', '/live/sales/carts', headers, JSON.stringify({ items }))));
+  if (cart.status === 409) return void (soldOutAnswers += 1);
+  if (cart.status !== 201) return;
+  const cartId = JSON.parse(cart.text).cart.id as string;
+
+  const customer = { email: `buyer${n}@onsale.test`, firstName: 'Buyer', lastName: String(n) };
+  const checkout = remember(await step('checkout', () => request(origin, 'POST', `/live/sales/carts/${cartId}/checkout`, headers, JSON.stringify({ customer }))));
+  if (checkout.status === 409) return void (soldOutAnswers += 1);
+  if (checkout.status !== 201) return;
+  const orderId = JSON.parse(checkout.text).order.id as string;
+
+  // The hosted checkout page's form, as a browser posts it from that page.
+  const form = new URLSearchParams({ name: `Buyer ${n}`, cardNumber: '4242 4242 4242 4242', expiry: '12/30', cvc: '123' }).toString();
+  const pay = await step('pay', () =>
+    request(origin, 'POST', `/checkout/${orderId}`, { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', 'x-forwarded-for': client }, form),
+  );
+  if (pay.status !== 303) return;
+  const page = await step('confirmation', () => request(origin, 'GET', `/checkout/${orderId}`, { 'x-forwarded-for': client }));
+  if (page.status === 200 && page.text.includes('is confirmed')) {
+    confirmed += 1;
+    lastConfirmedAt = performance.now();
+  }
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function seed(url: string, origin: string) {
+  const db = createDatabase({ url, poolSize: 2 });
+  const boot = await bootstrapOrganisation(db, { orgSlug: 'onsale', orgName: 'On-sale', email: 'admin@onsale.test', password: 'bench password' });
+  await db.$disconnect();
+  const accountId = boot.account.id;
+  const login = await json(origin, 'POST', '/v1/auth/login', { 'x-service-org': 'onsale' }, { email: 'admin@onsale.test', password: 'bench password' });
+  const admin = { authorization: `Bearer ${login.accessToken}`, 'x-service-org': 'onsale' };
+  const event = (await json(origin, 'POST', '/v1/events', admin, { accountId, name: 'The big on-sale', timezone: 'Europe/London', status: 'on_sale' })).event;
+  const day = new Date(Date.now() + 60 * 86_400_000).toISOString().slice(0, 10);
+  await json(origin, 'POST', `/v1/events/${event.id}/occurrences`, admin, { startDate: day, startTime: '20:00' });
+  for (const [i, capacity] of CAPACITIES.entries()) {
+    await json(origin, 'POST', `/v1/events/${event.id}/ticket-types`, admin, { name: ['Standing', 'Seated', 'Balcony'][i], priceAmount: 3000 + i * 1500, currency: 'GBP', capacity, maxPerOrder: 4 });
+  }
+  const channel = (await json(origin, 'POST', '/v1/sales-channels', admin, { accountId, name: 'Box office online', slug: 'online' })).salesChannel;
+  const key = (await json(origin, 'POST', `/v1/sales-channels/${channel.id}/keys`, admin, { kind: 'publishable' })).key as string;
+  return { key, eventId: event.id as string };
+}
+
+/** What the database says afterwards; each line is a check with its verdict. */
+async function verify(url: string): Promise<Array<[string, boolean, string]>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const one = async (sql: string) => (await client.query(sql)).rows[0] as Record<string, any>;
+  try {
+    const inventory = await one(`SELECT sum(sold)::int AS sold, sum(held)::int AS held, bool_and(sold + held <= capacity) AS within FROM inventories`);
+    const passes = await one(`SELECT count(*)::int AS passes, count(DISTINCT code)::int AS codes, count(DISTINCT id)::int AS ids FROM passes WHERE status <> 'void'`);
+    const sold = await one(`SELECT coalesce(sum(li.quantity), 0)::int AS tickets, count(DISTINCT o.id)::int AS orders
+      FROM orders o JOIN order_line_items li ON li."orderId" = o.id WHERE o.status = 'confirmed'`);
+    const perLine = await one(`SELECT count(*)::int AS wrong FROM order_line_items li JOIN orders o ON o.id = li."orderId"
+      WHERE o.status = 'confirmed' AND li.quantity <> (SELECT count(*) FROM passes p WHERE p."lineItemId" = li.id)`);
+    const payments = await one(`SELECT count(*)::int AS wrong FROM orders o WHERE
+      (o.status = 'confirmed' AND (SELECT count(*) FROM payments p WHERE p."orderId" = o.id AND p.status = 'succeeded' AND p.amount = o."totalAmount" AND p.currency = o.currency) <> 1)
+      OR (o.status <> 'confirmed' AND o.status <> 'refunded' AND EXISTS (SELECT 1 FROM payments p WHERE p."orderId" = o.id AND p.status = 'succeeded'))`);
+    return [
+      [`exactly ${TICKETS} tickets sold (inventory)`, inventory.sold === TICKETS, `${inventory.sold} sold, ${inventory.held} still held`],
+      ['no ticket type over its capacity (sold + held <= capacity)', inventory.within === true, String(inventory.within)],
+      [`exactly ${TICKETS} tickets in confirmed orders`, sold.tickets === TICKETS, `${sold.tickets} tickets in ${sold.orders} confirmed orders`],
+      [`${TICKETS} passes, every code unique`, passes.passes === TICKETS && passes.codes === passes.passes, `${passes.passes} passes, ${passes.codes} distinct codes`],
+      ['every confirmed line item has one pass per ticket', perLine.wrong === 0, `${perLine.wrong} wrong`],
+      ['every order consistent with its payments', payments.wrong === 0, `${payments.wrong} inconsistent`],
+      ['no 5xx answered', serverErrors === 0, `${serverErrors}`],
+    ];
+  } finally {
+    await client.end();
+  }
+}
+
+async function main() {
+  const url = await freshDatabase('tks_onsale');
+  const port = await findFreePort();
+  const api = spawnProcess(
+    [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'server/main.ts'],
+    {
+      DATABASE_URL: url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      NODE_ENV: 'development',
+      TEST_PAYMENTS: 'true',
+      JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'bench', secret: 'b'.repeat(32) }]),
+      DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? '10',
+    },
+    { command: process.execPath },
+  );
+  const rss = peakRssSampler(() => api.child.pid!);
+  try {
+    const origin = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${origin}/healthz`);
+    const { key } = await seed(url, origin);
+    console.log(`on-sale: ${TICKETS} tickets (${CAPACITIES.join(' + ')}) for ${BUYERS} buyers over ${CONNECTIONS} connections`);
+
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (next < BUYERS) {
+          const n = next++;
+          try {
+            await buyer(origin, key, n);
+          } catch (error) {
+            if (failures.length < 5) failures.push(`buyer ${n}: ${String(error)}`);
+          }
+        }
+      }),
+    );
+    const finished = performance.now();
+    const soldOutSeconds = (lastConfirmedAt - started) / 1000;
+    const perSecond = confirmed / soldOutSeconds;
+
+    console.log(`\n${new Date().toISOString()}; ${BUYERS} buyers, ${CONNECTIONS} connections; all buyers done after ${((finished - started) / 1000).toFixed(1)} s\n`);
+    const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+    console.log(`sold out after ${soldOutSeconds.toFixed(2)} s (target <= 10 s: ${verdict(confirmed === TICKETS && soldOutSeconds <= 10)})`);
+    console.log(`confirmed orders: ${confirmed}, ${perSecond.toFixed(0)}/s (target >= 100/s: ${verdict(perSecond >= 100)})`);
+    console.log(`buyers told sold out: ${soldOutAnswers} answered 409, ${soldOutInListings} saw no availability in the listings\n`);
+    console.log('| step | requests | p50 ms | p99 ms | target p99 < 1 s |');
+    console.log('|---|---|---|---|---|');
+    for (const name of STEPS) {
+      const p99 = percentile(timings[name], 99);
+      console.log(`| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99.toFixed(0)} | ${verdict(p99 < 1000)} |`);
+    }
+    console.log(`\nanswers by step and status: ${[...statuses].map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+    if (failures.length) console.log(`first failures:\n  ${failures.join('\n  ')}`);
+    console.log('\nchecked in the database afterwards:');
+    for (const [check, ok, detail] of await verify(url)) console.log(`  ${ok ? 'ok ' : 'FAIL'} ${check} (${detail})`);
+    console.log(`\nAPI process RSS: peak ${rss.peak().toFixed(0)} MB`);
+  } finally {
+    rss.stop();
+    agent.destroy();
+    await api.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "events_list_idx" ON "events"("organisationId", "isDeleted", "createdAt" DESC, "id" DESC);
+

@@ -1,0 +1,55 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { createLiveRouter, createV1Router } from '../rest-compat/index.ts';
+import { schema } from '../schema/index.ts';
+import { toAppError } from '../src/errors.ts';
+import { createGraphqlPipeline, type GraphqlPipeline } from '../src/graphql/pipeline.ts';
+import { createCheckoutRouter } from '../src/http/checkout.ts';
+import { graphqlBody, mountErrors, mountHealth, requestIdAndLog, salesCors, trustProxy } from '../src/http/middleware.ts';
+import { requestContext } from '../src/http/request-context.ts';
+import { startServer, type RunningServer } from '../src/http/server.ts';
+import type { Runtime } from '../src/runtime.ts';
+
+/**
+ * The composition root of the API process: the one module that knows every layer. src/ (services,
+ * auth, the GraphQL pipeline, HTTP plumbing) knows neither schema/ nor rest-compat/; they know src/;
+ * this wires them onto one express app.
+ *
+ *   request ─▶ request id + log ─▶ requestContext (authenticate once) ─┬─▶ /graphql  Yoga ─────────┐
+ *                                                                       ├─▶ /v1, /live route table ─┤─▶ GraphQL pipeline ─▶ resolver ─▶ service ─▶ PostgreSQL
+ *                                                                       └─▶ /checkout hosted page ─▶ service
+ */
+export interface App {
+  app: express.Express;
+  pipeline: GraphqlPipeline;
+}
+
+export function createApp(runtime: Runtime): App {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', trustProxy(runtime.config.TRUST_PROXY));
+  app.set('query parser', 'simple');
+  app.use(requestIdAndLog(runtime.logger));
+  mountHealth(app, runtime);
+
+  const pipeline = createGraphqlPipeline(runtime, schema);
+  app.use('/graphql', graphqlBody, requestContext(runtime, 'management'), (req: Request, res: Response) => pipeline.yoga(req, res));
+  // A credential refused before GraphQL runs still answers in GraphQL's shape on /graphql.
+  app.use('/graphql', (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const appError = toAppError(error);
+    if (appError.code === 'INTERNAL') runtime.logger.error({ err: error }, 'unexpected error');
+    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+    res.status(appError.status).json({
+      errors: [{ message: appError.message, extensions: { code: appError.code, requestId: res.locals.requestId } }],
+    });
+  });
+  app.use('/v1', requestContext(runtime, 'management'), createV1Router(pipeline));
+  app.use('/live', salesCors, requestContext(runtime, 'sales'), createLiveRouter(pipeline));
+  app.use('/checkout', createCheckoutRouter(runtime));
+  mountErrors(app, runtime.logger);
+  return { app, pipeline };
+}
+
+/** The API on `port` (0: any free one). */
+export function startApi(runtime: Runtime, port: number, host: string): Promise<RunningServer> {
+  return startServer(createApp(runtime).app, runtime, port, host);
+}

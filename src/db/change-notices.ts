@@ -1,0 +1,138 @@
+import pg from 'pg';
+import type { Logger } from '../log.ts';
+
+/**
+ * Change notices from PostgreSQL, so every API process forgets what it cached about an organisation
+ * within milliseconds of another process changing it. Triggers (migration
+ * 20261123020000_change_notices) call pg_notify('service_changes', '<organisationId> <table>') from
+ * the changing transaction; PostgreSQL delivers the notice to every listening connection at commit.
+ *
+ * Caches must never serve what a missed notice would have removed. So a cache consults `listening`:
+ * false until a dedicated connection has LISTENed and proved notices arrive (a probe notice sent from
+ * another connection; the embedded PGlite of `npm start` does not forward them, and then caches stay
+ * off), and false again the moment that connection is lost, when every subscriber is told to forget
+ * everything. The connection is retried with backoff; on success subscribers forget everything again
+ * (notices may have been missed meanwhile) and caching resumes.
+ */
+
+export const CHANGE_CHANNEL = 'service_changes';
+
+export interface ChangeSubscriber {
+  /** Tables whose changes matter to this subscriber. */
+  tables: ReadonlySet<string>;
+  /** Something of `organisationId` changed in `table`. */
+  changed(organisationId: string, table: string): void;
+  /** Notices may have been missed: forget everything. */
+  forgetAll(): void;
+}
+
+const PROBE_TIMEOUT_MS = 2_000;
+const MAX_BACKOFF_MS = 5_000;
+
+export class ChangeNotices {
+  #client: pg.Client | undefined;
+  #listening = false;
+  #stopped = false;
+  #backoffMs = 250;
+  #retry: NodeJS.Timeout | undefined;
+  #probe: { id: string; resolve: () => void } | undefined;
+  readonly #subscribers: ChangeSubscriber[] = [];
+  /** Connections already given up (an error is usually followed by an end). */
+  readonly #dead = new WeakSet<pg.Client>();
+
+  constructor(
+    private readonly url: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Whether notices are known to arrive now: caches may serve only while this is true. */
+  get listening(): boolean {
+    return this.#listening;
+  }
+
+  subscribe(subscriber: ChangeSubscriber): void {
+    this.#subscribers.push(subscriber);
+  }
+
+  /** Connects (in the background; retried until stop()). */
+  start(): void {
+    this.#stopped = false;
+    void this.#connect();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    this.#lost();
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#stopped) return;
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, keepAlive: true });
+    client.on('error', (error) => this.#failed(client, error));
+    client.on('end', () => this.#failed(client, new Error('connection ended')));
+    client.on('notification', (message) => this.#received(message.payload ?? ''));
+    try {
+      await client.connect();
+      if (this.#stopped) return void (await client.end());
+      this.#client = client;
+      await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+      await this.#proveDelivery();
+      this.#backoffMs = 250;
+      for (const subscriber of this.#subscribers) subscriber.forgetAll();
+      this.#listening = true;
+      this.logger.debug('listening for change notices');
+    } catch (error) {
+      this.#failed(client, error);
+    }
+  }
+
+  /** Sends a probe from another connection and waits for it on ours. */
+  async #proveDelivery(): Promise<void> {
+    const id = `probe-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    const arrived = new Promise<void>((resolve, reject) => {
+      this.#probe = { id, resolve };
+      setTimeout(() => reject(new Error('change notices do not arrive on this database (embedded PGlite?)')), PROBE_TIMEOUT_MS).unref();
+    });
+    const sender = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
+    try {
+      await sender.connect();
+      await sender.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, id]);
+    } finally {
+      await sender.end().catch(() => undefined);
+    }
+    await arrived.finally(() => (this.#probe = undefined));
+  }
+
+  #received(payload: string): void {
+    if (this.#probe && payload === this.#probe.id) return this.#probe.resolve();
+    const space = payload.indexOf(' ');
+    if (space < 0) return;
+    const organisationId = payload.slice(0, space);
+    const table = payload.slice(space + 1);
+    for (const subscriber of this.#subscribers) if (subscriber.tables.has(table)) subscriber.changed(organisationId, table);
+  }
+
+  #lost(): void {
+    const was = this.#listening;
+    this.#listening = false;
+    if (was) for (const subscriber of this.#subscribers) subscriber.forgetAll();
+  }
+
+  #failed(client: pg.Client, error: unknown): void {
+    if (this.#dead.has(client)) return;
+    this.#dead.add(client);
+    this.#lost();
+    if (this.#client === client) this.#client = undefined;
+    void client.end().catch(() => undefined);
+    if (this.#stopped) return;
+    this.logger.warn({ err: error, retryInMs: this.#backoffMs }, 'change notices unavailable: caches are off until they are back');
+    clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => void this.#connect(), this.#backoffMs);
+    this.#retry.unref();
+    this.#backoffMs = Math.min(this.#backoffMs * 2, MAX_BACKOFF_MS);
+  }
+}

@@ -1,0 +1,130 @@
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import type { Request, Response } from 'express';
+import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { RequestContext } from '../context.ts';
+import { AppError, databaseUnavailable, isDatabaseUnavailable, isErrorCode } from '../errors.ts';
+import { logScope, type Logger } from '../log.ts';
+import type { Runtime } from '../runtime.ts';
+import { compiledExecution } from './jit.ts';
+import { operationLimitsPlugin } from './limits.ts';
+
+/**
+ * The one GraphQL pipeline. /graphql is Yoga over HTTP; /v1 and /live run their fixed operations
+ * through the very same envelop plugins (limits, the result cache, error masking) with
+ * `execute`, so a plugin added here applies to every surface.
+ */
+export interface GraphqlPipeline {
+  schema: GraphQLSchema;
+  yoga: YogaServerInstance<{ req: Request; res: Response }, RequestContext>;
+  /** Runs a parsed and validated operation in-process, through the plugins, with the request's context. */
+  execute(document: DocumentNode, variableValues: Record<string, unknown>, ctx: RequestContext): Promise<ExecutionResult>;
+}
+
+/**
+ * Error-free results are serialised with plain JSON.stringify, once per result object (so a
+ * cached result is serialised once): Yoga's own serialiser walks every value through a replacer
+ * to strip error internals, which only matters when there are errors.
+ */
+const serialised = new WeakMap<object, string>();
+const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'];
+
+/** The media type Yoga's regular result processor would answer with (the last match wins, as there). */
+function negotiatedJsonMediaType(accept: string | null): string | undefined {
+  const requested = (accept ?? '*/*').split(',').map((part) => part.split(';')[0]!.trim().toLowerCase()).filter(Boolean);
+  let chosen: string | undefined;
+  for (const type of requested.length ? requested : ['*/*']) {
+    for (const candidate of JSON_MEDIA_TYPES) {
+      if (type === '*/*' || type === candidate || (type.endsWith('/*') && candidate.startsWith(type.slice(0, -1)))) chosen = candidate;
+    }
+  }
+  return chosen;
+}
+
+const fastSerialisation: Plugin<RequestContext> = {
+  onResultProcess({ request, result, setResultProcessor }) {
+    if (Array.isArray(result) || typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return;
+    if ((result as ExecutionResult).errors?.length) return;
+    const mediaType = negotiatedJsonMediaType(request.headers.get('accept'));
+    if (!mediaType) return;
+    setResultProcessor((processed, fetchAPI, accepted) => {
+      let body = serialised.get(processed as object);
+      if (body === undefined) {
+        body = JSON.stringify(processed);
+        serialised.set(processed as object, body);
+      }
+      return new fetchAPI.Response(body, { status: 200, headers: { 'Content-Type': `${accepted}; charset=utf-8` } });
+    }, mediaType);
+  },
+};
+
+/** Catalogue results through the result cache (src/http/result-cache.ts), on every surface. */
+const resultCache: Plugin<RequestContext> = {
+  onExecute({ args, executeFn, setExecuteFn }) {
+    const ctx = args.contextValue as RequestContext;
+    setExecuteFn((executeArgs) =>
+      ctx.runtime.resultCache.run(
+        {
+          document: executeArgs.document,
+          operationName: executeArgs.operationName ?? null,
+          variableValues: (executeArgs.variableValues ?? null) as Record<string, unknown> | null,
+          contextValue: ctx,
+        },
+        () => executeFn(executeArgs) as Promise<ExecutionResult>,
+      ),
+    );
+  },
+};
+
+/**
+ * Expected failures (AppError) become GraphQL errors with the contract's code, details and the
+ * headers they carry (Retry-After: Yoga sets `extensions.http.headers` on the HTTP answer, and the
+ * REST layer reads them back); anything else is logged and answered as an opaque INTERNAL.
+ */
+function maskError(logger: Logger) {
+  return (error: unknown): GraphQLError => {
+    const unavailable = isDatabaseUnavailable(error instanceof GraphQLError ? error.originalError : error);
+    const original = unavailable ? databaseUnavailable() : error instanceof GraphQLError ? error.originalError : error;
+    const requestId = logScope.getStore()?.requestId;
+    const located = error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {};
+    if (original instanceof AppError) {
+      const headers = Object.keys(original.headers).length > 0 ? { http: { headers: original.headers } } : {};
+      return new GraphQLError(original.message, {
+        ...located,
+        extensions: { code: original.code, ...(original.details === undefined ? {} : { details: original.details }), requestId, ...headers },
+      });
+    }
+    if (error instanceof GraphQLError && (!original || isErrorCode(error.extensions.code))) return error;
+    logger.error({ err: original ?? error }, 'unexpected error in a GraphQL resolver');
+    return new GraphQLError('An unexpected error occurred.', { ...located, extensions: { code: 'INTERNAL', requestId } });
+  };
+}
+
+export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): GraphqlPipeline {
+  const { logger } = runtime;
+  const yoga = createYoga<{ req: Request; res: Response }, RequestContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: { title: 'Ticketing service', defaultQuery: '{ apiVersions { current resolved } }' },
+    renderGraphiQL,
+    // The context was built once by src/http/request-context.ts.
+    context: ({ res }) => res.locals.ctx as RequestContext,
+    plugins: [operationLimitsPlugin(), compiledExecution<RequestContext>(), resultCache, fastSerialisation],
+    logging: {
+      debug: (...args) => logger.debug({ args }, 'yoga'),
+      info: (...args) => logger.info({ args }, 'yoga'),
+      warn: (...args) => logger.warn({ args }, 'yoga'),
+      error: (...args) => logger.error({ args }, 'yoga'),
+    },
+    maskedErrors: { maskError: maskError(logger) },
+  });
+  return {
+    schema,
+    yoga,
+    async execute(document, variableValues, ctx) {
+      const { execute } = yoga.getEnveloped(ctx);
+      return (await execute({ schema, document, variableValues, contextValue: ctx })) as ExecutionResult;
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import {
+  coerceInputValue,
+  getNamedType,
+  GraphQLError,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+  Kind,
+  typeFromAST,
+  type DocumentNode,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { cappedIssues, type ValidationIssue } from '../errors.ts';
+import { WORDS } from '../validation.ts';
+
+/**
+ * Variables the operation's types refuse (a string where an Int goes, a value outside an enum, an
+ * unknown field of an input object, a required field missing), reported before execution as
+ * VALIDATION_FAILED with a path per value and the service's words (src/validation.ts), the same
+ * for /graphql and for the REST routes that run operations.
+ */
+
+const SCALAR_WORDS: Record<string, string> = {
+  String: WORDS.string,
+  ID: WORDS.string,
+  Int: WORDS.wholeNumber,
+  Float: WORDS.number,
+  Boolean: WORDS.boolean,
+  DateTime: WORDS.instant,
+  LocalDate: WORDS.date,
+  TimeZone: WORDS.timeZone,
+  EmailAddress: WORDS.email,
+  URL: WORDS.url,
+  HexColorCode: WORDS.colour,
+  JSONObject: WORDS.object,
+};
+
+/** What a value of `type` must be, in the service's words. */
+export function wordsFor(type: GraphQLInputType): string {
+  if (isNonNullType(type)) return wordsFor(type.ofType);
+  if (isListType(type)) return WORDS.list;
+  if (isEnumType(type)) return WORDS.oneOf(type.getValues().map((value) => value.name));
+  if (isInputObjectType(type)) return WORDS.object;
+  if (isScalarType(type)) return SCALAR_WORDS[type.name] ?? `a ${type.name}`;
+  return 'a valid value';
+}
+
+/** The input type reached from `type` along `path` (list indexes and field names), if any. */
+function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): GraphQLInputType | undefined {
+  let current: GraphQLInputType | undefined = type;
+  for (const step of path) {
+    if (!current) return undefined;
+    if (isNonNullType(current)) current = current.ofType as GraphQLInputType;
+    if (typeof step === 'number') {
+      current = isListType(current) ? (current.ofType as GraphQLInputType) : undefined;
+    } else {
+      const named = getNamedType(current);
+      current = isInputObjectType(named) ? named.getFields()[step]?.type : undefined;
+    }
+  }
+  return current;
+}
+
+/** One refused value of a variable: which variable, where inside it, and why. */
+export interface VariableIssue {
+  variable: string;
+  path: Array<string | number>;
+  message: string;
+}
+
+export function operationOf(document: DocumentNode, operationName?: string | null): OperationDefinitionNode | undefined {
+  return document.definitions.find(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName),
+  );
+}
+
+/** Every value of `variables` the operation's declared types refuse (empty when all fit). */
+export function variableIssues(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+): VariableIssue[] {
+  const operation = operationOf(document, operationName);
+  const issues: VariableIssue[] = [];
+  for (const definition of operation?.variableDefinitions ?? []) {
+    const variable = definition.variable.name.value;
+    const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+    if (!type) continue;
+    const value = variables[variable];
+    if (value === undefined) {
+      if (isNonNullType(type) && !definition.defaultValue) issues.push({ variable, path: [], message: WORDS.required });
+      continue;
+    }
+    coerceInputValue(value, type, (path, _invalid, error) => {
+      const unknown = /^Field "([^"]+)" is not defined by type/.exec(error.message);
+      if (unknown) {
+        issues.push({ variable, path: [...path, unknown[1]!], message: WORDS.unknownField });
+        return;
+      }
+      const missing = /^Field "([^"]+)" of required type .* was not provided/.exec(error.message);
+      if (missing) {
+        issues.push({ variable, path: [...path, missing[1]!], message: WORDS.required });
+        return;
+      }
+      const expected = typeAt(type, path);
+      const nullGiven = _invalid === null && expected && isNonNullType(expected);
+      issues.push({ variable, path: [...path], message: nullGiven ? WORDS.notNull : expected ? wordsFor(expected) : error.message });
+    });
+  }
+  return issues;
+}
+
+/** The GraphQL answer for refused variables: 400 VALIDATION_FAILED, details `{path, message}` from `variables.`. */
+export function variablesError(issues: readonly VariableIssue[]): GraphQLError {
+  const details: ValidationIssue[] = issues.map((issue) => ({ path: ['variables', issue.variable, ...issue.path].join('.'), message: issue.message }));
+  return new GraphQLError('The request is invalid.', {
+    extensions: { code: 'VALIDATION_FAILED', details: cappedIssues(details), http: { status: 400, spec: false } },
+  });
+}

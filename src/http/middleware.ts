@@ -1,0 +1,119 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { AppError, errorBody, toAppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { LIMITS } from '../limits/limits.ts';
+import { logScope, type Logger } from '../log.ts';
+import type { Runtime } from '../runtime.ts';
+
+/** The HTTP plumbing every surface shares: request ids and logs, health, CORS, bodies, errors. */
+
+const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Request id first: every later line of this request, and every response, carries it. */
+export function requestIdAndLog(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const incoming = req.get('x-request-id');
+    const requestId = incoming && INCOMING_REQUEST_ID.test(incoming) ? incoming : newId('request');
+    res.setHeader('X-Request-Id', requestId);
+    res.locals.requestId = requestId;
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      logScope.run({ requestId }, () =>
+        logger.info(
+          { method: req.method, path: loggedPath(req.path), status: res.statusCode, durationMs: Math.round(durationMs * 10) / 10 },
+          'request',
+        ),
+      );
+    });
+    logScope.run({ requestId }, next);
+  };
+}
+
+/** The hosted checkout's order id is the page's capability: it stays out of the logs. */
+function loggedPath(path: string): string {
+  return path.startsWith('/checkout/') ? '/checkout/{orderId}' : path;
+}
+
+/**
+ * Liveness, and readiness of the database and Temporal. Readiness answers only "ok" or "failed" per
+ * part: a driver's error text (hosts, users, query text) is for the logs, never for whoever can
+ * reach the port.
+ */
+export function mountHealth(app: Express, runtime: Runtime): void {
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    if (runtime.draining) {
+      const error = new AppError('UNAVAILABLE', 'The process is stopping.', { checks: { draining: 'yes' } }, { 'Retry-After': '1' });
+      res.setHeader('Retry-After', '1');
+      return void res.status(503).json(errorBody(error, res.locals.requestId));
+    }
+    const checks: Record<string, string> = {};
+    const failed = (part: string) => (error: unknown) => {
+      runtime.logger.warn({ err: error, check: part }, 'readiness check failed');
+      checks[part] = 'failed';
+    };
+    await Promise.all([
+      runtime.db.$queryRaw`SELECT 1`.then(() => (checks.database = 'ok'), failed('database')),
+      runtime.temporal
+        ? runtime.temporal.check().then(() => (checks.temporal = 'ok'), failed('temporal'))
+        : Promise.resolve(failed('temporal')(new Error('TEMPORAL_ADDRESS is not configured'))),
+    ]);
+    if (Object.values(checks).every((value) => value === 'ok')) {
+      res.json({ status: 'ready', checks });
+    } else {
+      const error = new AppError('UNAVAILABLE', 'The service is not ready.', { checks });
+      res.status(503).json(errorBody(error, res.locals.requestId));
+    }
+  });
+}
+
+/**
+ * CORS for the sales API: publishable keys live in browsers on the storefront's own origin, so any
+ * origin may call /live and read X-Live-Session. No credentials mode: the key travels in a header
+ * (never a cookie), so a page elsewhere gains nothing it could not do with the public key itself.
+ */
+export function salesCors(req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', 'X-Live-Session, X-Request-Id, Service-Version, Idempotent-Replayed, Retry-After');
+  if (req.method !== 'OPTIONS') return next();
+  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, OPTIONS');
+  res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Channel-Key, X-Live-Session, Service-Version, X-Request-Id, Idempotency-Key');
+  res.setHeader('Access-Control-Max-Age', '600');
+  res.status(204).end();
+}
+
+/** TRUST_PROXY as express takes it: true/false, a hop count, or names and CIDRs. */
+export function trustProxy(value: string): boolean | number | string {
+  const text = value.trim();
+  if (text === 'true' || text === 'false') return text === 'true';
+  if (/^\d+$/.test(text)) return Number(text);
+  return text;
+}
+
+/** JSON bodies of the REST surfaces, bounded like GraphQL's (LIMITS.bodyBytes: 413 beyond). */
+export const jsonBody = express.json({ limit: LIMITS.bodyBytes, strict: true });
+
+/**
+ * A GraphQL request body is read whole and bounded (LIMITS.bodyBytes: 413 beyond) before Yoga sees
+ * it, which then takes the buffer as the body.
+ */
+const graphqlRawBody = express.raw({ type: () => true, limit: LIMITS.bodyBytes });
+export function graphqlBody(req: Request, res: Response, next: NextFunction): void {
+  if (req.method !== 'POST') return next();
+  graphqlRawBody(req, res, next);
+}
+
+/** The last handlers: a path nobody serves, and every error answered in the contract's envelope. */
+export function mountErrors(app: Express, logger: Logger): void {
+  app.use((req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}.`)));
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const appError = toAppError(error);
+    if (appError.code === 'INTERNAL') logger.error({ err: error }, 'unexpected error');
+    if (appError.code === 'UNAVAILABLE') logger.warn({ err: error }, 'the database is unavailable');
+    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+    res.status(appError.status).json(errorBody(appError, res.locals.requestId));
+  });
+}

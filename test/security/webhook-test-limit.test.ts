@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { query } from '../support/db.ts';
+import { api, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
+
+/**
+ * Issue 10, item 10 (the part in scope here): the webhook test operation
+ * (POST /v1/webhook-endpoints/{id}/test) is limited to 10 a minute per endpoint; beyond, 429
+ * RATE_LIMITED with Retry-After, and no delivery is recorded. Receivers are never reached in
+ * this test (no worker runs and the URL is a closed loopback port).
+ */
+
+let app: TestApp;
+let org: TestOrganisation;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  org = await createOrganisation(app, 'hook-test');
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+const admin = () => ({ token: org.adminToken, org: org.slug });
+
+async function endpoint() {
+  const res = await api(app, 'POST', '/v1/webhook-endpoints', { ...admin(), body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hooks' } });
+  expect(res.status).toBe(201);
+  return res.body.endpoint.id as string;
+}
+
+async function deliveriesOf(endpointId: string): Promise<number> {
+  const [row] = await query<{ n: number }>(app.database.url, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE "endpointId" = $1', [endpointId]);
+  return row!.n;
+}
+
+describe('POST /v1/webhook-endpoints/{id}/test', () => {
+  it('answers 429 with Retry-After after 10 tests of one endpoint in a minute; no 11th delivery; another endpoint is unaffected', async () => {
+    const tarpit = await endpoint();
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i += 1) statuses.push((await api(app, 'POST', `/v1/webhook-endpoints/${tarpit}/test`, admin())).status);
+    expect(statuses).toEqual(Array(10).fill(201));
+
+    const eleventh = await api(app, 'POST', `/v1/webhook-endpoints/${tarpit}/test`, admin());
+
+    expect({ status: eleventh.status, code: eleventh.body?.code }).toEqual({ status: 429, code: 'RATE_LIMITED' });
+    const retryAfter = Number(eleventh.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(await deliveriesOf(tarpit)).toBe(10);
+
+    const other = await endpoint();
+    expect((await api(app, 'POST', `/v1/webhook-endpoints/${other}/test`, admin())).status).toBe(201);
+  });
+
+  it('GraphQL testWebhookEndpoint shares the count', async () => {
+    const id = await endpoint();
+    for (let i = 0; i < 10; i += 1) expect((await api(app, 'POST', `/v1/webhook-endpoints/${id}/test`, admin())).status).toBe(201);
+    const res = await api(app, 'POST', '/graphql', {
+      ...admin(),
+      body: { query: `mutation { testWebhookEndpoint(id: "${id}") { id } }` },
+    });
+    expect(res.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expect(await deliveriesOf(id)).toBe(10);
+  });
+});
