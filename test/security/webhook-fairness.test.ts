@@ -12,7 +12,7 @@ import { maxConcurrent, recordTestEvent, startWebhookReceiver, type ReceivedRequ
 
 /**
  * Issue 10, item 10, as the attack: a tenant points endpoints at receivers that answer slowly (a
- * tarpit) and floods them with test deliveries. Reproduced on the old design, 240 of them delayed
+ * tarpit) and floods them with deliveries. Reproduced on the old design, 240 of them delayed
  * another organisation's delivery from 35 ms to 11.4 s. Now attempts in flight are bounded per
  * endpoint and per organisation across workers (src/webhooks/slots.ts), so the flood waits in the
  * outbox, costs its owner, and everyone else's deliveries keep their latency. Real app, worker,
@@ -67,17 +67,17 @@ async function endpoint(o: TestOrganisation, behaviour: { sleepMs?: number } = {
   return { id: res.body.endpoint.id as string, path, accountId };
 }
 
-/** POST /webhook-endpoints/{id}/test, `count` times, a few at a time (what the attacker scripts). */
-async function flood(o: TestOrganisation, endpointId: string, count: number): Promise<string[]> {
+/**
+ * `count` source events on the endpoint's account, recorded and dispatched as the services do (the
+ * test route is rate limited per endpoint; real events are what an attacker can make in numbers).
+ */
+async function flood(o: TestOrganisation, target: { accountId: string }, count: number): Promise<string[]> {
   const ids: string[] = [];
-  for (let sent = 0; sent < count; sent += 10) {
-    const answers = await Promise.all(
-      Array.from({ length: Math.min(10, count - sent) }, () => api(app, 'POST', `/v1/webhook-endpoints/${endpointId}/test`, { token: o.adminToken, org: o.slug })),
-    );
-    for (const res of answers) {
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      ids.push(res.body.delivery.id);
-    }
+  for (let i = 0; i < count; i += 1) {
+    const payload = views.event({ id: newId('event'), name: 'Flood', status: 'draft', accountId: target.accountId, venueId: null, timezone: 'UTC', createdAt: new Date() });
+    const { deliveryIds } = await recordTestEvent(app.runtime.db, { organisationId: o.organisation.id, accountId: target.accountId, type: 'event.created', payload });
+    app.runtime.dispatcher.dispatch(deliveryIds);
+    ids.push(...deliveryIds);
   }
   return ids;
 }
@@ -100,7 +100,7 @@ describe('a tenant flooding a slow receiver', () => {
     const healthy = await endpoint(bystander);
     const baseline = await bystanderLatency(healthy.path, healthy.id);
 
-    const flooded = await flood(attacker, tarpit.id, 40);
+    const flooded = await flood(attacker, tarpit, 40);
     await receiver.waitForRequests(PER_ENDPOINT, (r) => r.path === tarpit.path, 10_000);
     const latencies = [];
     for (let i = 0; i < 3; i += 1) latencies.push(await bystanderLatency(healthy.path, healthy.id));
@@ -125,7 +125,7 @@ describe('a tenant flooding a slow receiver', () => {
   it('holds at most WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION attempts across all its endpoints', { timeout: 120_000 }, async () => {
     const tarpits = [await endpoint(attacker, { sleepMs: TARPIT_MS }), await endpoint(attacker, { sleepMs: TARPIT_MS }), await endpoint(attacker, { sleepMs: TARPIT_MS })];
     const healthy = await endpoint(bystander);
-    const flooded = (await Promise.all(tarpits.map((t) => flood(attacker, t.id, 8)))).flat();
+    const flooded = (await Promise.all(tarpits.map((t) => flood(attacker, t, 8)))).flat();
     await receiver.waitForRequests(PER_ORGANISATION, sentTo(tarpits.map((t) => t.path)), 10_000);
     expect(await bystanderLatency(healthy.path, healthy.id)).toBeLessThan(BOUND_MS);
 
