@@ -89,6 +89,32 @@ const schema = z.object({
   WEBHOOK_ATTEMPT_TIMEOUT: duration.default(parseDuration('15s') as never),
   WEBHOOK_ALLOW_PRIVATE_URLS: booleanFlag,
   /**
+   * First attempts go out in batches (one Temporal workflow each): a batch closes at this many
+   * deliveries, or this long after its first delivery arrived, whichever comes first.
+   */
+  WEBHOOK_BATCH_SIZE: z.coerce.number().int().min(1).max(64).default(64),
+  WEBHOOK_BATCH_WINDOW: duration.default(parseDuration('50ms') as never),
+  /**
+   * Batches one process starts per second at most, but for full ones: beyond it deliveries wait
+   * for the next start and batches grow, so the Temporal work per delivery shrinks as load rises.
+   */
+  WEBHOOK_BATCHES_PER_SECOND: z.coerce.number().min(0.1).max(1_000).default(5),
+  /**
+   * Attempts in flight at once, across every worker process (counted in PostgreSQL): per
+   * endpoint, and per organisation over all its endpoints. Deliveries beyond them wait.
+   */
+  WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(10_000).default(32),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION: z.coerce.number().int().min(1).max(100_000).default(256),
+  /** Circuit breaker: after this many consecutive failed attempts an endpoint is left alone for WEBHOOK_BREAKER_COOLDOWN. */
+  WEBHOOK_BREAKER_THRESHOLD: z.coerce.number().int().min(1).max(10_000).default(10),
+  WEBHOOK_BREAKER_COOLDOWN: duration.default(parseDuration('30s') as never),
+  /** An endpoint whose every attempt failed for this long is disabled (with disabledReason). */
+  WEBHOOK_DISABLE_AFTER: duration.default(parseDuration('5d') as never),
+  /** How long source events, deliveries and attempts are kept; the worker prunes older ones. */
+  WEBHOOK_RETENTION: duration.default(parseDuration('30d') as never),
+  /** Webhook endpoints one account may have (contract: a limit refused with 400). */
+  WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(20),
+  /**
    * `true` lets identity providers' URLs (JWKS, token, userinfo) point at private and loopback
    * addresses: a tenant could otherwise make the service fetch its internal network (SSRF).
    */

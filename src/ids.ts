@@ -37,6 +37,10 @@ export const ID_PREFIXES = {
   webhookEvent: 'wev',
   webhookDelivery: 'whd',
   webhookAttempt: 'wha',
+  /** A batch of first attempts (its Temporal workflow id). */
+  webhookBatch: 'whb',
+  /** A manual resend (its Temporal workflow id). */
+  webhookResend: 'whm',
   outboxMessage: 'msg',
   request: 'req',
 } as const;

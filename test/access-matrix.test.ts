@@ -177,7 +177,8 @@ interface GraphqlRequest {
   variables?: Record<string, unknown>;
 }
 
-const app = useTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
+// The matrix makes a fresh webhook endpoint for every cell that consumes one (well over the default 20 per account).
+const app = useTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: '1000' });
 let op: TestOidcProvider;
 let org: TestOrganisation;
 let mine: OrganisationThings;
@@ -601,6 +602,30 @@ const v1: Record<string, Row<RestRequest>> = {
     request: async ({ things, own }) => ({ path: `/webhook-endpoints/${await own(things.fresh.webhookEndpointId)}/test` }),
   },
   'GET /webhook-deliveries': { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => ({ path: '/webhook-deliveries' }) },
+  'GET /webhook-deliveries/{id}': {
+    access: ACCOUNT_READ,
+    scopes: ['webhooks.read'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) => ({ path: `/webhook-deliveries/${await own(things.fresh.webhookDeliveryId)}` }),
+  },
+  'POST /webhook-deliveries/{id}/resend': {
+    access: ACCOUNT_WRITE,
+    scopes: ['webhooks.write'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) => ({ path: `/webhook-deliveries/${await own(things.fresh.webhookDeliveryId)}/resend` }),
+  },
+  'POST /webhook-endpoints/{id}/rotate-secret': {
+    access: ACCOUNT_WRITE,
+    scopes: ['webhooks.write'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) => ({ path: `/webhook-endpoints/${await own(things.fresh.webhookEndpointId)}/rotate-secret`, body: { overlapSeconds: 60 } }),
+  },
+  'POST /webhook-endpoints/{id}/recover': {
+    access: ACCOUNT_WRITE,
+    scopes: ['webhooks.write'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) => ({ path: `/webhook-endpoints/${await own(things.fresh.webhookEndpointId)}/recover`, body: { since: new Date(Date.now() - 3_600_000).toISOString() } }),
+  },
   'GET /sales-channels': { access: ACCOUNT_READ, scopes: ['sales_channels.read'], request: () => ({ path: '/sales-channels' }) },
   'POST /sales-channels': {
     access: ACCOUNT_WRITE,
@@ -1076,6 +1101,35 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) => gql('mutation($id: String!) { deleteWebhookEndpoint(id: $id) { success } }', { id: await own(things.fresh.webhookEndpointId) }),
+  },
+  webhookDelivery: {
+    access: ACCOUNT_READ,
+    scopes: ['webhooks.read'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) => gql('query($id: String!) { webhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
+  },
+  resendWebhookDelivery: {
+    access: ACCOUNT_WRITE,
+    scopes: ['webhooks.write'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) => gql('mutation($id: String!) { resendWebhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
+  },
+  rotateWebhookEndpointSecret: {
+    access: ACCOUNT_WRITE,
+    scopes: ['webhooks.write'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { rotateWebhookEndpointSecret(id: $id, input: { overlapSeconds: 60 }) { secret } }', { id: await own(things.fresh.webhookEndpointId) }),
+  },
+  recoverWebhookEndpoint: {
+    access: ACCOUNT_WRITE,
+    scopes: ['webhooks.write'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!, $since: String!) { recoverWebhookEndpoint(id: $id, input: { since: $since }) { id } }', {
+        id: await own(things.fresh.webhookEndpointId),
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+      }),
   },
   testWebhookEndpoint: {
     access: ACCOUNT_WRITE,

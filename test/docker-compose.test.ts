@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { REPO_ROOT } from '../src/db/migrate.ts';
+import { SEARCH_ATTRIBUTE_NAMES } from '../src/webhooks/starts.ts';
 
 // No Docker engine runs on the development machines, so the stack cannot be started here; this
 // checks its wiring against the service's own configuration schema instead, with `${VAR:?…}` and
@@ -28,8 +29,8 @@ function substitute(value: unknown, env: Record<string, string>): any {
 const compose = substitute(parsed, dotEnv);
 
 describe('docker-compose.yml', () => {
-  it('runs PostgreSQL, Temporal with its UI, migrations, two API replicas behind a proxy and two workers', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'migrate', 'postgres', 'proxy', 'temporal', 'temporal-ui', 'worker']);
+  it('runs PostgreSQL, Temporal with its UI, migrations, two API replicas behind a proxy, two workers, and the setup of the webhook search attributes', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'migrate', 'postgres', 'proxy', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
     expect(compose.services.api.deploy.replicas).toBe(2);
     expect(compose.services.worker.deploy.replicas).toBe(2);
     // Replicas cannot share a published port: only the proxy publishes the API's.
@@ -101,13 +102,19 @@ describe('docker-compose.yml', () => {
     expect(loadConfig(compose.services.api.environment).TRUST_PROXY).toBe('1');
   });
 
-  it('starts the API and workers only after migrations succeeded and Temporal is healthy', () => {
+  it('starts the API and workers only after migrations succeeded and Temporal is healthy, with the webhook search attributes', () => {
     for (const name of ['api', 'worker']) {
       expect(compose.services[name].depends_on).toEqual({
         migrate: { condition: 'service_completed_successfully' },
         temporal: { condition: 'service_healthy' },
+        'temporal-setup': { condition: 'service_completed_successfully' },
       });
     }
+    const setup = compose.services['temporal-setup'];
+    expect(setup.entrypoint).toEqual(['temporal']);
+    const names = setup.command.filter((arg: string) => arg.startsWith('--name=')).map((arg: string) => arg.slice('--name='.length));
+    expect(names).toEqual(SEARCH_ATTRIBUTE_NAMES);
+    expect(setup.command.filter((arg: string) => arg.startsWith('--type='))).toEqual(SEARCH_ATTRIBUTE_NAMES.map(() => '--type=KeywordList'));
   });
 });
 

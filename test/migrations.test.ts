@@ -22,7 +22,7 @@ const TABLES = [
   'ticket_types', 'inventories', 'sales_channels', 'sales_channel_events', 'channel_keys', 'customers',
   'customer_login_codes', 'sales_sessions', 'carts', 'cart_items', 'orders', 'order_line_items', 'payments', 'passes',
   'entitlements', 'redemptions', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts',
-  'outbox_messages', 'rate_limit_windows', 'throttles', 'idempotency_keys', 'periodic_tasks',
+  'outbox_messages', 'rate_limit_windows', 'throttles', 'idempotency_keys', 'periodic_tasks', 'webhook_leases', 'webhook_task_runs',
 ];
 
 describe('the committed migrations', () => {

@@ -9,6 +9,7 @@ import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { views, type Payload } from '../src/webhooks/payloads.ts';
 import { signatureHeader } from '../src/webhooks/secrets.ts';
 import { attemptDelivery, parseRetryAfter } from '../src/webhooks/deliver.ts';
+import type { DeliverBatchResult } from '../src/webhooks/batch.ts';
 import { retryDelayMs, type DeliverWebhookResult } from '../workflows/webhook-delivery.ts';
 import { createWorker } from '../workflows/worker.ts';
 import { useTestApp } from './support/app.ts';
@@ -93,13 +94,29 @@ async function endpoint(receiver: WebhookReceiver, apiVersion?: string) {
 /** Records an order.created (by default) and dispatches its deliveries as the services do. */
 async function announce(type: 'order.created' | 'event.created' = 'order.created', payload = type === 'order.created' ? orderPayload() : eventPayload()) {
   const recorded = await recordTestEvent(app().runtime.db, { ...org, type, payload });
-  const outcome = await app().runtime.dispatcher.startWorkflows(recorded.deliveryIds);
+  const outcome = await app().runtime.dispatcher.startBatch(recorded.deliveryIds);
   expect(outcome.failed).toEqual([]);
   return recorded;
 }
 
+/**
+ * Waits for the delivery's batch (its first attempt), then, when that attempt failed, for its retry
+ * workflow (workflow id = the delivery id): `result` is the retry workflow's, or a summary of the
+ * batch's outcome when none was needed.
+ */
 async function finished(deliveryId: string) {
-  const result = (await client.workflow.getHandle(deliveryId).result()) as DeliverWebhookResult;
+  let result: DeliverWebhookResult | undefined;
+  for (let batches = 0; !result; batches += 1) {
+    if (batches > 5) throw new Error(`delivery ${deliveryId} deferred again and again`);
+    await waitUntil(async () => (await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).workflowStartedAt !== null);
+    const { batchId } = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
+    const batch = (await client.workflow.getHandle(batchId!).result()) as DeliverBatchResult;
+    const entry = batch.deliveries.find((d) => d.id === deliveryId)!;
+    if (entry.outcome === 'retrying') result = (await client.workflow.getHandle(deliveryId).result()) as DeliverWebhookResult;
+    else if (entry.outcome === 'succeeded' || entry.outcome === 'failed') {
+      result = { status: entry.outcome, attempts: [{ attemptNumber: 1, at: '', ok: entry.outcome === 'succeeded', statusCode: entry.statusCode, error: entry.error }] };
+    }
+  }
   const delivery = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
   const attempts = await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId }, orderBy: { attemptNumber: 'asc' } });
   return { result, delivery, attempts };
@@ -221,12 +238,12 @@ describe('webhook delivery', () => {
       expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: 2 });
       expect(attempts[0]).toMatchObject({ statusCode: 307, error: 'redirect not followed' });
       expect(receiver.requests).toHaveLength(2);
-      // Retry-After: 2 (seconds) outweighs the schedule's 200 ms step.
+      // Retry-After: 2 (seconds) outweighs the schedule's 200 ms step: the retry workflow starts 2 s later.
       const gap = receiver.requests[1]!.receivedAt - receiver.requests[0]!.receivedAt;
       expect(gap).toBeGreaterThanOrEqual(1_990);
       const history = await client.workflow.getHandle(deliveryIds[0]!).fetchHistory();
-      const timers = (history.events ?? []).flatMap((e) => (e.timerStartedEventAttributes ? [e.timerStartedEventAttributes] : []));
-      expect(timers.map((t) => Number(t.startToFireTimeout!.seconds) * 1000 + Math.round((t.startToFireTimeout!.nanos ?? 0) / 1e6))).toEqual([2_000]);
+      const backoff = history.events![0]!.workflowExecutionStartedEventAttributes!.firstWorkflowTaskBackoff!;
+      expect(Number(backoff.seconds) * 1000 + Math.round((backoff.nanos ?? 0) / 1e6)).toBe(2_000);
     } finally {
       await receiver.close();
     }
@@ -313,7 +330,7 @@ describe('webhook delivery', () => {
       for (const change of ['disabled', 'deleted'] as const) {
         const target = await endpoint(receiver);
         const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
-        await dispatcher.startWorkflows(deliveryIds);
+        await dispatcher.startBatch(deliveryIds);
         await receiver.waitForRequests(1, (r) => r.path === target.path);
         await app().runtime.db.webhookEndpoint.update({
           where: { id: target.id },
@@ -434,9 +451,9 @@ describe('webhook dispatcher', () => {
       graceMs: 1_000,
     });
     try {
-      await endpoint(receiver);
+      const target = await endpoint(receiver);
       // Recorded, but the process "crashed" before dispatching.
-      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const { eventId, deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       const [id] = deliveryIds as [string];
       expect(await dispatcher.sweep()).toBe(0);
       const before = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } });
@@ -446,43 +463,60 @@ describe('webhook dispatcher', () => {
       await waitUntil(async () => (await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } })).workflowStartedAt !== null);
       const { delivery } = await finished(id);
       expect(delivery.status).toBe('succeeded');
-      expect(delivery.workflowStartedAt).toBeInstanceOf(Date);
+      expect(delivery.batchId).toMatch(/^whb_[A-Za-z0-9]{22}$/);
       expect(receiver.requests).toHaveLength(1);
 
-      const description = await client.workflow.getHandle(id).describe();
-      expect(description.memo).toEqual({
-        deliveryId: id,
-        endpointId: delivery.endpointId,
-        eventType: 'order.created',
-        accountId: org.accountId,
-        organisationId: org.organisationId,
-      });
+      // What an operator sees in the Temporal UI: the batch, its memo naming each delivery, and the
+      // search attributes that find it by delivery, endpoint or source event.
+      const description = await client.workflow.getHandle(delivery.batchId!).describe();
+      expect(description.type).toBe('deliverBatch');
+      // (The sweep may have taken other tests' leftovers into the same batch.)
+      const memo = description.memo as { batchId: string; deliveryCount: number; organisationIds: string[]; accountIds: string[]; eventTypes: string[] };
+      expect(memo).toMatchObject({ batchId: delivery.batchId, deliveryCount: (description.searchAttributes as Record<string, string[]>).WebhookDeliveryIds!.length });
+      expect(memo.organisationIds).toContain(org.organisationId);
+      expect(memo.accountIds).toContain(org.accountId);
+      expect(memo.eventTypes).toContain('order.created');
       expect(description.taskQueue).toBe(app().config.TEMPORAL_TASK_QUEUE);
+      const attributes = description.searchAttributes as Record<string, string[]>;
+      expect(attributes.WebhookDeliveryIds).toContain(id);
+      expect(attributes.WebhookEndpointIds).toContain(target.id);
+      expect(attributes.WebhookEventIds).toContain(eventId);
+      await waitUntil(async () => {
+        const found: string[] = [];
+        for await (const workflow of client.workflow.list({ query: `WebhookDeliveryIds = '${id}'` })) found.push(workflow.workflowId);
+        return found.length === 1 && found[0] === delivery.batchId;
+      });
     } finally {
       await dispatcher.stop();
       await receiver.close();
     }
   });
 
-  it('starts one workflow per delivery however often and from wherever it is dispatched', async () => {
+  it('starts one batch per delivery however often and from wherever it is dispatched, and restarts an unstarted one under its id', async () => {
     const receiver = await startWebhookReceiver();
-    const other = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, app().config, app().runtime.logger);
+    const other = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, app().config, app().runtime.logger, { graceMs: 0 });
     try {
       await endpoint(receiver);
       const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       const [id] = deliveryIds as [string];
       // Two processes racing (the API's dispatch and a worker's sweep), and a plain repeat.
-      const outcomes = await Promise.all([app().runtime.dispatcher.startWorkflows([id]), other.startWorkflows([id])]);
+      const outcomes = await Promise.all([app().runtime.dispatcher.startBatch([id]), other.startBatch([id])]);
       app().runtime.dispatcher.dispatch([id]);
-      for (const outcome of outcomes) expect(outcome.failed).toEqual([]);
+      await app().runtime.dispatcher.flush();
+      expect(outcomes.flatMap((o) => o.failed)).toEqual([]);
+      expect(outcomes.flatMap((o) => o.started)).toEqual([id]);
       const { delivery } = await finished(id);
-      const firstRun = (await client.workflow.getHandle(id).describe()).runId;
+      const batch = client.workflow.getHandle(delivery.batchId!);
+      const firstRun = (await batch.describe()).runId;
 
-      // Even after the workflow completed and its start was forgotten, the id is refused.
+      // A crash between the claim and the start: the sweep starts the same batch id, which
+      // Temporal refuses even after the first run completed; nothing is sent again.
       await app().runtime.db.webhookDelivery.update({ where: { id }, data: { workflowStartedAt: null, status: 'pending' } });
-      expect(await other.startWorkflows([id])).toEqual({ started: [id], failed: [] });
+      await app().runtime.db.webhookTaskRun.deleteMany({});
+      expect(await other.sweep()).toBe(1);
       await app().runtime.db.webhookDelivery.update({ where: { id }, data: { status: delivery.status } });
-      expect((await client.workflow.getHandle(id).describe()).runId).toBe(firstRun);
+      expect((await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } })).workflowStartedAt).not.toBeNull();
+      expect((await batch.describe()).runId).toBe(firstRun);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(receiver.requests).toHaveLength(1);
       expect(await app().runtime.db.webhookAttempt.count({ where: { deliveryId: id } })).toBe(1);
@@ -491,20 +525,42 @@ describe('webhook dispatcher', () => {
       await receiver.close();
     }
   });
+
+  it('groups the deliveries dispatched within the batch window into one batch, never splitting a source event', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      for (let i = 0; i < 3; i += 1) await endpoint(receiver);
+      const events = [];
+      for (let i = 0; i < 4; i += 1) events.push(await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() }));
+      // Four commits dispatched within the window (WEBHOOK_BATCH_WINDOW, 50 ms).
+      for (const recorded of events) app().runtime.dispatcher.dispatch(recorded.deliveryIds);
+      await app().runtime.dispatcher.flush();
+      const rows = await app().runtime.db.webhookDelivery.findMany({ where: { eventId: { in: events.map((e) => e.eventId) } } });
+      expect(rows).toHaveLength(12);
+      expect(new Set(rows.map((r) => r.batchId)).size).toBe(1);
+      await Promise.all(rows.map((r) => finished(r.id)));
+      expect(receiver.requests).toHaveLength(12);
+    } finally {
+      await receiver.close();
+    }
+  });
 });
 
 describe('webhook delivery across worker crashes', () => {
+  const workerEnv = (taskQueue: string) => ({
+    DATABASE_URL: app().database.url,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    LOG_LEVEL: 'info',
+  });
+  /** The worker's own pid: the spawned process is tsx's launcher, which a SIGKILL would take down alone. */
+  const workerPid = async (worker: Spawned) => Number((await worker.waitFor(/"pid":(\d+)[^\n]*worker running/, 90_000))[1]);
+
   it('loses and doubles no attempt when the worker is SIGKILLed mid-schedule and another takes over', { timeout: 120_000 }, async () => {
     const receiver = await startWebhookReceiver({ failAlways: true });
     const taskQueue = `wh-kill-${randomBytes(4).toString('hex')}`;
-    const workerEnv = {
-      DATABASE_URL: app().database.url,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
-      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      LOG_LEVEL: 'info',
-    };
     const dispatcher = new WebhookDispatcher(
       app().runtime.db,
       app().runtime.temporal,
@@ -513,24 +569,22 @@ describe('webhook delivery across worker crashes', () => {
     );
     const workers: Spawned[] = [];
     try {
-      workers.push(spawnProcess(['workflows/worker-main.ts'], workerEnv));
-      // The worker's own pid: the spawned process is tsx's launcher, which a SIGKILL would take
-      // down alone, leaving the worker itself running.
-      const [, pid] = (await workers[0]!.waitFor(/"pid":(\d+)[^\n]*worker running/, 90_000)) as unknown as [string, string];
+      workers.push(spawnProcess(['workflows/worker-main.ts'], workerEnv(taskQueue)));
+      const pid = await workerPid(workers[0]!);
       const target = await endpoint(receiver);
       const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
       const [id] = deliveryIds as [string];
-      await dispatcher.startWorkflows([id]);
+      await dispatcher.startBatch([id]);
 
-      // Killed while the workflow waits on its timer after attempt 1.
+      // Killed once attempt 1 failed and the retry workflow waits for attempt 2.
       const handle = client.workflow.getHandle(id);
-      await waitUntil(async () => (await handle.fetchHistory()).events?.some((e) => e.timerStartedEventAttributes) ?? false);
-      process.kill(Number(pid), 'SIGKILL');
+      await waitUntil(async () => (await handle.describe().then(() => true, () => false)));
+      process.kill(pid, 'SIGKILL');
       expect(await workers[0]!.stop()).not.toBe(0);
-      expect(() => process.kill(Number(pid), 0)).toThrow();
+      expect(() => process.kill(pid, 0)).toThrow();
       expect(receiver.requests.filter((r) => r.path === target.path)).toHaveLength(1);
 
-      workers.push(spawnProcess(['workflows/worker-main.ts'], workerEnv));
+      workers.push(spawnProcess(['workflows/worker-main.ts'], workerEnv(taskQueue)));
       await workers[1]!.waitFor(/worker running/, 90_000);
       // The next attempt still fails; the one after succeeds.
       receiver.behaviour = { failNext: 1 };
@@ -539,10 +593,65 @@ describe('webhook delivery across worker crashes', () => {
       expect(result.status).toBe('succeeded');
       const numbers = attempts.map((a) => a.attemptNumber);
       expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
+      expect(attempts.map((a) => a.scheduledAttempt)).toEqual(numbers);
       expect(numbers.length).toBeGreaterThanOrEqual(3);
       expect(attempts.at(-1)!.statusCode).toBe(200);
       expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: numbers.length });
       expect(receiver.requests.filter((r) => r.path === target.path)).toHaveLength(numbers.length);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop('SIGTERM')));
+      await dispatcher.stop();
+      await receiver.close();
+    }
+  });
+
+  it('a batch whose worker is SIGKILLed mid-send is finished by another: nothing lost, nothing recorded twice, only what was in flight sent again', { timeout: 120_000 }, async () => {
+    const receiver = await startWebhookReceiver();
+    const taskQueue = `wh-batch-kill-${randomBytes(4).toString('hex')}`;
+    const config = { ...app().config, TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_ATTEMPT_TIMEOUT: 30_000 };
+    const dispatcher = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, config, app().runtime.logger);
+    const workers: Spawned[] = [];
+    try {
+      const targets = [];
+      for (let i = 0; i < 5; i += 1) targets.push(await endpoint(receiver));
+      const recorded = [];
+      for (let i = 0; i < 4; i += 1) recorded.push(await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() }));
+      const ids = recorded.flatMap((r) => r.deliveryIds);
+      expect(ids).toHaveLength(20);
+
+      workers.push(spawnProcess(['workflows/worker-main.ts'], { ...workerEnv(taskQueue), WEBHOOK_ATTEMPT_TIMEOUT: '30s' }));
+      const pid = await workerPid(workers[0]!);
+      // Ten requests left hanging (answered after 20 s: the worker dies first), ten answered at once.
+      receiver.behaviour = { sleepMs: 20_000, sleepNext: 10 };
+      const requestsBefore = receiver.requests.length;
+      expect((await dispatcher.startBatch(ids)).batchIds).toHaveLength(1);
+      await waitUntil(async () => receiver.requests.length - requestsBefore >= 20 && (await app().runtime.db.webhookAttempt.count({ where: { deliveryId: { in: ids } } })) >= 10);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const recordedBeforeKill = new Set((await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId: { in: ids } } })).map((a) => a.deliveryId));
+      process.kill(pid, 'SIGKILL');
+      expect(await workers[0]!.stop()).not.toBe(0);
+      expect(recordedBeforeKill.size).toBe(10);
+
+      // Another worker takes the batch over once the dead one's heartbeats are missed.
+      receiver.behaviour = {};
+      workers.push(spawnProcess(['workflows/worker-main.ts'], { ...workerEnv(taskQueue), WEBHOOK_ATTEMPT_TIMEOUT: '30s' }));
+      await workers[1]!.waitFor(/worker running/, 90_000);
+      await waitUntil(async () => (await app().runtime.db.webhookDelivery.count({ where: { id: { in: ids }, status: 'succeeded' } })) === 20, 60_000);
+
+      const attempts = await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId: { in: ids } } });
+      expect(attempts).toHaveLength(20);
+      expect(new Set(attempts.map((a) => a.deliveryId)).size).toBe(20);
+      expect(attempts.every((a) => a.attemptNumber === 1 && a.scheduledAttempt === 1 && a.statusCode === 200)).toBe(true);
+      const sent = new Map<string, number>();
+      for (const r of receiver.requests.slice(requestsBefore)) {
+        const delivery = String(r.headers['service-delivery-id']);
+        sent.set(delivery, (sent.get(delivery) ?? 0) + 1);
+      }
+      expect([...sent.keys()].sort()).toEqual([...ids].sort());
+      for (const id of ids) expect(sent.get(id), id).toBe(recordedBeforeKill.has(id) ? 1 : 2);
+      const rows = await app().runtime.db.webhookDelivery.findMany({ where: { id: { in: ids } } });
+      expect(rows.every((r) => r.attemptCount === 1)).toBe(true);
+      expect(await app().runtime.db.webhookLease.count({ where: { id: { in: ids.map((id) => `${id}:1`) } } })).toBe(0);
     } finally {
       await Promise.all(workers.map((w) => w.stop('SIGTERM')));
       await dispatcher.stop();

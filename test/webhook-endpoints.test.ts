@@ -104,7 +104,9 @@ describe('POST /webhook-endpoints', () => {
         description: 'Orders to the ERP',
         eventTypes: [],
         enabled: true,
+        disabledReason: null,
         apiVersion: '2026-06-01',
+        rotationOverlapEndsAt: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },
@@ -746,8 +748,8 @@ describe('GET /webhook-deliveries', () => {
       nextAttemptAt: null,
       createdAt: expect.any(String),
       attempts: [
-        { attemptNumber: 1, attemptedAt: '2026-07-01T12:00:00.000Z', statusCode: 503, responseBody: 'busy', durationMs: 12, error: 'receiver answered 503' },
-        { attemptNumber: 2, attemptedAt: '2026-07-01T12:00:05.000Z', statusCode: 200, responseBody: 'ok', durationMs: 31, error: null },
+        { attemptNumber: 1, trigger: 'scheduled', attemptedAt: '2026-07-01T12:00:00.000Z', statusCode: 503, responseBody: 'busy', durationMs: 12, error: 'receiver answered 503' },
+        { attemptNumber: 2, trigger: 'scheduled', attemptedAt: '2026-07-01T12:00:05.000Z', statusCode: 200, responseBody: 'ok', durationMs: 31, error: null },
       ],
     });
     const failed = res.body.deliveries.find((d: { id: string }) => d.id === made[1]!.id);

@@ -1,12 +1,16 @@
+import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config.ts';
 import type { Database } from '../src/db/client.ts';
 import type { Logger } from '../src/log.ts';
-import { attemptDelivery, type AttemptOptions, type AttemptResult } from '../src/webhooks/deliver.ts';
+import { attemptBatch, type DeliverBatchInput } from '../src/webhooks/batch.ts';
+import { attemptDelivery, type AttemptOptions, type AttemptResult, type DeliveryConfig } from '../src/webhooks/deliver.ts';
+import { recoverFailedDeliveries, resendDelivery, type RecoverInput } from '../src/webhooks/manual.ts';
+import { labelOf, startRetryWorkflow } from '../src/webhooks/starts.ts';
 
 export interface ActivityDependencies {
   db: Database;
   logger: Logger;
-  config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_URLS' | 'WEBHOOK_ATTEMPT_TIMEOUT'>;
+  config: DeliveryConfig & Pick<Config, 'TEMPORAL_TASK_QUEUE'>;
   /** Decrypts endpoint signing secrets: the same SECRETS_ENCRYPTION_KEY as the API that stored them. */
   encryptionKey: Buffer;
 }
@@ -14,15 +18,45 @@ export interface ActivityDependencies {
 /** Activities receive their dependencies from the worker that hosts them. */
 export function createActivities(deps: ActivityDependencies) {
   const { db } = deps;
+  const manualHooks = () => {
+    const context = Context.current();
+    return { heartbeat: (progress?: unknown) => context.heartbeat(progress), progress: context.info.heartbeatDetails };
+  };
   return {
     async ping(_name: string): Promise<{ database: string }> {
       const [row] = await db.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
       return { database: row ? 'ok' : 'no answer' };
     },
 
-    /** Attempt n of a delivery: sends it, or answers the outcome recorded for n already. */
+    /** The first attempt of every delivery of a batch; starts the retry workflows of those that failed. */
+    attemptBatch(input: DeliverBatchInput) {
+      const context = Context.current();
+      const settings = { taskQueue: context.info.taskQueue, scheduleMs: input.scheduleMs, attemptTimeoutMs: input.attemptTimeoutMs };
+      return attemptBatch(deps, input, {
+        // A local activity (the worker keeps its workflow task alive); a regular one reports here.
+        heartbeat: () => context.info.isLocal || context.heartbeat(),
+        async startRetry(delivery, delayMs) {
+          // A retried batch finds the retry workflow started already, which may have moved on.
+          if ((await startRetryWorkflow(context.client, deps.logger, settings, labelOf(delivery), delayMs)) === 'already started') return;
+          await db.webhookDelivery.updateMany({
+            where: { id: delivery.id, status: 'pending' },
+            data: { nextAttemptAt: new Date(Date.now() + delayMs) },
+          });
+        },
+      });
+    },
+
+    /** Attempt n of a delivery's schedule: sends it, or answers the outcome recorded for n already. */
     attemptDelivery(deliveryId: string, attemptNumber: number, options: AttemptOptions = {}): Promise<AttemptResult> {
       return attemptDelivery(deps, deliveryId, attemptNumber, options);
+    },
+
+    resendDelivery(input: { deliveryId: string; attemptId: string }) {
+      return resendDelivery(deps, input, manualHooks());
+    },
+
+    recoverFailedDeliveries(input: RecoverInput) {
+      return recoverFailedDeliveries(deps, input, manualHooks());
     },
 
     /** When the next attempt is due (shown to users); the workflow's timer is what actually waits. */

@@ -1,10 +1,15 @@
 /**
- * The delivery workflow: one per webhook delivery (workflow id = the delivery id, whd_), so the
- * retry schedule lives in durable timers and survives any worker's death. Sandbox code: activities
- * are imported as types only.
+ * The retry workflow of one webhook delivery (workflow id = the delivery id, whd_): started by the
+ * batch that made attempt 1 when that attempt failed (fromAttempt 2, after the schedule's first
+ * delay), so the rest of the schedule lives in durable timers and survives any worker's death.
+ * Workflows started before batches existed run it from attempt 1. Sandbox code: activities are
+ * imported as types only.
  */
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { retryDelayMs } from '../src/webhooks/retry-delay.ts';
 import type { Activities } from './activities.ts';
+
+export { retryDelayMs };
 
 export interface DeliverWebhookInput {
   deliveryId: string;
@@ -12,39 +17,33 @@ export interface DeliverWebhookInput {
   scheduleMs: number[];
   /** Per-attempt timeout (WEBHOOK_ATTEMPT_TIMEOUT). */
   attemptTimeoutMs: number;
+  /** The first attempt this workflow makes (default 1); the batch made the earlier ones. */
+  fromAttempt?: number;
 }
 
 export interface DeliverWebhookResult {
   status: 'succeeded' | 'failed';
   /** Why delivery stopped before the schedule ran out (an endpoint disabled or deleted meanwhile). */
   stoppedBecause?: string;
-  /** One entry per attempt, with the workflow clock's time of the attempt (ISO 8601). */
+  /** One entry per attempt this workflow made, with the workflow clock's time of the attempt (ISO 8601). */
   attempts: Array<{ attemptNumber: number; at: string; ok: boolean; statusCode: number | null; error: string | null }>;
 }
 
-/** Longest a receiver's Retry-After may stretch a delay: double the schedule's step, or an hour if that is more. */
-const RETRY_AFTER_CAP_MS = 60 * 60 * 1000;
-
 /**
- * The delay before the next attempt: the schedule's step, or the receiver's Retry-After when that
- * is longer, capped at the larger of twice the step and one hour (a receiver cannot push a delivery
- * out indefinitely, nor pull it earlier than the schedule).
+ * Waits between tries of an attempt that found no free slot (its endpoint or organisation has its
+ * bound of attempts in flight): growing, so a long backlog costs few workflow tasks.
  */
-export function retryDelayMs(stepMs: number, retryAfterMs?: number): number {
-  if (retryAfterMs === undefined || retryAfterMs <= stepMs) return stepMs;
-  return Math.min(retryAfterMs, Math.max(2 * stepMs, RETRY_AFTER_CAP_MS));
+function slotRetryDelayMs(tries: number): number {
+  return Math.min(60_000, 1_000 * 2 ** tries) * (0.75 + Math.random() / 2);
 }
 
 export async function deliverWebhook(input: DeliverWebhookInput): Promise<DeliverWebhookResult> {
-  // Local activities: run by the worker that runs the workflow task, recorded as markers. A
-  // delivery that succeeds at once then costs the Temporal server one workflow task instead of two
-  // plus an activity task; the server is what bounds throughput (bench/webhooks.ts; on the dev
-  // server, ~35% more no-op workflows/s than with a regular activity). If the worker dies
-  // mid-attempt, the workflow task times out and another worker runs the attempt again:
-  // attemptDelivery's record of attempt n makes that safe, as with a retried activity.
+  // Local activities: run by the worker that runs the workflow task, recorded as markers, so an
+  // attempt costs one workflow task. If the worker dies mid-attempt, the workflow task times out
+  // and another worker runs the attempt again: the attempt's record makes that safe.
   const { attemptDelivery, scheduleNextAttempt, markDeliveryFailed } = proxyLocalActivities<Activities>({
-    // The HTTP attempt's own timeout plus room for the database work around it.
-    startToCloseTimeout: input.attemptTimeoutMs + 10_000,
+    // The HTTP attempt's own timeout plus room for the slot wait and the database work around it.
+    startToCloseTimeout: input.attemptTimeoutMs + 15_000,
     // Only infrastructure failures (the database) are thrown; they are retried until they pass
     // (in the worker up to a minute, then through durable timers). An HTTP failure is a returned
     // result and follows the delivery schedule instead.
@@ -54,10 +53,13 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
 
   const total = 1 + input.scheduleMs.length;
   const attempts: DeliverWebhookResult['attempts'] = [];
-  for (let n = 1; n <= total; n += 1) {
-    const at = new Date().toISOString();
-    const result = await attemptDelivery(input.deliveryId, n, { timeoutMs: input.attemptTimeoutMs, lastAttempt: n === total });
-    attempts.push({ attemptNumber: n, at, ok: result.ok, statusCode: result.statusCode, error: result.error });
+  for (let n = input.fromAttempt ?? 1; n <= total; n += 1) {
+    let result = await attemptDelivery(input.deliveryId, n, { timeoutMs: input.attemptTimeoutMs, lastAttempt: n === total });
+    for (let tries = 0; result.deferred; tries += 1) {
+      await sleep(slotRetryDelayMs(tries));
+      result = await attemptDelivery(input.deliveryId, n, { timeoutMs: input.attemptTimeoutMs, lastAttempt: n === total });
+    }
+    attempts.push({ attemptNumber: n, at: new Date().toISOString(), ok: result.ok, statusCode: result.statusCode, error: result.error });
     if (result.ok) return { status: 'succeeded', attempts };
     if (result.stop) {
       return result.stop === 'delivery failed' ? { status: 'failed', attempts } : { status: 'failed', stoppedBecause: result.stop, attempts };

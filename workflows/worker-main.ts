@@ -1,9 +1,11 @@
+import v8 from 'node:v8';
 import { loadEncryptionKey } from '../src/auth/keys.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createDatabase } from '../src/db/client.ts';
 import { createLogger } from '../src/log.ts';
 import { TemporalAccess } from '../src/temporal.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
+import { ensureSearchAttributes } from '../src/webhooks/starts.ts';
 import { startHoldSweep } from '../src/services/orders.ts';
 import { pruneLimits } from '../src/limits/rate-limiter.ts';
 import { pruneIdempotencyKeys } from '../src/http/idempotency.ts';
@@ -13,9 +15,19 @@ import { createWorker } from './worker.ts';
 /**
  * The worker process: `npm run worker`. Any number may run at once against one task queue;
  * Temporal hands each task to one of them. SIGTERM drains in-flight activities, then exits.
- * Each worker also runs the webhook dispatcher's sweep, which starts the delivery workflows an API
- * process recorded but could not start (it crashed, or Temporal was unreachable then).
+ * Each worker also offers to run the webhook dispatcher's sweep (once per period across processes),
+ * which starts the batches an API process recorded but could not start (it crashed, or Temporal was
+ * unreachable then) and those put back for want of a slot, and prunes old delivery history.
  */
+/**
+ * Memory (bench/webhooks.ts prints each worker's RSS): the Prisma client's query compiler is
+ * WebAssembly, which V8 would compile a second time with its optimising tier (about 30 MB) for the
+ * few queries a worker sends through it; and the workflow thread, created after this, gets a young
+ * generation of 2 MB semi-spaces instead of 16. Set before the first query and before the worker.
+ */
+v8.setFlagsFromString('--liftoff-only');
+v8.setFlagsFromString('--max-semi-space-size=2');
+
 async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.DATABASE_URL) throw new ConfigError('Invalid configuration: DATABASE_URL is required for the worker');
@@ -24,6 +36,10 @@ async function main(): Promise<void> {
     logger.warn('SECRETS_ENCRYPTION_KEY is not set: webhook signing secrets stored by another process cannot be decrypted here');
   }
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
+  // The database is checked (and the client's engine loaded, a few hundred ms of CPU) before the
+  // worker says it runs, not in its first sweep or task: a worker that blocks its event loop that
+  // long when SIGTERM arrives is killed by tsx's launcher instead of draining.
+  await db.$queryRaw`SELECT 1`;
   const { worker, connection } = await createWorker({
     config,
     db,
@@ -31,8 +47,14 @@ async function main(): Promise<void> {
     prebundled: config.NODE_ENV === 'production',
     encryptionKey: loadEncryptionKey(config),
   });
+  // Operators find deliveries by search attribute; registering it needs operator rights on the
+  // namespace, which a deployment may not give workers (then it is done in the deployment's setup).
+  await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE).then(
+    (added) => added.length > 0 && logger.info({ added }, 'webhook search attributes registered'),
+    (error: unknown) => logger.warn({ err: error }, 'webhook search attributes could not be checked or registered'),
+  );
   const temporal = TemporalAccess.fromConfig(config);
-  const dispatcher = new WebhookDispatcher(db, temporal, config, logger);
+  const dispatcher = new WebhookDispatcher(db, temporal, config, logger, { prune: true });
   dispatcher.start();
   // Pending orders whose hold ran out are cancelled and their tickets put back on sale.
   const holds = startHoldSweep({ db, dispatcher, logger });

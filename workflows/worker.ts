@@ -28,18 +28,20 @@ export interface WorkerOptions {
 let runtimeInstalled = false;
 
 /**
- * Slots per worker process. A delivery attempt is a local activity (workflows/webhook-delivery.ts),
- * which holds its workflow task slot while the receiver answers (up to the attempt timeout), so
- * both pools are sized for many slow receivers at once: attempts are I/O, not CPU. Measured with
- * bench/webhooks.ts: on the embedded dev server the Temporal server, not these slots, is the limit.
+ * Slots per worker process. A batch of first attempts is a local activity of its workflow, open as
+ * long as its slowest receiver (up to the attempt timeout), and it holds its workflow task
+ * meanwhile. Slots (src/webhooks/slots.ts) bound how many attempts one endpoint or organisation
+ * has in flight across all workers, so a slow receiver can hold only a bounded number of batches
+ * open: size these well above WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION. Retries are local
+ * activities of per-delivery workflows. Attempts are I/O, not CPU: bench/webhooks.ts measures what
+ * two cores sustain.
  */
 export const WORKER_CONCURRENCY = {
-  maxConcurrentWorkflowTaskExecutions: 200,
-  // A delivery that succeeds at once is one workflow task, always on the normal (not sticky)
-  // queue: poll it as much as the sticky one (the default ratio 0.2 left 2 of 10 pollers on it).
+  maxConcurrentWorkflowTaskExecutions: 400,
   maxConcurrentWorkflowTaskPolls: 16,
+  // Batches and retries start on the normal queue: poll it as much as the sticky one.
   nonStickyToStickyPollRatio: 1,
-  maxConcurrentLocalActivityExecutions: 200,
+  maxConcurrentLocalActivityExecutions: 400,
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
 
@@ -79,6 +81,8 @@ export async function createWorker({
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities({ db, logger, config, encryptionKey: encryptionKey ?? loadEncryptionKey(config) }),
     ...WORKER_CONCURRENCY,
+    // SIGTERM drains: batches in flight finish their attempts (each bounded by the attempt timeout).
+    shutdownGraceTime: config.WEBHOOK_ATTEMPT_TIMEOUT + 30_000,
     ...(identity ? { identity } : {}),
     ...workflowSource,
   });

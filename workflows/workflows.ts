@@ -5,7 +5,9 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from './activities.ts';
 
+export { deliverBatch } from './webhook-batch.ts';
 export { deliverWebhook } from './webhook-delivery.ts';
+export { recoverWebhookEndpoint, resendWebhookDelivery } from './webhook-manual.ts';
 
 const { ping: pingActivity } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',

@@ -7,9 +7,9 @@ import type { RestRoute } from '../route.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
 import { STATUSES } from '../../src/statuses.ts';
 
-const ENDPOINT_FIELDS = 'id accountId url description eventTypes enabled apiVersion createdAt updatedAt';
+const ENDPOINT_FIELDS = 'id accountId url description eventTypes enabled disabledReason apiVersion rotationOverlapEndsAt createdAt updatedAt';
 const DELIVERY_FIELDS = `id endpointId eventId eventType status attemptCount nextAttemptAt createdAt
-  attempts { attemptNumber attemptedAt statusCode responseBody durationMs error }`;
+  attempts { attemptNumber trigger attemptedAt statusCode responseBody durationMs error }`;
 
 const EVENT_TYPES = Object.keys(WEBHOOK_EVENT_TYPES) as [string, ...string[]];
 const DELIVERY_STATUSES = STATUSES.delivery;
@@ -23,13 +23,16 @@ const endpoint = z.object({
   description: z.string().nullable(),
   eventTypes: z.array(z.string()),
   enabled: z.boolean(),
+  disabledReason: z.string().nullable(),
   apiVersion: z.string(),
+  rotationOverlapEndsAt: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 
 const attempt = z.object({
   attemptNumber: z.number().int(),
+  trigger: z.enum(['scheduled', 'manual']),
   attemptedAt: z.string(),
   statusCode: z.number().int().nullable(),
   responseBody: z.string().nullable(),
@@ -109,7 +112,8 @@ export const webhooksRoutes: RestRoute[] = [
   {
     method: 'PATCH',
     path: '/webhook-endpoints/{id}',
-    summary: 'Change the URL, description (null clears it), event types (empty = every type) or enabled state of a webhook endpoint.',
+    summary:
+      'Change the URL, description (null clears it), event types (empty = every type) or enabled state of a webhook endpoint. enabled: true also clears disabledReason and closes the circuit breaker; rotationOverlapEndsAt: null ends a secret rotation\'s overlap now.',
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation UpdateWebhookEndpoint($id: String!, $input: UpdateWebhookEndpointInput!) {
@@ -121,6 +125,7 @@ export const webhooksRoutes: RestRoute[] = [
       description: z.string().nullish(),
       eventTypes: z.array(eventType).optional(),
       enabled: z.boolean().optional(),
+      rotationOverlapEndsAt: z.null({ error: 'Only null, which ends the overlap of the last secret rotation now.' }).optional(),
     }),
     bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ endpoint: data.updateWebhookEndpoint }),
@@ -150,6 +155,67 @@ export const webhooksRoutes: RestRoute[] = [
     bind: { id: 'params.id' },
     result: (data) => ({ delivery: data.testWebhookEndpoint }),
     status: 201,
+    response: z.object({ delivery }),
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/{id}/rotate-secret',
+    summary:
+      'Replace the signing secret; the new one (whsec_) is answered this once. For overlapSeconds (0 to 604800, default 86400) deliveries carry a second v1= signature made with the previous secret; PATCH rotationOverlapEndsAt: null ends the overlap early.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `mutation RotateWebhookEndpointSecret($id: String!, $input: RotateWebhookEndpointSecretInput) {
+      rotateWebhookEndpointSecret(id: $id, input: $input) { endpoint { ${ENDPOINT_FIELDS} } secret }
+    }`,
+    params: idParam,
+    body: z.strictObject({ overlapSeconds: z.number({ error: 'A whole number of seconds.' }).int('A whole number of seconds.').optional() }),
+    bind: { id: 'params.id', input: 'body' },
+    result: (data) => data.rotateWebhookEndpointSecret,
+    response: z.object({ endpoint, secret: z.string() }),
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/{id}/recover',
+    summary:
+      'Send every failed delivery of this endpoint created since a time (ISO 8601, at most WEBHOOK_RETENTION ago) again, as manual attempts, in the background (202). One recovery per endpoint at a time (409 while one runs); a disabled endpoint answers 409.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `mutation RecoverWebhookEndpoint($id: String!, $input: RecoverWebhookEndpointInput!) {
+      recoverWebhookEndpoint(id: $id, input: $input) { id endpointId since until deliveryCount }
+    }`,
+    params: idParam,
+    body: z.strictObject({ since: z.string({ error: 'An ISO 8601 date and time.' }) }),
+    bind: { id: 'params.id', input: 'body' },
+    result: (data) => ({ recovery: data.recoverWebhookEndpoint }),
+    status: 202,
+    response: z.object({
+      recovery: z.object({ id: z.string(), endpointId: z.string(), since: z.string(), until: z.string(), deliveryCount: z.number().int() }),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/webhook-deliveries/{id}',
+    summary: 'Get a webhook delivery with every attempt (oldest first).',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `query WebhookDelivery($id: String!) { webhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
+    params: idParam,
+    bind: { id: 'params.id' },
+    result: (data) => ({ delivery: data.webhookDelivery }),
+    response: z.object({ delivery }),
+  },
+  {
+    method: 'POST',
+    path: '/webhook-deliveries/{id}/resend',
+    summary:
+      'Send a delivery again now, whatever its status, as a manual attempt (same Service-Event-Id and Service-Delivery-Id), in the background (202): the attempt appears among its attempts once made. A success settles it as succeeded. A disabled endpoint answers 409.',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `mutation ResendWebhookDelivery($id: String!) { resendWebhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
+    params: idParam,
+    bind: { id: 'params.id' },
+    result: (data) => ({ delivery: data.resendWebhookDelivery }),
+    status: 202,
     response: z.object({ delivery }),
   },
   {

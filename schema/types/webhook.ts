@@ -1,13 +1,22 @@
 import type { RequestContext } from '../../src/context.ts';
-import { listWebhookDeliveries, type AttemptView, type DeliveryView } from '../../src/services/webhook-deliveries.ts';
+import {
+  getWebhookDelivery,
+  listWebhookDeliveries,
+  resendWebhookDelivery,
+  type AttemptView,
+  type DeliveryView,
+} from '../../src/services/webhook-deliveries.ts';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   getWebhookEndpoint,
   listWebhookEndpoints,
   listWebhookEventTypes,
+  recoverWebhookEndpoint,
+  rotateWebhookEndpointSecret,
   testWebhookEndpoint,
   updateWebhookEndpoint,
+  type WebhookRecovery,
 } from '../../src/services/webhook-endpoints.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -39,6 +48,17 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
     description: t.exposeString('description', { nullable: true, description: 'Free text (at most 500 characters), or null.' }),
     eventTypes: t.exposeStringList('eventTypes', { description: 'Subscribed event types; empty = every type.' }),
     enabled: t.exposeBoolean('enabled', { description: 'Whether new events are delivered to it.' }),
+    disabledReason: t.exposeString('disabledReason', {
+      nullable: true,
+      description:
+        'Why the service disabled it (every attempt failed for WEBHOOK_DISABLE_AFTER, 5 days by default), or null. Enabling it again (enabled: true) clears it.',
+    }),
+    rotationOverlapEndsAt: t.expose('previousSecretExpiresAt', {
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'After a signing secret rotation: until when deliveries are also signed with the previous secret (a second v1= in Service-Signature); null when only the current one signs.',
+    }),
     apiVersion: t.exposeString('apiVersion', {
       description: 'Payload version (YYYY-MM-DD) pinned at creation; payloads are transformed down to it.',
     }),
@@ -59,6 +79,35 @@ const CreatedWebhookEndpoint = builder
     }),
   });
 
+const RotatedWebhookEndpointSecret = builder
+  .objectRef<Awaited<ReturnType<typeof rotateWebhookEndpointSecret>>>('RotatedWebhookEndpointSecret')
+  .implement({
+    description: 'A webhook endpoint with its new signing secret, which is never shown again.',
+    fields: (t) => ({
+      endpoint: t.field({ type: WebhookEndpoint, description: 'The endpoint, with rotationOverlapEndsAt.', resolve: (r) => r.endpoint }),
+      secret: t.exposeString('secret', { description: 'The new signing secret (whsec_...). Store it now.' }),
+    }),
+  });
+
+const WebhookRecoveryRef = builder.objectRef<WebhookRecovery>('WebhookRecovery').implement({
+  description: 'A recovery in progress: the failed deliveries of an endpoint in a time range, sent again as manual attempts.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'The recovery (whr_ + the endpoint id; its workflow id in Temporal).' }),
+    endpointId: t.exposeString('endpointId', { description: 'The endpoint (whe_).' }),
+    since: t.expose('since', { type: 'DateTime', description: 'Deliveries created from this time...' }),
+    until: t.expose('until', { type: 'DateTime', description: '...up to this one (when the recovery was asked for).' }),
+    deliveryCount: t.exposeInt('deliveryCount', { description: 'Failed deliveries in the range when it was asked for; each gets one manual attempt.' }),
+  }),
+});
+
+const WebhookAttemptTrigger = builder.enumType('WebhookAttemptTrigger', {
+  description: 'What made an attempt.',
+  values: {
+    scheduled: { description: 'The retry schedule (the first attempt included).' },
+    manual: { description: 'A resend or a recovery.' },
+  } as const,
+});
+
 const WebhookDeliveryStatus = statusEnum('WebhookDeliveryStatus', 'delivery', 'Where a delivery stands.', {
   pending: 'Not yet acknowledged; attempts continue on the retry schedule.',
   succeeded: 'The receiver answered 2xx.',
@@ -70,6 +119,7 @@ const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implemen
   authScopes: (attempt, ctx) => mayRead(attempt.accountId, ctx),
   fields: (t) => ({
     attemptNumber: t.exposeInt('attemptNumber', { description: 'Position among the attempts of the delivery, from 1.' }),
+    trigger: t.field({ type: WebhookAttemptTrigger, description: 'scheduled, or manual (a resend or a recovery).', resolve: (a) => a.trigger }),
     attemptedAt: t.expose('attemptedAt', { type: 'DateTime', description: 'When the request was sent.' }),
     statusCode: t.exposeInt('statusCode', { nullable: true, description: 'HTTP status answered, or null when none came (timeout, refused).' }),
     responseBody: t.exposeString('responseBody', { nullable: true, description: 'First 4 KiB of the response body, or null.' }),
@@ -119,7 +169,33 @@ const UpdateWebhookEndpointInput = builder.inputType('UpdateWebhookEndpointInput
     url: t.string({ description: 'New URL, checked like on creation.' }),
     description: t.string({ description: 'Free text, at most 500 characters; null clears it.' }),
     eventTypes: t.stringList({ description: 'Replaces the subscribed event types; empty = every type.' }),
-    enabled: t.boolean({ description: 'false stops new deliveries to it; true resumes them.' }),
+    enabled: t.boolean({
+      description: 'false stops new deliveries to it; true resumes them, clears disabledReason and closes its circuit breaker.',
+    }),
+    rotationOverlapEndsAt: t.field({
+      type: 'DateTime',
+      description: 'Only null: ends the overlap of the last secret rotation now (the previous secret stops signing).',
+    }),
+  }),
+});
+
+const RotateWebhookEndpointSecretInput = builder.inputType('RotateWebhookEndpointSecretInput', {
+  description: 'How a signing secret is replaced.',
+  fields: (t) => ({
+    overlapSeconds: t.int({
+      description:
+        'How long the previous secret keeps signing beside the new one, in seconds: 0 to 604800 (7 days), default 86400 (24 hours).',
+    }),
+  }),
+});
+
+const RecoverWebhookEndpointInput = builder.inputType('RecoverWebhookEndpointInput', {
+  description: 'Which failed deliveries to send again.',
+  fields: (t) => ({
+    since: t.string({
+      required: true,
+      description: 'ISO 8601 date and time: deliveries created from then until now; not in the future, at most WEBHOOK_RETENTION (30 days) ago.',
+    }),
   }),
 });
 
@@ -146,6 +222,14 @@ builder.queryFields((t) => ({
     authScopes: READ,
     args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
     resolve: (_root, { id }, ctx) => getWebhookEndpoint(ctx, id),
+  }),
+  webhookDelivery: t.field({
+    type: WebhookDelivery,
+    nullable: true,
+    description: 'One delivery with its attempts (GET /v1/webhook-deliveries/{id}).',
+    authScopes: READ,
+    args: { id: t.arg.string({ required: true, description: 'Delivery id (whd_).' }) },
+    resolve: (_root, { id }, ctx) => getWebhookDelivery(ctx, id),
   }),
   webhookDeliveries: t.field({
     type: WebhookDeliveryConnection,
@@ -188,6 +272,36 @@ builder.mutationFields((t) => ({
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
     resolve: (_root, { id }, ctx) => deleteWebhookEndpoint(ctx, id),
+  }),
+  rotateWebhookEndpointSecret: t.field({
+    type: RotatedWebhookEndpointSecret,
+    description:
+      'Replaces the signing secret of a webhook endpoint (POST /v1/webhook-endpoints/{id}/rotate-secret); the new one is answered this once. During the overlap deliveries carry one v1= signature per valid secret.',
+    authScopes: WRITE,
+    args: {
+      id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
+      input: t.arg({ type: RotateWebhookEndpointSecretInput, description: 'The overlap; omitted = 24 hours.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => rotateWebhookEndpointSecret(ctx, id, input ?? {}),
+  }),
+  recoverWebhookEndpoint: t.field({
+    type: WebhookRecoveryRef,
+    description:
+      'Sends every failed delivery of the endpoint created since a time again, as manual attempts, in the background (POST /v1/webhook-endpoints/{id}/recover). One recovery per endpoint at a time (CONFLICT while one runs); a disabled endpoint answers CONFLICT.',
+    authScopes: WRITE,
+    args: {
+      id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
+      input: t.arg({ type: RecoverWebhookEndpointInput, required: true, description: 'Since when.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => recoverWebhookEndpoint(ctx, id, input),
+  }),
+  resendWebhookDelivery: t.field({
+    type: WebhookDelivery,
+    description:
+      'Sends a delivery again now, whatever its status, as a manual attempt with the same Service-Event-Id (POST /v1/webhook-deliveries/{id}/resend). Answers the delivery as it is; the attempt appears among its attempts once made. A disabled endpoint answers CONFLICT.',
+    authScopes: WRITE,
+    args: { id: t.arg.string({ required: true, description: 'Delivery id (whd_).' }) },
+    resolve: (_root, { id }, ctx) => resendWebhookDelivery(ctx, id),
   }),
   testWebhookEndpoint: t.field({
     type: WebhookDelivery,

@@ -3,7 +3,11 @@ import { paginate, type Page, type PageArgs } from '../pagination.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prisma/client.ts';
+import { missingRight } from '../auth/refusal.ts';
+import { newId } from '../ids.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
+import { labelOf, startResendWorkflow } from '../webhooks/starts.ts';
+import { closeCircuit, temporalClient } from './webhook-workflows.ts';
 import { validate } from '../validation.ts';
 import { STATUSES } from '../statuses.ts';
 
@@ -76,4 +80,38 @@ export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebho
       return rows.map(view);
     },
   );
+}
+
+/**
+ * A delivery the caller may `action` (webhooks.read or webhooks.write on its account), whose endpoint
+ * is not deleted. One they may neither read nor write, or of another organisation, is NOT_FOUND; one
+ * they may read but not change is FORBIDDEN for staff, NOT_FOUND else.
+ */
+async function deliveryFor(ctx: RequestContext, id: string, action: 'read' | 'write') {
+  const row = await ctx.db.webhookDelivery.findFirst({ where: { id, endpoint: { deletedAt: null } }, include: { ...withAttempts, endpoint: true } });
+  const mayRead = row && (ctx.access.allows('webhooks', 'read', row.accountId) || ctx.access.allows('webhooks', 'write', row.accountId));
+  if (!row || !mayRead) throw AppError.notFound('Webhook delivery not found.');
+  if (!ctx.access.allows('webhooks', action, row.accountId)) throw missingRight(ctx);
+  return row;
+}
+
+export async function getWebhookDelivery(ctx: RequestContext, id: string): Promise<DeliveryView> {
+  const { endpoint: _endpoint, ...row } = await deliveryFor(ctx, id, 'read');
+  return view(row);
+}
+
+/**
+ * Sends the delivery again now, whatever its status, as a manual attempt (trigger manual, the same
+ * Service-Event-Id and Service-Delivery-Id, a fresh signature), in the background: the attempt
+ * appears among the delivery's attempts once made. A success settles the delivery as succeeded; a
+ * failure changes nothing else and is not retried. A disabled endpoint is refused (CONFLICT). An
+ * open circuit lets this attempt through (half-open).
+ */
+export async function resendWebhookDelivery(ctx: RequestContext, id: string): Promise<DeliveryView> {
+  const { endpoint, ...row } = await deliveryFor(ctx, id, 'write');
+  if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to resend its deliveries.');
+  const client = await temporalClient(ctx);
+  await closeCircuit(ctx, endpoint.id);
+  await startResendWorkflow(client, ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, newId('webhookResend'), labelOf(row), newId('webhookAttempt'));
+  return view(row);
 }

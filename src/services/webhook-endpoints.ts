@@ -8,7 +8,11 @@ import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '
 import { views, type Payload } from '../webhooks/payloads.ts';
 import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
 import { assertDeliverableUrl, parseWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
+import { describeDuration } from '../webhooks/recorder.ts';
+import { recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
+import { closeCircuit, temporalClient } from './webhook-workflows.ts';
 import { owningAccount } from './accounts.ts';
+import { instant } from '../time-zones.ts';
 import { validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
@@ -56,10 +60,28 @@ const updateInput = z.object({
   description,
   eventTypes: eventTypes.optional(),
   enabled: z.boolean().optional(),
+  rotationOverlapEndsAt: z.null({ error: 'Only null, which ends the overlap of the last secret rotation now.' }).optional(),
 });
+
+/** The longest overlap of a secret rotation: a week. */
+const MAX_OVERLAP_SECONDS = 7 * 86_400;
+const DEFAULT_OVERLAP_SECONDS = 86_400;
+
+const rotateInput = z.object({
+  overlapSeconds: z
+    .number({ error: 'A whole number of seconds.' })
+    .int('A whole number of seconds.')
+    .min(0, 'At least 0 (0 = the previous secret stops at once).')
+    .max(MAX_OVERLAP_SECONDS, `At most ${MAX_OVERLAP_SECONDS} (7 days).`)
+    .nullish(),
+});
+
+const recoverInput = z.object({ since: instant });
 
 export type CreateWebhookEndpointInput = Raw<z.input<typeof createInput>>;
 export type UpdateWebhookEndpointInput = Raw<z.input<typeof updateInput>>;
+export type RotateWebhookEndpointSecretInput = Raw<z.input<typeof rotateInput>>;
+export type RecoverWebhookEndpointInput = Raw<z.input<typeof recoverInput>>;
 
 /** The full URL policy; a refusal names `url`. */
 async function deliverableUrl(ctx: RequestContext, raw: string): Promise<string> {
@@ -119,31 +141,129 @@ export async function createWebhookEndpoint(
   const accountId = await owningAccount(ctx, 'webhooks', input.accountId);
   const href = await deliverableUrl(ctx, input.url);
   const secret = newSigningSecret();
-  const endpoint = await ctx.db.webhookEndpoint.create({
+  const limit = ctx.runtime.config.WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT;
+  const endpoint = await ctx.db.$transaction(async (tx) => {
+    // Counted under the account's lock, so concurrent creations cannot pass the limit together.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook endpoints of ${accountId}`}, 0))`;
+    const existing = await tx.webhookEndpoint.count({ where: { accountId, deletedAt: null } });
+    if (existing >= limit) {
+      throw AppError.validation(
+        [{ path: 'accountId', message: `An account has at most ${limit} webhook endpoints (WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT); this one has ${existing}. Delete one first.` }],
+        `Limit reached: at most ${limit} webhook endpoints per account.`,
+      );
+    }
+    return tx.webhookEndpoint.create({
+      data: {
+        id: newId('webhookEndpoint'),
+        organisationId: ctx.organisation!.id,
+        accountId,
+        url: href,
+        description: input.description || null,
+        eventTypes: input.eventTypes ?? [],
+        apiVersion,
+        secretCiphertext: encryptSecret(secret, ctx.runtime.encryptionKey),
+      },
+    });
+  });
+  return { endpoint, secret };
+}
+
+/** The circuit breaker and the failure clock, as for an endpoint that never failed. */
+const HEALTHY: Prisma.WebhookEndpointUpdateInput = { consecutiveFailures: 0, failingSince: null, circuitOpenUntil: null };
+
+/**
+ * Changes the URL, description (null clears it), event types ([] = every type) or enabled state,
+ * or ends a secret rotation's overlap (rotationOverlapEndsAt: null). Enabling an endpoint (one the
+ * service disabled included) clears its disabledReason and starts it afresh: its circuit closed,
+ * its failure clock reset. So does a new URL.
+ */
+export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
+  const endpoint = await loadEndpoint(ctx, id, 'write');
+  const input = validate(updateInput, raw);
+  const data: Prisma.WebhookEndpointUpdateInput = {};
+  if (input.url !== undefined) {
+    data.url = await deliverableUrl(ctx, input.url);
+    if (data.url !== endpoint.url) Object.assign(data, HEALTHY);
+  }
+  if (input.description !== undefined) data.description = input.description || null;
+  if (input.eventTypes !== undefined) data.eventTypes = input.eventTypes;
+  if (input.enabled !== undefined) {
+    data.enabled = input.enabled;
+    data.disabledReason = null;
+    if (input.enabled && !endpoint.enabled) Object.assign(data, HEALTHY);
+  }
+  if (input.rotationOverlapEndsAt === null) Object.assign(data, { previousSecretCiphertext: null, previousSecretExpiresAt: null });
+  return ctx.db.webhookEndpoint.update({ where: { id }, data });
+}
+
+/**
+ * Replaces the signing secret; the new one is answered this once. For `overlapSeconds` (default 24 h,
+ * at most 7 days; 0 = none) deliveries carry a second `v1=` signature made with the secret replaced,
+ * so receivers can switch at their pace; PATCH rotationOverlapEndsAt: null ends the overlap
+ * early. Rotating again during an overlap drops the oldest secret: at most two sign.
+ */
+export async function rotateWebhookEndpointSecret(
+  ctx: RequestContext,
+  id: string,
+  raw: RotateWebhookEndpointSecretInput,
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const current = await loadEndpoint(ctx, id, 'write');
+  const input = validate(rotateInput, raw ?? {});
+  const overlapSeconds = input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+  const secret = newSigningSecret();
+  const endpoint = await ctx.db.webhookEndpoint.update({
+    where: { id },
     data: {
-      id: newId('webhookEndpoint'),
-      organisationId: ctx.organisation!.id,
-      accountId,
-      url: href,
-      description: input.description || null,
-      eventTypes: input.eventTypes ?? [],
-      apiVersion,
       secretCiphertext: encryptSecret(secret, ctx.runtime.encryptionKey),
+      previousSecretCiphertext: overlapSeconds > 0 ? current.secretCiphertext : null,
+      previousSecretExpiresAt: overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null,
     },
   });
   return { endpoint, secret };
 }
 
-/** Changes the URL, description (null clears it), event types ([] = every type) or enabled state. */
-export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
-  await loadEndpoint(ctx, id, 'write');
-  const input = validate(updateInput, raw);
-  const data: Prisma.WebhookEndpointUpdateInput = {};
-  if (input.url !== undefined) data.url = await deliverableUrl(ctx, input.url);
-  if (input.description !== undefined) data.description = input.description || null;
-  if (input.eventTypes !== undefined) data.eventTypes = input.eventTypes;
-  if (input.enabled !== undefined) data.enabled = input.enabled;
-  return ctx.db.webhookEndpoint.update({ where: { id }, data });
+export interface WebhookRecovery {
+  /** The recovery's workflow id in Temporal (whr_ + the endpoint's id). */
+  id: string;
+  endpointId: string;
+  since: Date;
+  until: Date;
+  /** Failed deliveries in [since, until] when it was asked for. */
+  deliveryCount: number;
+}
+
+/**
+ * Sends every failed delivery of the endpoint created since `since` (up to now) again, as manual
+ * attempts, in the background (src/webhooks/manual.ts). `since` may go back as far as history is
+ * kept (WEBHOOK_RETENTION). One recovery per endpoint runs at a time (CONFLICT while one does); a
+ * disabled endpoint is refused (CONFLICT). An open circuit is closed to half-open first: the
+ * partner says the endpoint works again, so it is tried, one attempt at a time until one succeeds.
+ */
+export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, raw: RecoverWebhookEndpointInput): Promise<WebhookRecovery> {
+  const endpoint = await loadEndpoint(ctx, id, 'write');
+  const { since } = validate(recoverInput, raw);
+  const until = new Date();
+  const retention = ctx.runtime.config.WEBHOOK_RETENTION;
+  if (since.getTime() > until.getTime()) throw AppError.validation([{ path: 'since', message: 'Not in the future.' }]);
+  if (since.getTime() < until.getTime() - retention) {
+    throw AppError.validation([
+      { path: 'since', message: `At most ${describeDuration(retention)} ago (WEBHOOK_RETENTION): older deliveries are no longer kept.` },
+    ]);
+  }
+  if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to recover its deliveries.');
+  const deliveryCount = await ctx.db.webhookDelivery.count({
+    where: { endpointId: endpoint.id, status: 'failed', createdAt: { gte: since, lte: until } },
+  });
+  await closeCircuit(ctx, endpoint.id);
+  const started = await startRecoveryWorkflow(await temporalClient(ctx), ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, {
+    organisationId: endpoint.organisationId,
+    accountId: endpoint.accountId,
+    endpointId: endpoint.id,
+    since: since.toISOString(),
+    until: until.toISOString(),
+  });
+  if (started === 'already started') throw new AppError('CONFLICT', 'A recovery of this endpoint is running; try again once it has finished.');
+  return { id: recoveryWorkflowId(endpoint.id), endpointId: endpoint.id, since, until, deliveryCount };
 }
 
 /**

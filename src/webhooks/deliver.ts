@@ -3,37 +3,58 @@ import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/client.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { isWebhookEventType } from './event-types.ts';
 import { envelope, type Payload } from './payloads.ts';
 import { decryptSecret, signatureHeader } from './secrets.ts';
+import { recorderFor } from './recorder.ts';
+import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-policy.ts';
 
 /**
- * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"), run by
- * the delivery workflow's activity. Outside any request, so it uses the runtime database handle,
- * not a tenant-scoped one; the event and endpoint are joined on the delivery's organisation (as
- * the composite foreign keys are), so they can only be the delivery's own organisation's.
+ * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"): the
+ * first attempt of each delivery in its batch (batch.ts), a retry in the delivery's own workflow
+ * (attemptDelivery below), or a manual attempt (manual.ts). Outside any request, so it uses the
+ * runtime database handle, not a tenant-scoped one; the event and endpoint are joined on the
+ * delivery's organisation (as the composite foreign keys are), so they can only be the delivery's
+ * own organisation's.
  *
  * A failed HTTP exchange (status outside 2xx, redirect not followed, timeout, refused connection,
  * refused URL) is a returned result, never a thrown error: only infrastructure failures (the
  * database) throw, and Temporal retries those.
  *
- * Idempotent per (delivery, attempt number): the attempt row is unique, and an attempt found
- * recorded is answered from its record, not sent again. What remains is the window between the
- * receiver's answer and the insert: a worker that dies there has sent attempt n without recording
- * it, and attempt n is sent once more (same Service-Event-Id and Service-Delivery-Id, a fresh
- * signature timestamp). Receivers deduplicate on Service-Event-Id (../shared/spec/service-spec.md §6).
+ * Idempotent per attempt: a scheduled attempt is unique per (delivery, place in the schedule), a
+ * manual one by its id, and an attempt found recorded is answered from its record, not sent again.
+ * What remains is the window between the receiver's answer and the insert: a worker that dies
+ * there has sent the attempt without recording it, and it is sent once more (same
+ * Service-Event-Id and Service-Delivery-Id, a fresh signature timestamp). Receivers deduplicate on
+ * Service-Event-Id (../shared/spec/service-spec.md §6).
+ *
+ * Before sending, an attempt takes a slot (slots.ts: per-endpoint and per-organisation bounds and
+ * the circuit breaker, shared by every worker through PostgreSQL); the statement that records it
+ * gives the slot back and moves the endpoint's breaker and its automatic disabling.
  */
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
 /** What is kept of a receiver's answer (../shared/spec/contract.md: first 4 KiB). */
 export const RESPONSE_BODY_LIMIT = 4096;
 
+export type DeliveryConfig = Pick<
+  Config,
+  | 'WEBHOOK_ALLOW_PRIVATE_URLS'
+  | 'WEBHOOK_ATTEMPT_TIMEOUT'
+  | 'WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT'
+  | 'WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION'
+  | 'WEBHOOK_BREAKER_THRESHOLD'
+  | 'WEBHOOK_BREAKER_COOLDOWN'
+  | 'WEBHOOK_DISABLE_AFTER'
+>;
+
 export interface DeliverDependencies {
   db: Database;
-  config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_URLS' | 'WEBHOOK_ATTEMPT_TIMEOUT'>;
+  config: DeliveryConfig;
   encryptionKey: Buffer;
   logger: Logger;
 }
@@ -43,7 +64,8 @@ export interface AttemptOptions {
   timeoutMs?: number;
   /** The schedule's last attempt: a failure marks the delivery failed in the statement that records it. */
   lastAttempt?: boolean;
-  trigger?: 'scheduled' | 'manual';
+  /** How long to wait for a free slot before answering `deferred` (default 2 s). */
+  slotWaitMs?: number;
 }
 
 /** Why no further attempt follows although this one did not succeed. */
@@ -59,85 +81,66 @@ export interface AttemptResult {
   stop?: StopReason;
   /** True when the outcome was read from an attempt recorded earlier rather than sent now. */
   replayed: boolean;
+  /**
+   * No slot came free in time (the endpoint or organisation has its bound of attempts in flight):
+   * nothing was sent or recorded, and the same attempt is to be made later.
+   */
+  deferred?: true;
 }
 
-/**
- * Attempt `attemptNumber` of a delivery. An endpoint disabled or deleted since the delivery was
- * recorded is not sent to: the attempt is recorded without a request (no status code, duration 0,
- * error 'endpoint disabled' / 'endpoint deleted') and the delivery marked failed, which stops the
- * workflow. Re-enabling the endpoint does not revive it.
- */
-export async function attemptDelivery(
-  deps: DeliverDependencies,
-  deliveryId: string,
-  attemptNumber: number,
-  options: AttemptOptions = {},
-): Promise<AttemptResult> {
-  const delivery = await loadDelivery(deps.db, deliveryId, attemptNumber);
-  if (!delivery) return { ok: false, statusCode: null, error: 'delivery not found', stop: 'delivery not found', replayed: false };
-
-  // Idempotence under activity retries: attempt n recorded already (by an execution of this
-  // activity whose completion was lost, e.g. its worker died) is answered from the record, not sent again.
-  if (delivery.recorded) return replay(delivery.status, delivery.recorded);
-  if (delivery.status === 'succeeded') return { ok: true, statusCode: null, error: null, replayed: true };
-  if (delivery.status === 'failed') return { ok: false, statusCode: null, error: null, stop: 'delivery failed', replayed: true };
-
-  const { endpoint, event } = delivery;
-  const attemptedAt = new Date();
-  const record = (outcome: Outcome) => recordAttempt(deps, delivery, attemptNumber, attemptedAt, outcome, options);
-
-  // Checked before every attempt: disabling or deleting an endpoint stops its pending deliveries.
-  // The stop is kept as an attempt without a request (no status code, duration 0) so that the
-  // delivery's attempt list says why it failed.
-  const stop: StopReason | undefined = endpoint.deletedAt ? 'endpoint deleted' : endpoint.enabled ? undefined : 'endpoint disabled';
-  if (stop) return record({ ok: false, statusCode: null, responseBody: null, durationMs: 0, error: stop, stop });
-
-  const prepared = prepareRequest(deps, delivery.id, event, endpoint);
-  if ('error' in prepared) return record({ ok: false, statusCode: null, responseBody: null, durationMs: 0, error: prepared.error });
-
-  try {
-    await assertDeliverableUrl(endpoint.url, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE_URLS });
-  } catch (error) {
-    return record({ ok: false, statusCode: null, responseBody: null, durationMs: 0, error: `url refused: ${message(error)}` });
-  }
-
-  const timeoutMs = options.timeoutMs ?? deps.config.WEBHOOK_ATTEMPT_TIMEOUT;
-  const outcome = await send(endpoint.url, prepared, timeoutMs, deps.config.WEBHOOK_ALLOW_PRIVATE_URLS);
-  // The at-least-once window (see the top of this file) is from here to the insert's commit.
-  return record(outcome);
-}
-
-interface Prepared {
-  body: string;
-  headers: Record<string, string>;
-}
+/** Error of an attempt not sent because the endpoint's circuit is open. */
+export const CIRCUIT_OPEN_ERROR = 'not sent: circuit open after consecutive failures of this endpoint';
 
 type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
-interface LoadedDelivery {
+export interface LoadedDelivery {
   id: string;
   organisationId: string;
+  accountId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
   status: DeliveryStatus;
+  attemptCount: number;
   event: { id: string; type: string; payload: unknown; version: string; createdAt: Date };
-  endpoint: { url: string; enabled: boolean; deletedAt: Date | null; apiVersion: string; secretCiphertext: string };
-  /** Attempt n as recorded already, if it was. */
-  recorded?: { statusCode: number | null; error: string | null };
+  endpoint: {
+    url: string;
+    enabled: boolean;
+    deletedAt: Date | null;
+    apiVersion: string;
+    secretCiphertext: string;
+    previousSecretCiphertext: string | null;
+    previousSecretExpiresAt: Date | null;
+  };
+  /** The attempt looked for (a scheduled attempt number, or manual attempt ids) as recorded already, if it was. */
+  recorded?: { id: string; statusCode: number | null; error: string | null };
 }
 
+/** Which deliveries to load, and which of their attempts to look for among those recorded. */
+export type DeliverySelection = ({ ids: readonly string[] } | { batchId: string }) &
+  ({ scheduledAttempt: number } | { attemptIds: readonly string[] });
+
 /*
- * The hot path reads and writes in one statement each (raw SQL through Prisma) rather than the
- * eight round trips the model API makes here (four selects for the includes; BEGIN, insert,
- * update, COMMIT): bench/webhooks.ts. Event and endpoint are joined on the delivery's
- * organisation, like the composite foreign keys.
+ * The hot path reads in one statement for a whole batch and records in one statement per attempt
+ * (raw SQL through Prisma) rather than the round trips the model API makes here (a select per
+ * include; BEGIN, insert, update, COMMIT): bench/webhooks.ts.
  */
-async function loadDelivery(db: Database, deliveryId: string, attemptNumber: number): Promise<LoadedDelivery | undefined> {
-  const [row] = await db.$queryRaw<
+export async function loadDeliveries(db: Database, selection: DeliverySelection): Promise<LoadedDelivery[]> {
+  const where = 'batchId' in selection ? Prisma.sql`d."batchId" = ${selection.batchId}` : Prisma.sql`d.id = ANY(${[...selection.ids]}::text[])`;
+  const attempt =
+    'scheduledAttempt' in selection
+      ? Prisma.sql`a."scheduledAttempt" = ${selection.scheduledAttempt}::int`
+      : Prisma.sql`a.id = ANY(${[...selection.attemptIds]}::text[])`;
+  const rows = await db.$queryRaw<
     Array<{
       id: string;
       organisationId: string;
-      status: DeliveryStatus;
+      accountId: string;
+      endpointId: string;
       eventId: string;
       eventType: string;
+      status: DeliveryStatus;
+      attemptCount: number;
       payload: unknown;
       version: string;
       eventCreatedAt: Date;
@@ -146,25 +149,34 @@ async function loadDelivery(db: Database, deliveryId: string, attemptNumber: num
       deletedAt: Date | null;
       apiVersion: string;
       secretCiphertext: string;
+      previousSecretCiphertext: string | null;
+      previousSecretExpiresAt: Date | null;
       recordedId: string | null;
       recordedStatusCode: number | null;
       recordedError: string | null;
     }>
   >`
-    SELECT d.id, d."organisationId", d.status::text AS status,
-           e.id AS "eventId", e.type AS "eventType", e.payload, e.version, e."createdAt" AS "eventCreatedAt",
+    SELECT d.id, d."organisationId", d."accountId", d."endpointId", d."eventId", e.type AS "eventType",
+           d.status::text AS status, d."attemptCount",
+           e.payload, e.version, e."createdAt" AS "eventCreatedAt",
            p.url, p.enabled, p."deletedAt", p."apiVersion", p."secretCiphertext",
+           p."previousSecretCiphertext", p."previousSecretExpiresAt",
            a.id AS "recordedId", a."statusCode" AS "recordedStatusCode", a.error AS "recordedError"
       FROM webhook_deliveries d
       JOIN webhook_events e ON e."organisationId" = d."organisationId" AND e.id = d."eventId"
       JOIN webhook_endpoints p ON p."organisationId" = d."organisationId" AND p.id = d."endpointId"
-      LEFT JOIN webhook_attempts a ON a."deliveryId" = d.id AND a."attemptNumber" = ${attemptNumber}
-     WHERE d.id = ${deliveryId}`;
-  if (!row) return undefined;
-  return {
+      LEFT JOIN webhook_attempts a ON a."deliveryId" = d.id AND ${attempt}
+     WHERE ${where}
+     ORDER BY d."createdAt", d.id`;
+  return rows.map((row) => ({
     id: row.id,
     organisationId: row.organisationId,
+    accountId: row.accountId,
+    endpointId: row.endpointId,
+    eventId: row.eventId,
+    eventType: row.eventType,
     status: row.status,
+    attemptCount: row.attemptCount,
     event: { id: row.eventId, type: row.eventType, payload: row.payload, version: row.version, createdAt: row.eventCreatedAt },
     endpoint: {
       url: row.url,
@@ -172,24 +184,137 @@ async function loadDelivery(db: Database, deliveryId: string, attemptNumber: num
       deletedAt: row.deletedAt,
       apiVersion: row.apiVersion,
       secretCiphertext: row.secretCiphertext,
+      previousSecretCiphertext: row.previousSecretCiphertext,
+      previousSecretExpiresAt: row.previousSecretExpiresAt,
     },
-    ...(row.recordedId ? { recorded: { statusCode: row.recordedStatusCode, error: row.recordedError } } : {}),
-  };
+    ...(row.recordedId ? { recorded: { id: row.recordedId, statusCode: row.recordedStatusCode, error: row.recordedError } } : {}),
+  }));
 }
 
-function prepareRequest(
+/** What one attempt is: which attempt of the delivery, and how its failure counts. */
+export interface AttemptSpec {
+  /** The attempt row's id (fixed in advance for manual attempts, so their record is idempotent). */
+  attemptId: string;
+  /** The place in the retry schedule; null for a manual attempt. */
+  scheduledAttempt: number | null;
+  /** The slot it holds, given back by its record. */
+  leaseId: string;
+  /** The schedule's last attempt (a failure settles the delivery as failed). */
+  lastAttempt: boolean;
+}
+
+export function scheduledSpec(deliveryId: string, n: number, lastAttempt: boolean): AttemptSpec {
+  return { attemptId: newId('webhookAttempt'), scheduledAttempt: n, leaseId: leaseId(deliveryId, n), lastAttempt };
+}
+
+/** The outcome of a delivery settled already, or of the attempt found recorded; undefined when it is still to be made. */
+export function settledOutcome(delivery: LoadedDelivery): AttemptResult | undefined {
+  // Idempotence under activity retries: the attempt recorded already (by an execution whose
+  // completion was lost, e.g. its worker died) is answered from the record, not sent again.
+  if (delivery.recorded) return replay(delivery.status, delivery.recorded);
+  if (delivery.status === 'succeeded') return { ok: true, statusCode: null, error: null, replayed: true };
+  if (delivery.status === 'failed') return { ok: false, statusCode: null, error: null, stop: 'delivery failed', replayed: true };
+  return undefined;
+}
+
+/**
+ * Checked before every attempt: disabling or deleting an endpoint stops its pending deliveries.
+ * Re-enabling the endpoint does not revive them.
+ */
+export function stopReason(delivery: LoadedDelivery): 'endpoint disabled' | 'endpoint deleted' | undefined {
+  if (delivery.endpoint.deletedAt) return 'endpoint deleted';
+  return delivery.endpoint.enabled ? undefined : 'endpoint disabled';
+}
+
+/**
+ * Attempt `n` of the retry schedule of one delivery (the retry workflow's local activity). An
+ * endpoint disabled or deleted since the delivery was recorded is not sent to: the attempt is
+ * recorded without a request (no status code, duration 0, error 'endpoint disabled' / 'endpoint
+ * deleted') and the delivery marked failed, which stops the workflow. No free slot within
+ * `slotWaitMs` answers `deferred`; an open circuit records the attempt as not sent.
+ */
+export async function attemptDelivery(
   deps: DeliverDependencies,
   deliveryId: string,
-  event: { id: string; type: string; payload: unknown; version: string; createdAt: Date },
-  endpoint: { apiVersion: string; secretCiphertext: string },
-): Prepared | { error: string } {
+  attemptNumber: number,
+  options: AttemptOptions = {},
+): Promise<AttemptResult> {
+  const [delivery] = await loadDeliveries(deps.db, { ids: [deliveryId], scheduledAttempt: attemptNumber });
+  if (!delivery) return { ok: false, statusCode: null, error: 'delivery not found', stop: 'delivery not found', replayed: false };
+  const settled = settledOutcome(delivery);
+  if (settled) return settled;
+  const spec = scheduledSpec(delivery.id, attemptNumber, options.lastAttempt ?? false);
+  const stop = stopReason(delivery);
+  if (stop) return recordAttempt(deps, delivery, spec, stopped(stop));
+  const patienceMs = options.slotWaitMs ?? 2_000;
+  const slot = await waitForSlots(deps.db, deps.config, [{ leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId }], {
+    patienceMs,
+    maxMs: patienceMs,
+  });
+  const outcome = slot.get(spec.leaseId) ?? 'busy';
+  if (outcome === 'busy') return { ok: false, statusCode: null, error: null, replayed: false, deferred: true };
+  if (outcome === 'open') return recordAttempt(deps, delivery, spec, CIRCUIT_OPEN);
+  return recordAttempt(deps, delivery, spec, await makeAttempt(deps, delivery, new SecretCache(deps.encryptionKey), options.timeoutMs));
+}
+
+interface Prepared {
+  body: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Decrypted signing secrets of the endpoints of one batch: each endpoint's decrypted once. During a
+ * rotation's overlap (previousSecretExpiresAt in the future) both the new and the previous secret sign.
+ */
+export class SecretCache {
+  readonly #byCiphertext = new Map<string, string>();
+  constructor(readonly key: Buffer) {}
+
+  secretsOf(endpoint: LoadedDelivery['endpoint'], now = Date.now()): string[] {
+    const secrets = [this.#decrypt(endpoint.secretCiphertext)];
+    if (endpoint.previousSecretCiphertext && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt.getTime() > now) {
+      secrets.push(this.#decrypt(endpoint.previousSecretCiphertext));
+    }
+    return secrets;
+  }
+
+  #decrypt(ciphertext: string): string {
+    let secret = this.#byCiphertext.get(ciphertext);
+    if (secret === undefined) {
+      secret = decryptSecret(ciphertext, this.key);
+      this.#byCiphertext.set(ciphertext, secret);
+    }
+    return secret;
+  }
+}
+
+/** Builds, signs and sends one attempt (the slot is held); never throws for what the receiver or its URL did. */
+export async function makeAttempt(
+  deps: Pick<DeliverDependencies, 'config'>,
+  delivery: LoadedDelivery,
+  secrets: SecretCache,
+  timeoutMs = deps.config.WEBHOOK_ATTEMPT_TIMEOUT,
+): Promise<Outcome> {
+  const prepared = prepareRequest(delivery, secrets);
+  if ('error' in prepared) return { ok: false, statusCode: null, responseBody: null, durationMs: 0, error: prepared.error, effect: 'none' };
+  try {
+    await assertDeliverableUrl(delivery.endpoint.url, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE_URLS });
+  } catch (error) {
+    return { ok: false, statusCode: null, responseBody: null, durationMs: 0, error: `url refused: ${message(error)}`, effect: 'sent' };
+  }
+  // The at-least-once window (see the top of this file) is from here to the insert's commit.
+  return send(delivery.endpoint.url, prepared, timeoutMs, deps.config.WEBHOOK_ALLOW_PRIVATE_URLS);
+}
+
+function prepareRequest(delivery: LoadedDelivery, secrets: SecretCache): Prepared | { error: string } {
+  const { event, endpoint } = delivery;
   if (!isWebhookEventType(event.type)) return { error: `unknown event type ${event.type}` };
   let body: string;
   try {
     // Serialised once: these exact bytes are signed and sent.
     body = JSON.stringify(
       envelope({
-        deliveryId,
+        deliveryId: delivery.id,
         type: event.type,
         createdAt: event.createdAt,
         payload: event.payload as Payload,
@@ -200,9 +325,9 @@ function prepareRequest(
   } catch (error) {
     return { error: `payload could not be built: ${message(error)}` };
   }
-  let secret: string;
+  let signWith: string[];
   try {
-    secret = decryptSecret(endpoint.secretCiphertext, deps.encryptionKey);
+    signWith = secrets.secretsOf(endpoint);
   } catch {
     // A wrong SECRETS_ENCRYPTION_KEY in this process: recorded on the attempt, not retried forever.
     return { error: 'signing secret could not be decrypted (SECRETS_ENCRYPTION_KEY differs from the one that stored it)' };
@@ -212,15 +337,15 @@ function prepareRequest(
     headers: {
       'Content-Type': 'application/json',
       'User-Agent': USER_AGENT,
-      'Service-Signature': signatureHeader(secret, body),
+      'Service-Signature': signatureHeader(signWith, body),
       'Service-Event-Type': event.type,
       'Service-Event-Id': event.id,
-      'Service-Delivery-Id': deliveryId,
+      'Service-Delivery-Id': delivery.id,
     },
   };
 }
 
-interface Outcome {
+export interface Outcome {
   ok: boolean;
   statusCode: number | null;
   responseBody: string | null;
@@ -228,6 +353,19 @@ interface Outcome {
   error: string | null;
   retryAfterMs?: number;
   stop?: StopReason;
+  /**
+   * What the attempt says about the receiver: 'sent' (a request was made, or its URL refused)
+   * moves the breaker and the disabling clock; 'short-circuited' (circuit open) keeps the clock
+   * running without counting another failure; 'none' (stopped, or our own failure) touches neither.
+   */
+  effect: 'sent' | 'short-circuited' | 'none';
+}
+
+export const CIRCUIT_OPEN: Outcome = { ok: false, statusCode: null, responseBody: null, durationMs: 0, error: CIRCUIT_OPEN_ERROR, effect: 'short-circuited' };
+
+/** The stop is kept as an attempt without a request (no status code, duration 0), so that the delivery's attempt list says why it failed. */
+export function stopped(reason: 'endpoint disabled' | 'endpoint deleted'): Outcome {
+  return { ok: false, statusCode: null, responseBody: null, durationMs: 0, error: reason, stop: reason, effect: 'none' };
 }
 
 /**
@@ -254,7 +392,7 @@ async function send(url: string, request: Prepared, timeoutMs: number, allowPriv
   try {
     received = await post(new URL(url), request, signal, allowPrivate);
   } catch (error) {
-    return { ok: false, statusCode: null, responseBody: null, durationMs: elapsed(), error: describeError(error, signal) };
+    return { ok: false, statusCode: null, responseBody: null, durationMs: elapsed(), error: describeError(error, signal), effect: 'sent' };
   }
   const durationMs = elapsed();
   const { statusCode, headers, body } = received;
@@ -265,7 +403,7 @@ async function send(url: string, request: Prepared, timeoutMs: number, allowPriv
     const location = first(headers.location);
     error = `redirect not followed${location ? ` (Location: ${location.slice(0, 200)})` : ''}`;
   }
-  return { ok, statusCode, responseBody: body, durationMs, error, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  return { ok, statusCode, responseBody: body, durationMs, error, effect: 'sent', ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
 }
 
 /**
@@ -346,44 +484,51 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 /**
- * Inserts attempt n and bumps the delivery's attemptCount (settling it when this attempt decides
- * it) in one statement, so both or neither happen. Answers the recorded outcome: when attempt n
- * exists already — another execution of this activity, one Temporal had given up on, got there
- * first — that record is the attempt's outcome.
+ * Records one attempt (src/webhooks/recorder.ts writes it with the others answered meanwhile, in
+ * one statement: the attempt at the next position of its delivery, the delivery settled when this
+ * attempt decides it — a success always; the last scheduled attempt, or a stop, as failed; a failed
+ * manual attempt leaves it as it was — its slot given back, and the endpoint's circuit breaker and
+ * automatic disabling moved). When the attempt exists already — another execution of this activity,
+ * one Temporal had given up on, got there first — that record is the attempt's outcome.
  */
-async function recordAttempt(
-  deps: DeliverDependencies,
-  delivery: Pick<LoadedDelivery, 'id' | 'organisationId'>,
-  attemptNumber: number,
-  attemptedAt: Date,
-  outcome: Outcome,
-  options: AttemptOptions,
-): Promise<AttemptResult> {
-  const { db } = deps;
-  const settle: DeliveryStatus | null = outcome.ok ? 'succeeded' : outcome.stop || options.lastAttempt ? 'failed' : null;
-  const now = new Date();
-  const inserted = await db.$executeRaw`
-    WITH attempt AS (
-      INSERT INTO webhook_attempts
-             (id, "organisationId", "deliveryId", "attemptNumber", trigger, "attemptedAt", "statusCode", "responseBody", "durationMs", error)
-      VALUES (${newId('webhookAttempt')}, ${delivery.organisationId}, ${delivery.id}, ${attemptNumber},
-              ${options.trigger ?? 'scheduled'}::attempt_trigger, ${attemptedAt}, ${outcome.statusCode}, ${outcome.responseBody},
-              ${outcome.durationMs}, ${outcome.error})
-      ON CONFLICT ("deliveryId", "attemptNumber") DO NOTHING
-      RETURNING "deliveryId"
-    )
-    UPDATE webhook_deliveries
-       SET "attemptCount" = "attemptCount" + 1,
-           status = COALESCE(${settle}::delivery_status, status),
-           "completedAt" = CASE WHEN ${settle}::text IS NULL THEN "completedAt" ELSE ${now} END,
-           "nextAttemptAt" = CASE WHEN ${settle}::text IS NULL THEN "nextAttemptAt" ELSE NULL END,
-           "updatedAt" = ${now}
-     WHERE id = (SELECT "deliveryId" FROM attempt) AND "organisationId" = ${delivery.organisationId}`;
-  if (inserted === 0) {
-    deps.logger.warn({ deliveryId: delivery.id, attemptNumber }, 'webhook attempt already recorded by another execution');
-    const again = await loadDelivery(db, delivery.id, attemptNumber);
-    if (!again?.recorded) throw new Error(`attempt ${attemptNumber} of ${delivery.id} neither recorded nor recordable`);
+export async function recordAttempt(deps: DeliverDependencies, delivery: LoadedDelivery, spec: AttemptSpec, outcome: Outcome): Promise<AttemptResult> {
+  const scheduled = spec.scheduledAttempt !== null;
+  const settle = outcome.ok ? 'succeeded' : scheduled && (outcome.stop || spec.lastAttempt) ? 'failed' : null;
+  let recorded: Awaited<ReturnType<ReturnType<typeof recorderFor>['record']>>;
+  try {
+    recorded = await recorderFor(deps.db, deps.config).record({
+      attemptId: spec.attemptId,
+      deliveryId: delivery.id,
+      organisationId: delivery.organisationId,
+      endpointId: delivery.endpointId,
+      scheduledAttempt: spec.scheduledAttempt,
+      attemptedAt: new Date(Date.now() - outcome.durationMs),
+      statusCode: outcome.statusCode,
+      responseBody: outcome.responseBody,
+      durationMs: outcome.durationMs,
+      error: outcome.error,
+      ok: outcome.ok,
+      settle,
+      leaseId: spec.leaseId,
+      effect: outcome.effect,
+    });
+  } finally {
+    // Whether or not the record went through, the attempt is over for the waiting line.
+    attemptFinished(spec.leaseId, delivery.endpointId, outcome.effect === 'sent' ? outcome.durationMs : null);
+    slotReleased();
+  }
+  if (!recorded.inserted) {
+    deps.logger.warn({ deliveryId: delivery.id, attemptId: spec.attemptId, scheduledAttempt: spec.scheduledAttempt }, 'webhook attempt already recorded by another execution');
+    const selection = scheduled ? { scheduledAttempt: spec.scheduledAttempt! } : { attemptIds: [spec.attemptId] };
+    const [again] = await loadDeliveries(deps.db, { ids: [delivery.id], ...selection });
+    if (!again?.recorded) throw new Error(`attempt ${spec.attemptId} of ${delivery.id} neither recorded nor recordable`);
     return replay(again.status, again.recorded);
+  }
+  if (recorded.disabled) {
+    deps.logger.warn(
+      { endpointId: delivery.endpointId, organisationId: delivery.organisationId, accountId: delivery.accountId, ...recorded.disabled },
+      'webhook endpoint disabled automatically: every attempt failed for WEBHOOK_DISABLE_AFTER',
+    );
   }
   return {
     ok: outcome.ok,
@@ -396,10 +541,7 @@ async function recordAttempt(
 }
 
 /** The outcome of an attempt recorded earlier. Retry-After is not stored, so a replay has none. */
-function replay(
-  status: DeliveryStatus,
-  row: { statusCode: number | null; error: string | null },
-): AttemptResult {
+function replay(status: DeliveryStatus, row: { statusCode: number | null; error: string | null }): AttemptResult {
   const ok = row.statusCode !== null && row.statusCode >= 200 && row.statusCode < 300;
   const result: AttemptResult = { ok, statusCode: row.statusCode, error: row.error, replayed: true };
   if (!ok && status !== 'pending') {

@@ -21,19 +21,25 @@ export function decryptSecret(stored: string, key: Buffer): string {
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
 }
 
-/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.<raw body>">` (../shared/spec/service-spec.md §6). */
-export function signatureHeader(secret: string, rawBody: string, timestamp = Math.floor(Date.now() / 1000)): string {
-  const signature = createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
-  return `t=${timestamp},v1=${signature}`;
+/**
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.<raw body>">` (../shared/spec/service-spec.md §6), with one `v1=` per
+ * secret given: during a rotation's overlap the new secret's first, then the previous one's, so a
+ * receiver holding either verifies (Stripe's verifier accepts any matching `v1`).
+ */
+export function signatureHeader(secrets: string | readonly string[], rawBody: string, timestamp = Math.floor(Date.now() / 1000)): string {
+  const signatures = (typeof secrets === 'string' ? [secrets] : secrets).map(
+    (secret) => `v1=${createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')}`,
+  );
+  return `t=${timestamp},${signatures.join(',')}`;
 }
 
 /** What a receiver does: constant-time comparison, 5 minutes of tolerance. */
 export function verifySignature(secret: string, rawBody: string, header: string, toleranceSeconds = 300, now = Date.now()): boolean {
-  const parts = Object.fromEntries(header.split(',').map((part) => part.split('=', 2) as [string, string]));
-  const timestamp = Number(parts.t);
-  if (!Number.isInteger(timestamp) || !parts.v1) return false;
+  const parts = header.split(',').map((part) => part.split('=', 2) as [string, string?]);
+  const timestamp = Number(parts.find(([key]) => key === 't')?.[1]);
+  const signatures = parts.filter(([key, value]) => key === 'v1' && value).map(([, value]) => Buffer.from(value!));
+  if (!Number.isInteger(timestamp) || signatures.length === 0) return false;
   if (Math.abs(now / 1000 - timestamp) > toleranceSeconds) return false;
   const expected = Buffer.from(createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex'));
-  const given = Buffer.from(parts.v1);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  return signatures.some((given) => expected.length === given.length && timingSafeEqual(expected, given));
 }

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { newId } from '../../src/ids.ts';
 import { issueSession } from '../../src/services/sessions.ts';
+import { views } from '../../src/webhooks/payloads.ts';
 import { appOf, type AppRef } from './app.ts';
 import { asAdmin, magicLinkCode } from './credentials.ts';
 import { api, type TestOrganisation } from './fixtures.ts';
 import { mailedInvitationCode } from './mail.ts';
+import { recordTestEvent } from './webhook-receiver.ts';
 import { createCatalogue, openCart, placeOrder, seedCatalogue, type Catalogue, type SeededCatalogue } from './sales.ts';
 
 /**
@@ -147,6 +149,14 @@ function freshThings(app: AppRef, org: TestOrganisation) {
         }),
       );
       return body.endpoint.id as string;
+    },
+    /** A pending delivery (a ticket.redeemed event, recorded directly) to a fresh endpoint. */
+    async webhookDeliveryId() {
+      const endpointId = await base.webhookEndpointId();
+      const accountId = org.account.id;
+      const payload = views.ticketRedeemed({ redemptionId: 'red_things', passId: 'pas_things', entitlementId: 'ent_things', accountId });
+      const { eventId } = await recordTestEvent(db(), { organisationId, accountId, type: 'ticket.redeemed', payload });
+      return (await db().webhookDelivery.findFirstOrThrow({ where: { eventId, endpointId }, select: { id: true } })).id;
     },
     /** An account of the organisation, written directly. */
     async accountId() {

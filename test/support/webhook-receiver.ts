@@ -27,6 +27,8 @@ export interface ReceivedRequest {
   status: number;
   /** Answered, or abandoned by the client (a sender's timeout) before the answer. */
   settled: boolean;
+  /** Date.now() when it was answered or abandoned. */
+  settledAt?: number;
   /** Set when a secret is known: whether Stripe.webhooks.constructEvent accepted the delivery. */
   verified?: boolean;
   verificationError?: string;
@@ -52,8 +54,12 @@ export interface WebhookReceiver {
   url: string;
   requests: ReceivedRequest[];
   behaviour: ReceiverBehaviour;
+  /** Behaviour of one path (an endpoint, see createTestEndpoint), instead of `behaviour`. */
+  pathBehaviours: Map<string, ReceiverBehaviour>;
   /** Endpoint signing secrets by path, for verification. */
   secrets: Map<string, string>;
+  /** Forgets every request received so far. */
+  reset(): void;
   /** Resolves once `count` requests (optionally only those matching) are settled. */
   waitForRequests(count: number, filter?: (r: ReceivedRequest) => boolean, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
@@ -62,8 +68,15 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const secrets = new Map<string, string>();
+  const pathBehaviours = new Map<string, ReceiverBehaviour>();
+  // Requests in the order they settled: each waiter reads on from where it stopped, so waiting
+  // costs linear time however many requests arrive (the benchmark's thousands).
+  const settledLog: ReceivedRequest[] = [];
   const waiters = new Set<() => void>();
-  const notify = () => {
+  const settle = (entry: ReceivedRequest) => {
+    entry.settled = true;
+    entry.settledAt = Date.now();
+    settledLog.push(entry);
     for (const waiter of waiters) waiter();
   };
   const state = { behaviour };
@@ -86,7 +99,7 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): P
           entry.verificationError = (error as Error).message;
         }
       }
-      const b = state.behaviour;
+      const b = pathBehaviours.get(path) ?? state.behaviour;
       let status = 200;
       if (b.rejectUnverified && entry.verified === false) status = 400;
       else if (b.failAlways) status = b.failureStatus ?? 500;
@@ -97,12 +110,11 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): P
       const answer = () => {
         if (res.destroyed) return;
         entry.status = status;
-        entry.settled = true;
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (status >= 300 && b.retryAfter) headers['retry-after'] = b.retryAfter;
         res.writeHead(status, headers);
         res.end(JSON.stringify({ received: true, status }));
-        notify();
+        settle(entry);
       };
       let sleep = b.sleepMs ?? 0;
       if (sleep && b.sleepNext !== undefined) {
@@ -114,8 +126,7 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): P
         res.on('close', () => {
           if (!res.writableEnded) {
             clearTimeout(timer);
-            entry.settled = true;
-            notify();
+            settle(entry);
           }
         });
       } else answer();
@@ -137,10 +148,17 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): P
       state.behaviour = value;
     },
     secrets,
+    pathBehaviours,
+    reset() {
+      requests.length = 0;
+      settledLog.length = 0;
+    },
     waitForRequests(count, filter = () => true, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
+        const matching: ReceivedRequest[] = [];
+        let read = 0;
         const check = () => {
-          const matching = requests.filter((r) => r.settled && filter(r));
+          for (; read < settledLog.length; read += 1) if (filter(settledLog[read]!)) matching.push(settledLog[read]!);
           if (matching.length >= count) {
             done();
             resolve(matching);
@@ -148,7 +166,7 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): P
         };
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`timed out waiting for ${count} webhook requests; got ${requests.filter(filter).length}`));
+          reject(new Error(`timed out waiting for ${count} webhook requests; got ${matching.length}`));
         }, timeoutMs);
         const done = () => {
           clearTimeout(timer);
@@ -200,4 +218,20 @@ export async function recordTestEvent(
   event: { organisationId: string; accountId: string; type: WebhookEventType; payload: Payload },
 ): Promise<RecordedWebhookEvent> {
   return db.$transaction((tx) => recordWebhookEvent(tx, event));
+}
+
+/** The most requests that were in flight at once (received, not yet answered) among those matching. */
+export function maxConcurrent(requests: readonly ReceivedRequest[], filter: (r: ReceivedRequest) => boolean = () => true): number {
+  const edges = requests
+    .filter(filter)
+    .flatMap((r) => [
+      [r.receivedAt, 1],
+      [r.settledAt ?? Number.POSITIVE_INFINITY, -1],
+    ])
+    // An answer at the same millisecond as an arrival frees its place first.
+    .sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let current = 0;
+  let most = 0;
+  for (const [, change] of edges) most = Math.max(most, (current += change!));
+  return most;
 }
