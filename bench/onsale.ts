@@ -235,7 +235,11 @@ async function main() {
       console.log(`| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99.toFixed(0)} | ${verdict(p99 < 1000)} |`);
     }
     console.log(`\nanswers by step and status: ${[...statuses].map(([k, v]) => `${k}: ${v}`).join(', ')}`);
-    if (failures.length) console.log(`first failures:\n  ${failures.join('\n  ')}`);
+    if (failures.length) {
+      console.log(`first failures:\n  ${failures.join('\n  ')}`);
+      const errors = api.output().split('\n').filter((line) => /error/i.test(line)).slice(0, 3);
+      if (errors.length) console.log(`the API's first error logs:\n  ${errors.map((line) => line.slice(0, 1500)).join('\n  ')}`);
+    }
     console.log('\nchecked in the database afterwards:');
     for (const [check, ok, detail] of await verify(url)) console.log(`  ${ok ? 'ok ' : 'FAIL'} ${check} (${detail})`);
     console.log(`\nAPI process RSS: peak ${rss.peak().toFixed(0)} MB`);

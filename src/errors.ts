@@ -168,8 +168,12 @@ function fromGraphQLError(error: GraphQLError): AppError {
   return new AppError('INTERNAL');
 }
 
-/** Prisma's codes for a database it cannot reach or lost (P1001 unreachable … P2024 pool timeout). */
-const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/**
+ * Prisma's codes for a database it cannot reach or lost (P1001 unreachable … P2024 pool timeout), and
+ * P2028: a transaction that could not start (no pooled connection within maxWait) or outlived its
+ * timeout; either way it changed nothing and the same request can be tried again.
+ */
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
 /** The driver adapter's kinds of the same. */
 const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
 /** PostgreSQL's: connection exceptions, and a server shutting down or starting. */

@@ -15,7 +15,10 @@ const pools = new WeakMap<Database, pg.Pool>();
 export function createDatabase({ url, poolSize }: DatabaseOptions): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
   const adapter = new PrismaPg(pool, { disposeExternalPool: true });
-  const db = new PrismaClient({ adapter });
+  // A transaction waits for a pooled connection as long as any query does (connectionTimeoutMillis),
+  // not Prisma's default 2 s: under an on-sale's burst the pool is busy, not broken. Past that the
+  // request answers 503 with Retry-After (P2028, src/errors.ts), never 500.
+  const db = new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });
   pools.set(db, pool);
   return db;
 }
