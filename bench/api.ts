@@ -4,8 +4,8 @@ import { createDatabase, type Database } from '../src/db/client.ts';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { newId } from '../src/ids.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
-import { spawnProcess, type Spawned } from '../test/support/process.ts';
-import { apiArgs, cpuMsOf, freshDatabase, peakRssSampler, rssOf, waitForHttp } from './support.ts';
+import { spawnProcess } from '../test/support/process.ts';
+import { cpuMsOf, freshDatabase, peakRssSampler, rssOf, startBenchApi } from './support.ts';
 
 /**
  * `npm run bench`: the API against real PostgreSQL under traffic that looks like users' (issue 16):
@@ -258,28 +258,12 @@ async function main() {
   const url = await freshDatabase('tks_bench');
   const tenants = await seed(url);
 
-  const apiPort = await findFreePort();
-  const api: Spawned = spawnProcess(
-    apiArgs(),
-    {
-      DATABASE_URL: url,
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      TEMPORAL_ADDRESS: '127.0.0.1:1',
-      NODE_ENV: 'development',
-      JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'bench', secret: 'b'.repeat(32) }]),
-      ACCESS_TOKEN_TTL: '2h',
-      DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? '10',
-    },
-    { command: process.execPath },
-  );
+  const { api, origin } = await startBenchApi(url, { ACCESS_TOKEN_TTL: '2h' });
   const basePort = await findFreePort();
   const baseline = spawnProcess(['--import', 'tsx', 'bench/baseline-server.ts'], { PORT: String(basePort) }, { command: process.execPath });
   const rss = peakRssSampler(() => api.child.pid!);
   try {
-    await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/healthz`), baseline.waitFor(/listening/)]);
-    const origin = `http://127.0.0.1:${apiPort}`;
+    await baseline.waitFor(/listening/);
     await principals(origin, url, tenants);
     const sample = await fetch(`${origin}${restList(tenants).path}`, { headers: restList(tenants).headers });
     if (sample.status !== 200) throw new Error(`GET /v1/events answered ${sample.status}: ${await sample.text()}`);

@@ -1,10 +1,8 @@
 import http from 'node:http';
 import pg from 'pg';
 import { createDatabase } from '../src/db/client.ts';
-import { findFreePort } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
-import { spawnProcess } from '../test/support/process.ts';
-import { apiArgs, cpuMsOf, freshDatabase, peakRssSampler, waitForHttp } from './support.ts';
+import { cpuMsOf, freshDatabase, peakRssSampler, startBenchApi } from './support.ts';
 
 /**
  * `npm run bench:onsale` (issue 16): an on-sale as a ticketing company meets it. One occurrence
@@ -179,26 +177,9 @@ async function verify(url: string): Promise<Array<[string, boolean, string]>> {
 
 async function main() {
   const url = await freshDatabase('tks_onsale');
-  const port = await findFreePort();
-  const api = spawnProcess(
-    apiArgs(),
-    {
-      DATABASE_URL: url,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      TEMPORAL_ADDRESS: '127.0.0.1:1',
-      NODE_ENV: 'development',
-      TEST_PAYMENTS: 'true',
-      JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'bench', secret: 'b'.repeat(32) }]),
-      DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? '10',
-    },
-    { command: process.execPath },
-  );
+  const { api, origin } = await startBenchApi(url, { TEST_PAYMENTS: 'true' });
   const rss = peakRssSampler(() => api.child.pid!);
   try {
-    const origin = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${origin}/healthz`);
     const { key } = await seed(url, origin);
     console.log(`on-sale: ${TICKETS} tickets (${CAPACITIES.join(' + ')}) for ${BUYERS} buyers over ${CONNECTIONS} connections`);
 

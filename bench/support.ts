@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { findFreePort } from '../src/embedded/temporal.ts';
+import { spawnProcess, type Spawned } from '../test/support/process.ts';
 import pg from 'pg';
 import { migrateDeploy } from '../src/db/migrate.ts';
 import { databaseUrl, PG_ADMIN_URL } from '../test/support/env.ts';
@@ -59,4 +61,36 @@ export function cpuMsOf(pid: number): number {
 export function apiArgs(): string[] {
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   return process.env.BENCH_SOURCE === '1' ? [...extra, '--import', 'tsx', 'server/main.ts'] : [...extra, 'dist/server/main.js'];
+}
+
+/**
+ * The API a benchmark measures, on a free port against `url`: no Temporal (nothing is delivered),
+ * warn-level logs, a fixed signing key, DATABASE_POOL_SIZE from BENCH_POOL_SIZE (default 10);
+ * `env` adds or overrides variables. Answers once /healthz answers.
+ */
+export async function startBenchApi(url: string, env: Record<string, string> = {}): Promise<{ api: Spawned; origin: string }> {
+  const port = await findFreePort();
+  const api = spawnProcess(
+    apiArgs(),
+    {
+      DATABASE_URL: url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      NODE_ENV: 'development',
+      JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'bench', secret: 'b'.repeat(32) }]),
+      DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? '10',
+      ...env,
+    },
+    { command: process.execPath },
+  );
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${origin}/healthz`);
+  } catch (error) {
+    await api.stop();
+    throw error;
+  }
+  return { api, origin };
 }
