@@ -7,6 +7,8 @@ const yoga = createYoga({
   logging: false,
   graphiql: false,
 });
+// Yoga's node handler answers its own errors; the promise it returns needs no one waiting on it.
+// eslint-disable-next-line @typescript-eslint/no-misused-promises
 const server = createServer(yoga);
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const address = server.address();

@@ -283,7 +283,7 @@ async function main() {
     }
     // Warm-up: worker caches, connections, the workflow sandbox.
     await runPhase({ db, dispatcher, receiver, account, phase: 'burst', events: Math.ceil(EVENTS / 4) }).catch((error: unknown) => {
-      throw new Error(`warm-up failed: ${error}`);
+      throw new Error(`warm-up failed: ${String(error)}`);
     });
     for (const phase of ['burst', 'paced', 'tarpit'] as const) {
       const tarpitPath = phase === 'tarpit' ? endpoints[0]!.path : undefined;

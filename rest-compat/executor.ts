@@ -181,7 +181,7 @@ function isObject(value: unknown): boolean {
 function restPaths(error: unknown, bind: Binding, req: Request): unknown {
   const appError = toAppError(error);
   if (appError.code !== 'VALIDATION_FAILED' || !Array.isArray(appError.details)) return error;
-  const queryKeys = new Set(Object.keys(req.query as object));
+  const queryKeys = new Set(Object.keys(req.query));
   const placeOf = (variable: string): string | undefined => {
     const source = bind[variable];
     if (source === 'body') return '';
@@ -209,5 +209,5 @@ export async function runOperation(
   const result = await pipeline.execute(document, variableValues, ctx);
   const [first] = result.errors ?? [];
   if (first) throw toAppError(first);
-  return (result.data ?? {}) as Record<string, unknown>;
+  return (result.data ?? {});
 }

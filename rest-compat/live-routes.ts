@@ -3,7 +3,7 @@ import { listQuery } from '../src/pagination.ts';
 import { customerOrdersFilters, customerTokenInput, magicLinkInput } from '../src/services/customers.ts';
 import { checkoutCartInput, createCartInput, updateCartInput } from '../src/services/carts.ts';
 import type { RestRoute } from './route.ts';
-import { PAGINATION_FIELDS, idParam, pageQuery, pagination } from './shapes/common.ts';
+import { PAGINATION_FIELDS, idParam, pagination } from './shapes/common.ts';
 import { CUSTOMER_FIELDS, ORDER_CORE_FIELDS, customer, orderCore } from './shapes/orders.ts';
 import { statusOf } from '../src/statuses.ts';
 import { LISTED_EVENT_STATUSES } from '../src/services/sellability.ts';

@@ -35,6 +35,9 @@ export interface RestRoute {
   query?: z.ZodObject;
   body?: z.ZodType;
   /** Maps `data` of the operation to the response body. */
+  // The answer to `operation` above: its shape is the operation's, checked against `response` by
+  // test/openapi.test.ts, not a TypeScript type.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   result: (data: any) => unknown;
   /** Success status (default 200). */
   status?: number;

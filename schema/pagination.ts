@@ -24,7 +24,7 @@ export const Pagination = builder.objectRef<PaginationInfo>('Pagination').implem
  * A connection type whose objects carry `pagination` and `nodes` beside edges and pageInfo.
  * `alias` names an older field that answered the nodes (kept, deprecated, so old queries work).
  */
-export function pagedConnection<T>(type: ObjectRef<any, T>, name: string, what: string, alias?: { field: string; reason: string }) {
+export function pagedConnection<T>(type: ObjectRef<typeof builder.$inferSchemaTypes, T>, name: string, what: string, alias?: { field: string; reason: string }) {
   return builder.connectionObject(
     {
       type,
@@ -58,7 +58,7 @@ export function pagedConnection<T>(type: ObjectRef<any, T>, name: string, what: 
 }
 
 /** page/limit arguments for list fields, beside the Relay ones. */
-export function pageArgsFor(t: { arg: { int: (options: { description: string }) => any } }) {
+export function pageArgsFor<Arg>(t: { arg: { int: (options: { description: string }) => Arg } }): { page: Arg; limit: Arg } {
   return {
     page: t.arg.int({ description: 'Page number from 1 (default 1); ignored when first/after are given.' }),
     limit: t.arg.int({ description: `Items per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).` }),

@@ -145,7 +145,7 @@ function developmentSecrets(dataDir: string, config: { JWT_SIGNING_KEYS?: string
   const file = path.join(dataDir, 'secrets.json');
   let secrets: { JWT_SIGNING_KEYS: string; SECRETS_ENCRYPTION_KEY: string };
   if (existsSync(file)) {
-    secrets = JSON.parse(readFileSync(file, 'utf8'));
+    secrets = JSON.parse(readFileSync(file, 'utf8')) as typeof secrets;
   } else {
     secrets = {
       JWT_SIGNING_KEYS: JSON.stringify([{ kid: `dev-${randomBytes(4).toString('hex')}`, secret: randomBytes(32).toString('base64url') }]),

@@ -13,6 +13,13 @@ if [[ ! -x node_modules/.bin/vitest ]]; then
   npm ci --no-audit --no-fund >&2
 fi
 
+# The whole suite (no arguments, as CI runs it) starts with the linter: type-aware ESLint rules,
+# Prettier's layout and the import graph's rules (.dependency-cruiser.cjs).
+if [[ $# -eq 0 ]]; then
+  echo "test: npm run lint" >&2
+  npm run --silent lint >&2
+fi
+
 TEST_PG_ADMIN_URL="$(bash scripts/ensure-postgres.sh)"
 export TEST_PG_ADMIN_URL
 bash scripts/ensure-temporal.sh >&2

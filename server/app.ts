@@ -4,7 +4,7 @@ import { schema } from '../schema/index.ts';
 import { toAppError } from '../src/errors.ts';
 import { createGraphqlPipeline, type GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { createCheckoutRouter } from '../src/http/checkout.ts';
-import { graphqlBody, mountErrors, mountHealth, requestIdAndLog, salesCors, trustProxy } from '../src/http/middleware.ts';
+import { graphqlBody, mountErrors, mountHealth, requestIdAndLog, requestIdOf, salesCors, trustProxy } from '../src/http/middleware.ts';
 import { requestContext } from '../src/http/request-context.ts';
 import { startServer, type RunningServer } from '../src/http/server.ts';
 import type { Runtime } from '../src/runtime.ts';
@@ -39,7 +39,7 @@ export function createApp(runtime: Runtime): App {
     if (appError.code === 'INTERNAL') runtime.logger.error({ err: error }, 'unexpected error');
     for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
     res.status(appError.status).json({
-      errors: [{ message: appError.message, extensions: { code: appError.code, requestId: res.locals.requestId } }],
+      errors: [{ message: appError.message, extensions: { code: appError.code, requestId: requestIdOf(res) } }],
     });
   });
   app.use('/v1', requestContext(runtime, 'management'), createV1Router(pipeline));

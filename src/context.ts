@@ -1,5 +1,5 @@
 import type { Access } from './auth/permissions.ts';
-import type { Principal } from './auth/authenticate.ts';
+import type { Principal } from './auth/principal.ts';
 import { AppError } from './errors.ts';
 import type { TenantSql } from './db/sql.ts';
 import type { TenantDatabase } from './db/tenant.ts';

@@ -158,7 +158,7 @@ function fromGraphQLError(error: GraphQLError): AppError {
   if (error.originalError instanceof AppError) return error.originalError;
   if (isDatabaseUnavailable(error.originalError)) return databaseUnavailable();
   const code = error.extensions?.code;
-  const http = error.extensions?.http as { headers?: Record<string, string> } | undefined;
+  const http = error.extensions?.http;
   if (isErrorCode(code)) return new AppError(code, error.message, error.extensions.details, { ...http?.headers });
   // A GraphQL-level error without our code (variable coercion, e.g. an Int beyond 32 bits) means
   // input the operation's types refused: still the caller's input, so a 400, never a 500.

@@ -58,7 +58,7 @@ function wallClockMs(ms: number, zone: string): number {
   for (const part of formatter(zone).formatToParts(new Date(ms))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
   }
-  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  return Date.UTC(parts.year!, parts.month! - 1, parts.day, parts.hour, parts.minute, parts.second);
 }
 
 /** UTC offset of `zone` at instant `ms`, in milliseconds (positive east of Greenwich). */
@@ -76,7 +76,7 @@ export function zoneOffsetMs(ms: number, zone: string): number {
 export function instantsAt(date: string, time: string, zone: string): Date[] {
   const [year, month, day] = date.split('-').map(Number);
   const [hour, minute] = time.split(':').map(Number);
-  const wall = Date.UTC(year!, month! - 1, day!, hour!, minute!);
+  const wall = Date.UTC(year!, month! - 1, day, hour, minute);
   const offsets = new Set([zoneOffsetMs(wall - DAY_MS, zone), zoneOffsetMs(wall, zone), zoneOffsetMs(wall + DAY_MS, zone)]);
   const found = [...offsets].map((offset) => wall - offset).filter((ms) => ms + zoneOffsetMs(ms, zone) === wall);
   return [...new Set(found)].sort((a, b) => a - b).map((ms) => new Date(ms));
@@ -90,7 +90,7 @@ export function startOfLocalDay(date: string, zone: string): Date {
   const [first] = instantsAt(date, '00:00', zone);
   if (first) return first;
   const [year, month, day] = date.split('-').map(Number);
-  const wall = Date.UTC(year!, month! - 1, day!);
+  const wall = Date.UTC(year!, month! - 1, day);
   return new Date(wall - zoneOffsetMs(wall - DAY_MS, zone));
 }
 

@@ -75,9 +75,9 @@ z.config({
         if (issue.input === null) return WORDS.notNull;
         return TYPE_WORDS[issue.expected] ?? undefined;
       case 'too_small':
-        return WORDS.atLeast(issue.minimum as number, sized(issue.origin));
+        return WORDS.atLeast(issue.minimum, sized(issue.origin));
       case 'too_big':
-        return WORDS.atMost(issue.maximum as number, sized(issue.origin));
+        return WORDS.atMost(issue.maximum, sized(issue.origin));
       case 'invalid_value':
         return WORDS.oneOf(issue.values);
       case 'invalid_format':

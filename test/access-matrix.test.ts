@@ -780,7 +780,6 @@ const live: Record<string, Row<RestRequest>> = {
 
 const SALES_FIELD: Access = MANAGEMENT_REFUSED;
 const gql = (document: string, variables?: Record<string, unknown>): GraphqlRequest => ({ document, variables });
-const idOf = (id: () => string) => (data: any) => expect(data.id).toBe(id());
 
 const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   apiVersions: { access: PUBLIC, request: () => gql('{ apiVersions { current } }') },

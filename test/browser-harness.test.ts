@@ -23,6 +23,7 @@ function page(body: string): string {
 }
 
 beforeAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a test page server: a failure fails the test's page load
   server = createServer(async (req, res) => {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     if (req.method === 'POST') {

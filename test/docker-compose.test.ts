@@ -17,7 +17,7 @@ const dotEnv: Record<string, string> = {
 function substitute(value: unknown, env: Record<string, string>): any {
   if (typeof value === 'string') {
     return value.replace(/\$\{(\w+)(?::([?-])([^}]*))?\}/g, (_match, name: string, kind?: string, rest?: string) => {
-      if (env[name] !== undefined) return env[name]!;
+      if (env[name] !== undefined) return env[name];
       if (kind === '?') throw new Error(`compose would refuse to start: ${name} unset (${rest})`);
       return rest ?? '';
     });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { buildSchema, type GraphQLNamedType, isObjectType, isInputObjectType, isEnumType } from 'graphql';
+import { buildSchema, isObjectType, isInputObjectType, isEnumType } from 'graphql';
 import { expect, it } from 'vitest';
 import { printedSdl, SDL_PATH } from '../schema/print.ts';
 
@@ -10,7 +10,7 @@ it('the committed SDL in schema/schema.graphql matches the code (run `npm run ge
 it('every type and field of the schema is documented', () => {
   const schema = buildSchema(printedSdl());
   const missing: string[] = [];
-  for (const type of Object.values(schema.getTypeMap()) as GraphQLNamedType[]) {
+  for (const type of Object.values(schema.getTypeMap())) {
     if (type.name.startsWith('__')) continue;
     if (!type.description) missing.push(type.name);
     if (isObjectType(type) || isInputObjectType(type)) {

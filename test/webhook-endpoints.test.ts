@@ -350,7 +350,7 @@ describe('url-policy.ts', () => {
     const { port } = server.address() as AddressInfo;
     const get = (allowPrivate: boolean) =>
       new Promise<string>((resolve, reject) => {
-        const req = http.get({ host: 'localhost', port, family: 4, path: '/', lookup: deliverableLookup(allowPrivate) as never }, (res) => {
+        const req = http.get({ host: 'localhost', port, family: 4, path: '/', lookup: deliverableLookup(allowPrivate) }, (res) => {
           res.setEncoding('utf8');
           let body = '';
           res.on('data', (chunk) => (body += chunk));
@@ -472,7 +472,7 @@ describe('PATCH and DELETE /webhook-endpoints/{id}', () => {
       for (const scopes of [['events.write'], ['webhooks.read']]) {
         const key = await apiKey(org, scopes);
         const byKey = await api(app, method, target, { token: key, org: org.slug, body });
-        expect([byKey.status, byKey.body.code], `${method} ${scopes}`).toEqual([404, 'NOT_FOUND']);
+        expect([byKey.status, byKey.body.code], `${method} ${scopes.join(' ')}`).toEqual([404, 'NOT_FOUND']);
       }
       const foreign = await api(app, method, target, { token: other.adminToken, org: other.slug, body });
       expect([foreign.status, foreign.body.code], method).toEqual([404, 'NOT_FOUND']);

@@ -20,7 +20,7 @@ export function createActivities(deps: ActivityDependencies) {
   const { db } = deps;
   const manualHooks = () => {
     const context = Context.current();
-    return { heartbeat: (progress?: unknown) => context.heartbeat(progress), progress: context.info.heartbeatDetails };
+    return { heartbeat: (progress?: unknown) => context.heartbeat(progress), progress: context.info.heartbeatDetails as unknown };
   };
   return {
     async ping(_name: string): Promise<{ database: string }> {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createAccountInput, updateAccountInput } from '../../src/services/accounts.ts';
 import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
-import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { statusOf } from '../../src/statuses.ts';
 
 export const ACCOUNT_FIELDS = 'id organisationId name status isDeleted createdAt updatedAt';

@@ -11,8 +11,6 @@ export const signInResult = z.object({
   user: z.object({ id: z.string(), email: z.string(), firstName: z.string().nullable(), lastName: z.string().nullable() }),
 });
 
-const refreshBody = z.object({ refreshToken: z.string().min(1) });
-
 export const authRoutes: RestRoute[] = [
   {
     method: 'POST',

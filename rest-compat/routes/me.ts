@@ -2,8 +2,6 @@ import { z } from 'zod';
 import { myPermissionsFilters } from '../../src/services/me.ts';
 import type { RestRoute } from '../route.ts';
 
-const word = z.string().regex(/^([A-Za-z0-9_]+|\*)$/, 'a word (letters, digits, underscore) or *');
-
 export const meRoutes: RestRoute[] = [
   {
     method: 'GET',

@@ -2,12 +2,10 @@ import { z } from 'zod';
 import { listQuery } from '../../src/pagination.ts';
 import { listOrdersFilters } from '../../src/services/orders.ts';
 import { listCustomersFilters } from '../../src/services/customers.ts';
-import { listPassesFilters, redeemPassInput } from '../../src/services/passes.ts';
+import { listPassesFilters } from '../../src/services/passes.ts';
 import type { RestRoute } from '../route.ts';
-import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { CUSTOMER_FIELDS, ORDER_FIELDS, PASS_FIELDS, REDEMPTION_FIELDS, customer, order, pass, redemption } from '../shapes/orders.ts';
-
-const id = z.string().min(1).max(100);
 
 export const ordersRoutes: RestRoute[] = [
   {

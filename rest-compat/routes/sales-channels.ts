@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { listQuery } from '../../src/pagination.ts';
 import { createChannelKeyInput, createSalesChannelInput, listSalesChannelsFilters, updateSalesChannelInput } from '../../src/services/sales-channels.ts';
 import type { RestRoute } from '../route.ts';
-import { idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { statusOf } from '../../src/statuses.ts';
 
 const CHANNEL_FIELDS = 'id organisationId accountId name slug channelType sellsAllEvents eventIds storefrontUrl isActive createdAt updatedAt';

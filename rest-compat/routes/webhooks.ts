@@ -4,7 +4,7 @@ import { listQuery } from '../../src/pagination.ts';
 import { listWebhookDeliveriesFilters } from '../../src/services/webhook-deliveries.ts';
 import { listWebhookEndpointsFilters } from '../../src/services/webhook-endpoints.ts';
 import type { RestRoute } from '../route.ts';
-import { deleted, idParam, PAGINATION_FIELDS, pageQuery, pagination } from '../shapes/common.ts';
+import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { STATUSES } from '../../src/statuses.ts';
 
 const ENDPOINT_FIELDS = 'id accountId url description eventTypes enabled disabledReason apiVersion rotationOverlapEndsAt createdAt updatedAt';

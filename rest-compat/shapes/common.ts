@@ -1,20 +1,6 @@
 import { z } from 'zod';
 
-/** Shared pieces of the REST shapes: query-string pagination and the pagination answer. */
-export const pageQuery = {
-  page: z
-    .string()
-    .regex(/^[1-9]\d{0,8}$/, 'an integer from 1')
-    .transform(Number)
-    .optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, 'an integer from 1 to 100')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 100, 'an integer from 1 to 100')
-    .optional(),
-};
-
+/** Shared pieces of the REST shapes: the pagination answer, id parameters. (Page queries: src/pagination.ts.) */
 export const pagination = z.object({
   page: z.number().int(),
   limit: z.number().int(),

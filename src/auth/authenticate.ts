@@ -5,41 +5,10 @@ import { AuthCache } from './auth-cache.ts';
 import { authenticateChannelKey, isChannelKey, SALES_API_TAKES_CHANNEL_KEYS } from './channel-keys.ts';
 import { sha256 } from './keys.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
+import type { Authentication, Principal } from './principal.ts';
 import type { TokenService } from './tokens.ts';
 
-export type Principal =
-  | {
-      kind: 'staff';
-      personId: string;
-      /** The person's user in the request's organisation; null when no organisation was named. */
-      userId: string | null;
-      email: string;
-      /** The organisation carried by the access token, when one was chosen at sign-in. */
-      tokenOrganisationId: string | null;
-    }
-  | { kind: 'apiKey'; apiKeyId: string; accountId: string | null; scopes: string[] }
-  | { kind: 'embed'; sessionId: string; accountId: string; scopes: string[]; expiresAt: Date }
-  /**
-   * A sales channel key (svpk_ publishable, svsk_ secret): the sales API only. Every management
-   * scope refuses it (schema/builder.ts); `keyKind` lets server-only operations require a secret key.
-   */
-  | {
-      kind: 'channel';
-      channelKeyId: string;
-      channelId: string;
-      accountId: string;
-      keyKind: 'publishable' | 'secret';
-      /** A signed-in shopper: the customer token sent beside the key (src/auth/channel-keys.ts). */
-      customerId?: string;
-    }
-  /** A storefront customer's token (POST /live/sales/customer-tokens): GET /live/sales/me/orders only. */
-  | { kind: 'customer'; customerId: string; accountId: string };
-
-export interface Authentication {
-  principal: Principal | null;
-  organisation: Organisation | null;
-  access: Access;
-}
+export type { Authentication, Principal } from './principal.ts';
 
 /** lastUsedAt is written when it is older than this, so a hot key costs no write per request. */
 const LAST_USED_PRECISION_MS = 10_000;

@@ -1,7 +1,7 @@
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { AuthCache } from './auth-cache.ts';
-import type { Authentication } from './authenticate.ts';
+import type { Authentication } from './principal.ts';
 import { sha256 } from './keys.ts';
 import { Access } from './permissions.ts';
 

@@ -1,4 +1,4 @@
-import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { SigningKeys } from './keys.ts';
@@ -48,7 +48,7 @@ export class TokenService {
 
   async sign(claims: TokenClaims, expiresAt: Date): Promise<string> {
     const { sub, ...rest } = claims;
-    return new SignJWT(rest as JWTPayload)
+    return new SignJWT(rest)
       .setProtectedHeader({ alg: 'HS256', kid: this.keys.current.kid, typ: 'JWT' })
       .setIssuer(ISSUER)
       .setAudience(AUDIENCE)

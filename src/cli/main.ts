@@ -98,12 +98,12 @@ const commands: Record<string, Command> = {
     });
   },
 
-  async secrets(args) {
+  secrets(args) {
     parse(args, {});
-    return {
+    return Promise.resolve({
       JWT_SIGNING_KEYS: JSON.stringify([{ kid: `k${randomBytes(4).toString('hex')}`, secret: randomBytes(32).toString('base64url') }]),
       SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    };
+    });
   },
 
   async mail(args, config) {

@@ -92,7 +92,7 @@ const CACHE_SIZE = 1000;
 /** The statements of one organisation (kept per organisation like tenantDatabase's clients). */
 export function tenantSql(db: Database, organisationId: string): TenantSql {
   let byOrganisation = cache.get(db);
-  if (!byOrganisation) cache.set(db, (byOrganisation = new Map()));
+  if (!byOrganisation) cache.set(db, (byOrganisation = new Map<string, ScopedSql>()));
   let scoped = byOrganisation.get(organisationId);
   if (!scoped) {
     if (byOrganisation.size >= CACHE_SIZE) byOrganisation.delete(byOrganisation.keys().next().value!);

@@ -37,7 +37,9 @@ const WHERE_OPERATIONS = new Set([
 
 export class TenancyViolation extends Error {}
 
-function stamp(data: Record<string, unknown>, organisationId: string, model: string): Record<string, unknown> {
+type Row = Record<string, unknown>;
+
+function stamp(data: Row, organisationId: string, model: string): Record<string, unknown> {
   if (data.organisationId !== undefined && data.organisationId !== organisationId) {
     throw new TenancyViolation(`refusing to write a ${model} into another organisation`);
   }
@@ -50,7 +52,7 @@ const CACHE_SIZE = 1000;
 
 export function tenantDatabase(db: Database, organisationId: string) {
   let byOrganisation = cache.get(db);
-  if (!byOrganisation) cache.set(db, (byOrganisation = new Map()));
+  if (!byOrganisation) cache.set(db, (byOrganisation = new Map<string, ReturnType<typeof scoped>>()));
   let client = byOrganisation.get(organisationId);
   if (!client) {
     if (byOrganisation.size >= CACHE_SIZE) byOrganisation.delete(byOrganisation.keys().next().value!);
@@ -66,7 +68,8 @@ function scoped(db: Database, organisationId: string) {
     query: {
       $allModels: {
         async $allOperations({ model, operation, args, query }) {
-          const a = (args ?? {}) as Record<string, any>;
+          // The arguments of any operation on any model: the rule reads and rewrites only these parts.
+          const a = (args ?? {}) as { where?: Record<string, unknown>; data?: Row | Row[]; create?: Row };
           if (model === 'Organisation') {
             if (operation.startsWith('create') || operation === 'upsert' || operation.startsWith('delete')) {
               throw new TenancyViolation(`${operation} on Organisation is not available to a tenant`);
@@ -78,12 +81,12 @@ function scoped(db: Database, organisationId: string) {
           if (WHERE_OPERATIONS.has(operation)) {
             a.where = { ...a.where, organisationId };
           } else if (operation === 'create') {
-            a.data = stamp(a.data, organisationId, model);
+            a.data = stamp((a.data ?? {}) as Row, organisationId, model);
           } else if (operation === 'createMany' || operation === 'createManyAndReturn') {
-            a.data = (Array.isArray(a.data) ? a.data : [a.data]).map((d: Record<string, unknown>) => stamp(d, organisationId, model));
+            a.data = (Array.isArray(a.data) ? a.data : [a.data ?? {}]).map((d) => stamp(d, organisationId, model));
           } else if (operation === 'upsert') {
             a.where = { ...a.where, organisationId };
-            a.create = stamp(a.create, organisationId, model);
+            a.create = stamp(a.create ?? {}, organisationId, model);
           } else {
             throw new TenancyViolation(`unscoped operation ${operation} on ${model}`);
           }

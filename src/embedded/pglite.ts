@@ -77,6 +77,7 @@ async function acquireLock(dataDir: string): Promise<string> {
         throw new Error(
           `The embedded PostgreSQL data directory ${dataDir} is in use by process ${holder} ` +
             `(lock file ${lockFile}). Stop that process, or give this one its own DATA_DIR or a DATABASE_URL.`,
+          { cause: err },
         );
       }
       await rm(lockFile, { force: true });
@@ -126,6 +127,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
         throw new Error(
           `The embedded PostgreSQL cannot listen on ${HOST}:${requestedPort}: the port is in use ` +
             `(another instance of the service? pass port 0 for a free port, or set DATABASE_URL)`,
+          { cause: err },
         );
       }
       throw err;

@@ -212,8 +212,8 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
       }
     });
   };
-  collect(child.stdout!, false);
-  collect(child.stderr!, true);
+  collect(child.stdout, false);
+  collect(child.stderr, true);
 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     // 'close' rather than 'exit': the output tail is complete by then.

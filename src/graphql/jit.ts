@@ -1,6 +1,7 @@
-import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
+import { graphqlArgs } from './execution-args.ts';
 
 /**
  * Operations run as compiled functions (graphql-jit) instead of graphql-js's interpreter, which
@@ -16,7 +17,7 @@ function compiledFor(schema: GraphQLSchema, document: DocumentNode, operationNam
   let bySchema = compiled.get(schema);
   if (!bySchema) compiled.set(schema, (bySchema = new WeakMap()));
   let byOperation = bySchema.get(document);
-  if (!byOperation) bySchema.set(document, (byOperation = new Map()));
+  if (!byOperation) bySchema.set(document, (byOperation = new Map<string, CompiledQuery | null>()));
   const key = operationName ?? '';
   let query = byOperation.get(key);
   if (query === undefined) {
@@ -29,14 +30,15 @@ function compiledFor(schema: GraphQLSchema, document: DocumentNode, operationNam
 
 export function compiledExecution<Context extends object>(): Plugin<Context> {
   return {
-    onExecute({ args, setExecuteFn }) {
+    onExecute({ args: envelopArgs, setExecuteFn }) {
+      const args = graphqlArgs(envelopArgs);
       const query = compiledFor(args.schema, args.document, args.operationName);
       if (!query) return;
       setExecuteFn(
-        (executeArgs) =>
-          query.query(executeArgs.rootValue, executeArgs.contextValue, executeArgs.variableValues ?? {}) as
-            | ExecutionResult
-            | Promise<ExecutionResult>,
+        (executeArgs) => {
+          const { rootValue, contextValue, variableValues } = graphqlArgs(executeArgs);
+          return query.query(rootValue, contextValue, variableValues ?? {});
+        },
       );
     },
   };

@@ -1,4 +1,5 @@
 import {
+  OperationTypeNode,
   getNamedType,
   GraphQLError,
   isListType,
@@ -25,6 +26,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { LIMITS, type LimitName } from '../limits/limits.ts';
 import { findUnsafeString, inputProblem } from '../http/input-safety.ts';
+import { graphqlArgs } from './execution-args.ts';
 import { variableIssues, variablesError } from './variables.ts';
 
 /**
@@ -126,7 +128,7 @@ export function operationLimitsRule(context: ValidationContext): ASTVisitor {
       if (depth > LIMITS.maxDepth) {
         context.reportError(limitError('maxDepth', `The operation is nested ${depth} deep; at most ${LIMITS.maxDepth} is allowed.`));
       }
-      if (operation.operation === 'mutation') {
+      if (operation.operation === OperationTypeNode.MUTATION) {
         const signIns = rootFields(operation.selectionSet, fragments, new Set()).filter((field) => SIGN_IN_MUTATIONS.has(field.name.value));
         if (signIns.length > LIMITS.signInMutations) {
           context.reportError(
@@ -224,7 +226,7 @@ export function operationCost(
   }
   if (!operation) return 0;
   const root =
-    operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
+    operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : operation.operation === OperationTypeNode.SUBSCRIPTION ? schema.getSubscriptionType() : schema.getQueryType();
   if (!root) return 0;
 
   const costOf = (selectionSet: SelectionSetNode | undefined, parent: GraphQLNamedType, pageSize: number | undefined, visiting: Set<string>): number => {
@@ -302,12 +304,13 @@ export function operationLimitsPlugin<Context extends object>(): Plugin<Context>
       }
     },
     onParse({ setParseFn }) {
-      setParseFn((source) => parseBounded(typeof source === 'string' ? source : source.body));
+      setParseFn((source: string | Source) => parseBounded(typeof source === 'string' ? source : source.body));
     },
     onValidate({ addValidationRule }) {
       addValidationRule(operationLimitsRule);
     },
-    onExecute({ args, setResultAndStopExecution }) {
+    onExecute({ args: envelopArgs, setResultAndStopExecution }) {
+      const args = graphqlArgs(envelopArgs);
       const variables = (args.variableValues ?? {}) as Record<string, unknown>;
       const issues = variableIssues(args.schema, args.document, args.operationName, variables);
       if (issues.length > 0) {

@@ -5,6 +5,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError, databaseUnavailable, isDatabaseUnavailable, isErrorCode } from '../errors.ts';
 import { logScope, type Logger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
+import { graphqlArgs } from './execution-args.ts';
 import { compiledExecution } from './jit.ts';
 import { operationLimitsPlugin } from './limits.ts';
 
@@ -41,12 +42,13 @@ function negotiatedJsonMediaType(accept: string | null): string | undefined {
 }
 
 const fastSerialisation: Plugin<RequestContext> = {
-  onResultProcess({ request, result, setResultProcessor }) {
+  onResultProcess(payload) {
+    const { request, result } = payload;
     if (Array.isArray(result) || typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return;
     if ((result as ExecutionResult).errors?.length) return;
     const mediaType = negotiatedJsonMediaType(request.headers.get('accept'));
     if (!mediaType) return;
-    setResultProcessor((processed, fetchAPI, accepted) => {
+    payload.setResultProcessor((processed, fetchAPI, accepted) => {
       let body = serialised.get(processed as object);
       if (body === undefined) {
         body = JSON.stringify(processed);
@@ -61,17 +63,18 @@ const fastSerialisation: Plugin<RequestContext> = {
 const resultCache: Plugin<RequestContext> = {
   onExecute({ args, executeFn, setExecuteFn }) {
     const ctx = args.contextValue as RequestContext;
-    setExecuteFn((executeArgs) =>
-      ctx.runtime.resultCache.run(
+    setExecuteFn((envelopArgs) => {
+      const executeArgs = graphqlArgs(envelopArgs);
+      return ctx.runtime.resultCache.run(
         {
           document: executeArgs.document,
           operationName: executeArgs.operationName ?? null,
-          variableValues: (executeArgs.variableValues ?? null) as Record<string, unknown> | null,
+          variableValues: executeArgs.variableValues ?? null,
           contextValue: ctx,
         },
-        () => executeFn(executeArgs) as Promise<ExecutionResult>,
-      ),
-    );
+        () => executeFn(envelopArgs) as Promise<ExecutionResult>,
+      );
+    });
   },
 };
 

@@ -54,9 +54,9 @@ function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): G
   let current: GraphQLInputType | undefined = type;
   for (const step of path) {
     if (!current) return undefined;
-    if (isNonNullType(current)) current = current.ofType as GraphQLInputType;
+    if (isNonNullType(current)) current = current.ofType;
     if (typeof step === 'number') {
-      current = isListType(current) ? (current.ofType as GraphQLInputType) : undefined;
+      current = isListType(current) ? (current.ofType) : undefined;
     } else {
       const named = getNamedType(current);
       current = isInputObjectType(named) ? named.getFields()[step]?.type : undefined;

@@ -220,7 +220,7 @@ export function createCheckoutRouter(runtime: Runtime): Router {
     if (!loaded) return notFound(res);
     const body = (req.body ?? {}) as Record<string, unknown>;
     const fields = Object.fromEntries(
-      ['name', 'cardNumber', 'expiry', 'cvc'].map((name) => [name, typeof body[name] === 'string' ? (body[name] as string).slice(0, 100) : '']),
+      ['name', 'cardNumber', 'expiry', 'cvc'].map((name) => [name, typeof body[name] === 'string' ? (body[name]).slice(0, 100) : '']),
     );
     if (!sameOrigin(req, runtime)) return send(res, 403, page('Refused', '<h1>Refused</h1><p>Pay from the checkout page itself.</p>'));
     if (loaded.order.status !== 'pending') return send(res, 409, render(loaded));

@@ -9,6 +9,11 @@ import type { Runtime } from '../runtime.ts';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The request id `requestIdAndLog` chose for this response. */
+export function requestIdOf(res: Response): string {
+  return res.locals.requestId as string;
+}
+
 /** Request id first: every later line of this request, and every response, carries it. */
 export function requestIdAndLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -48,7 +53,7 @@ export function mountHealth(app: Express, runtime: Runtime): void {
     if (runtime.draining) {
       const error = new AppError('UNAVAILABLE', 'The process is stopping.', { checks: { draining: 'yes' } }, { 'Retry-After': '1' });
       res.setHeader('Retry-After', '1');
-      return void res.status(503).json(errorBody(error, res.locals.requestId));
+      return void res.status(503).json(errorBody(error, requestIdOf(res)));
     }
     const checks: Record<string, string> = {};
     const failed = (part: string) => (error: unknown) => {
@@ -65,7 +70,7 @@ export function mountHealth(app: Express, runtime: Runtime): void {
       res.json({ status: 'ready', checks });
     } else {
       const error = new AppError('UNAVAILABLE', 'The service is not ready.', { checks });
-      res.status(503).json(errorBody(error, res.locals.requestId));
+      res.status(503).json(errorBody(error, requestIdOf(res)));
     }
   });
 }
@@ -114,6 +119,6 @@ export function mountErrors(app: Express, logger: Logger): void {
     if (appError.code === 'INTERNAL') logger.error({ err: error }, 'unexpected error');
     if (appError.code === 'UNAVAILABLE') logger.warn({ err: error }, 'the database is unavailable');
     for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
-    res.status(appError.status).json(errorBody(appError, res.locals.requestId));
+    res.status(appError.status).json(errorBody(appError, requestIdOf(res)));
   });
 }

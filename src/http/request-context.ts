@@ -6,6 +6,7 @@ import { tenantDatabase } from '../db/tenant.ts';
 import { logScope } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { resolveVersion } from '../versions.ts';
+import { requestIdOf } from './middleware.ts';
 
 /** Scope of the database handle of a request without an organisation: matches no row. */
 const NO_ORGANISATION = 'org_none';
@@ -32,7 +33,7 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
     const scope = logScope.getStore();
     if (organisation && scope) scope.organisationId = organisation.id;
     const ctx: RequestContext = {
-      requestId: res.locals.requestId as string,
+      requestId: requestIdOf(res),
       runtime,
       logger: runtime.logger,
       apiVersion,

@@ -1,6 +1,13 @@
-import { getOperationAST, print, type DocumentNode, type ExecutionResult } from 'graphql';
-import type { RequestContext } from '../context.ts';
+import { getOperationAST, Kind, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { Principal } from '../auth/principal.ts';
 import type { ChangeSubscriber } from '../db/change-notices.ts';
+
+/** What the cache needs of a request's context (src/context.ts RequestContext has it all). */
+export interface CacheCaller {
+  principal: Principal | null;
+  organisation: { id: string } | null;
+  apiVersion: string;
+}
 
 /**
  * A short-lived cache of query results for a small list of read-heavy catalogue fields (events,
@@ -44,16 +51,16 @@ function cacheableDocumentId(document: DocumentNode, operationName: string | nul
   const operation = getOperationAST(document, operationName);
   const cacheable =
     document.definitions.length === 1 &&
-    operation?.operation === 'query' &&
+    operation?.operation === OperationTypeNode.QUERY &&
     operation.selectionSet.selections.every(
-      (selection) => selection.kind === 'Field' && CACHEABLE_ROOT_FIELDS.has(selection.name.value),
+      (selection) => selection.kind === Kind.FIELD && CACHEABLE_ROOT_FIELDS.has(selection.name.value),
     );
   const id = cacheable ? `${operationName ?? ''}:${document.loc?.source.body ?? print(document)}` : null;
   documentIds.set(document, id);
   return id;
 }
 
-function principalKey(ctx: RequestContext): string {
+function principalKey(ctx: CacheCaller): string {
   const principal = ctx.principal;
   if (!principal) return 'anonymous';
   if (principal.kind === 'staff') return `staff:${principal.userId}`;
@@ -91,7 +98,7 @@ export class ResultCache implements ChangeSubscriber {
     document: DocumentNode,
     operationName: string | null | undefined,
     variables: Record<string, unknown> | null | undefined,
-    ctx: RequestContext,
+    ctx: CacheCaller,
   ): string | null {
     if (this.ttlMs <= 0 || !ctx.organisation || !this.canServe()) return null;
     const documentId = cacheableDocumentId(document, operationName);
@@ -122,12 +129,12 @@ export class ResultCache implements ChangeSubscriber {
 
   /** Runs `execute` through the cache: cached queries answer from memory; mutations forget. */
   async run(
-    args: { document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null; contextValue: RequestContext },
+    args: { document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null; contextValue: CacheCaller },
     execute: () => Promise<ExecutionResult> | ExecutionResult,
   ): Promise<ExecutionResult> {
     const ctx = args.contextValue;
     const operation = getOperationAST(args.document, args.operationName);
-    if (operation?.operation === 'mutation') {
+    if (operation?.operation === OperationTypeNode.MUTATION) {
       try {
         return await execute();
       } finally {

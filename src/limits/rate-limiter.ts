@@ -138,7 +138,7 @@ export function clientBucket(ip: string): string {
   const [head = '', tail = ''] = ip.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  const groups = ip.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
   return `${groups
     .slice(0, 4)
     .map((group) => (group || '0').toLowerCase().replace(/^0+(?=.)/, ''))

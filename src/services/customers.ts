@@ -5,9 +5,8 @@ import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
-import { paginate, type PageArgs } from '../pagination.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
-import { type RawPageArgs } from '../pagination.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { channelOfKey } from './listings.ts';
 import { validate } from '../validation.ts';
@@ -42,7 +41,7 @@ export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw
     ...(filters.email ? { email: filters.email.toLowerCase() } : {}),
   };
   return paginate(
-    { page, limit, first, after, last, before } as PageArgs,
+    { page, limit, first, after, last, before },
     () => ctx.db.customer.count({ where }),
     ({ skip, take }) => ctx.db.customer.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
   );
@@ -159,7 +158,7 @@ export async function customerOrders(ctx: RequestContext, args: RawPageArgs & { 
   const [customer, page_] = await Promise.all([
     ctx.db.customer.findFirstOrThrow({ where: { id: customerId } }),
     paginate(
-      { page, limit, first, after, last, before } as PageArgs,
+      { page, limit, first, after, last, before },
       () => ctx.db.order.count({ where }),
       ({ skip, take }) => ctx.db.order.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
     ),

@@ -160,7 +160,7 @@ export const listEventsFilters = z
   .superRefine(({ from, to }, issue) => {
     const comparable =
       (typeof from === 'string' && typeof to === 'string') || (from instanceof Date && to instanceof Date);
-    if (comparable && from! > to!) issue.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from' });
+    if (comparable && from > to) issue.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from' });
   });
 
 export type ListEventsArgs = RawPageArgs & Raw<z.input<typeof listEventsFilters>>;

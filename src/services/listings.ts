@@ -1,9 +1,8 @@
 import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
-import type { EventOccurrence, Prisma, SalesChannel } from '../generated/prisma/client.ts';
+import type { EventOccurrence, SalesChannel } from '../generated/prisma/client.ts';
 import { eventsOfChannel, salesClosed } from './sellability.ts';
-import { paginate, type PageArgs } from '../pagination.ts';
-import { type RawPageArgs } from '../pagination.ts';
+import { paginate, type PageArgs, type RawPageArgs } from '../pagination.ts';
 import { occurrenceTimes } from './occurrences.ts';
 
 /**

@@ -11,10 +11,9 @@ import type { Mailer } from '../mail/mailer.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
-import { paginate, type PageArgs } from '../pagination.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
-import { type RawPageArgs } from '../pagination.ts';
-import { assertMay, authorised, readableAccounts } from './access.ts';
+import { authorised, readableAccounts } from './access.ts';
 import { lockOrder, move, type Tx } from './inventory.ts';
 import { validate } from '../validation.ts';
 import { runPeriodically } from '../db/periodic.ts';
@@ -435,7 +434,7 @@ export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.
     ...(filters.channelId ? { channelId: filters.channelId } : {}),
   };
   return paginate(
-    { page, limit, first, after, last, before } as PageArgs,
+    { page, limit, first, after, last, before },
     () => ctx.db.order.count({ where }),
     ({ skip, take }) => ctx.db.order.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
   );

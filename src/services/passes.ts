@@ -6,10 +6,9 @@ import type { Pass, Prisma, Redemption } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { recordWebhookEvent } from '../webhooks/record.ts';
-import { paginate, type PageArgs } from '../pagination.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
-import { type RawPageArgs } from '../pagination.ts';
-import { assertMay, authorised, readableAccounts } from './access.ts';
+import { authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 
@@ -47,7 +46,7 @@ export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.
     ...(filters.status ? { status: filters.status } : {}),
   };
   return paginate(
-    { page, limit, first, after, last, before } as PageArgs,
+    { page, limit, first, after, last, before },
     () => ctx.db.pass.count({ where }),
     ({ skip, take }) => ctx.db.pass.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
   );

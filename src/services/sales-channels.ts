@@ -8,11 +8,10 @@ import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../pagination.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
-import { type RawPageArgs } from '../pagination.ts';
-import { assertMay, authorised, readableAccounts } from './access.ts';
+import { authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 
@@ -71,7 +70,7 @@ export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs &
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.SalesChannelWhereInput = { account: { isDeleted: false }, ...(accountId === undefined ? {} : { accountId }) };
   return paginate(
-    { page, limit, first, after, last, before } as PageArgs,
+    { page, limit, first, after, last, before },
     () => ctx.db.salesChannel.count({ where }),
     ({ skip, take }) => ctx.db.salesChannel.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
   );

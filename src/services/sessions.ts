@@ -145,7 +145,7 @@ export async function refresh(runtime: Runtime, raw: { refreshToken: string }): 
     await revokeFamily(runtime.db, outcome.reusedFamily);
     throw new AppError('UNAUTHENTICATED', 'The refresh token was already used; every session of that sign-in is revoked.');
   }
-  return outcome.tokens!;
+  return outcome.tokens;
 }
 
 /** After (never inside) the rotation's transaction, so the revocation stays although the request fails. */

@@ -3,11 +3,10 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, TicketType } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../pagination.ts';
+import { paginate, type PageArgs, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
-import { type RawPageArgs } from '../pagination.ts';
 import { instant } from '../time-zones.ts';
-import { assertMay, authorised } from './access.ts';
+import { authorised } from './access.ts';
 import { loadEvent } from './events.ts';
 import { validate } from '../validation.ts';
 

@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
-import { AppError } from '../errors.ts';
 import type { Prisma, Venue } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs } from '../pagination.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
-import { type RawPageArgs } from '../pagination.ts';
 import { timeZone } from '../time-zones.ts';
-import { assertMay, authorised, readableAccounts } from './access.ts';
+import { authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
@@ -50,7 +48,7 @@ export async function listVenues(ctx: RequestContext, args: RawPageArgs & Raw<z.
   const accountId = readableAccounts(ctx, 'venues', filters.accountId);
   const where: Prisma.VenueWhereInput = { isDeleted: false, ...(accountId === undefined ? {} : { accountId }) };
   return paginate(
-    { page, limit, first, after, last, before } as PageArgs,
+    { page, limit, first, after, last, before },
     () => ctx.db.venue.count({ where }),
     ({ skip, take }) => ctx.db.venue.findMany({ where, orderBy: [{ name: 'asc' }, { id: 'asc' }], skip, take }),
   );

@@ -363,7 +363,7 @@ export async function testWebhookEndpoint(ctx: RequestContext, id: string): Prom
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to send a test delivery.');
   // Test deliveries cost a send each and could otherwise be fired at a slow receiver by the hundred.
   await ctx.runtime.rateLimiter.take('webhook-test', endpoint.id, TESTS_PER_MINUTE, 60_000, `At most ${TESTS_PER_MINUTE} test deliveries a minute per endpoint.`);
-  const type = (endpoint.eventTypes.find(isWebhookEventType) ?? 'event.created') as WebhookEventType;
+  const type = (endpoint.eventTypes.find(isWebhookEventType) ?? 'event.created');
   const deliveryId = newId('webhookDelivery');
   const delivery = await ctx.db.$transaction(async (tx) => {
     const eventId = newId('webhookEvent');

@@ -163,7 +163,7 @@ export interface Envelope {
   data: Payload;
 }
 
-const VIEW_OF: Record<WebhookEventType, (payload: any) => Payload> = {
+const VIEW_OF: Record<WebhookEventType, (payload: never) => Payload> = {
   'order.created': views.order,
   'order.confirmed': views.order,
   'order.cancelled': views.order,
@@ -179,7 +179,9 @@ const VIEW_OF: Record<WebhookEventType, (payload: any) => Payload> = {
  * payloads stored at the current version pass through the view; older ones are left as stored.
  */
 export function inViewOrder(type: WebhookEventType, payload: Payload, version: string): Payload {
-  return version === CURRENT_VERSION ? VIEW_OF[type](payload) : payload;
+  // A stored current-version payload is this view's own output: it holds every field the view reads.
+  const view = VIEW_OF[type] as (stored: Payload) => Payload;
+  return version === CURRENT_VERSION ? view(payload) : payload;
 }
 
 /** The delivery envelope of ../shared/spec/service-spec.md §6, at the endpoint's pinned version. */

@@ -1,5 +1,5 @@
 import type { Database } from '../db/client.ts';
-import type { DeliveryConfig } from './deliver.ts';
+import type { Config } from '../config.ts';
 
 /**
  * Writes attempt records in groups: every attempt answered while the previous write was under way
@@ -43,7 +43,7 @@ export interface RecordedRow {
   disabled?: { reason: string; failingSince: Date | null };
 }
 
-type RecorderConfig = Pick<DeliveryConfig, 'WEBHOOK_BREAKER_THRESHOLD' | 'WEBHOOK_BREAKER_COOLDOWN' | 'WEBHOOK_DISABLE_AFTER'>;
+type RecorderConfig = Pick<Config, 'WEBHOOK_BREAKER_THRESHOLD' | 'WEBHOOK_BREAKER_COOLDOWN' | 'WEBHOOK_DISABLE_AFTER'>;
 
 interface Pending {
   row: AttemptRow;
@@ -245,7 +245,7 @@ const recorders = new WeakMap<Database, Map<string, AttemptRecorder>>();
 export function recorderFor(db: Database, config: RecorderConfig): AttemptRecorder {
   const key = `${config.WEBHOOK_BREAKER_THRESHOLD}/${config.WEBHOOK_BREAKER_COOLDOWN}/${config.WEBHOOK_DISABLE_AFTER}`;
   let byConfig = recorders.get(db);
-  if (!byConfig) recorders.set(db, (byConfig = new Map()));
+  if (!byConfig) recorders.set(db, (byConfig = new Map<string, AttemptRecorder>()));
   let recorder = byConfig.get(key);
   if (!recorder) byConfig.set(key, (recorder = new AttemptRecorder(db, config)));
   return recorder;

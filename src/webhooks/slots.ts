@@ -98,14 +98,13 @@ export function slotReleased(): void {
 function slotMayBeFree(): Promise<void> {
   return new Promise((resolve) => {
     const started = Date.now();
-    let timer: NodeJS.Timeout | undefined;
     const wake = () => {
       clearTimeout(timer);
       const early = MIN_ROUND_MS - (Date.now() - started);
       if (early > 0) setTimeout(resolve, early);
       else resolve();
     };
-    timer = setTimeout(() => {
+    const timer = setTimeout(() => {
       wakers.delete(wake);
       resolve();
     }, POLL_MS);
@@ -297,7 +296,7 @@ const lines = new WeakMap<Database, Map<string, SlotLine>>();
 function lineOf(db: Database, limits: SlotLimits): SlotLine {
   const key = `${limits.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT}/${limits.WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION}/${limits.WEBHOOK_BREAKER_THRESHOLD}/${limits.WEBHOOK_ATTEMPT_TIMEOUT}`;
   let byLimits = lines.get(db);
-  if (!byLimits) lines.set(db, (byLimits = new Map()));
+  if (!byLimits) lines.set(db, (byLimits = new Map<string, SlotLine>()));
   let line = byLimits.get(key);
   if (!line) byLimits.set(key, (line = new SlotLine(db, limits)));
   return line;

@@ -53,7 +53,12 @@ export function labelOf(delivery: { id: string; endpointId: string; eventId: str
 
 /** Registers the webhook search attributes on a namespace when missing; answers the names it added. */
 export async function ensureSearchAttributes(
-  connection: { operatorService: { listSearchAttributes: Function; addSearchAttributes: Function } },
+  connection: {
+    operatorService: {
+      listSearchAttributes(request: { namespace: string }): Promise<unknown>;
+      addSearchAttributes(request: { namespace: string; searchAttributes: Record<string, number> }): Promise<unknown>;
+    };
+  },
   namespace: string,
 ): Promise<string[]> {
   const listed = (await connection.operatorService.listSearchAttributes({ namespace })) as { customAttributes?: Record<string, unknown> };

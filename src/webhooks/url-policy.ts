@@ -242,7 +242,7 @@ export function deliverableLookup(allowPrivate: boolean, subject = DEFAULT_SUBJE
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     dnsLookupCallback(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      const list = addresses as LookupAddress[];
+      const list = addresses;
       if (!allowPrivate) {
         for (const { address } of list) {
           const reason = forbiddenAddressReason(address);

@@ -98,6 +98,8 @@ export async function startOidcProvider(options: { accounts?: TestAccount[] } = 
   const signingJwk: JWK = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
 
   let jwksRequests = 0;
+  // Set below, once the provider exists; the server (and so its port, the issuer) comes first.
+  // eslint-disable-next-line prefer-const
   let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const server = createServer((req, res) => handle!(req, res));
   await new Promise<void>((resolve, reject) => {

@@ -28,8 +28,8 @@ export function spawnProcess(
     output += chunk.toString();
     for (const listener of listeners) listener();
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,

@@ -180,7 +180,7 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): P
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-  } as WebhookReceiver;
+  };
 }
 
 /**
