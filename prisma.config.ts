@@ -5,9 +5,7 @@ import { defineConfig } from 'prisma/config';
 // The CLI would download the native schema engine, which these machines cannot reach; it runs
 // this program instead (the Wasm engine over adapter-pg, see prisma/engine/README.md).
 // An engine chosen from outside (e.g. a native binary in CI with internet) wins.
-process.env.PRISMA_SCHEMA_ENGINE_BINARY ??= fileURLToPath(
-  new URL('./prisma/engine/schema-engine.mjs', import.meta.url),
-);
+process.env.PRISMA_SCHEMA_ENGINE_BINARY ??= fileURLToPath(new URL('./prisma/engine/schema-engine.mjs', import.meta.url));
 
 export default defineConfig({
   schema: path.join('prisma', 'schema.prisma'),

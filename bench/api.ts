@@ -46,7 +46,12 @@ async function seed(url: string): Promise<Tenant[]> {
   const tenants: Tenant[] = [];
   for (let o = 0; o < ORGANISATIONS; o += 1) {
     const slug = `bench-${o}`;
-    const boot = await bootstrapOrganisation(db, { orgSlug: slug, orgName: `Bench ${o}`, email: `admin@${slug}.test`, password: 'bench password' });
+    const boot = await bootstrapOrganisation(db, {
+      orgSlug: slug,
+      orgName: `Bench ${o}`,
+      email: `admin@${slug}.test`,
+      password: 'bench password',
+    });
     const organisationId = boot.organisation.id;
     const accountIds = [boot.account.id];
     for (let a = 1; a < ACCOUNTS_PER_ORGANISATION; a += 1) {
@@ -105,7 +110,13 @@ async function seedCatalogue(db: Database, organisationId: string, tenant: Tenan
   for (let c = 0; c < CHANNELS_PER_ORGANISATION; c += 1) {
     const channelId = newId('salesChannel');
     await db.salesChannel.create({
-      data: { id: channelId, organisationId, accountId: tenant.accountIds[c % tenant.accountIds.length]!, name: `Shop ${c}`, slug: `shop-${c}` },
+      data: {
+        id: channelId,
+        organisationId,
+        accountId: tenant.accountIds[c % tenant.accountIds.length]!,
+        name: `Shop ${c}`,
+        slug: `shop-${c}`,
+      },
     });
     const { key, keyHash, keyPrefix } = mintKey('svpk_');
     await db.channelKey.create({ data: { id: newId('channelKey'), organisationId, channelId, kind: 'publishable', keyHash, keyPrefix } });
@@ -146,7 +157,12 @@ async function principals(origin: string, url: string, tenants: Tenant[]): Promi
       const mail = await db.outboxMessage.findFirstOrThrow({ where: { to: email }, orderBy: { createdAt: 'desc' } });
       const code = (mail.meta as { invitationId: string; code: string }).code;
       if ((mail.meta as { invitationId: string }).invitationId !== invitation.id) throw new Error('no invitation mail');
-      const session = await post(origin, '/v1/auth/invitations/redeem', { 'content-type': 'application/json' }, { code, password: 'staff password' });
+      const session = await post(
+        origin,
+        '/v1/auth/invitations/redeem',
+        { 'content-type': 'application/json' },
+        { code, password: 'staff password' },
+      );
       tenant.principals.push(session.accessToken);
     }
   }
@@ -190,10 +206,20 @@ async function measure(name: string, kind: Row['kind'], origin: string, pid: num
   const cpuBefore = cpuMsOf(pid);
   const result = await autocannon(options(CONNECTIONS, DURATION));
   const cpuMs = (cpuMsOf(pid) - cpuBefore) / Math.max(1, result.requests.total);
-  return { name, kind, requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors + result.timeouts, cpuMs };
+  return {
+    name,
+    kind,
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    cpuMs,
+  };
 }
 
-const EVENT_FIELDS = 'id organisationId accountId name description status venueId timezone onSaleDate offSaleDate occurrenceCount ticketCount productCount tags isDeleted createdAt updatedAt createdBy';
+const EVENT_FIELDS =
+  'id organisationId accountId name description status venueId timezone onSaleDate offSaleDate occurrenceCount ticketCount productCount tags isDeleted createdAt updatedAt createdBy';
 
 /** A list query a user of `tenant` might send: a page, a size, maybe a filter. */
 function listQuery(tenant: Tenant): Record<string, string> {
@@ -211,7 +237,11 @@ function listQuery(tenant: Tenant): Record<string, string> {
 
 function restList(tenants: Tenant[]): Request {
   const tenant = pick(tenants);
-  return { method: 'GET', path: `/v1/events?${new URLSearchParams(listQuery(tenant))}`, headers: { authorization: `Bearer ${pick(tenant.principals)}`, 'x-service-org': tenant.slug } };
+  return {
+    method: 'GET',
+    path: `/v1/events?${new URLSearchParams(listQuery(tenant))}`,
+    headers: { authorization: `Bearer ${pick(tenant.principals)}`, 'x-service-org': tenant.slug },
+  };
 }
 
 function graphqlList(tenants: Tenant[]): Request {
@@ -232,12 +262,20 @@ function graphqlList(tenants: Tenant[]): Request {
 
 function singleEvent(tenants: Tenant[]): Request {
   const tenant = pick(tenants);
-  return { method: 'GET', path: `/v1/events/${pick(tenant.eventIds)}`, headers: { authorization: `Bearer ${tenant.principals[0]}`, 'x-service-org': tenant.slug } };
+  return {
+    method: 'GET',
+    path: `/v1/events/${pick(tenant.eventIds)}`,
+    headers: { authorization: `Bearer ${tenant.principals[0]}`, 'x-service-org': tenant.slug },
+  };
 }
 
 function listings(tenants: Tenant[]): Request {
   const tenant = pick(tenants);
-  return { method: 'GET', path: `/live/sales/listings?page=${1 + Math.floor(Math.random() * 5)}&limit=${pick(['5', '10', '20'])}`, headers: { 'x-channel-key': pick(tenant.channelKeys) } };
+  return {
+    method: 'GET',
+    path: `/live/sales/listings?page=${1 + Math.floor(Math.random() * 5)}&limit=${pick(['5', '10', '20'])}`,
+    headers: { 'x-channel-key': pick(tenant.channelKeys) },
+  };
 }
 
 let written = 0;
@@ -248,13 +286,30 @@ function writeMix(tenants: Tenant[]): Request {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${tenant.principals[0]}`, 'x-service-org': tenant.slug };
   written += 1;
   if (written % 2) {
-    return { method: 'POST', path: '/v1/events', headers, body: JSON.stringify({ accountId: pick(tenant.accountIds), name: `${pick(WORDS)} extra ${written}`, timezone: 'UTC', status: 'draft' }) };
+    return {
+      method: 'POST',
+      path: '/v1/events',
+      headers,
+      body: JSON.stringify({
+        accountId: pick(tenant.accountIds),
+        name: `${pick(WORDS)} extra ${written}`,
+        timezone: 'UTC',
+        status: 'draft',
+      }),
+    };
   }
-  return { method: 'PATCH', path: `/v1/events/${pick(tenant.eventIds)}`, headers, body: JSON.stringify({ description: `changed ${written}` }) };
+  return {
+    method: 'PATCH',
+    path: `/v1/events/${pick(tenant.eventIds)}`,
+    headers,
+    body: JSON.stringify({ description: `changed ${written}` }),
+  };
 }
 
 async function main() {
-  console.log(`preparing: ${ORGANISATIONS} organisations x ${EVENTS_PER_ORGANISATION} events, occurrences, ticket types, ${CHANNELS_PER_ORGANISATION} channels each ...`);
+  console.log(
+    `preparing: ${ORGANISATIONS} organisations x ${EVENTS_PER_ORGANISATION} events, occurrences, ticket types, ${CHANNELS_PER_ORGANISATION} channels each ...`,
+  );
   const url = await freshDatabase('tks_bench');
   const tenants = await seed(url);
 
@@ -267,27 +322,48 @@ async function main() {
     await principals(origin, url, tenants);
     const sample = await fetch(`${origin}${restList(tenants).path}`, { headers: restList(tenants).headers });
     if (sample.status !== 200) throw new Error(`GET /v1/events answered ${sample.status}: ${await sample.text()}`);
-    console.log(`principals: ${tenants.reduce((n, t) => n + t.principals.length, 0)} (API keys and staff tokens); channel keys: ${tenants.reduce((n, t) => n + t.channelKeys.length, 0)}`);
+    console.log(
+      `principals: ${tenants.reduce((n, t) => n + t.principals.length, 0)} (API keys and staff tokens); channel keys: ${tenants.reduce((n, t) => n + t.channelKeys.length, 0)}`,
+    );
 
     const rows: Row[] = [];
     // BENCH_ONLY=list,graphql,single,listings,writes measures only those rows (for profiling).
     const only = process.env.BENCH_ONLY?.split(',');
     const wanted = (row: string) => !only || only.includes(row);
-    rows.push(await measure('baseline: bare graphql-yoga hello world', 'baseline', `http://127.0.0.1:${basePort}`, baseline.child.pid!, () => ({
-      method: 'POST',
-      path: '/graphql',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ hello }' }),
-    })));
-    if (wanted('list')) rows.push(await measure('GET /v1/events (random principal, page, size, filter)', 'read', origin, api.child.pid!, () => restList(tenants)));
-    if (wanted('graphql')) rows.push(await measure('GraphQL events(...) (random principal, page, size, filter)', 'read', origin, api.child.pid!, () => graphqlList(tenants)));
-    if (wanted('single')) rows.push(await measure('GET /v1/events/{id} (random event)', 'read', origin, api.child.pid!, () => singleEvent(tenants)));
-    if (wanted('listings')) rows.push(await measure('GET /live/sales/listings (20 channels, random page)', 'read', origin, api.child.pid!, () => listings(tenants)));
-    if (wanted('writes')) rows.push(await measure('write mix: 10% create/update, 90% lists and reads', 'write', origin, api.child.pid!, () => writeMix(tenants)));
+    rows.push(
+      await measure('baseline: bare graphql-yoga hello world', 'baseline', `http://127.0.0.1:${basePort}`, baseline.child.pid!, () => ({
+        method: 'POST',
+        path: '/graphql',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ hello }' }),
+      })),
+    );
+    if (wanted('list'))
+      rows.push(
+        await measure('GET /v1/events (random principal, page, size, filter)', 'read', origin, api.child.pid!, () => restList(tenants)),
+      );
+    if (wanted('graphql'))
+      rows.push(
+        await measure('GraphQL events(...) (random principal, page, size, filter)', 'read', origin, api.child.pid!, () =>
+          graphqlList(tenants),
+        ),
+      );
+    if (wanted('single'))
+      rows.push(await measure('GET /v1/events/{id} (random event)', 'read', origin, api.child.pid!, () => singleEvent(tenants)));
+    if (wanted('listings'))
+      rows.push(
+        await measure('GET /live/sales/listings (20 channels, random page)', 'read', origin, api.child.pid!, () => listings(tenants)),
+      );
+    if (wanted('writes'))
+      rows.push(
+        await measure('write mix: 10% create/update, 90% lists and reads', 'write', origin, api.child.pid!, () => writeMix(tenants)),
+      );
     const endRss = rssOf(api.child.pid!);
 
     const base = rows[0]!.requestsPerSecond;
-    console.log(`\n${new Date().toISOString()}; ${CONNECTIONS} connections, ${DURATION} s per row after a 2 s warm-up; ${ORGANISATIONS} organisations, ${ORGANISATIONS * EVENTS_PER_ORGANISATION} events\n`);
+    console.log(
+      `\n${new Date().toISOString()}; ${CONNECTIONS} connections, ${DURATION} s per row after a 2 s warm-up; ${ORGANISATIONS} organisations, ${ORGANISATIONS * EVENTS_PER_ORGANISATION} events\n`,
+    );
     console.log('| run | req/s | p50 ms | p99 ms | ratio to baseline | target | CPU ms/request | non-2xx | errors |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
@@ -298,9 +374,13 @@ async function main() {
           : r.kind === 'read'
             ? `>= 0.15x, p99 < 100 ms: ${ratio >= 0.15 && r.p99 < 100 ? 'met' : 'NOT met'}`
             : `>= 0.05x: ${ratio >= 0.05 ? 'met' : 'NOT met'}`;
-      console.log(`| ${r.name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${ratio.toFixed(3)}x | ${target} | ${r.cpuMs.toFixed(2)} | ${r.non2xx} | ${r.errors} |`);
+      console.log(
+        `| ${r.name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${ratio.toFixed(3)}x | ${target} | ${r.cpuMs.toFixed(2)} | ${r.non2xx} | ${r.errors} |`,
+      );
     }
-    console.log(`\nAPI process RSS: peak ${rss.peak().toFixed(0)} MB, at the end ${endRss.toFixed(0)} MB (target < 300 MB at the end: ${endRss < 300 ? 'met' : 'NOT met'})`);
+    console.log(
+      `\nAPI process RSS: peak ${rss.peak().toFixed(0)} MB, at the end ${endRss.toFixed(0)} MB (target < 300 MB at the end: ${endRss < 300 ? 'met' : 'NOT met'})`,
+    );
   } finally {
     rss.stop();
     await Promise.all([api.stop(), baseline.stop()]);

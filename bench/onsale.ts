@@ -37,19 +37,29 @@ interface Answer {
 
 function request(origin: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${origin}${path}`, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      `${origin}${path}`,
+      { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 async function json(origin: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
-  const res = await request(origin, method, path, { 'content-type': 'application/json', ...headers }, body === undefined ? undefined : JSON.stringify(body));
+  const res = await request(
+    origin,
+    method,
+    path,
+    { 'content-type': 'application/json', ...headers },
+    body === undefined ? undefined : JSON.stringify(body),
+  );
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text.slice(0, 300)}`);
   return JSON.parse(res.text);
 }
@@ -104,7 +114,9 @@ async function buyer(origin: string, key: string, n: number): Promise<void> {
   const cartId = JSON.parse(cart.text).cart.id as string;
 
   const customer = { email: `buyer${n}@onsale.test`, firstName: 'Buyer', lastName: String(n) };
-  const checkout = remember(await step('checkout', () => request(origin, 'POST', `/live/sales/carts/${cartId}/checkout`, headers, JSON.stringify({ customer }))));
+  const checkout = remember(
+    await step('checkout', () => request(origin, 'POST', `/live/sales/carts/${cartId}/checkout`, headers, JSON.stringify({ customer }))),
+  );
   if (checkout.status === 409) return void (soldOutAnswers += 1);
   if (checkout.status !== 201) return;
   const orderId = JSON.parse(checkout.text).order.id as string;
@@ -112,7 +124,13 @@ async function buyer(origin: string, key: string, n: number): Promise<void> {
   // The hosted checkout page's form, as a browser posts it from that page.
   const form = new URLSearchParams({ name: `Buyer ${n}`, cardNumber: '4242 4242 4242 4242', expiry: '12/30', cvc: '123' }).toString();
   const pay = await step('pay', () =>
-    request(origin, 'POST', `/checkout/${orderId}`, { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', 'x-forwarded-for': client }, form),
+    request(
+      origin,
+      'POST',
+      `/checkout/${orderId}`,
+      { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', 'x-forwarded-for': client },
+      form,
+    ),
   );
   if (pay.status !== 303) return;
   const page = await step('confirmation', () => request(origin, 'GET', `/checkout/${orderId}`, { 'x-forwarded-for': client }));
@@ -130,18 +148,38 @@ function percentile(values: number[], p: number): number {
 
 async function seed(url: string, origin: string) {
   const db = createDatabase({ url, poolSize: 2 });
-  const boot = await bootstrapOrganisation(db, { orgSlug: 'onsale', orgName: 'On-sale', email: 'admin@onsale.test', password: 'bench password' });
+  const boot = await bootstrapOrganisation(db, {
+    orgSlug: 'onsale',
+    orgName: 'On-sale',
+    email: 'admin@onsale.test',
+    password: 'bench password',
+  });
   await db.$disconnect();
   const accountId = boot.account.id;
-  const login = await json(origin, 'POST', '/v1/auth/login', { 'x-service-org': 'onsale' }, { email: 'admin@onsale.test', password: 'bench password' });
+  const login = await json(
+    origin,
+    'POST',
+    '/v1/auth/login',
+    { 'x-service-org': 'onsale' },
+    { email: 'admin@onsale.test', password: 'bench password' },
+  );
   const admin = { authorization: `Bearer ${login.accessToken}`, 'x-service-org': 'onsale' };
-  const event = (await json(origin, 'POST', '/v1/events', admin, { accountId, name: 'The big on-sale', timezone: 'Europe/London', status: 'on_sale' })).event;
+  const event = (
+    await json(origin, 'POST', '/v1/events', admin, { accountId, name: 'The big on-sale', timezone: 'Europe/London', status: 'on_sale' })
+  ).event;
   const day = new Date(Date.now() + 60 * 86_400_000).toISOString().slice(0, 10);
   await json(origin, 'POST', `/v1/events/${event.id}/occurrences`, admin, { startDate: day, startTime: '20:00' });
   for (const [i, capacity] of CAPACITIES.entries()) {
-    await json(origin, 'POST', `/v1/events/${event.id}/ticket-types`, admin, { name: ['Standing', 'Seated', 'Balcony'][i], priceAmount: 3000 + i * 1500, currency: 'GBP', capacity, maxPerOrder: 4 });
+    await json(origin, 'POST', `/v1/events/${event.id}/ticket-types`, admin, {
+      name: ['Standing', 'Seated', 'Balcony'][i],
+      priceAmount: 3000 + i * 1500,
+      currency: 'GBP',
+      capacity,
+      maxPerOrder: 4,
+    });
   }
-  const channel = (await json(origin, 'POST', '/v1/sales-channels', admin, { accountId, name: 'Box office online', slug: 'online' })).salesChannel;
+  const channel = (await json(origin, 'POST', '/v1/sales-channels', admin, { accountId, name: 'Box office online', slug: 'online' }))
+    .salesChannel;
   const key = (await json(origin, 'POST', `/v1/sales-channels/${channel.id}/keys`, admin, { kind: 'publishable' })).key as string;
   return { key, eventId: event.id as string };
 }
@@ -152,8 +190,12 @@ async function verify(url: string): Promise<Array<[string, boolean, string]>> {
   await client.connect();
   const one = async (sql: string) => (await client.query(sql)).rows[0] as Record<string, any>;
   try {
-    const inventory = await one(`SELECT sum(sold)::int AS sold, sum(held)::int AS held, bool_and(sold + held <= capacity) AS within FROM inventories`);
-    const passes = await one(`SELECT count(*)::int AS passes, count(DISTINCT code)::int AS codes, count(DISTINCT id)::int AS ids FROM passes WHERE status <> 'void'`);
+    const inventory = await one(
+      `SELECT sum(sold)::int AS sold, sum(held)::int AS held, bool_and(sold + held <= capacity) AS within FROM inventories`,
+    );
+    const passes = await one(
+      `SELECT count(*)::int AS passes, count(DISTINCT code)::int AS codes, count(DISTINCT id)::int AS ids FROM passes WHERE status <> 'void'`,
+    );
     const sold = await one(`SELECT coalesce(sum(li.quantity), 0)::int AS tickets, count(DISTINCT o.id)::int AS orders
       FROM orders o JOIN order_line_items li ON li."orderId" = o.id WHERE o.status = 'confirmed'`);
     const perLine = await one(`SELECT count(*)::int AS wrong FROM order_line_items li JOIN orders o ON o.id = li."orderId"
@@ -164,8 +206,16 @@ async function verify(url: string): Promise<Array<[string, boolean, string]>> {
     return [
       [`exactly ${TICKETS} tickets sold (inventory)`, inventory.sold === TICKETS, `${inventory.sold} sold, ${inventory.held} still held`],
       ['no ticket type over its capacity (sold + held <= capacity)', inventory.within === true, String(inventory.within)],
-      [`exactly ${TICKETS} tickets in confirmed orders`, sold.tickets === TICKETS, `${sold.tickets} tickets in ${sold.orders} confirmed orders`],
-      [`${TICKETS} passes, every code unique`, passes.passes === TICKETS && passes.codes === passes.passes, `${passes.passes} passes, ${passes.codes} distinct codes`],
+      [
+        `exactly ${TICKETS} tickets in confirmed orders`,
+        sold.tickets === TICKETS,
+        `${sold.tickets} tickets in ${sold.orders} confirmed orders`,
+      ],
+      [
+        `${TICKETS} passes, every code unique`,
+        passes.passes === TICKETS && passes.codes === passes.passes,
+        `${passes.passes} passes, ${passes.codes} distinct codes`,
+      ],
       ['every confirmed line item has one pass per ticket', perLine.wrong === 0, `${perLine.wrong} wrong`],
       ['every order consistent with its payments', payments.wrong === 0, `${payments.wrong} inconsistent`],
       ['no 5xx answered', serverErrors === 0, `${serverErrors}`],
@@ -203,9 +253,13 @@ async function main() {
     const soldOutSeconds = (lastConfirmedAt - started) / 1000;
     const perSecond = confirmed / soldOutSeconds;
 
-    console.log(`\n${new Date().toISOString()}; ${BUYERS} buyers, ${CONNECTIONS} connections; all buyers done after ${((finished - started) / 1000).toFixed(1)} s\n`);
+    console.log(
+      `\n${new Date().toISOString()}; ${BUYERS} buyers, ${CONNECTIONS} connections; all buyers done after ${((finished - started) / 1000).toFixed(1)} s\n`,
+    );
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
-    console.log(`sold out after ${soldOutSeconds.toFixed(2)} s (target <= 10 s: ${verdict(confirmed === TICKETS && soldOutSeconds <= 10)})`);
+    console.log(
+      `sold out after ${soldOutSeconds.toFixed(2)} s (target <= 10 s: ${verdict(confirmed === TICKETS && soldOutSeconds <= 10)})`,
+    );
     console.log(`confirmed orders: ${confirmed}, ${perSecond.toFixed(0)}/s (target >= 100/s: ${verdict(perSecond >= 100)})`);
     console.log(`API process CPU: ${cpuPerBuyer.toFixed(1)} ms per buyer (all five steps; load-independent, unlike the rates)`);
     console.log(`buyers told sold out: ${soldOutAnswers} answered 409, ${soldOutInListings} saw no availability in the listings\n`);
@@ -213,12 +267,18 @@ async function main() {
     console.log('|---|---|---|---|---|');
     for (const name of STEPS) {
       const p99 = percentile(timings[name], 99);
-      console.log(`| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99.toFixed(0)} | ${verdict(p99 < 1000)} |`);
+      console.log(
+        `| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99.toFixed(0)} | ${verdict(p99 < 1000)} |`,
+      );
     }
     console.log(`\nanswers by step and status: ${[...statuses].map(([k, v]) => `${k}: ${v}`).join(', ')}`);
     if (failures.length) {
       console.log(`first failures:\n  ${failures.join('\n  ')}`);
-      const errors = api.output().split('\n').filter((line) => /error/i.test(line)).slice(0, 3);
+      const errors = api
+        .output()
+        .split('\n')
+        .filter((line) => /error/i.test(line))
+        .slice(0, 3);
       if (errors.length) console.log(`the API's first error logs:\n  ${errors.map((line) => line.slice(0, 1500)).join('\n  ')}`);
     }
     console.log('\nchecked in the database afterwards:');

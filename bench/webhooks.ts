@@ -91,18 +91,18 @@ async function runPhase(args: {
     const { eventId, deliveryIds } = await db.$transaction(
       (tx) =>
         recordWebhookEvent(tx, {
-        ...account,
-        type: 'event.created',
-        payload: views.event({
-          id: `evt_bench${String(i).padStart(17, '0')}`,
-          name: `Bench event ${i}`,
-          status: 'draft',
-          accountId: account.accountId,
-          venueId: null,
-          timezone: 'UTC',
-          createdAt: new Date(),
+          ...account,
+          type: 'event.created',
+          payload: views.event({
+            id: `evt_bench${String(i).padStart(17, '0')}`,
+            name: `Bench event ${i}`,
+            status: 'draft',
+            accountId: account.accountId,
+            venueId: null,
+            timezone: 'UTC',
+            createdAt: new Date(),
+          }),
         }),
-      }),
       // A paced phase the machine cannot keep up with queues its transactions; they wait rather than fail.
       { maxWait: 60_000 },
     );
@@ -147,7 +147,8 @@ async function runPhase(args: {
   const byDelivery = new Map<string, number>();
   for (const r of all) byDelivery.set(String(r.headers['service-delivery-id']), r.receivedAt);
   const exactlyOnce = byDelivery.size === expected && all.length === expected && all.every((r) => r.verified);
-  if (!exactlyOnce) console.error(`  ${args.phase}: expected ${expected} verified deliveries once each, got ${all.length} requests for ${byDelivery.size}`);
+  if (!exactlyOnce)
+    console.error(`  ${args.phase}: expected ${expected} verified deliveries once each, got ${all.length} requests for ${byDelivery.size}`);
   await waitForSettled(db, eventIds, expected);
 
   const deliveries = await db.webhookDelivery.findMany({
@@ -265,12 +266,21 @@ async function main() {
   const results: Phase[] = [];
   const memory: Array<{ pid: number; rssMb: number; peakMb: number }> = [];
   try {
-    const org = await bootstrapOrganisation(db, { orgSlug: 'bench', orgName: 'Bench', email: 'bench@bench.test', password: 'bench password' });
+    const org = await bootstrapOrganisation(db, {
+      orgSlug: 'bench',
+      orgName: 'Bench',
+      email: 'bench@bench.test',
+      password: 'bench password',
+    });
     const account = { organisationId: org.organisation.id, accountId: org.account.id };
     const endpoints = [];
     for (let i = 0; i < ENDPOINTS; i += 1) endpoints.push(await createTestEndpoint(db, ENCRYPTION_KEY, { ...account, receiver }));
 
-    workers.push(...Array.from({ length: WORKERS }, () => spawnProcess(['workflows/worker-main.ts'], { ...env, NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS })));
+    workers.push(
+      ...Array.from({ length: WORKERS }, () =>
+        spawnProcess(['workflows/worker-main.ts'], { ...env, NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS }),
+      ),
+    );
     // The workers' own pids (each spawned process is tsx's launcher).
     const pids = await Promise.all(workers.map(async (w) => Number((await w.waitFor(/"pid":(\d+)[^\n]*worker running/, 120_000))[1])));
 
@@ -279,7 +289,11 @@ async function main() {
       const before = cpuByKind(pids);
       await new Promise((resolve) => setTimeout(resolve, 10_000));
       const after = cpuByKind(pids);
-      console.log(`  CPU idle for 10 s: ${Object.entries(after).map(([kind, seconds]) => `${kind} ${(seconds - (before[kind] ?? 0)).toFixed(1)} s`).join(', ')}`);
+      console.log(
+        `  CPU idle for 10 s: ${Object.entries(after)
+          .map(([kind, seconds]) => `${kind} ${(seconds - (before[kind] ?? 0)).toFixed(1)} s`)
+          .join(', ')}`,
+      );
     }
     // Warm-up: worker caches, connections, the workflow sandbox.
     await runPhase({ db, dispatcher, receiver, account, phase: 'burst', events: Math.ceil(EVENTS / 4) }).catch((error: unknown) => {
@@ -300,7 +314,9 @@ async function main() {
       console.log(
         `${phase}${result.rate ? ` at ${result.rate}/s` : ''}: ${result.deliveries} deliveries${tarpitPath ? ' to the healthy endpoints' : ''} in ${result.seconds.toFixed(2)} s = ` +
           `${result.deliveriesPerSecond.toFixed(0)}/s, p50 ${result.p50} ms, p99 ${result.p99} ms; ${result.batches} batches, ${result.putBack} put back` +
-          (result.tarpitDrainSeconds !== undefined ? `; the tarpit's ${EVENTS} arrived within ${result.tarpitDrainSeconds.toFixed(1)} s` : ''),
+          (result.tarpitDrainSeconds !== undefined
+            ? `; the tarpit's ${EVENTS} arrived within ${result.tarpitDrainSeconds.toFixed(1)} s`
+            : ''),
       );
     }
     for (const pid of pids) memory.push({ pid, ...memoryOf(pid) });
@@ -315,7 +331,9 @@ async function main() {
 
   console.log(
     `\n${ENDPOINTS} endpoints x ${EVENTS} events = ${ENDPOINTS * EVENTS} deliveries per phase, ${WORKERS} worker processes; ${cpus().length} CPUs, ` +
-      `load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; worker DATABASE_POOL_SIZE ${WORKER_POOL_SIZE}\n`,
+      `load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}; worker DATABASE_POOL_SIZE ${WORKER_POOL_SIZE}\n`,
   );
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
   console.log('| phase | offered/s | deliveries/s (first dispatch to last receipt) | p50 ms | p99 ms | exactly once | target |');
@@ -327,11 +345,16 @@ async function main() {
         : r.phase === 'paced'
           ? `p99 < ${TARGET.p99Ms} ms at ${RATE}/s: ${met(r.p99 < TARGET.p99Ms && r.deliveriesPerSecond >= 0.95 * RATE)}`
           : `other endpoints' p99 < ${TARGET.p99Ms} ms at ${RATE}/s with a ${TARPIT_MS / 1000} s tarpit: ${met(r.p99 < TARGET.p99Ms)} (tarpit drained in ${r.tarpitDrainSeconds!.toFixed(0)} s)`;
-    console.log(`| ${r.phase} | ${r.rate ?? 'all at once'} | ${r.deliveriesPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.exactlyOnce ? 'yes' : 'NO'} | ${target} |`);
+    console.log(
+      `| ${r.phase} | ${r.rate ?? 'all at once'} | ${r.deliveriesPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.exactlyOnce ? 'yes' : 'NO'} | ${target} |`,
+    );
   }
   console.log('\n| worker pid | RSS after the run MB | peak RSS MB | target |');
   console.log('|---|---|---|---|');
-  for (const m of memory) console.log(`| ${m.pid} | ${m.rssMb.toFixed(0)} | ${m.peakMb.toFixed(0)} | < ${TARGET.workerRssMb} MB: ${met(m.peakMb < TARGET.workerRssMb)} |`);
+  for (const m of memory)
+    console.log(
+      `| ${m.pid} | ${m.rssMb.toFixed(0)} | ${m.peakMb.toFixed(0)} | < ${TARGET.workerRssMb} MB: ${met(m.peakMb < TARGET.workerRssMb)} |`,
+    );
 }
 
 main().catch((error) => {

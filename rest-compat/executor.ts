@@ -45,7 +45,12 @@ export function requireJsonBody(req: Request, _res: Response, next: NextFunction
   const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
   const type = req.headers['content-type'];
   if (hasBody && !(type && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type))) {
-    return next(new AppError('UNSUPPORTED_MEDIA_TYPE', `The request body must be application/json${type ? `, not ${type.slice(0, 100)}` : ' (no Content-Type was sent)'}.`));
+    return next(
+      new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `The request body must be application/json${type ? `, not ${type.slice(0, 100)}` : ' (no Content-Type was sent)'}.`,
+      ),
+    );
   }
   next();
 }
@@ -57,14 +62,21 @@ export function requireJsonBody(req: Request, _res: Response, next: NextFunction
 export function methodNotAllowed(routes: readonly RestRoute[]) {
   const patterns = routes.map((route) => ({
     method: route.method.toUpperCase(),
-    match: new RegExp(`^${route.path.split('/').map((part) => (/^\{\w+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('/')}/?$`),
+    match: new RegExp(
+      `^${route.path
+        .split('/')
+        .map((part) => (/^\{\w+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+        .join('/')}/?$`,
+    ),
   }));
   return (req: Request, _res: Response, next: NextFunction): void => {
     const allowed = [...new Set(patterns.filter((pattern) => pattern.match.test(req.path)).map((pattern) => pattern.method))];
     if (allowed.length === 0) return next();
     if (allowed.includes('GET')) allowed.push('HEAD');
     const allow = allowed.join(', ');
-    next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not served on ${req.path}; it serves ${allow}.`, undefined, { Allow: allow }));
+    next(
+      new AppError('METHOD_NOT_ALLOWED', `${req.method} is not served on ${req.path}; it serves ${allow}.`, undefined, { Allow: allow }),
+    );
   };
 }
 
@@ -78,7 +90,11 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
         throw new AppError(ctx.principal ? 'ORG_REQUIRED' : 'UNAUTHENTICATED');
       }
       const answer = async () => {
-        for (const [where, value] of [['params', req.params], ['query', req.query], ['body', req.body]] as const) {
+        for (const [where, value] of [
+          ['params', req.params],
+          ['query', req.query],
+          ['body', req.body],
+        ] as const) {
           const problem = inputProblem(value, where === 'body' ? '' : where);
           if (problem) throw AppError.validation([{ ...problem, path: problem.path || '(root)' }]);
         }
@@ -117,7 +133,9 @@ function assertInput(route: RestRoute, types: Map<string, string>, req: Request)
     }
   };
   check(route.params, req.params, 'params');
-  const query = Object.fromEntries(Object.entries(req.query as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? fromText(v, types.get(k)) : v]));
+  const query = Object.fromEntries(
+    Object.entries(req.query as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? fromText(v, types.get(k)) : v]),
+  );
   check(route.query, query, 'query');
   check(route.body, req.body === undefined ? {} : req.body, '');
   if (issues.length > 0) throw AppError.validation(issues);
@@ -209,5 +227,5 @@ export async function runOperation(
   const result = await pipeline.execute(document, variableValues, ctx);
   const [first] = result.errors ?? [];
   if (first) throw toAppError(first);
-  return (result.data ?? {});
+  return result.data ?? {};
 }

@@ -89,19 +89,23 @@ const cart = z.object({
   ),
 });
 
-
 export const liveRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/sales/listings',
-    summary: "What the key's sales channel sells: published and on-sale events with their coming occurrences, ticket types and availability (page/limit by event).",
+    summary:
+      "What the key's sales channel sells: published and on-sale events with their coming occurrences, ticket types and availability (page/limit by event).",
     tag: 'Sales',
     organisation: false,
     operation: `query SalesListings($page: Int, $limit: Int) { salesListings(page: $page, limit: $limit) { ${LISTING_FIELDS} } }`,
     query: listQuery(),
     bind: { '...': 'query' },
     result: (data) => data.salesListings,
-    response: z.object({ channel: z.object({ id: z.string(), slug: z.string(), name: z.string() }), events: z.array(listingEvent), pagination }),
+    response: z.object({
+      channel: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
+      events: z.array(listingEvent),
+      pagination,
+    }),
   },
   {
     method: 'POST',
@@ -190,8 +194,7 @@ export const liveRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/sales/customer-tokens',
-    summary:
-      'Exchange a magic-link code for a customer token. Unknown code 401; used 409; expired 410.',
+    summary: 'Exchange a magic-link code for a customer token. Unknown code 401; used 409; expired 410.',
     tag: 'Sales',
     organisation: false,
     operation: `mutation CreateCustomerToken($code: String!) { createCustomerToken(code: $code) { customerToken expiresAt customer { ${CUSTOMER_FIELDS} } } }`,

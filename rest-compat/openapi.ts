@@ -48,7 +48,6 @@ export const CUSTOMER_TOKEN_SCHEME = 'customerToken';
 /** The surface a document describes: the management REST layer (/v1) or the sales API (/live). */
 export type Surface = 'management' | 'sales';
 
-
 /** ../shared/spec/contract.md: these need no X-Service-Org; /meta/versions needs no credential, /auth/* take theirs in the body. */
 const isMetaVersions = (route: RestRoute) => route.path === '/meta/versions';
 const isAuth = (route: RestRoute) => route.path.startsWith('/auth/');
@@ -79,7 +78,7 @@ const MANAGEMENT_SECURITY_SCHEMES: Record<string, Json> = {
     scheme: 'bearer',
     bearerFormat: 'svak_…',
     description:
-      'An organisation API key (prefix svak_) for servers, sent as Authorization: Bearer <key> together with X-Service-Org naming the key\'s organisation. A revoked or expired key answers 401; a route outside the key\'s scopes answers 404. Routes for signed-in people (/me/*, /api-keys) refuse it with 403 SIGNED_IN_USER_REQUIRED.',
+      "An organisation API key (prefix svak_) for servers, sent as Authorization: Bearer <key> together with X-Service-Org naming the key's organisation. A revoked or expired key answers 401; a route outside the key's scopes answers 404. Routes for signed-in people (/me/*, /api-keys) refuse it with 403 SIGNED_IN_USER_REQUIRED.",
   },
 };
 
@@ -101,7 +100,8 @@ const SALES_SECURITY_SCHEMES: Record<string, Json> = {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: "A customer token (POST /sales/customer-tokens, from a magic-link code) as Authorization: Bearer <token>: the customer's own orders, nothing else.",
+    description:
+      "A customer token (POST /sales/customer-tokens, from a magic-link code) as Authorization: Bearer <token>: the customer's own orders, nothing else.",
   },
 };
 
@@ -290,7 +290,9 @@ export function buildOpenApiDocument(
       description: `${STATUS_CODES[status] ?? status}: ${codes.map((code) => `${code} (${ERROR_CODES[code].message})`).join('; ')}`,
       headers: errorHeaders,
       content: {
-        'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse', type: 'object', properties: { code: { enum: codes } } } },
+        'application/json': {
+          schema: { $ref: '#/components/schemas/ErrorResponse', type: 'object', properties: { code: { enum: codes } } },
+        },
       },
     };
   }
@@ -314,7 +316,7 @@ export function buildOpenApiDocument(
           ? 'The sales API at /live, for storefronts: listings, carts, checkout, secret-key confirmation and customer sign-in. Every route runs an operation of the GraphQL schema in-process. Routes take a sales channel key (publishable svpk_ for browsers, secret svsk_ for servers); the key names the organisation, so X-Service-Org is not needed. GET /sales/me/orders takes a customer token instead. A pending order is paid on the hosted checkout page (checkoutUrl of the checkout answer).'
           : 'The management REST API at /v1. Every route runs an operation of the GraphQL API (/graphql) in-process, with the same rights and errors.',
         '',
-        'The API is versioned by date. A request may pin a version with the Service-Version header; otherwise the organisation\'s pinned version applies, then the current one. Every response names the version it was answered at in its Service-Version header. An unknown or sunset version answers 400 UNSUPPORTED_VERSION.',
+        "The API is versioned by date. A request may pin a version with the Service-Version header; otherwise the organisation's pinned version applies, then the current one. Every response names the version it was answered at in its Service-Version header. An unknown or sunset version answers 400 UNSUPPORTED_VERSION.",
         '',
         versionLines,
         '',
@@ -332,7 +334,7 @@ export function buildOpenApiDocument(
           in: 'header',
           required: true,
           description:
-            'Slug of the organisation the request is for. Must be the credential\'s organisation (403 ORG_MISMATCH otherwise); missing answers 400 ORG_REQUIRED.',
+            "Slug of the organisation the request is for. Must be the credential's organisation (403 ORG_MISMATCH otherwise); missing answers 400 ORG_REQUIRED.",
           schema: { type: 'string', minLength: 1 },
         },
         ...(sales
@@ -365,7 +367,8 @@ export function buildOpenApiDocument(
       },
       headers: {
         'X-Request-Id': {
-          description: 'Id of this request, also in error bodies as requestId and in the service\'s logs. A well-formed incoming X-Request-Id is kept.',
+          description:
+            "Id of this request, also in error bodies as requestId and in the service's logs. A well-formed incoming X-Request-Id is kept.",
           required: true,
           schema: { type: 'string' },
         },
@@ -396,7 +399,11 @@ export function buildOpenApiDocument(
           description: 'The body of every error answer.',
           properties: {
             error: { type: 'string', description: 'Human-readable message; not for matching.' },
-            code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'Stable error code; GraphQL errors carry the same in extensions.code.' },
+            code: {
+              type: 'string',
+              enum: Object.keys(ERROR_CODES),
+              description: 'Stable error code; GraphQL errors carry the same in extensions.code.',
+            },
             details: { description: 'For VALIDATION_FAILED a list of {path, message}; for some other codes an object.' },
             requestId: { type: 'string', description: 'Equal to the X-Request-Id header.' },
           },
@@ -412,7 +419,11 @@ export function buildOpenApiDocument(
         ValidationIssue: {
           type: 'object',
           properties: {
-            path: { type: 'string', description: 'Dotted path of the offending value; query. and params. prefix query and path values; (root) for the whole body; (more) for the entry that counts the issues left out.' },
+            path: {
+              type: 'string',
+              description:
+                'Dotted path of the offending value; query. and params. prefix query and path values; (root) for the whole body; (more) for the entry that counts the issues left out.',
+            },
             message: { type: 'string' },
             limit: { type: 'string', description: 'For a refused limit: its name (README "Security model").' },
             max: { type: 'integer', description: 'For a refused limit: its number.' },

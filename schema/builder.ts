@@ -80,8 +80,7 @@ export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
   return missingRight(ctx);
 }
 
-const CUSTOMER_TOKEN_REQUIRED =
-  'This route takes a customer token (POST /live/sales/customer-tokens) as Authorization: Bearer <token>.';
+const CUSTOMER_TOKEN_REQUIRED = 'This route takes a customer token (POST /live/sales/customer-tokens) as Authorization: Bearer <token>.';
 const CUSTOMER_TOKENS_ONLY = "A customer token authenticates only the customer's own routes (GET /live/sales/me/orders).";
 
 export const builder = new SchemaBuilder<{
@@ -113,8 +112,7 @@ export const builder = new SchemaBuilder<{
         signedInUser: ctx.principal?.kind === 'staff',
         organisation: management && ctx.organisation !== null,
         permission: (permission) => management && ctx.organisation !== null && ctx.access.allowsSomewhere(...split(permission)),
-        organisationPermission: (permission) =>
-          management && ctx.organisation !== null && ctx.access.allows(...split(permission)),
+        organisationPermission: (permission) => management && ctx.organisation !== null && ctx.access.allows(...split(permission)),
         salesChannel: kind === 'channel' && ctx.organisation !== null,
         customer: signedInCustomer(ctx.principal) !== null && ctx.organisation !== null,
       };
@@ -162,11 +160,14 @@ const checkZone = (validate: (value: unknown) => unknown) => (value: unknown) =>
   if (typeof zone === 'string' && knownZones.size < 1000) knownZones.add(zone);
   return zone;
 };
-builder.addScalarType('TimeZone', new GraphQLScalarType({
-  ...TimeZoneResolver.toConfig(),
-  serialize: checkZone(TimeZoneResolver.serialize.bind(TimeZoneResolver)),
-  parseValue: checkZone(TimeZoneResolver.parseValue.bind(TimeZoneResolver)),
-}));
+builder.addScalarType(
+  'TimeZone',
+  new GraphQLScalarType({
+    ...TimeZoneResolver.toConfig(),
+    serialize: checkZone(TimeZoneResolver.serialize.bind(TimeZoneResolver)),
+    parseValue: checkZone(TimeZoneResolver.parseValue.bind(TimeZoneResolver)),
+  }),
+);
 builder.addScalarType('URL', URLResolver);
 
 builder.queryType({ description: 'Reads of the management API.' });

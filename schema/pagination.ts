@@ -24,7 +24,12 @@ export const Pagination = builder.objectRef<PaginationInfo>('Pagination').implem
  * A connection type whose objects carry `pagination` and `nodes` beside edges and pageInfo.
  * `alias` names an older field that answered the nodes (kept, deprecated, so old queries work).
  */
-export function pagedConnection<T>(type: ObjectRef<typeof builder.$inferSchemaTypes, T>, name: string, what: string, alias?: { field: string; reason: string }) {
+export function pagedConnection<T>(
+  type: ObjectRef<typeof builder.$inferSchemaTypes, T>,
+  name: string,
+  what: string,
+  alias?: { field: string; reason: string },
+) {
   return builder.connectionObject(
     {
       type,

@@ -30,7 +30,9 @@ function table(routes: RestRoute[], prefix: string, withOrganisation: boolean): 
       ? `| ${route.method} | \`${prefix}${route.path}\` | ${route.organisation ? 'yes' : 'no'} | ${summary} |`
       : `| ${route.method} | \`${prefix}${route.path}\` | ${summary} |`;
   });
-  const head = withOrganisation ? ['| Method | Path | X-Service-Org | What |', '|---|---|---|---|'] : ['| Method | Path | What |', '|---|---|---|'];
+  const head = withOrganisation
+    ? ['| Method | Path | X-Service-Org | What |', '|---|---|---|---|']
+    : ['| Method | Path | What |', '|---|---|---|'];
   return [...head, ...rows].join('\n');
 }
 

@@ -65,7 +65,9 @@ async function main(): Promise<void> {
       let cliPath = await findTemporalCli({ cliPath: config.TEMPORAL_CLI_PATH });
       if (!cliPath) {
         say('no temporal CLI found (TEMPORAL_CLI_PATH, .tools/temporal, PATH): downloading it');
-        const fetched = spawnSync('bash', [path.join(REPO_ROOT, 'scripts', 'ensure-temporal.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+        const fetched = spawnSync('bash', [path.join(REPO_ROOT, 'scripts', 'ensure-temporal.sh')], {
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
         if (fetched.status !== 0) throw new Error('could not download the temporal CLI; set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS');
         cliPath = await findTemporalCli({});
       }
@@ -124,7 +126,9 @@ async function main(): Promise<void> {
         ? `  Demo sign-in                     X-Service-Org: ${demo.organisation}  email: ${demo.email}  password: ${demo.password}`
         : '  Demo sign-in                     (demo organisation exists; its credentials are not in DATA_DIR)',
       ...(demo?.storefrontKey
-        ? [`  Demo storefront key              ${demo.storefrontKey}  (try: curl -H 'X-Channel-Key: ${demo.storefrontKey}' ${origin}/live/sales/listings)`]
+        ? [
+            `  Demo storefront key              ${demo.storefrontKey}  (try: curl -H 'X-Channel-Key: ${demo.storefrontKey}' ${origin}/live/sales/listings)`,
+          ]
         : []),
       '',
       'Press Ctrl+C to stop.',
@@ -141,7 +145,10 @@ async function main(): Promise<void> {
  * Signing and encryption keys for a machine without configured ones: generated once into
  * DATA_DIR/secrets.json (mode 0600) so tokens and webhook secrets survive restarts.
  */
-function developmentSecrets(dataDir: string, config: { JWT_SIGNING_KEYS?: string | undefined; SECRETS_ENCRYPTION_KEY?: string | undefined }) {
+function developmentSecrets(
+  dataDir: string,
+  config: { JWT_SIGNING_KEYS?: string | undefined; SECRETS_ENCRYPTION_KEY?: string | undefined },
+) {
   const file = path.join(dataDir, 'secrets.json');
   let secrets: { JWT_SIGNING_KEYS: string; SECRETS_ENCRYPTION_KEY: string };
   if (existsSync(file)) {
@@ -201,10 +208,27 @@ async function seedDemoShop(db: ReturnType<typeof createDatabase>, organisationI
       data: { id: eventId, organisationId, accountId, name: 'Demo concert', status: 'on_sale', timezone: 'Europe/London', tags: ['demo'] },
     });
     await tx.eventOccurrence.create({
-      data: { id: newId('occurrence'), organisationId, accountId, eventId, startsAt: new Date(Date.now() + 30 * 86_400_000), timezone: 'Europe/London' },
+      data: {
+        id: newId('occurrence'),
+        organisationId,
+        accountId,
+        eventId,
+        startsAt: new Date(Date.now() + 30 * 86_400_000),
+        timezone: 'Europe/London',
+      },
     });
     await tx.ticketType.create({
-      data: { id: newId('ticketType'), organisationId, accountId, eventId, name: 'General admission', priceAmount: 2500, currency: 'GBP', capacity: 200, maxPerOrder: 10 },
+      data: {
+        id: newId('ticketType'),
+        organisationId,
+        accountId,
+        eventId,
+        name: 'General admission',
+        priceAmount: 2500,
+        currency: 'GBP',
+        capacity: 200,
+        maxPerOrder: 10,
+      },
     });
     await tx.salesChannel.create({ data: { id: channelId, organisationId, accountId, name: 'Demo web shop', slug: 'demo-shop' } });
     await tx.channelKey.create({

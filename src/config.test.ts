@@ -26,7 +26,9 @@ describe('loadConfig', () => {
   });
 
   it('requires real dependencies and keys in production', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/production requires DATABASE_URL, TEMPORAL_ADDRESS, JWT_SIGNING_KEYS, SECRETS_ENCRYPTION_KEY/);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /production requires DATABASE_URL, TEMPORAL_ADDRESS, JWT_SIGNING_KEYS, SECRETS_ENCRYPTION_KEY/,
+    );
   });
 
   it('parses durations', () => {

@@ -29,7 +29,10 @@ const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().default('0.0.0.0'),
   PUBLIC_URL: z.url().optional(),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+    .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -119,7 +122,10 @@ const schema = z.object({
    * addresses: a tenant could otherwise make the service fetch its internal network (SSRF).
    */
   IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: booleanFlag,
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL')
+    .optional(),
   /**
    * Without SMTP_URL, mail (invitation codes, magic links, tickets) goes to the database outbox. In
    * production that is refused unless this says it is meant (e.g. a demo stack), since the outbox
@@ -149,7 +155,9 @@ export const EXAMPLE_SECRETS = {
 /** Why a production configuration must not run, per variable; empty when it may. */
 function productionProblems(config: Config): string[] {
   const problems: string[] = [];
-  const missing = (['DATABASE_URL', 'TEMPORAL_ADDRESS', 'JWT_SIGNING_KEYS', 'SECRETS_ENCRYPTION_KEY'] as const).filter((key) => !config[key]);
+  const missing = (['DATABASE_URL', 'TEMPORAL_ADDRESS', 'JWT_SIGNING_KEYS', 'SECRETS_ENCRYPTION_KEY'] as const).filter(
+    (key) => !config[key],
+  );
   if (missing.length > 0) problems.push(`production requires ${missing.join(', ')}`);
   if (config.JWT_SIGNING_KEYS && EXAMPLE_SECRETS.jwtSecrets.some((secret) => config.JWT_SIGNING_KEYS!.includes(secret))) {
     problems.push('JWT_SIGNING_KEYS: holds the example secret of this repository; generate your own (npm run cli -- secrets)');

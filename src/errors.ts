@@ -107,7 +107,14 @@ export function errorBody(error: AppError, requestId: string | undefined): Error
 }
 
 /** The limit a zod `too_big` issue reports, named after what it bounds. */
-const ZOD_LIMITS: Record<string, string> = { array: 'maxItems', set: 'maxItems', string: 'maxLength', number: 'maximum', int: 'maximum', bigint: 'maximum' };
+const ZOD_LIMITS: Record<string, string> = {
+  array: 'maxItems',
+  set: 'maxItems',
+  string: 'maxLength',
+  number: 'maximum',
+  int: 'maximum',
+  bigint: 'maximum',
+};
 
 /** Turns zod-style issues into the contract's `{path, message}` details (a bound also names its limit). */
 export function issuesFrom(
@@ -185,15 +192,20 @@ const UNAVAILABLE_SQLSTATES = /^(08|57P0[1-3])/;
  * a client must not read it as a fault of the request (500).
  */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
-  const e = error as
-    | { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } } }
-    | null;
+  const e = error as {
+    code?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } };
+  } | null;
   if (!e || typeof e !== 'object' || depth > 3) return false;
-  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.test(e.code) || SOCKET_CODES.has(e.code))) return true;
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.test(e.code) || SOCKET_CODES.has(e.code)))
+    return true;
   // What node-postgres throws when a pooled connection dies under a query.
   if (typeof e.message === 'string' && LOST_CONNECTION.test(e.message)) return true;
   const cause = e.meta?.driverAdapterError?.cause;
-  if (cause && ((cause.kind !== undefined && UNAVAILABLE_KINDS.has(cause.kind)) || UNAVAILABLE_SQLSTATES.test(cause.originalCode ?? ''))) return true;
+  if (cause && ((cause.kind !== undefined && UNAVAILABLE_KINDS.has(cause.kind)) || UNAVAILABLE_SQLSTATES.test(cause.originalCode ?? '')))
+    return true;
   return isDatabaseUnavailable(e.cause, depth + 1);
 }
 

@@ -126,7 +126,10 @@ export async function paginate<T>(
   fetch: (window: { skip: number; take: number }) => Promise<T[]>,
 ): Promise<Page<T>> {
   const window = pageWindow(args);
-  const [total, nodes] = await Promise.all([count(), window.take === 0 ? Promise.resolve([]) : fetch({ skip: window.offset, take: window.take })]);
+  const [total, nodes] = await Promise.all([
+    count(),
+    window.take === 0 ? Promise.resolve([]) : fetch({ skip: window.offset, take: window.take }),
+  ]);
   return toPage(window, total, nodes);
 }
 

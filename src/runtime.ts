@@ -12,7 +12,15 @@ import { TemporalAccess } from './temporal.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
 /** Every table that announces changes: any of them can change a cached catalogue answer. */
-const CATALOGUE_CHANGES: ReadonlySet<string> = new Set([...AUTH_TABLES, 'sales_channel_events', 'venues', 'events', 'event_occurrences', 'ticket_types', 'inventories']);
+const CATALOGUE_CHANGES: ReadonlySet<string> = new Set([
+  ...AUTH_TABLES,
+  'sales_channel_events',
+  'venues',
+  'events',
+  'event_occurrences',
+  'ticket_types',
+  'inventories',
+]);
 
 /** Long-lived parts shared by every request of one API process. */
 export interface Runtime {

@@ -10,17 +10,20 @@ import { z } from 'zod';
  * `Etc/UTC` -> `UTC`, `US/Eastern` -> `America/New_York`). Fixed offsets such as `+01:00` are
  * refused: they do not follow daylight saving time.
  */
-export const timeZone = z.string().max(64).transform((value, ctx) => {
-  if (/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(value)) {
-    try {
-      return new Intl.DateTimeFormat('en', { timeZone: value }).resolvedOptions().timeZone;
-    } catch {
-      // fall through to the issue below
+export const timeZone = z
+  .string()
+  .max(64)
+  .transform((value, ctx) => {
+    if (/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(value)) {
+      try {
+        return new Intl.DateTimeFormat('en', { timeZone: value }).resolvedOptions().timeZone;
+      } catch {
+        // fall through to the issue below
+      }
     }
-  }
-  ctx.addIssue({ code: 'custom', message: `"${value.slice(0, 64)}" is not an IANA time zone name such as Europe/London or UTC` });
-  return z.NEVER;
-});
+    ctx.addIssue({ code: 'custom', message: `"${value.slice(0, 64)}" is not an IANA time zone name such as Europe/London or UTC` });
+    return z.NEVER;
+  });
 
 /** A calendar date, YYYY-MM-DD, that exists. */
 export const localDate = z.iso.date({ error: 'a date as YYYY-MM-DD' });

@@ -65,7 +65,8 @@ const FORMAT_WORDS: Record<string, string> = {
   time: WORDS.time,
 };
 
-const sized = (origin: string | undefined) => (origin === 'string' ? 'characters' : origin === 'array' || origin === 'set' ? 'items' : undefined);
+const sized = (origin: string | undefined) =>
+  origin === 'string' ? 'characters' : origin === 'array' || origin === 'set' ? 'items' : undefined;
 
 z.config({
   customError: (issue) => {

@@ -33,10 +33,7 @@ export const API_VERSIONS: readonly ApiVersion[] = [
     date: '2025-10-01',
     status: 'supported',
     summary: 'Money amounts named for their unit; pass counts in ticket webhooks.',
-    breakingChanges: [
-      'Order: total and subtotal renamed totalAmount and subtotalAmount',
-      'Tickets issued: passCount added',
-    ],
+    breakingChanges: ['Order: total and subtotal renamed totalAmount and subtotalAmount', 'Tickets issued: passCount added'],
     deprecatedAt: null,
     sunsetAt: null,
   },

@@ -69,7 +69,15 @@ type Access = Partial<Record<Column, Outcome>>;
 
 // The seven columns whose answer depends on the route; the others follow from the surface.
 const SIR = 'SIGNED_IN_USER_REQUIRED';
-const ANY_CREDENTIAL: Access = { admin: 'ok', viewer: 'ok', noRights: 'ok', keyWith: 'ok', keyWithout: 'ok', embedWith: 'ok', embedWithout: 'ok' };
+const ANY_CREDENTIAL: Access = {
+  admin: 'ok',
+  viewer: 'ok',
+  noRights: 'ok',
+  keyWith: 'ok',
+  keyWithout: 'ok',
+  embedWith: 'ok',
+  embedWithout: 'ok',
+};
 /** No credential needed (/meta/versions, /auth/*): every management credential and none are served. */
 const PUBLIC: Access = { ...ANY_CREDENTIAL, none: 'ok' };
 /** People only (/me/*). */
@@ -85,7 +93,15 @@ const ORGANISATION_WIDE: Access = {
   embedWithout: 'NOT_FOUND',
 };
 /** Reads of things on the first account: the viewer and the embed session there may. */
-const ACCOUNT_READ: Access = { admin: 'ok', viewer: 'ok', noRights: 'FORBIDDEN', keyWith: 'ok', keyWithout: 'NOT_FOUND', embedWith: 'ok', embedWithout: 'NOT_FOUND' };
+const ACCOUNT_READ: Access = {
+  admin: 'ok',
+  viewer: 'ok',
+  noRights: 'FORBIDDEN',
+  keyWith: 'ok',
+  keyWithout: 'NOT_FOUND',
+  embedWith: 'ok',
+  embedWithout: 'NOT_FOUND',
+};
 const ACCOUNT_WRITE: Access = { ...ACCOUNT_READ, viewer: 'FORBIDDEN' };
 /** The sales API's own routes (/live): every management credential is 401, whatever it holds. */
 const MANAGEMENT_REFUSED: Access = {
@@ -130,13 +146,39 @@ const SURFACE: Record<Surface, Access> = {
 };
 
 /** Credentials /graphql refuses before anything executes: the HTTP status is the refusal's; field refusals answer 200. */
-const REFUSED_BEFORE_EXECUTION = new Set<Column>(['revokedKey', 'expiredKey', 'publishable', 'secret', 'customer', 'otherOrgStaff', 'otherOrgKey', 'otherOrgChannelKey']);
+const REFUSED_BEFORE_EXECUTION = new Set<Column>([
+  'revokedKey',
+  'expiredKey',
+  'publishable',
+  'secret',
+  'customer',
+  'otherOrgStaff',
+  'otherOrgKey',
+  'otherOrgChannelKey',
+]);
 
 /** Every scope an API key or embed session can hold; `keyWithout` holds all of these but the row's. */
 const ALL_SCOPES = [
-  'organisation', 'accounts', 'users', 'roles', 'role_assignments', 'identity_providers', 'invitations', 'api_keys',
-  'events', 'occurrences', 'ticket_types', 'venues', 'sales_channels', 'orders', 'customers', 'passes', 'webhooks',
-].flatMap((resource) => [`${resource}.read`, `${resource}.write`]).concat(['orders.cancel', 'orders.refund', 'passes.redeem']);
+  'organisation',
+  'accounts',
+  'users',
+  'roles',
+  'role_assignments',
+  'identity_providers',
+  'invitations',
+  'api_keys',
+  'events',
+  'occurrences',
+  'ticket_types',
+  'venues',
+  'sales_channels',
+  'orders',
+  'customers',
+  'passes',
+  'webhooks',
+]
+  .flatMap((resource) => [`${resource}.read`, `${resource}.write`])
+  .concat(['orders.cancel', 'orders.refund', 'passes.redeem']);
 /** A key or session holding nothing a route asks for. */
 const NO_SCOPE = ['nothing.read'];
 
@@ -212,7 +254,10 @@ beforeAll(async () => {
     otherOrgKey: other.key,
   });
   // The federated person is a user of the organisation (invited, then linked by a first sign-in).
-  const invited = await api(app, 'POST', '/v1/user-invitations', { ...asAdmin(org), body: { organisationId: org.organisation.id, email: federated.email } });
+  const invited = await api(app, 'POST', '/v1/user-invitations', {
+    ...asAdmin(org),
+    body: { organisationId: org.organisation.id, email: federated.email },
+  });
   expect(invited.status).toBe(201);
   expect((await api(app, 'POST', '/v1/auth/federate', { body: { token: await idToken() } })).status).toBe(200);
 }, 120_000);
@@ -223,7 +268,15 @@ afterAll(async () => {
 /** An ID token of the test OpenID provider for the federated person. */
 function idToken(): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  return op.signWithProviderKey({ iss: op.issuer, aud: op.clientId, sub: federated.sub, email: federated.email, email_verified: true, iat: now, exp: now + 600 });
+  return op.signWithProviderKey({
+    iss: op.issuer,
+    aud: op.clientId,
+    sub: federated.sub,
+    email: federated.email,
+    email_verified: true,
+    iat: now,
+    exp: now + 600,
+  });
 }
 
 /** API keys and embed tokens by the scopes they hold: made once, shared by every cell asking for the same. */
@@ -393,7 +446,14 @@ const v1: Record<string, Row<RestRequest>> = {
   },
   'GET /embed/sessions/current': {
     // Only an embed token has a current session; anyone else's request carries none (404).
-    access: { ...ANY_CREDENTIAL, admin: 'NOT_FOUND', viewer: 'NOT_FOUND', noRights: 'NOT_FOUND', keyWith: 'NOT_FOUND', keyWithout: 'NOT_FOUND' },
+    access: {
+      ...ANY_CREDENTIAL,
+      admin: 'NOT_FOUND',
+      viewer: 'NOT_FOUND',
+      noRights: 'NOT_FOUND',
+      keyWith: 'NOT_FOUND',
+      keyWithout: 'NOT_FOUND',
+    },
     request: () => ({ path: '/embed/sessions/current' }),
     check: (body) => expect(body.accountId).toBe(org.account.id),
   },
@@ -401,7 +461,10 @@ const v1: Record<string, Row<RestRequest>> = {
   'POST /user-invitations': {
     access: ORGANISATION_WIDE,
     scopes: ['invitations.write'],
-    request: ({ n }) => ({ path: '/user-invitations', body: { organisationId: org.organisation.id, email: `${unique(n, 'invitee')}@matrix.test` } }),
+    request: ({ n }) => ({
+      path: '/user-invitations',
+      body: { organisationId: org.organisation.id, email: `${unique(n, 'invitee')}@matrix.test` },
+    }),
   },
   'GET /user-invitations/{id}': {
     access: ORGANISATION_WIDE,
@@ -424,9 +487,16 @@ const v1: Record<string, Row<RestRequest>> = {
   },
   'POST /auth/invitations/redeem': {
     access: PUBLIC,
-    request: async ({ things, own }) => ({ path: '/auth/invitations/redeem', body: { code: await own(things.fresh.invitationCode), password: 'long enough password' } }),
+    request: async ({ things, own }) => ({
+      path: '/auth/invitations/redeem',
+      body: { code: await own(things.fresh.invitationCode), password: 'long enough password' },
+    }),
   },
-  'GET /identity-providers': { access: ORGANISATION_WIDE, scopes: ['identity_providers.read'], request: () => ({ path: '/identity-providers' }) },
+  'GET /identity-providers': {
+    access: ORGANISATION_WIDE,
+    scopes: ['identity_providers.read'],
+    request: () => ({ path: '/identity-providers' }),
+  },
   'POST /identity-providers': {
     access: ORGANISATION_WIDE,
     scopes: ['identity_providers.write'],
@@ -462,7 +532,11 @@ const v1: Record<string, Row<RestRequest>> = {
     request: () => ({ path: '/organisation', body: { name: org.organisation.name } }),
   },
   'GET /accounts': { access: ACCOUNT_READ, scopes: ['accounts.read'], request: () => ({ path: '/accounts' }) },
-  'POST /accounts': { access: ORGANISATION_WIDE, scopes: ['accounts.write'], request: ({ n }) => ({ path: '/accounts', body: { name: unique(n, 'Account') } }) },
+  'POST /accounts': {
+    access: ORGANISATION_WIDE,
+    scopes: ['accounts.write'],
+    request: ({ n }) => ({ path: '/accounts', body: { name: unique(n, 'Account') } }),
+  },
   'GET /accounts/{id}': {
     access: ACCOUNT_READ,
     scopes: ['accounts.read'],
@@ -544,7 +618,10 @@ const v1: Record<string, Row<RestRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => ({ path: `/events/${things.draft.eventId}/occurrences`, body: { startDate: '2027-08-01', startTime: '20:00' } }),
+    request: ({ things }) => ({
+      path: `/events/${things.draft.eventId}/occurrences`,
+      body: { startDate: '2027-08-01', startTime: '20:00' },
+    }),
   },
   'GET /events/{id}/ticket-types': {
     access: ACCOUNT_READ,
@@ -557,7 +634,10 @@ const v1: Record<string, Row<RestRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => ({ path: `/events/${things.draft.eventId}/ticket-types`, body: { name: 'Matrix type', priceAmount: 1000, currency: 'GBP' } }),
+    request: ({ things }) => ({
+      path: `/events/${things.draft.eventId}/ticket-types`,
+      body: { name: 'Matrix type', priceAmount: 1000, currency: 'GBP' },
+    }),
   },
   'PATCH /ticket-types/{id}': {
     access: ACCOUNT_WRITE,
@@ -618,20 +698,29 @@ const v1: Record<string, Row<RestRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => ({ path: `/webhook-endpoints/${await own(things.fresh.webhookEndpointId)}/rotate-secret`, body: { overlapSeconds: 60 } }),
+    request: async ({ things, own }) => ({
+      path: `/webhook-endpoints/${await own(things.fresh.webhookEndpointId)}/rotate-secret`,
+      body: { overlapSeconds: 60 },
+    }),
   },
   'POST /webhook-endpoints/{id}/recover': {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => ({ path: `/webhook-endpoints/${await own(things.fresh.webhookEndpointId)}/recover`, body: { since: new Date(Date.now() - 3_600_000).toISOString() } }),
+    request: async ({ things, own }) => ({
+      path: `/webhook-endpoints/${await own(things.fresh.webhookEndpointId)}/recover`,
+      body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+    }),
   },
   'GET /sales-channels': { access: ACCOUNT_READ, scopes: ['sales_channels.read'], request: () => ({ path: '/sales-channels' }) },
   'POST /sales-channels': {
     access: ACCOUNT_WRITE,
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
-    request: ({ things, n }) => ({ path: '/sales-channels', body: { accountId: things.org.account.id, name: 'Matrix channel', slug: unique(n, 'matrix') } }),
+    request: ({ things, n }) => ({
+      path: '/sales-channels',
+      body: { accountId: things.org.account.id, name: 'Matrix channel', slug: unique(n, 'matrix') },
+    }),
   },
   'GET /sales-channels/{id}': {
     access: ACCOUNT_READ,
@@ -657,7 +746,9 @@ const v1: Record<string, Row<RestRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => ({ path: `/sales-channels/${things.catalogue.channel.channelId}/keys/${await own(things.fresh.channelKeyId)}/revoke` }),
+    request: async ({ things, own }) => ({
+      path: `/sales-channels/${things.catalogue.channel.channelId}/keys/${await own(things.fresh.channelKeyId)}/revoke`,
+    }),
     check: (body) => expect(body.channelKey.revokedAt).toEqual(expect.any(String)),
   },
   'GET /orders': { access: ACCOUNT_READ, scopes: ['orders.read'], request: () => ({ path: '/orders' }) },
@@ -690,7 +781,11 @@ const v1: Record<string, Row<RestRequest>> = {
     request: ({ things }) => ({ path: `/customers/${things.order.customerId}` }),
     check: (body, { things }) => expect(body.customer.id).toBe(things.order.customerId),
   },
-  'GET /passes': { access: ACCOUNT_READ, scopes: ['passes.read'], request: ({ things }) => ({ path: `/passes?orderId=${things.order.id}` }) },
+  'GET /passes': {
+    access: ACCOUNT_READ,
+    scopes: ['passes.read'],
+    request: ({ things }) => ({ path: `/passes?orderId=${things.order.id}` }),
+  },
   'GET /passes/{id}': {
     access: ACCOUNT_READ,
     scopes: ['passes.read'],
@@ -735,7 +830,11 @@ const live: Record<string, Row<RestRequest>> = {
   'PATCH /sales/carts/{id}': {
     access: CHANNEL_KEYS,
     names: 'NOT_FOUND',
-    request: ({ things }) => ({ path: `/sales/carts/${things.cart.id}`, body: { items: [cartLine(things.catalogue)] }, session: things.cart.session }),
+    request: ({ things }) => ({
+      path: `/sales/carts/${things.cart.id}`,
+      body: { items: [cartLine(things.catalogue)] },
+      session: things.cart.session,
+    }),
     check: (body, { things }) => expect(body.cart.id).toBe(things.cart.id),
   },
   'POST /sales/carts/{id}/checkout': {
@@ -743,14 +842,21 @@ const live: Record<string, Row<RestRequest>> = {
     names: 'NOT_FOUND',
     request: async ({ things, n, own }) => {
       const cart = await own(things.fresh.cart);
-      return { path: `/sales/carts/${cart.id}/checkout`, body: { customer: { email: `${unique(n, 'buyer')}@matrix.test` } }, session: cart.session };
+      return {
+        path: `/sales/carts/${cart.id}/checkout`,
+        body: { customer: { email: `${unique(n, 'buyer')}@matrix.test` } },
+        session: cart.session,
+      };
     },
     check: (body) => expect(body.order.status).toBe('pending'),
   },
   'POST /sales/orders/{id}/confirm': {
     access: { ...CHANNEL_KEYS, publishable: 'NOT_FOUND' }, // servers only
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => ({ path: `/sales/orders/${(await own(() => things.fresh.order({ pending: true }))).order.id}/confirm`, body: {} }),
+    request: async ({ things, own }) => ({
+      path: `/sales/orders/${(await own(() => things.fresh.order({ pending: true }))).order.id}/confirm`,
+      body: {},
+    }),
     check: (body) => expect(body.order.status).toBe('confirmed'),
   },
   'POST /sales/customer-auth/magic-link': {
@@ -798,38 +904,58 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   roleAssignments: { access: ACCOUNT_READ, scopes: ['role_assignments.read'], request: () => gql('{ roleAssignments { id } }') },
   apiKeys: { access: { ...SIGNED_IN, noRights: 'FORBIDDEN' }, request: () => gql('{ apiKeys { id } }') },
   currentEmbedSession: {
-    access: { ...ANY_CREDENTIAL, admin: 'NOT_FOUND', viewer: 'NOT_FOUND', noRights: 'NOT_FOUND', keyWith: 'NOT_FOUND', keyWithout: 'NOT_FOUND' },
+    access: {
+      ...ANY_CREDENTIAL,
+      admin: 'NOT_FOUND',
+      viewer: 'NOT_FOUND',
+      noRights: 'NOT_FOUND',
+      keyWith: 'NOT_FOUND',
+      keyWithout: 'NOT_FOUND',
+    },
     request: () => gql('{ currentEmbedSession { accountId } }'),
   },
   login: {
     access: PUBLIC,
-    request: () => gql('mutation($input: LoginInput!) { login(input: $input) { accessToken } }', { input: { email: org.email, password: org.password } }),
+    request: () =>
+      gql('mutation($input: LoginInput!) { login(input: $input) { accessToken } }', {
+        input: { email: org.email, password: org.password },
+      }),
   },
   refreshTokens: {
     access: PUBLIC,
     request: async ({ things, own }) =>
-      gql('mutation($input: RefreshTokenInput!) { refreshTokens(input: $input) { accessToken } }', { input: { refreshToken: await own(things.fresh.refreshToken) } }),
+      gql('mutation($input: RefreshTokenInput!) { refreshTokens(input: $input) { accessToken } }', {
+        input: { refreshToken: await own(things.fresh.refreshToken) },
+      }),
   },
   logout: {
     access: PUBLIC,
-    request: async ({ things, own }) => gql('mutation($input: RefreshTokenInput!) { logout(input: $input) }', { input: { refreshToken: await own(things.fresh.refreshToken) } }),
+    request: async ({ things, own }) =>
+      gql('mutation($input: RefreshTokenInput!) { logout(input: $input) }', {
+        input: { refreshToken: await own(things.fresh.refreshToken) },
+      }),
   },
   createRole: {
     access: ORGANISATION_WIDE,
     scopes: ['roles.write', 'events.read'],
-    request: ({ n }) => gql('mutation($input: CreateRoleInput!) { createRole(input: $input) { id } }', { input: { name: unique(n, 'Matrix role'), permissions: ['events.read'] } }),
+    request: ({ n }) =>
+      gql('mutation($input: CreateRoleInput!) { createRole(input: $input) { id } }', {
+        input: { name: unique(n, 'Matrix role'), permissions: ['events.read'] },
+      }),
   },
   updateRole: {
     access: ORGANISATION_WIDE,
     scopes: ['roles.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('mutation($id: String!) { updateRole(id: $id, input: { description: "Changed" }) { id } }', { id: things.roleId }),
+    request: ({ things }) =>
+      gql('mutation($id: String!) { updateRole(id: $id, input: { description: "Changed" }) { id } }', { id: things.roleId }),
   },
   deleteRole: {
     access: ORGANISATION_WIDE,
     scopes: ['roles.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { deleteRole(id: $id) { success } }', { id: await own(things.fresh.roleId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { deleteRole(id: $id) { success } }', { id: await own(things.fresh.roleId) }),
   },
   assignRole: {
     access: ACCOUNT_WRITE,
@@ -853,7 +979,8 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { removeRoleAssignment(id: $id) { success } }', { id: await own(things.fresh.assignmentId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { removeRoleAssignment(id: $id) { success } }', { id: await own(things.fresh.assignmentId) }),
   },
   createApiKey: {
     access: { ...SIGNED_IN, viewer: 'FORBIDDEN', noRights: 'FORBIDDEN' },
@@ -862,7 +989,8 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   revokeApiKey: {
     access: { ...SIGNED_IN, viewer: 'FORBIDDEN', noRights: 'FORBIDDEN' },
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { revokeApiKey(id: $id) { id } }', { id: await own(things.fresh.apiKeyId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { revokeApiKey(id: $id) { id } }', { id: await own(things.fresh.apiKeyId) }),
   },
   createEmbedSession: {
     access: { ...ACCOUNT_READ, embedWith: 'NOT_FOUND' },
@@ -893,13 +1021,15 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['invitations.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { deleteInvitation(id: $id) { success } }', { id: await own(things.fresh.invitationId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { deleteInvitation(id: $id) { success } }', { id: await own(things.fresh.invitationId) }),
   },
   resendInvitation: {
     access: ORGANISATION_WIDE,
     scopes: ['invitations.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { resendInvitation(id: $id) { id } }', { id: await own(things.fresh.invitationId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { resendInvitation(id: $id) { id } }', { id: await own(things.fresh.invitationId) }),
   },
   redeemInvitation: {
     access: PUBLIC,
@@ -920,17 +1050,23 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['identity_providers.write'],
     request: ({ things }) =>
-      gql('mutation($input: CreateIdentityProviderInput!) { createIdentityProvider(input: $input) { id } }', { input: things.fresh.identityProviderBody() }),
+      gql('mutation($input: CreateIdentityProviderInput!) { createIdentityProvider(input: $input) { id } }', {
+        input: things.fresh.identityProviderBody(),
+      }),
   },
   updateIdentityProvider: {
     access: ORGANISATION_WIDE,
     scopes: ['identity_providers.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('mutation($id: String!) { updateIdentityProvider(id: $id, input: { isEnabled: true }) { id } }', { id: things.identityProviderId }),
+    request: ({ things }) =>
+      gql('mutation($id: String!) { updateIdentityProvider(id: $id, input: { isEnabled: true }) { id } }', {
+        id: things.identityProviderId,
+      }),
   },
   federate: {
     access: PUBLIC,
-    request: async () => gql('mutation($input: FederateInput!) { federate(input: $input) { accessToken } }', { input: { token: await idToken() } }),
+    request: async () =>
+      gql('mutation($input: FederateInput!) { federate(input: $input) { accessToken } }', { input: { token: await idToken() } }),
   },
   organisation: {
     access: ACCOUNT_READ,
@@ -941,7 +1077,10 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   updateOrganisation: {
     access: ORGANISATION_WIDE,
     scopes: ['organisation.write'],
-    request: () => gql('mutation($input: UpdateOrganisationInput!) { updateOrganisation(input: $input) { id } }', { input: { name: org.organisation.name } }),
+    request: () =>
+      gql('mutation($input: UpdateOrganisationInput!) { updateOrganisation(input: $input) { id } }', {
+        input: { name: org.organisation.name },
+      }),
   },
   accounts: { access: ACCOUNT_READ, scopes: ['accounts.read'], request: () => gql('{ accounts { pagination { total } } }') },
   account: {
@@ -954,26 +1093,33 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   createAccount: {
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write'],
-    request: ({ n }) => gql('mutation($input: CreateAccountInput!) { createAccount(input: $input) { id } }', { input: { name: unique(n, 'Account') } }),
+    request: ({ n }) =>
+      gql('mutation($input: CreateAccountInput!) { createAccount(input: $input) { id } }', { input: { name: unique(n, 'Account') } }),
   },
   updateAccount: {
     access: ACCOUNT_WRITE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!, $name: String!) { updateAccount(id: $id, input: { name: $name }) { id } }', { id: things.org.account.id, name: things.org.account.name }),
+      gql('mutation($id: String!, $name: String!) { updateAccount(id: $id, input: { name: $name }) { id } }', {
+        id: things.org.account.id,
+        name: things.org.account.name,
+      }),
   },
   deleteAccount: {
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { deleteAccount(id: $id) { success } }', { id: await own(things.fresh.accountId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { deleteAccount(id: $id) { success } }', { id: await own(things.fresh.accountId) }),
   },
   provisionPartnerAccount: {
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write', 'sales_channels.write'],
     request: ({ n }) =>
-      gql('mutation($input: ProvisionPartnerAccountInput!) { provisionPartnerAccount(input: $input) { publishableKey { id } } }', { input: { name: unique(n, 'Partner') } }),
+      gql('mutation($input: ProvisionPartnerAccountInput!) { provisionPartnerAccount(input: $input) { publishableKey { id } } }', {
+        input: { name: unique(n, 'Partner') },
+      }),
   },
   venues: { access: ACCOUNT_READ, scopes: ['venues.read'], request: () => gql('{ venues { pagination { total } } }') },
   venue: {
@@ -988,13 +1134,16 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['venues.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($input: CreateVenueInput!) { createVenue(input: $input) { id } }', { input: { accountId: things.org.account.id, name: 'Matrix venue' } }),
+      gql('mutation($input: CreateVenueInput!) { createVenue(input: $input) { id } }', {
+        input: { accountId: things.org.account.id, name: 'Matrix venue' },
+      }),
   },
   updateVenue: {
     access: ACCOUNT_WRITE,
     scopes: ['venues.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('mutation($id: String!) { updateVenue(id: $id, input: { capacity: 500 }) { id } }', { id: things.catalogue.venueId }),
+    request: ({ things }) =>
+      gql('mutation($id: String!) { updateVenue(id: $id, input: { capacity: 500 }) { id } }', { id: things.catalogue.venueId }),
   },
   events: { access: ACCOUNT_READ, scopes: ['events.read'], request: () => gql('{ events { pagination { total } } }') },
   event: {
@@ -1008,7 +1157,8 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['events.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { eventOccurrences(eventId: $id) { nodes { id } } }', { id: things.catalogue.eventId }),
+    request: ({ things }) =>
+      gql('query($id: String!) { eventOccurrences(eventId: $id) { nodes { id } } }', { id: things.catalogue.eventId }),
     check: (data, { things }) => expect(data.nodes).toEqual([{ id: things.catalogue.occurrenceId }]),
   },
   ticketTypes: {
@@ -1030,45 +1180,58 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($input: CreateEventInput!) { createEvent(input: $input) { id } }', { input: { accountId: things.org.account.id, name: 'Matrix event', timezone: 'UTC' } }),
+      gql('mutation($input: CreateEventInput!) { createEvent(input: $input) { id } }', {
+        input: { accountId: things.org.account.id, name: 'Matrix event', timezone: 'UTC' },
+      }),
   },
   updateEvent: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('mutation($id: String!) { updateEvent(id: $id, input: { description: "Changed" }) { id } }', { id: things.draft.eventId }),
+    request: ({ things }) =>
+      gql('mutation($id: String!) { updateEvent(id: $id, input: { description: "Changed" }) { id } }', { id: things.draft.eventId }),
   },
   deleteEvent: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { deleteEvent(id: $id) { success } }', { id: await own(things.fresh.eventId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { deleteEvent(id: $id) { success } }', { id: await own(things.fresh.eventId) }),
   },
   createEventOccurrence: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { createEventOccurrence(eventId: $id, input: { startDate: "2027-08-01", startTime: "20:00" }) { id } }', { id: things.draft.eventId }),
+      gql('mutation($id: String!) { createEventOccurrence(eventId: $id, input: { startDate: "2027-08-01", startTime: "20:00" }) { id } }', {
+        id: things.draft.eventId,
+      }),
   },
   createTicketType: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { createTicketType(eventId: $id, input: { name: "Matrix type", priceAmount: 1000, currency: "GBP" }) { id } }', { id: things.draft.eventId }),
+      gql(
+        'mutation($id: String!) { createTicketType(eventId: $id, input: { name: "Matrix type", priceAmount: 1000, currency: "GBP" }) { id } }',
+        { id: things.draft.eventId },
+      ),
   },
   updateTicketType: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('mutation($id: String!) { updateTicketType(id: $id, input: { description: "Changed" }) { id } }', { id: things.draft.ticketTypeId }),
+    request: ({ things }) =>
+      gql('mutation($id: String!) { updateTicketType(id: $id, input: { description: "Changed" }) { id } }', {
+        id: things.draft.ticketTypeId,
+      }),
   },
   deleteTicketType: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { deleteTicketType(id: $id) { success } }', { id: await own(things.fresh.ticketTypeId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { deleteTicketType(id: $id) { success } }', { id: await own(things.fresh.ticketTypeId) }),
   },
   webhookEventTypes: { access: ANY_CREDENTIAL, request: () => gql('{ webhookEventTypes { type } }') },
   webhookEndpoints: { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => gql('{ webhookEndpoints { id } }') },
@@ -1079,7 +1242,11 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     request: ({ things }) => gql('query($id: String!) { webhookEndpoint(id: $id) { id } }', { id: things.webhookEndpointId }),
     check: (data, { things }) => expect(data.id).toBe(things.webhookEndpointId),
   },
-  webhookDeliveries: { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => gql('{ webhookDeliveries { pagination { total } } }') },
+  webhookDeliveries: {
+    access: ACCOUNT_READ,
+    scopes: ['webhooks.read'],
+    request: () => gql('{ webhookDeliveries { pagination { total } } }'),
+  },
   createWebhookEndpoint: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
@@ -1093,32 +1260,40 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('mutation($id: String!) { updateWebhookEndpoint(id: $id, input: { description: "Changed" }) { id } }', { id: things.webhookEndpointId }),
+    request: ({ things }) =>
+      gql('mutation($id: String!) { updateWebhookEndpoint(id: $id, input: { description: "Changed" }) { id } }', {
+        id: things.webhookEndpointId,
+      }),
   },
   deleteWebhookEndpoint: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { deleteWebhookEndpoint(id: $id) { success } }', { id: await own(things.fresh.webhookEndpointId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { deleteWebhookEndpoint(id: $id) { success } }', { id: await own(things.fresh.webhookEndpointId) }),
   },
   webhookDelivery: {
     access: ACCOUNT_READ,
     scopes: ['webhooks.read'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('query($id: String!) { webhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
+    request: async ({ things, own }) =>
+      gql('query($id: String!) { webhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
   },
   resendWebhookDelivery: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { resendWebhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { resendWebhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
   },
   rotateWebhookEndpointSecret: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { rotateWebhookEndpointSecret(id: $id, input: { overlapSeconds: 60 }) { secret } }', { id: await own(things.fresh.webhookEndpointId) }),
+      gql('mutation($id: String!) { rotateWebhookEndpointSecret(id: $id, input: { overlapSeconds: 60 }) { secret } }', {
+        id: await own(things.fresh.webhookEndpointId),
+      }),
   },
   recoverWebhookEndpoint: {
     access: ACCOUNT_WRITE,
@@ -1134,9 +1309,14 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { testWebhookEndpoint(id: $id) { id } }', { id: await own(things.fresh.webhookEndpointId) }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { testWebhookEndpoint(id: $id) { id } }', { id: await own(things.fresh.webhookEndpointId) }),
   },
-  salesChannels: { access: ACCOUNT_READ, scopes: ['sales_channels.read'], request: () => gql('{ salesChannels { pagination { total } } }') },
+  salesChannels: {
+    access: ACCOUNT_READ,
+    scopes: ['sales_channels.read'],
+    request: () => gql('{ salesChannels { pagination { total } } }'),
+  },
   salesChannel: {
     access: ACCOUNT_READ,
     scopes: ['sales_channels.read'],
@@ -1157,14 +1337,19 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('mutation($id: String!) { updateSalesChannel(id: $id, input: { name: "Web shop" }) { id } }', { id: things.catalogue.channel.channelId }),
+    request: ({ things }) =>
+      gql('mutation($id: String!) { updateSalesChannel(id: $id, input: { name: "Web shop" }) { id } }', {
+        id: things.catalogue.channel.channelId,
+      }),
   },
   createChannelKey: {
     access: ACCOUNT_WRITE,
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: "publishable" }) { key } }', { id: things.catalogue.channel.channelId }),
+      gql('mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: "publishable" }) { key } }', {
+        id: things.catalogue.channel.channelId,
+      }),
   },
   revokeChannelKey: {
     access: ACCOUNT_WRITE,
@@ -1204,24 +1389,30 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_WRITE,
     scopes: ['orders.cancel'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { cancelOrder(id: $id) { status } }', { id: (await own(things.fresh.order)).order.id }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { cancelOrder(id: $id) { status } }', { id: (await own(things.fresh.order)).order.id }),
     check: (data) => expect(data.status).toBe('cancelled'),
   },
   refundOrder: {
     access: ACCOUNT_WRITE,
     scopes: ['orders.refund'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { refundOrder(id: $id) { status } }', { id: (await own(things.fresh.order)).order.id }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { refundOrder(id: $id) { status } }', { id: (await own(things.fresh.order)).order.id }),
     check: (data) => expect(data.status).toBe('refunded'),
   },
   redeemPass: {
     access: ACCOUNT_WRITE,
     scopes: ['passes.redeem'],
     names: 'NOT_FOUND',
-    request: async ({ things, own }) => gql('mutation($id: String!) { redeemPass(passId: $id) { id } }', { id: (await own(things.fresh.pass)).id }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { redeemPass(passId: $id) { id } }', { id: (await own(things.fresh.pass)).id }),
   },
   salesListings: { access: SALES_FIELD, request: () => gql('{ salesListings { pagination { total } } }') },
-  salesCart: { access: SALES_FIELD, request: ({ things }) => gql('query($id: String!) { salesCart(id: $id) { id } }', { id: things.cart.id }) },
+  salesCart: {
+    access: SALES_FIELD,
+    request: ({ things }) => gql('query($id: String!) { salesCart(id: $id) { id } }', { id: things.cart.id }),
+  },
   customerOrders: { access: SALES_FIELD, request: () => gql('{ customerOrders { pagination { total } } }') },
   createSalesCart: { access: SALES_FIELD, request: () => gql('mutation { createSalesCart { id } }') },
   updateSalesCart: {
@@ -1238,11 +1429,15 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   },
   confirmSalesOrder: {
     access: SALES_FIELD,
-    request: async ({ things, own }) => gql('mutation($id: String!) { confirmSalesOrder(id: $id) { id } }', { id: (await own(() => things.fresh.order({ pending: true }))).order.id }),
+    request: async ({ things, own }) =>
+      gql('mutation($id: String!) { confirmSalesOrder(id: $id) { id } }', {
+        id: (await own(() => things.fresh.order({ pending: true }))).order.id,
+      }),
   },
   requestCustomerMagicLink: {
     access: SALES_FIELD,
-    request: ({ things }) => gql('mutation($email: String!) { requestCustomerMagicLink(email: $email) { accepted } }', { email: things.order.email }),
+    request: ({ things }) =>
+      gql('mutation($email: String!) { requestCustomerMagicLink(email: $email) { accepted } }', { email: things.order.email }),
   },
   createCustomerToken: {
     access: SALES_FIELD,

@@ -63,7 +63,11 @@ describe('creating organisation API keys', () => {
       body: { name: 'mine', scopes: ['events.read'], accountId: second.id },
     });
     expect(ok.status).toBe(201);
-    const wide = await api(app, 'POST', '/v1/api-keys', { token: manager.token, org: org.slug, body: { name: 'wide', scopes: ['events.read'] } });
+    const wide = await api(app, 'POST', '/v1/api-keys', {
+      token: manager.token,
+      org: org.slug,
+      body: { name: 'wide', scopes: ['events.read'] },
+    });
     expect(wide.status).toBe(403);
     const elsewhere = await api(app, 'POST', '/v1/api-keys', {
       token: manager.token,
@@ -130,7 +134,11 @@ describe('the six rules of an organisation API key', () => {
       ['POST', '/v1/api-keys'],
       ['POST', `/v1/api-keys/${apiKey.id}/revoke`],
     ] as const) {
-      const res = await api(app, method, path, { token: key, org: org.slug, body: method === 'POST' && path === '/v1/api-keys' ? { name: 'x', scopes: ['events.read'] } : undefined });
+      const res = await api(app, method, path, {
+        token: key,
+        org: org.slug,
+        body: method === 'POST' && path === '/v1/api-keys' ? { name: 'x', scopes: ['events.read'] } : undefined,
+      });
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body.code).toBe('SIGNED_IN_USER_REQUIRED');
     }
@@ -171,7 +179,12 @@ describe('embed sessions', () => {
     const created = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: {} });
     expect(created.status).toBe(201);
     const claims = decodeJwt(created.body.token);
-    expect(claims).toMatchObject({ typ: 'embed', acc: second.id, org: org.organisation.id, scopes: ['role_assignments.read', 'events.read'] });
+    expect(claims).toMatchObject({
+      typ: 'embed',
+      acc: second.id,
+      org: org.organisation.id,
+      scopes: ['role_assignments.read', 'events.read'],
+    });
     expect(claims.exp! - claims.iat!).toBeLessThanOrEqual(3600);
 
     const current = await api(app, 'GET', '/v1/embed/sessions/current', { token: created.body.token, org: org.slug });

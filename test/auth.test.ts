@@ -162,7 +162,13 @@ describe('/me', () => {
     const res = await api(app, 'GET', '/v1/me/roles', { token: org.adminToken, org: org.slug });
     expect(res.body).toEqual({
       roles: [
-        { id: org.assignment.roleId, name: 'Organisation admin', description: expect.any(String), accountId: org.account.id, isSystemRole: true },
+        {
+          id: org.assignment.roleId,
+          name: 'Organisation admin',
+          description: expect.any(String),
+          accountId: org.account.id,
+          isSystemRole: true,
+        },
       ],
       isOrgAdmin: true,
     });

@@ -41,7 +41,9 @@ describe('authorisation does not depend on field order', () => {
 
   function outcome(body: { data?: Record<string, unknown> | null; errors?: Array<{ path?: string[]; extensions?: { code?: string } }> }) {
     const codes = Object.fromEntries(
-      (body.errors ?? []).map((error) => [error.path?.[0] ?? '(none)', error.extensions?.code ?? '(none)']).sort(([a], [b]) => a!.localeCompare(b!)),
+      (body.errors ?? [])
+        .map((error) => [error.path?.[0] ?? '(none)', error.extensions?.code ?? '(none)'])
+        .sort(([a], [b]) => a!.localeCompare(b!)),
     );
     const answered = Object.keys(body.data ?? {})
       .filter((key) => body.data![key] !== null)
@@ -57,7 +59,12 @@ describe('authorisation does not depend on field order', () => {
     });
     for (const token of [viewerToken, keyBody.key as string]) {
       const results = new Set<string>();
-      const permutations = [fields, [...fields].reverse(), [fields[2], fields[0], fields[4], fields[1], fields[3]], [fields[1], fields[3], fields[0], fields[4], fields[2]]];
+      const permutations = [
+        fields,
+        [...fields].reverse(),
+        [fields[2], fields[0], fields[4], fields[1], fields[3]],
+        [fields[1], fields[3], fields[0], fields[4], fields[2]],
+      ];
       for (const order of permutations) {
         const res = await graphql(app, `{ ${order.join(' ')} }`, {}, { token, org: org.slug });
         results.add(JSON.stringify(outcome(res.body)));

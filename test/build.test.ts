@@ -24,9 +24,7 @@ const checkout = path.join(work, 'checkout');
 const runtime = path.join(work, 'runtime');
 
 // The environment of a fresh shell: without what the `npm test` around us set for its own script.
-const shellEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !/^(npm_package_|npm_lifecycle_|INIT_CWD$)/.test(name)),
-);
+const shellEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_package_|npm_lifecycle_|INIT_CWD$)/.test(name)));
 
 function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}, timeout = 300_000) {
   const result = spawnSync(command, args, { cwd, env: { ...shellEnv, ...env }, encoding: 'utf8', timeout });
@@ -122,7 +120,8 @@ describe("the Dockerfile's runtime stage, built from that checkout", () => {
     ]);
     mkdirSync(runtime);
     for (const line of copies.filter((c) => !c.startsWith('COPY --from'))) {
-      for (const source of line.split(/\s+/).slice(1, -1)) cpSync(path.join(checkout, source), path.join(runtime, source), { recursive: true });
+      for (const source of line.split(/\s+/).slice(1, -1))
+        cpSync(path.join(checkout, source), path.join(runtime, source), { recursive: true });
     }
     cpSync(path.join(checkout, 'dist'), path.join(runtime, 'dist'), { recursive: true });
     // The production-dependencies stage runs `npm ci --omit=dev --ignore-scripts`; pruning the
@@ -146,14 +145,29 @@ describe("the Dockerfile's runtime stage, built from that checkout", () => {
   it('`node dist/server/main.js` answers /readyz and serves a signed-in request; `node dist/workflows/worker-main.js` runs a workflow', async () => {
     const bootstrap = run(
       'node',
-      ['dist/src/cli/main.js', 'bootstrap', '--org-slug', 'built', '--org-name', 'Built', '--email', 'owner@built.test', '--password', 'long enough pw'],
+      [
+        'dist/src/cli/main.js',
+        'bootstrap',
+        '--org-slug',
+        'built',
+        '--org-name',
+        'Built',
+        '--email',
+        'owner@built.test',
+        '--password',
+        'long enough pw',
+      ],
       runtime,
       env(),
     );
     expect(bootstrap.status, bootstrap.output).toBe(0);
 
     const port = await findFreePort();
-    const api = spawnProcess(['dist/server/main.js'], { ...env(), PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }, { command: 'node', cwd: runtime });
+    const api = spawnProcess(
+      ['dist/server/main.js'],
+      { ...env(), PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` },
+      { command: 'node', cwd: runtime },
+    );
     const worker = spawnProcess(['dist/workflows/worker-main.js'], env(), { command: 'node', cwd: runtime });
     processes.push(api, worker);
     await Promise.all([api.waitFor(/API listening/, 60_000), worker.waitFor(/worker running/, 60_000)]);

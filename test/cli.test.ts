@@ -25,19 +25,37 @@ afterAll(async () => {
 });
 
 describe('npm run cli -- bootstrap', () => {
-  const args = ['bootstrap', '--org-slug', 'acme', '--org-name', 'Acme Tickets', '--email', 'Owner@Acme.test', '--password', 'long enough pw'];
+  const args = [
+    'bootstrap',
+    '--org-slug',
+    'acme',
+    '--org-name',
+    'Acme Tickets',
+    '--email',
+    'Owner@Acme.test',
+    '--password',
+    'long enough pw',
+  ];
 
   it('creates the organisation, its system roles, an account and an administrator, and prints their ids', async () => {
     const result = cli(args, { DATABASE_URL: database.url });
     expect(result.stderr).not.toMatch(/error/i);
     expect(result.status).toBe(0);
     const printed = JSON.parse(result.stdout);
-    expect(printed.organisation).toMatchObject({ id: expect.stringMatching(/^org_/), slug: 'acme', name: 'Acme Tickets', apiVersion: '2026-06-01' });
+    expect(printed.organisation).toMatchObject({
+      id: expect.stringMatching(/^org_/),
+      slug: 'acme',
+      name: 'Acme Tickets',
+      apiVersion: '2026-06-01',
+    });
     expect(printed.account.id).toMatch(/^acc_/);
     expect(printed.user).toMatchObject({ id: expect.stringMatching(/^usr_/), email: 'owner@acme.test' });
-    expect(printed.roles.map((r: { systemKey: string }) => r.systemKey).sort()).toEqual(
-      ['account_admin', 'event_manager', 'organisation_admin', 'viewer'],
-    );
+    expect(printed.roles.map((r: { systemKey: string }) => r.systemKey).sort()).toEqual([
+      'account_admin',
+      'event_manager',
+      'organisation_admin',
+      'viewer',
+    ]);
 
     const [org] = await query(database.url, 'SELECT * FROM organisations WHERE id = $1', [printed.organisation.id]);
     expect(org).toMatchObject({ slug: 'acme', name: 'Acme Tickets' });

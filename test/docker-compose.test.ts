@@ -30,7 +30,16 @@ const compose = substitute(parsed, dotEnv);
 
 describe('docker-compose.yml', () => {
   it('runs PostgreSQL, Temporal with its UI, migrations, two API replicas behind a proxy, two workers, and the setup of the webhook search attributes', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'migrate', 'postgres', 'proxy', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(Object.keys(compose.services).sort()).toEqual([
+      'api',
+      'migrate',
+      'postgres',
+      'proxy',
+      'temporal',
+      'temporal-setup',
+      'temporal-ui',
+      'worker',
+    ]);
     expect(compose.services.api.deploy.replicas).toBe(2);
     expect(compose.services.worker.deploy.replicas).toBe(2);
     // Replicas cannot share a published port: only the proxy publishes the API's.
@@ -75,7 +84,7 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).not.toContain('tsx');
   });
 
-  it("puts the official HAProxy image in front of the API replicas, with its configuration from deploy/", () => {
+  it('puts the official HAProxy image in front of the API replicas, with its configuration from deploy/', () => {
     const proxy = compose.services.proxy;
     expect(proxy.image).toMatch(/^haproxy:\d+\.\d+$/);
     expect(proxy.volumes).toEqual(['./deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro']);
@@ -114,7 +123,9 @@ describe('docker-compose.yml', () => {
     expect(setup.entrypoint).toEqual(['temporal']);
     const names = setup.command.filter((arg: string) => arg.startsWith('--name=')).map((arg: string) => arg.slice('--name='.length));
     expect(names).toEqual(SEARCH_ATTRIBUTE_NAMES);
-    expect(setup.command.filter((arg: string) => arg.startsWith('--type='))).toEqual(SEARCH_ATTRIBUTE_NAMES.map(() => '--type=KeywordList'));
+    expect(setup.command.filter((arg: string) => arg.startsWith('--type='))).toEqual(
+      SEARCH_ATTRIBUTE_NAMES.map(() => '--type=KeywordList'),
+    );
   });
 });
 

@@ -7,12 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/embedded/pglite.ts';
-import {
-  findFreePort,
-  findTemporalCli,
-  findTemporalTestServer,
-  startTemporalDevServer,
-} from '../src/embedded/temporal.ts';
+import { findFreePort, findTemporalCli, findTemporalTestServer, startTemporalDevServer } from '../src/embedded/temporal.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundledCli = path.join(repoRoot, '.tools', 'temporal', 'temporal');

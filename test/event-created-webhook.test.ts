@@ -12,15 +12,20 @@ beforeAll(async () => {
 it('creating an event records event.created with one delivery per subscribed endpoint, in the same transaction', async () => {
   const admin = { token: org.adminToken, org: org.slug };
   const endpoint = async (eventTypes?: string[]) =>
-    (await api(app, 'POST', '/v1/webhook-endpoints', {
-      ...admin,
-      body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hook', description: 'x', ...(eventTypes ? { eventTypes } : {}) },
-    })).body.endpoint.id as string;
+    (
+      await api(app, 'POST', '/v1/webhook-endpoints', {
+        ...admin,
+        body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hook', description: 'x', ...(eventTypes ? { eventTypes } : {}) },
+      })
+    ).body.endpoint.id as string;
   const all = await endpoint();
   const events = await endpoint(['event.created']);
   await endpoint(['order.created']);
 
-  const created = await api(app, 'POST', '/v1/events', { ...admin, body: { accountId: org.account.id, name: 'Gala', timezone: 'Europe/Paris' } });
+  const created = await api(app, 'POST', '/v1/events', {
+    ...admin,
+    body: { accountId: org.account.id, name: 'Gala', timezone: 'Europe/Paris' },
+  });
   expect(created.status).toBe(201);
   const sources = await query<{ id: string; type: string; payload: Record<string, unknown> }>(
     app,

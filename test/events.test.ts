@@ -22,7 +22,10 @@ const iso = (date: Date | undefined) => date?.toISOString();
 type EventBody = { id: string; accountId: string; name: string; occurrenceCount: number; ticketCount: number; productCount: number };
 
 async function newEvent(body: Record<string, unknown>, o = org, token = o.adminToken): Promise<EventBody> {
-  const res = await api(app, 'POST', '/v1/events', { ...as(token, o), body: { accountId: o.account.id, timezone: 'Europe/London', ...body } });
+  const res = await api(app, 'POST', '/v1/events', {
+    ...as(token, o),
+    body: { accountId: o.account.id, timezone: 'Europe/London', ...body },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.event;
 }
@@ -62,7 +65,10 @@ describe('wall-clock times and instants (no library: Intl)', () => {
     expect(instantsAt('2026-03-08', '02:30', 'America/New_York')).toEqual([]);
     expect(instantsAt('2026-03-08', '03:30', 'America/New_York').map(iso)).toEqual(['2026-03-08T07:30:00.000Z']);
     // 1 November 2026: 02:00 EDT becomes 01:00 EST.
-    expect(instantsAt('2026-11-01', '01:30', 'America/New_York').map(iso)).toEqual(['2026-11-01T05:30:00.000Z', '2026-11-01T06:30:00.000Z']);
+    expect(instantsAt('2026-11-01', '01:30', 'America/New_York').map(iso)).toEqual([
+      '2026-11-01T05:30:00.000Z',
+      '2026-11-01T06:30:00.000Z',
+    ]);
     expect(localParts(new Date('2026-07-05T01:00:00Z'), 'America/New_York')).toEqual({ date: '2026-07-04', time: '21:00' });
   });
 
@@ -146,7 +152,7 @@ describe('events', () => {
     expect(row!.isDeleted).toBe(true);
   });
 
-  it('the time zone defaults to the venue\'s; the venue must belong to the same account', async () => {
+  it("the time zone defaults to the venue's; the venue must belong to the same account", async () => {
     const venue = await api(app, 'POST', '/v1/venues', {
       ...asAdmin(org),
       body: { accountId: org.account.id, name: 'Carnegie', timezone: 'America/New_York' },
@@ -186,7 +192,9 @@ describe('events', () => {
     expect(detailPaths((await post({ timezone: '+01:00' })).body)).toEqual(['timezone']);
     expect(detailPaths((await post({ tags: Array.from({ length: 51 }, (_, i) => `t${i}`) })).body)).toEqual(['tags']);
     expect(detailPaths((await post({ onSaleDate: 'tomorrow' })).body)).toEqual(['onSaleDate']);
-    expect(detailPaths((await post({ onSaleDate: '2026-05-01T10:00:00Z', offSaleDate: '2026-05-01T10:00:00Z' })).body)).toEqual(['offSaleDate']);
+    expect(detailPaths((await post({ onSaleDate: '2026-05-01T10:00:00Z', offSaleDate: '2026-05-01T10:00:00Z' })).body)).toEqual([
+      'offSaleDate',
+    ]);
     expect(detailPaths((await post({ colour: 'red' })).body)).toEqual(['colour']);
     expect((await post({ tags: [...Array.from({ length: 50 }, (_, i) => `t${i}`), 't0', 't1'] })).status).toBe(201);
 
@@ -197,7 +205,7 @@ describe('events', () => {
     expect(move.status).toBe(400);
   });
 
-  it('a deleted or another organisation\'s account cannot own an event (404 naming accountId, existence not confirmed)', async () => {
+  it("a deleted or another organisation's account cannot own an event (404 naming accountId, existence not confirmed)", async () => {
     for (const accountId of [deletedAccount.id, other.account.id, 'acc_missing']) {
       const res = await api(app, 'POST', '/v1/events', { ...asAdmin(org), body: { accountId, name: 'Orphan', timezone: 'UTC' } });
       expect(res.status).toBe(404);
@@ -208,7 +216,10 @@ describe('events', () => {
 
   it('an API key creates events with createdBy null', async () => {
     const key = (await createApiKey(app, org, ['events.write', 'events.read'], { accountId: org.account.id })).key;
-    const res = await api(app, 'POST', '/v1/events', { ...as(key, org), body: { accountId: org.account.id, name: 'By key', timezone: 'UTC' } });
+    const res = await api(app, 'POST', '/v1/events', {
+      ...as(key, org),
+      body: { accountId: org.account.id, name: 'By key', timezone: 'UTC' },
+    });
     expect(res.status).toBe(201);
     expect(res.body.event.createdBy).toBeNull();
   });
@@ -226,14 +237,17 @@ describe('events', () => {
     await addTicketType(b.id, {}, o);
     await addTicketType(b.id, {}, o);
     await addTicketType(b.id, {}, o);
-    const removed = await graphql(app, 'mutation($id: String!) { deleteTicketType(id: $id) { success id } }', { id: dropped.id }, asAdmin(o));
+    const removed = await graphql(
+      app,
+      'mutation($id: String!) { deleteTicketType(id: $id) { success id } }',
+      { id: dropped.id },
+      asAdmin(o),
+    );
     expect(removed.body.data.deleteTicketType).toEqual({ success: true, id: dropped.id });
     const got = await api(app, 'GET', `/v1/events/${a.id}`, asAdmin(o));
     expect(got.body.event).toMatchObject({ occurrenceCount: 2, ticketCount: 1, productCount: 0 });
     const list = await api(app, 'GET', '/v1/events', asAdmin(o));
-    const counts = Object.fromEntries(
-      list.body.events.map((e: EventBody) => [e.name, [e.occurrenceCount, e.ticketCount, e.productCount]]),
-    );
+    const counts = Object.fromEntries(list.body.events.map((e: EventBody) => [e.name, [e.occurrenceCount, e.ticketCount, e.productCount]]));
     expect(counts).toEqual({ Counted: [2, 1, 0], 'Also counted': [1, 3, 0] });
     const types = await api(app, 'GET', `/v1/events/${a.id}/ticket-types`, asAdmin(o));
     expect(types.body.ticketTypes.map((t: { id: string }) => t.id)).toEqual([kept.id]);
@@ -298,9 +312,26 @@ describe('event lists: pagination', () => {
     for (let round = 0; round < 10; round++) {
       const res = await graphql(
         app,
-        `query($after: String) { events(first: 15, after: $after) {
-          edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage endCursor } pagination { total }
-        } }`,
+        `
+          query ($after: String) {
+            events(first: 15, after: $after) {
+              edges {
+                cursor
+                node {
+                  id
+                }
+              }
+              pageInfo {
+                hasNextPage
+                hasPreviousPage
+                endCursor
+              }
+              pagination {
+                total
+              }
+            }
+          }
+        `,
         { after },
         asAdmin(o),
       );
@@ -329,7 +360,10 @@ describe('event lists: filters', () => {
     o = await createOrganisation(app, 'evfilter');
     extra = await createAccount(app, o, 'Extra');
     const a = await newEvent({ name: 'Summer Jazz', status: 'published' }, o);
-    const b = await newEvent({ accountId: extra.id, name: 'Opera night', description: 'An evening of JAZZ standards', timezone: 'America/New_York' }, o);
+    const b = await newEvent(
+      { accountId: extra.id, name: 'Opera night', description: 'An evening of JAZZ standards', timezone: 'America/New_York' },
+      o,
+    );
     const c = await newEvent({ name: 'Rock 100% live', status: 'on_sale' }, o);
     const d = await newEvent({ name: 'Unscheduled' }, o);
     Object.assign(ids, { a: a.id, b: b.id, c: c.id, d: d.id });
@@ -388,7 +422,7 @@ describe('event lists: filters', () => {
 });
 
 describe('event occurrences', () => {
-  it('dates and times are wall-clock values in the event\'s zone, stored as instants across DST', async () => {
+  it("dates and times are wall-clock values in the event's zone, stored as instants across DST", async () => {
     const london = await newEvent({ name: 'London shows', timezone: 'Europe/London' });
     const created = await api(app, 'POST', `/v1/events/${london.id}/occurrences`, {
       ...asAdmin(org),
@@ -418,29 +452,101 @@ describe('event occurrences', () => {
 
     const graph = await graphql(
       app,
-      `query($id: String!) { eventOccurrences(eventId: $id) { nodes { startDate startTime endDate endTime timezone startsAt endsAt } } }`,
+      `
+        query ($id: String!) {
+          eventOccurrences(eventId: $id) {
+            nodes {
+              startDate
+              startTime
+              endDate
+              endTime
+              timezone
+              startsAt
+              endsAt
+            }
+          }
+        }
+      `,
       { id: london.id },
       asAdmin(org),
     );
     expect(graph.body.errors).toBeUndefined();
     expect(graph.body.data.eventOccurrences.nodes).toEqual([
-      { startDate: '2026-03-08', startTime: '19:00', endDate: null, endTime: null, timezone: 'America/New_York', startsAt: '2026-03-08T23:00:00.000Z', endsAt: null },
-      { startDate: '2026-03-28', startTime: '19:30', endDate: null, endTime: null, timezone: 'Europe/London', startsAt: '2026-03-28T19:30:00.000Z', endsAt: null },
-      { startDate: '2026-03-29', startTime: '19:30', endDate: '2026-03-29', endTime: '22:00', timezone: 'Europe/London', startsAt: '2026-03-29T18:30:00.000Z', endsAt: '2026-03-29T21:00:00.000Z' },
-      { startDate: '2026-10-24', startTime: '22:00', endDate: '2026-10-25', endTime: '03:00', timezone: 'Europe/London', startsAt: '2026-10-24T21:00:00.000Z', endsAt: '2026-10-25T03:00:00.000Z' },
-      { startDate: '2026-10-25', startTime: '01:30', endDate: '2026-10-25', endTime: '02:30', timezone: 'Europe/London', startsAt: '2026-10-25T00:30:00.000Z', endsAt: '2026-10-25T02:30:00.000Z' },
+      {
+        startDate: '2026-03-08',
+        startTime: '19:00',
+        endDate: null,
+        endTime: null,
+        timezone: 'America/New_York',
+        startsAt: '2026-03-08T23:00:00.000Z',
+        endsAt: null,
+      },
+      {
+        startDate: '2026-03-28',
+        startTime: '19:30',
+        endDate: null,
+        endTime: null,
+        timezone: 'Europe/London',
+        startsAt: '2026-03-28T19:30:00.000Z',
+        endsAt: null,
+      },
+      {
+        startDate: '2026-03-29',
+        startTime: '19:30',
+        endDate: '2026-03-29',
+        endTime: '22:00',
+        timezone: 'Europe/London',
+        startsAt: '2026-03-29T18:30:00.000Z',
+        endsAt: '2026-03-29T21:00:00.000Z',
+      },
+      {
+        startDate: '2026-10-24',
+        startTime: '22:00',
+        endDate: '2026-10-25',
+        endTime: '03:00',
+        timezone: 'Europe/London',
+        startsAt: '2026-10-24T21:00:00.000Z',
+        endsAt: '2026-10-25T03:00:00.000Z',
+      },
+      {
+        startDate: '2026-10-25',
+        startTime: '01:30',
+        endDate: '2026-10-25',
+        endTime: '02:30',
+        timezone: 'Europe/London',
+        startsAt: '2026-10-25T00:30:00.000Z',
+        endsAt: '2026-10-25T02:30:00.000Z',
+      },
     ]);
   });
 
   it('America/New_York: the spring-forward gap is refused, the fall-back hour is its first (EDT) occurrence', async () => {
     const ny = await newEvent({ name: 'New York shows', timezone: 'America/New_York' });
-    const gap = await api(app, 'POST', `/v1/events/${ny.id}/occurrences`, { ...asAdmin(org), body: { startDate: '2026-03-08', startTime: '02:30' } });
+    const gap = await api(app, 'POST', `/v1/events/${ny.id}/occurrences`, {
+      ...asAdmin(org),
+      body: { startDate: '2026-03-08', startTime: '02:30' },
+    });
     expect(gap.status).toBe(400);
     expect(gap.body.details).toEqual([{ path: 'startTime', message: expect.stringContaining('does not exist in America/New_York') }]);
     await addOccurrence(ny.id, { startDate: '2026-03-08', startTime: '03:30' });
     await addOccurrence(ny.id, { startDate: '2026-11-01', startTime: '01:30' });
     await addOccurrence(ny.id, { startDate: '2026-07-04', startTime: '21:00' });
-    const graph = await graphql(app, `query($id: String!) { eventOccurrences(eventId: $id) { nodes { startDate startTime startsAt } } }`, { id: ny.id }, asAdmin(org));
+    const graph = await graphql(
+      app,
+      `
+        query ($id: String!) {
+          eventOccurrences(eventId: $id) {
+            nodes {
+              startDate
+              startTime
+              startsAt
+            }
+          }
+        }
+      `,
+      { id: ny.id },
+      asAdmin(org),
+    );
     expect(graph.body.data.eventOccurrences.nodes).toEqual([
       { startDate: '2026-03-08', startTime: '03:30', startsAt: '2026-03-08T07:30:00.000Z' },
       { startDate: '2026-07-04', startTime: '21:00', startsAt: '2026-07-05T01:00:00.000Z' },
@@ -458,7 +564,9 @@ describe('event occurrences', () => {
     const page3 = await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=2&page=3`, asAdmin(org));
     expect(page3.body.eventOccurrences.map((x: { startDate: string }) => x.startDate)).toEqual(['2026-09-05']);
     expect(page3.body.pagination).toMatchObject({ hasNext: false, hasPrev: true });
-    expect(detailPaths((await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=101`, asAdmin(org))).body)).toEqual(['query.limit']);
+    expect(detailPaths((await api(app, 'GET', `/v1/events/${event.id}/occurrences?limit=101`, asAdmin(org))).body)).toEqual([
+      'query.limit',
+    ]);
   });
 
   it('refuses invalid input with 400 naming each field', async () => {
@@ -468,7 +576,9 @@ describe('event occurrences', () => {
     expect(bad.status).toBe(400);
     expect(detailPaths(bad.body)).toEqual(['capacity', 'startDate', 'startTime', 'timezone']);
     expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', endTime: '19:00' })).body)).toEqual(['endTime']);
-    expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', endDate: '2026-04-30', endTime: '23:00' })).body)).toEqual(['endDate']);
+    expect(
+      detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', endDate: '2026-04-30', endTime: '23:00' })).body),
+    ).toEqual(['endDate']);
     expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', endDate: '2026-05-02' })).body)).toEqual(['endTime']);
     expect(detailPaths((await post({ startDate: '2026-05-01', startTime: '20:00', status: 'postponed' })).body)).toEqual(['status']);
     expect(detailPaths((await post({ startTime: '20:00' })).body)).toEqual(['startDate']);
@@ -501,12 +611,25 @@ describe('ticket types', () => {
       createdAt: expect.stringMatching(/Z$/),
       updatedAt: expect.stringMatching(/Z$/),
     });
-    await addTicketType(event.id, { name: 'Seated', priceAmount: 0, capacity: 0, maxPerOrder: 4, salesStartAt: '2026-05-01T09:00:00Z', salesEndAt: '2026-06-01T09:00:00+02:00' });
+    await addTicketType(event.id, {
+      name: 'Seated',
+      priceAmount: 0,
+      capacity: 0,
+      maxPerOrder: 4,
+      salesStartAt: '2026-05-01T09:00:00Z',
+      salesEndAt: '2026-06-01T09:00:00+02:00',
+    });
 
     const list = await api(app, 'GET', `/v1/events/${event.id}/ticket-types`, asAdmin(org));
     expect(list.status).toBe(200);
     expect(list.body.ticketTypes.map((t: { name: string }) => t.name)).toEqual(['Standing', 'Seated']);
-    expect(list.body.ticketTypes[1]).toMatchObject({ priceAmount: 0, capacity: 0, maxPerOrder: 4, salesStartAt: '2026-05-01T09:00:00.000Z', salesEndAt: '2026-06-01T07:00:00.000Z' });
+    expect(list.body.ticketTypes[1]).toMatchObject({
+      priceAmount: 0,
+      capacity: 0,
+      maxPerOrder: 4,
+      salesStartAt: '2026-05-01T09:00:00.000Z',
+      salesEndAt: '2026-06-01T07:00:00.000Z',
+    });
     expect(list.body.pagination).toEqual({ page: 1, limit: 20, total: 2, totalPages: 1, hasNext: false, hasPrev: false });
 
     const patched = await api(app, 'PATCH', `/v1/ticket-types/${ticketType.id}`, {
@@ -514,7 +637,13 @@ describe('ticket types', () => {
       body: { priceAmount: 4000, capacity: 200, description: 'Front of house' },
     });
     expect(patched.status).toBe(200);
-    expect(patched.body.ticketType).toMatchObject({ id: ticketType.id, priceAmount: 4000, capacity: 200, description: 'Front of house', currency: 'EUR' });
+    expect(patched.body.ticketType).toMatchObject({
+      id: ticketType.id,
+      priceAmount: 4000,
+      capacity: 200,
+      description: 'Front of house',
+      currency: 'EUR',
+    });
     const unlimited = await api(app, 'PATCH', `/v1/ticket-types/${ticketType.id}`, { ...asAdmin(org), body: { capacity: null } });
     expect(unlimited.body.ticketType.capacity).toBeNull();
     expect((await api(app, 'GET', `/v1/events/${event.id}`, asAdmin(org))).body.event.ticketCount).toBe(2);
@@ -523,14 +652,19 @@ describe('ticket types', () => {
   it('refuses invalid input with 400 naming each field', async () => {
     const event = await newEvent({ name: 'Invalid ticket types' });
     const post = (body: Record<string, unknown>) =>
-      api(app, 'POST', `/v1/events/${event.id}/ticket-types`, { ...asAdmin(org), body: { name: 'T', priceAmount: 100, currency: 'GBP', ...body } });
+      api(app, 'POST', `/v1/events/${event.id}/ticket-types`, {
+        ...asAdmin(org),
+        body: { name: 'T', priceAmount: 100, currency: 'GBP', ...body },
+      });
     const bad = await post({ name: '', priceAmount: -1, currency: 'gbp', capacity: -5, maxPerOrder: 0 });
     expect(bad.status).toBe(400);
     expect(detailPaths(bad.body)).toEqual(['capacity', 'currency', 'maxPerOrder', 'name', 'priceAmount']);
     expect(detailPaths((await post({ currency: 'XYZ' })).body)).toEqual(['currency']);
     expect(detailPaths((await post({ priceAmount: 1.5 })).body)).toEqual(['priceAmount']);
     expect(detailPaths((await post({ priceAmount: '10' })).body)).toEqual(['priceAmount']);
-    expect(detailPaths((await post({ salesStartAt: '2026-06-01T00:00:00Z', salesEndAt: '2026-05-01T00:00:00Z' })).body)).toEqual(['salesEndAt']);
+    expect(detailPaths((await post({ salesStartAt: '2026-06-01T00:00:00Z', salesEndAt: '2026-05-01T00:00:00Z' })).body)).toEqual([
+      'salesEndAt',
+    ]);
     const tt = await addTicketType(event.id);
     const patch = await api(app, 'PATCH', `/v1/ticket-types/${tt.id}`, { ...asAdmin(org), body: { currency: null } });
     expect(detailPaths(patch.body)).toEqual(['currency']);
@@ -589,10 +723,18 @@ describe('access', () => {
     const elsewhere = await staffWithRoles(app, org, ['event_manager'], second.id, 'manager');
     expect((await api(app, 'GET', `/v1/events/${event.id}`, as(elsewhere.token, org))).status).toBe(404);
     expect((await api(app, 'PATCH', `/v1/events/${event.id}`, { ...as(elsewhere.token, org), body: { name: 'x' } })).status).toBe(404);
-    expect((await api(app, 'PATCH', `/v1/ticket-types/${ticketTypeId}`, { ...as(elsewhere.token, org), body: { name: 'x' } })).status).toBe(404);
-    const own = await api(app, 'POST', '/v1/events', { ...as(elsewhere.token, org), body: { accountId: second.id, name: 'Mine', timezone: 'UTC' } });
+    expect((await api(app, 'PATCH', `/v1/ticket-types/${ticketTypeId}`, { ...as(elsewhere.token, org), body: { name: 'x' } })).status).toBe(
+      404,
+    );
+    const own = await api(app, 'POST', '/v1/events', {
+      ...as(elsewhere.token, org),
+      body: { accountId: second.id, name: 'Mine', timezone: 'UTC' },
+    });
     expect(own.status).toBe(201);
-    const notOwn = await api(app, 'POST', '/v1/events', { ...as(elsewhere.token, org), body: { accountId: org.account.id, name: 'Not mine', timezone: 'UTC' } });
+    const notOwn = await api(app, 'POST', '/v1/events', {
+      ...as(elsewhere.token, org),
+      body: { accountId: org.account.id, name: 'Not mine', timezone: 'UTC' },
+    });
     expect(notOwn.status).toBe(403);
     const seen = await api(app, 'GET', '/v1/events?limit=100', as(elsewhere.token, org));
     expect(seen.body.events.every((e: EventBody) => e.accountId === second.id)).toBe(true);
@@ -629,7 +771,12 @@ describe('access', () => {
 
   it('GraphQL answers the same codes in extensions.code', async () => {
     const viewer = await staffWithRoles(app, org, ['viewer'], org.account.id, 'gviewer');
-    const write = await graphql(app, 'mutation($id: String!) { deleteEvent(id: $id) { success } }', { id: event.id }, as(viewer.token, org));
+    const write = await graphql(
+      app,
+      'mutation($id: String!) { deleteEvent(id: $id) { success } }',
+      { id: event.id },
+      as(viewer.token, org),
+    );
     expect(write.body.errors[0].extensions.code).toBe('FORBIDDEN');
     const key = (await createApiKey(app, org, ['venues.read'])).key;
     const read = await graphql(app, '{ events { nodes { id } } }', {}, as(key, org));

@@ -123,7 +123,7 @@ describe('POST /v1/auth/federate', () => {
     expect(users.map((u) => u.id)).toEqual([userId]);
   });
 
-  it('never links a person of the global realm (one who signs in with a password): the organisation\'s provider vouches for its own people only', async () => {
+  it("never links a person of the global realm (one who signs in with a password): the organisation's provider vouches for its own people only", async () => {
     const { org } = await organisationWithProvider();
     const admin = { accountId: `sub-admin-${randomBytes(3).toString('hex')}`, email: org.email, password: 'at the provider' };
     op.addAccount(admin);
@@ -170,11 +170,9 @@ describe('POST /v1/auth/federate', () => {
     const { org } = await organisationWithProvider();
     const person = identity();
     await invite(org, person.email);
-    const res = await graphql(
-      app,
-      'mutation ($input: FederateInput!) { federate(input: $input) { accessToken user { email } } }',
-      { input: { token: (await authorizationCodeFlow(op, person)).idToken } },
-    );
+    const res = await graphql(app, 'mutation ($input: FederateInput!) { federate(input: $input) { accessToken user { email } } }', {
+      input: { token: (await authorizationCodeFlow(op, person)).idToken },
+    });
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.federate.user.email).toBe(person.email);
     expect(decodeJwt(res.body.data.federate.accessToken).org).toBe(org.organisation.id);

@@ -158,7 +158,11 @@ describe('media types and methods (contract.md, decided 2026-11-22)', () => {
     }
     expect((await api(app, 'GET', '/v1/organisation', asAdmin(org))).body.organisation.name).toBe(before.name);
     // JSON with a charset, and +json, are JSON.
-    const ok = await fetch(`${app().url}/v1/organisation`, { method: 'PATCH', headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ name: 'Renamed' }) });
+    const ok = await fetch(`${app().url}/v1/organisation`, {
+      method: 'PATCH',
+      headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ name: 'Renamed' }),
+    });
     expect(ok.status).toBe(200);
     const live = await fetch(`${app().url}/live/sales/carts`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
     expect([live.status, (await live.json()).code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);

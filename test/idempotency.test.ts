@@ -30,11 +30,19 @@ describe('Idempotency-Key', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await app().runtime.db.event.count({ where: { name: 'Once only' } })).toBe(1);
     // The same key with the body written another way is the same request.
-    const reordered = await api(app, 'POST', '/v1/events', { ...as(), body: { timezone: 'UTC', name: 'Once only', accountId: org.account.id }, headers: withKey('evt-1') });
+    const reordered = await api(app, 'POST', '/v1/events', {
+      ...as(),
+      body: { timezone: 'UTC', name: 'Once only', accountId: org.account.id },
+      headers: withKey('evt-1'),
+    });
     expect(reordered.body.event.id).toBe(first.body.event.id);
     const other = await api(app, 'POST', '/v1/events', { ...as(), body: { ...body, name: 'Something else' }, headers: withKey('evt-1') });
     expect([other.status, other.body.code]).toEqual([409, 'CONFLICT']);
-    const otherPath = await api(app, 'POST', '/v1/venues', { ...as(), body: { accountId: org.account.id, name: 'x' }, headers: withKey('evt-1') });
+    const otherPath = await api(app, 'POST', '/v1/venues', {
+      ...as(),
+      body: { accountId: org.account.id, name: 'x' },
+      headers: withKey('evt-1'),
+    });
     expect(otherPath.status).toBe(409);
   });
 
@@ -55,7 +63,14 @@ describe('Idempotency-Key', () => {
       }),
     );
     const made = await Promise.all(
-      keys.map((key) => api(app, 'POST', '/v1/venues', { token: key, org: org.slug, body: { accountId: org.account.id, name: 'Shared key name' }, headers: withKey('same') })),
+      keys.map((key) =>
+        api(app, 'POST', '/v1/venues', {
+          token: key,
+          org: org.slug,
+          body: { accountId: org.account.id, name: 'Shared key name' },
+          headers: withKey('same'),
+        }),
+      ),
     );
     expect(made.map((res) => res.status)).toEqual([201, 201]);
     expect(made[0]!.body.venue.id).not.toBe(made[1]!.body.venue.id);

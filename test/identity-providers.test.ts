@@ -256,7 +256,15 @@ describe('GraphQL identity providers', () => {
 
     const updated = await graphql(
       app,
-      `mutation ($id: String!, $input: UpdateIdentityProviderInput!) { updateIdentityProvider(id: $id, input: $input) { isEnabled cacheTtl emailDomain } }`,
+      `
+        mutation ($id: String!, $input: UpdateIdentityProviderInput!) {
+          updateIdentityProvider(id: $id, input: $input) {
+            isEnabled
+            cacheTtl
+            emailDomain
+          }
+        }
+      `,
       { id: provider.id, input: { isEnabled: false, emailDomain: null } },
       auth,
     );
@@ -264,7 +272,13 @@ describe('GraphQL identity providers', () => {
 
     const emptied = await graphql(
       app,
-      `mutation ($id: String!) { updateIdentityProvider(id: $id, input: { allowedClientIds: [] }) { id } }`,
+      `
+        mutation ($id: String!) {
+          updateIdentityProvider(id: $id, input: { allowedClientIds: [] }) {
+            id
+          }
+        }
+      `,
       { id: provider.id },
       auth,
     );
@@ -276,10 +290,21 @@ describe('GraphQL identity providers', () => {
 
   it("refuses another organisation's provider with NOT_FOUND and an anonymous caller with UNAUTHENTICATED", async () => {
     const theirs = await createProvider(other);
-    const res = await graphql(app, `query ($id: String!) { identityProvider(id: $id) { id } }`, { id: theirs.id }, {
-      token: org.adminToken,
-      org: org.slug,
-    });
+    const res = await graphql(
+      app,
+      `
+        query ($id: String!) {
+          identityProvider(id: $id) {
+            id
+          }
+        }
+      `,
+      { id: theirs.id },
+      {
+        token: org.adminToken,
+        org: org.slug,
+      },
+    );
     expect(res.body.errors[0].extensions.code).toBe('NOT_FOUND');
     const anonymous = await graphql(app, '{ identityProviders { id } }', {}, { org: org.slug });
     expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');

@@ -70,7 +70,12 @@ describe('creating an invitation', () => {
   it('answers 201 {invitation} with the spec fields, a pending user with the roles, and mails the code and link', async () => {
     const email = freshEmail();
     const before = Date.now();
-    const res = await invite({ email: email.toUpperCase(), firstName: 'Ada', lastName: 'Lovelace', roleIds: [systemRole(org, 'event_manager')] });
+    const res = await invite({
+      email: email.toUpperCase(),
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      roleIds: [systemRole(org, 'event_manager')],
+    });
     expect(res.status).toBe(201);
     const invitation = res.body.invitation;
     expect(Object.keys(invitation).sort()).toEqual(INVITATION_KEYS);
@@ -93,9 +98,7 @@ describe('creating an invitation', () => {
       [invitation.userId],
     );
     expect(user).toEqual({ status: 'pending', personId: null, firstName: 'Ada' });
-    const assignments = await query(app, 'SELECT "accountId", "roleId" FROM role_assignments WHERE "userId" = $1', [
-      invitation.userId,
-    ]);
+    const assignments = await query(app, 'SELECT "accountId", "roleId" FROM role_assignments WHERE "userId" = $1', [invitation.userId]);
     expect(assignments).toEqual([{ accountId: org.account.id, roleId: systemRole(org, 'event_manager') }]);
 
     const mails = await outbox(email);
@@ -163,12 +166,12 @@ describe('creating an invitation', () => {
   it('supersedes an expired invitation for the same email', async () => {
     const email = freshEmail();
     const first = await invite({ email });
-    await query(app, `UPDATE invitations SET "expiresAt" = now() - interval '1 minute' WHERE id = $1`, [
-      first.body.invitation.id,
-    ]);
+    await query(app, `UPDATE invitations SET "expiresAt" = now() - interval '1 minute' WHERE id = $1`, [first.body.invitation.id]);
     const second = await invite({ email, roleIds: [systemRole(org, 'viewer')] });
     expect(second.status).toBe(201);
-    expect((await api(app, 'GET', `/v1/user-invitations/${first.body.invitation.id}`, { token: org.adminToken, org: org.slug })).status).toBe(404);
+    expect(
+      (await api(app, 'GET', `/v1/user-invitations/${first.body.invitation.id}`, { token: org.adminToken, org: org.slug })).status,
+    ).toBe(404);
     expect((await redeem(await mailedCode(second.body.invitation.id), 'a good password')).status).toBe(200);
   });
 
@@ -218,7 +221,13 @@ describe('who may invite', () => {
       data: { id: inviterRole, organisationId: org.organisation.id, name: 'Inviter', permissions: ['invitations.*:all'] },
     });
     await app().runtime.db.roleAssignment.create({
-      data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: delegate.userId, accountId: org.account.id, roleId: inviterRole },
+      data: {
+        id: newId('roleAssignment'),
+        organisationId: org.organisation.id,
+        userId: delegate.userId,
+        accountId: org.account.id,
+        roleId: inviterRole,
+      },
     });
 
     for (const key of ['account_admin', 'organisation_admin', 'event_manager'] as const) {
@@ -258,7 +267,15 @@ describe('redeeming an invitation', () => {
     const roles = await api(app, 'GET', '/v1/me/roles', { token: res.body.accessToken, org: org.slug });
     expect(roles.status).toBe(200);
     expect(roles.body).toEqual({
-      roles: [{ id: systemRole(org, 'event_manager'), name: 'Event manager', description: expect.any(String), accountId: org.account.id, isSystemRole: true }],
+      roles: [
+        {
+          id: systemRole(org, 'event_manager'),
+          name: 'Event manager',
+          description: expect.any(String),
+          accountId: org.account.id,
+          isSystemRole: true,
+        },
+      ],
       isOrgAdmin: false,
     });
     const orgs = await api(app, 'GET', '/v1/me/organisations', { token: res.body.accessToken, org: org.slug });
@@ -482,11 +499,9 @@ describe('the GraphQL surface', () => {
       { input: { code: resentCode, password: 'graphql password' } },
     );
     expect(redeemed.body.data.redeemInvitation.user.email).toBe(email);
-    const again = await graphql(
-      app,
-      'mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { accessToken } }',
-      { input: { code: resentCode, password: 'graphql password' } },
-    );
+    const again = await graphql(app, 'mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { accessToken } }', {
+      input: { code: resentCode, password: 'graphql password' },
+    });
     expect(again.body.errors[0].extensions.code).toBe('CONFLICT');
 
     const second = await gql(`mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { id } }`, {

@@ -17,8 +17,12 @@ const event = (o: TestOrganisation, accountId: string, status: string, extra: Re
   createEvent(app, o, { accountId, status, timezone: 'Europe/London', ...extra });
 const occurrence = (o: TestOrganisation, e: { id: string; accountId: string }, startsAt: Date, extra: Record<string, unknown> = {}) =>
   createOccurrence(app, o, e, startsAt, extra);
-const ticketType = (o: TestOrganisation, e: { id: string; accountId: string }, capacity: number | null, extra: Record<string, unknown> = {}) =>
-  createTicketType(app, o, e, { capacity, ...extra });
+const ticketType = (
+  o: TestOrganisation,
+  e: { id: string; accountId: string },
+  capacity: number | null,
+  extra: Record<string, unknown> = {},
+) => createTicketType(app, o, e, { capacity, ...extra });
 
 async function channelWithKey(o: TestOrganisation, accountId: string, body: Record<string, unknown> = {}, kind = 'publishable') {
   const created = await api(app, 'POST', '/v1/sales-channels', {
@@ -61,7 +65,14 @@ describe('GET /live/sales/listings', () => {
     expect(ids(res)).toEqual([published.id, onSale.id]);
     for (const id of hidden) expect(ids(res)).not.toContain(id);
     expect(res.body.pagination).toEqual({ page: 1, limit: 20, total: 2, totalPages: 1, hasNext: false, hasPrev: false });
-    expect(res.body.events[0]).toMatchObject({ name: 'Event published', description: 'A show', status: 'published', timezone: 'Europe/London', tags: ['music'], venueId: null });
+    expect(res.body.events[0]).toMatchObject({
+      name: 'Event published',
+      description: 'A show',
+      status: 'published',
+      timezone: 'Europe/London',
+      tags: ['music'],
+      venueId: null,
+    });
     expect(res.headers.get('service-version')).toBeTruthy();
   });
 
@@ -70,7 +81,11 @@ describe('GET /live/sales/listings', () => {
     expect([viaHeader.status, ids(viaHeader)]).toEqual([200, [published.id, onSale.id]]);
     const both = await api(app, 'GET', '/live/sales/listings', { token: shop.key, headers: { 'x-channel-key': shop.key } });
     expect(both.status).toBe(200);
-    const secret = await api(app, 'POST', `/v1/sales-channels/${shop.channel.id}/keys`, { token: org.adminToken, org: org.slug, body: { kind: 'secret' } });
+    const secret = await api(app, 'POST', `/v1/sales-channels/${shop.channel.id}/keys`, {
+      token: org.adminToken,
+      org: org.slug,
+      body: { kind: 'secret' },
+    });
     const viaSecret = await api(app, 'GET', '/live/sales/listings', { token: secret.body.key });
     expect([viaSecret.status, ids(viaSecret)]).toEqual([200, [published.id, onSale.id]]);
     const different = await api(app, 'GET', '/live/sales/listings', { token: shop.key, headers: { 'x-channel-key': secret.body.key } });
@@ -105,9 +120,39 @@ describe('GET /live/sales/listings', () => {
     const res = await api(app, 'GET', '/live/sales/listings?limit=100', { token: shop.key });
     const listed = res.body.events.find((x: { id: string }) => x.id === e.id);
     expect(listed.ticketTypes).toEqual([
-      { id: limited.id, name: 'General admission', description: 'Standing', priceAmount: 2500, currency: 'GBP', maxPerOrder: 4, salesStartAt: null, salesEndAt: null, onSale: true },
-      { id: unlimited.id, name: 'Guest list', description: null, priceAmount: 0, currency: 'GBP', maxPerOrder: null, salesStartAt: null, salesEndAt: null, onSale: true },
-      { id: closed.id, name: 'Early bird', description: null, priceAmount: 2500, currency: 'GBP', maxPerOrder: null, salesStartAt: null, salesEndAt: closesAt.toISOString(), onSale: false },
+      {
+        id: limited.id,
+        name: 'General admission',
+        description: 'Standing',
+        priceAmount: 2500,
+        currency: 'GBP',
+        maxPerOrder: 4,
+        salesStartAt: null,
+        salesEndAt: null,
+        onSale: true,
+      },
+      {
+        id: unlimited.id,
+        name: 'Guest list',
+        description: null,
+        priceAmount: 0,
+        currency: 'GBP',
+        maxPerOrder: null,
+        salesStartAt: null,
+        salesEndAt: null,
+        onSale: true,
+      },
+      {
+        id: closed.id,
+        name: 'Early bird',
+        description: null,
+        priceAmount: 2500,
+        currency: 'GBP',
+        maxPerOrder: null,
+        salesStartAt: null,
+        salesEndAt: closesAt.toISOString(),
+        onSale: false,
+      },
     ]);
     expect(listed.occurrences.map((o: { id: string }) => o.id)).toEqual([soon.id, later.id]);
     const [first, second] = listed.occurrences;
@@ -138,7 +183,11 @@ describe('GET /live/sales/listings', () => {
     const listedOnly = await channelWithKey(org, account.id, { sellsAllEvents: false, eventIds: [onSale.id, hidden[0]] });
     const res = await api(app, 'GET', '/live/sales/listings', { token: listedOnly.key });
     expect(ids(res)).toEqual([onSale.id]);
-    await api(app, 'PATCH', `/v1/sales-channels/${listedOnly.channel.id}`, { token: org.adminToken, org: org.slug, body: { eventIds: [published.id] } });
+    await api(app, 'PATCH', `/v1/sales-channels/${listedOnly.channel.id}`, {
+      token: org.adminToken,
+      org: org.slug,
+      body: { eventIds: [published.id] },
+    });
     expect(ids(await api(app, 'GET', '/live/sales/listings', { token: listedOnly.key }))).toEqual([published.id]);
   });
 
@@ -163,7 +212,10 @@ describe('GET /live/sales/listings', () => {
 
   it('refuses a revoked key, a management credential, no credential, and another organisation in X-Service-Org', async () => {
     const revokedShop = await channelWithKey(org, account.id);
-    await api(app, 'POST', `/v1/sales-channels/${revokedShop.channel.id}/keys/${revokedShop.keyId}/revoke`, { token: org.adminToken, org: org.slug });
+    await api(app, 'POST', `/v1/sales-channels/${revokedShop.channel.id}/keys/${revokedShop.keyId}/revoke`, {
+      token: org.adminToken,
+      org: org.slug,
+    });
     for (const options of [{ token: revokedShop.key }, { headers: { 'x-channel-key': revokedShop.key } }]) {
       const res = await api(app, 'GET', '/live/sales/listings', options);
       expect([res.status, res.body.code]).toEqual([401, 'UNAUTHENTICATED']);
@@ -217,6 +269,13 @@ describe('GET /live/sales/listings', () => {
     } as never;
     const result = await listSalesListings(ctx, { limit: 100 });
     expect(result.events.length).toBeGreaterThanOrEqual(3);
-    expect(queries.sort()).toEqual(['Event.count', 'Event.findMany', 'EventOccurrence.findMany', 'Inventory.findMany', 'SalesChannel.findFirst', 'TicketType.findMany']);
+    expect(queries.sort()).toEqual([
+      'Event.count',
+      'Event.findMany',
+      'EventOccurrence.findMany',
+      'Inventory.findMany',
+      'SalesChannel.findFirst',
+      'TicketType.findMany',
+    ]);
   });
 });

@@ -30,12 +30,21 @@ let accountId: string;
 
 async function startApi(port?: number): Promise<Api> {
   const chosen = port ?? (await findFreePort());
-  const child = spawnProcess(['--import', 'tsx', 'server/main.ts'], { ...env, PORT: String(chosen), PUBLIC_URL: `http://127.0.0.1:${chosen}` }, { command: process.execPath });
+  const child = spawnProcess(
+    ['--import', 'tsx', 'server/main.ts'],
+    { ...env, PORT: String(chosen), PUBLIC_URL: `http://127.0.0.1:${chosen}` },
+    { command: process.execPath },
+  );
   await child.waitFor(/API listening/, 60_000);
   return { url: `http://127.0.0.1:${chosen}`, process: child, port: chosen };
 }
 
-async function call(api: Api, method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+async function call(
+  api: Api,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
   const res = await fetch(`${api.url}${path}`, {
     method,
     headers: {
@@ -112,10 +121,12 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
     expect(before.status).toBe(200);
     const made = await call(a, 'POST', '/v1/events', { token, body: { accountId, name: 'Seen everywhere', timezone: 'UTC' } });
     expect(made.status).toBe(201);
-    await within(250, async () => (await call(b, 'GET', '/v1/events?limit=100', { token })).body.events.some((e: { id: string }) => e.id === made.body.event.id));
+    await within(250, async () =>
+      (await call(b, 'GET', '/v1/events?limit=100', { token })).body.events.some((e: { id: string }) => e.id === made.body.event.id),
+    );
   });
 
-  it("an account deleted through A stops its channel key on B within 250 ms", async () => {
+  it('an account deleted through A stops its channel key on B within 250 ms', async () => {
     const [a, b] = apis as [Api, Api];
     const token = await signIn(a);
     const account = await call(a, 'POST', '/v1/accounts', { token, body: { name: 'Closing soon' } });
@@ -135,7 +146,10 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
     for (let i = 0; i < 40; i += 1) {
       const api = apis[i % 2]!;
       // Many client addresses: only the per-email count can throttle this.
-      const res = await call(api, 'POST', '/v1/auth/login', { body: { email, password: 'wrong' }, headers: { 'x-forwarded-for': `10.9.${i}.1` } });
+      const res = await call(api, 'POST', '/v1/auth/login', {
+        body: { email, password: 'wrong' },
+        headers: { 'x-forwarded-for': `10.9.${i}.1` },
+      });
       statuses.push(res.status);
     }
     expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(6);
@@ -156,7 +170,11 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
     expect(new Set(answers.map((answer) => answer.body.venue.id)).size).toBe(1);
     expect(answers.filter((answer) => answer.headers.get('idempotent-replayed') === 'true')).toHaveLength(7);
     expect(await db.venue.count({ where: { name: 'Idempotent hall' } })).toBe(1);
-    const other = await call(apis[1]!, 'POST', '/v1/venues', { token, body: { ...body, name: 'Another hall' }, headers: { 'idempotency-key': key } });
+    const other = await call(apis[1]!, 'POST', '/v1/venues', {
+      token,
+      body: { ...body, name: 'Another hall' },
+      headers: { 'idempotency-key': key },
+    });
     expect([other.status, other.body.code]).toEqual([409, 'CONFLICT']);
   });
 
@@ -168,7 +186,15 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
     const health = (async () => {
       while (polling) {
         await Promise.all(
-          apis.map(async (api) => ready.set(api.port, await fetch(`${api.url}/readyz`).then((res) => res.ok, () => false))),
+          apis.map(async (api) =>
+            ready.set(
+              api.port,
+              await fetch(`${api.url}/readyz`).then(
+                (res) => res.ok,
+                () => false,
+              ),
+            ),
+          ),
         );
         await new Promise((resolve) => setTimeout(resolve, 100));
       }

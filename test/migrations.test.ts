@@ -17,12 +17,48 @@ function prisma(args: string[], databaseUrl: string) {
 }
 
 const TABLES = [
-  'organisations', 'accounts', 'people', 'password_credentials', 'users', 'refresh_tokens', 'identity_providers',
-  'invitations', 'roles', 'role_assignments', 'api_keys', 'embed_sessions', 'venues', 'events', 'event_occurrences',
-  'ticket_types', 'inventories', 'sales_channels', 'sales_channel_events', 'channel_keys', 'customers',
-  'customer_login_codes', 'sales_sessions', 'carts', 'cart_items', 'orders', 'order_line_items', 'payments', 'passes',
-  'entitlements', 'redemptions', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'webhook_attempts',
-  'outbox_messages', 'rate_limit_windows', 'throttles', 'idempotency_keys', 'periodic_tasks', 'webhook_leases', 'webhook_task_runs',
+  'organisations',
+  'accounts',
+  'people',
+  'password_credentials',
+  'users',
+  'refresh_tokens',
+  'identity_providers',
+  'invitations',
+  'roles',
+  'role_assignments',
+  'api_keys',
+  'embed_sessions',
+  'venues',
+  'events',
+  'event_occurrences',
+  'ticket_types',
+  'inventories',
+  'sales_channels',
+  'sales_channel_events',
+  'channel_keys',
+  'customers',
+  'customer_login_codes',
+  'sales_sessions',
+  'carts',
+  'cart_items',
+  'orders',
+  'order_line_items',
+  'payments',
+  'passes',
+  'entitlements',
+  'redemptions',
+  'webhook_endpoints',
+  'webhook_events',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'outbox_messages',
+  'rate_limit_windows',
+  'throttles',
+  'idempotency_keys',
+  'periodic_tasks',
+  'webhook_leases',
+  'webhook_task_runs',
 ];
 
 describe('the committed migrations', () => {
@@ -58,17 +94,41 @@ describe('the committed migrations', () => {
 
   it('enforce the inventory invariant in the database itself', async () => {
     const orgId = 'org_test';
-    await query(database.url, `INSERT INTO organisations (id, slug, name, "apiVersion", "updatedAt") VALUES ($1, 'inv', 'Inv', '2026-06-01', now())`, [orgId]);
+    await query(
+      database.url,
+      `INSERT INTO organisations (id, slug, name, "apiVersion", "updatedAt") VALUES ($1, 'inv', 'Inv', '2026-06-01', now())`,
+      [orgId],
+    );
     await query(database.url, `INSERT INTO accounts (id, "organisationId", name, "updatedAt") VALUES ('acc_1', $1, 'A', now())`, [orgId]);
-    await query(database.url, `INSERT INTO events (id, "organisationId", "accountId", name, timezone, "updatedAt") VALUES ('evt_1', $1, 'acc_1', 'E', 'UTC', now())`, [orgId]);
-    await query(database.url, `INSERT INTO event_occurrences (id, "organisationId", "accountId", "eventId", "startsAt", timezone, "updatedAt") VALUES ('eoc_1', $1, 'acc_1', 'evt_1', now(), 'UTC', now())`, [orgId]);
-    await query(database.url, `INSERT INTO ticket_types (id, "organisationId", "accountId", "eventId", name, "priceAmount", currency, "updatedAt") VALUES ('tkt_1', $1, 'acc_1', 'evt_1', 'GA', 1000, 'EUR', now())`, [orgId]);
-    await query(database.url, `INSERT INTO inventories ("organisationId", "ticketTypeId", "occurrenceId", capacity, held, sold, "updatedAt") VALUES ($1, 'tkt_1', 'eoc_1', 2, 1, 1, now())`, [orgId]);
+    await query(
+      database.url,
+      `INSERT INTO events (id, "organisationId", "accountId", name, timezone, "updatedAt") VALUES ('evt_1', $1, 'acc_1', 'E', 'UTC', now())`,
+      [orgId],
+    );
+    await query(
+      database.url,
+      `INSERT INTO event_occurrences (id, "organisationId", "accountId", "eventId", "startsAt", timezone, "updatedAt") VALUES ('eoc_1', $1, 'acc_1', 'evt_1', now(), 'UTC', now())`,
+      [orgId],
+    );
+    await query(
+      database.url,
+      `INSERT INTO ticket_types (id, "organisationId", "accountId", "eventId", name, "priceAmount", currency, "updatedAt") VALUES ('tkt_1', $1, 'acc_1', 'evt_1', 'GA', 1000, 'EUR', now())`,
+      [orgId],
+    );
+    await query(
+      database.url,
+      `INSERT INTO inventories ("organisationId", "ticketTypeId", "occurrenceId", capacity, held, sold, "updatedAt") VALUES ($1, 'tkt_1', 'eoc_1', 2, 1, 1, now())`,
+      [orgId],
+    );
+    await expect(query(database.url, `UPDATE inventories SET held = held + 1 WHERE "ticketTypeId" = 'tkt_1'`)).rejects.toThrow(
+      /inventories_counts_check/,
+    );
     await expect(
-      query(database.url, `UPDATE inventories SET held = held + 1 WHERE "ticketTypeId" = 'tkt_1'`),
-    ).rejects.toThrow(/inventories_counts_check/);
-    await expect(
-      query(database.url, `INSERT INTO ticket_types (id, "organisationId", "accountId", "eventId", name, "priceAmount", currency, "updatedAt") VALUES ('tkt_2', $1, 'acc_1', 'evt_1', 'GA', -1, 'EUR', now())`, [orgId]),
+      query(
+        database.url,
+        `INSERT INTO ticket_types (id, "organisationId", "accountId", "eventId", name, "priceAmount", currency, "updatedAt") VALUES ('tkt_2', $1, 'acc_1', 'evt_1', 'GA', -1, 'EUR', now())`,
+        [orgId],
+      ),
     ).rejects.toThrow(/ticket_types_money_check/);
   });
 

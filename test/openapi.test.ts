@@ -67,16 +67,34 @@ describe('the OpenAPI document of /v1', () => {
     }
   });
 
-  it('hoists recursive and id\'d zod schemas into components.schemas, so their refs resolve in the document', async () => {
-    const tree: z.ZodType = z.object({ name: z.string(), get children() { return z.array(tree); } });
+  it("hoists recursive and id'd zod schemas into components.schemas, so their refs resolve in the document", async () => {
+    const tree: z.ZodType = z.object({
+      name: z.string(),
+      get children() {
+        return z.array(tree);
+      },
+    });
     const thing = z.object({ name: z.string() }).meta({ id: 'Thing' });
     const base = { tag: 'T', organisation: true, operation: '', result: (data: unknown) => data };
     const routes: RestRoute[] = [
-      { ...base, method: 'GET', path: '/trees/{id}', summary: 'A tree.', params: z.object({ id: z.string() }), response: z.object({ tree, thing }) },
+      {
+        ...base,
+        method: 'GET',
+        path: '/trees/{id}',
+        summary: 'A tree.',
+        params: z.object({ id: z.string() }),
+        response: z.object({ tree, thing }),
+      },
       { ...base, method: 'POST', path: '/things', summary: 'A thing.', body: thing, status: 201, response: thing },
     ];
     const document = buildOpenApiDocument(routes);
-    expect(Object.keys(document.components.schemas)).toEqual(['ErrorResponse', 'ValidationIssue', 'GetTreesByIdResponseDef0', 'Thing', 'ThingInput']);
+    expect(Object.keys(document.components.schemas)).toEqual([
+      'ErrorResponse',
+      'ValidationIssue',
+      'GetTreesByIdResponseDef0',
+      'Thing',
+      'ThingInput',
+    ]);
     expect(JSON.stringify(document)).not.toContain('#/$defs/');
     const result = await validateOpenApi(structuredClone(document) as never, { resolve: { external: false } });
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
@@ -179,7 +197,9 @@ describe('the OpenAPI document of the sales API (/live)', () => {
       'schema/openapi-live.json is out of date: run `npx tsx scripts/print-openapi.ts` and commit the result',
     ).toBe(true);
     const document = documentUnderTest('sales');
-    const documented = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(documented.sort()).toEqual(liveRoutes.map((route) => `${route.method} ${route.path}`).sort());
     expect(liveRoutes.filter((route) => !route.response)).toEqual([]);
     expect(document.paths['/sales/me/orders']!.get!.security).toEqual([{ customerToken: [] }]);

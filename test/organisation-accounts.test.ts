@@ -40,10 +40,21 @@ describe('organisation', () => {
   it('PATCH /organisation updates branding and metadata, and clears with null', async () => {
     const res = await api(app, 'PATCH', '/v1/organisation', {
       ...admin(),
-      body: { name: 'Renamed', primaryColor: '#12abEF', secondaryColor: '#000000', logoUrl: 'https://cdn.example/logo.png', metadata: { region: 'eu', tier: 2 } },
+      body: {
+        name: 'Renamed',
+        primaryColor: '#12abEF',
+        secondaryColor: '#000000',
+        logoUrl: 'https://cdn.example/logo.png',
+        metadata: { region: 'eu', tier: 2 },
+      },
     });
     expect(res.status).toBe(200);
-    expect(res.body.organisation).toMatchObject({ name: 'Renamed', primaryColor: '#12abEF', logoUrl: 'https://cdn.example/logo.png', metadata: { region: 'eu', tier: 2 } });
+    expect(res.body.organisation).toMatchObject({
+      name: 'Renamed',
+      primaryColor: '#12abEF',
+      logoUrl: 'https://cdn.example/logo.png',
+      metadata: { region: 'eu', tier: 2 },
+    });
     const cleared = await api(app, 'PATCH', '/v1/organisation', { ...admin(), body: { metadata: null, secondaryColor: null } });
     expect(cleared.body.organisation).toMatchObject({ metadata: null, secondaryColor: null, primaryColor: '#12abEF' });
   });
@@ -54,7 +65,13 @@ describe('organisation', () => {
       body: { name: '', primaryColor: 'red', secondaryColor: '#12345', logoUrl: 'javascript:alert(1)', apiVersion: 'latest' },
     });
     expect(res.status).toBe(400);
-    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['apiVersion', 'logoUrl', 'name', 'primaryColor', 'secondaryColor']);
+    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual([
+      'apiVersion',
+      'logoUrl',
+      'name',
+      'primaryColor',
+      'secondaryColor',
+    ]);
     const wrongType = await api(app, 'PATCH', '/v1/organisation', { ...admin(), body: { metadata: [1, 2] } });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.details[0].path).toBe('metadata');
@@ -136,7 +153,8 @@ describe('accounts', () => {
 
   it('paginates', async () => {
     const fresh = await createOrganisation(app, 'pages');
-    for (let i = 0; i < 4; i++) await api(app, 'POST', '/v1/accounts', { token: fresh.adminToken, org: fresh.slug, body: { name: `A${i}` } });
+    for (let i = 0; i < 4; i++)
+      await api(app, 'POST', '/v1/accounts', { token: fresh.adminToken, org: fresh.slug, body: { name: `A${i}` } });
     const page2 = await api(app, 'GET', '/v1/accounts?page=2&limit=2', { token: fresh.adminToken, org: fresh.slug });
     expect(page2.body.pagination).toEqual({ page: 2, limit: 2, total: 5, totalPages: 3, hasNext: true, hasPrev: true });
     expect(page2.body.accounts.map((a: { name: string }) => a.name)).toEqual(['A1', 'A2']);
@@ -153,7 +171,9 @@ describe('accounts', () => {
     expect(seen.body.accounts.map((a: { id: string }) => a.id)).toEqual([org.account.id]);
     expect((await api(app, 'GET', `/v1/accounts/${extra.body.account.id}`, { token: viewer, org: org.slug })).status).toBe(404);
     expect((await api(app, 'POST', '/v1/accounts', { token: viewer, org: org.slug, body: { name: 'x' } })).status).toBe(403);
-    expect((await api(app, 'PATCH', `/v1/accounts/${org.account.id}`, { token: viewer, org: org.slug, body: { name: 'x' } })).status).toBe(403);
+    expect((await api(app, 'PATCH', `/v1/accounts/${org.account.id}`, { token: viewer, org: org.slug, body: { name: 'x' } })).status).toBe(
+      403,
+    );
     const key = await apiKey(['events.read']);
     expect((await api(app, 'GET', '/v1/accounts', { token: key, org: org.slug })).status).toBe(404);
     expect((await api(app, 'DELETE', `/v1/accounts/${org.account.id}`, { token: key, org: org.slug })).status).toBe(404);
@@ -178,7 +198,12 @@ describe('accounts', () => {
     const connection = res.body.data.accounts;
     expect(connection.edges).toHaveLength(1);
     expect(connection.pageInfo.hasNextPage).toBe(connection.pagination.total > 1);
-    const next = await graphql(app, '{ accounts(first: 5, after: "' + connection.pageInfo.endCursor + '") { edges { node { id } } } }', {}, admin());
+    const next = await graphql(
+      app,
+      '{ accounts(first: 5, after: "' + connection.pageInfo.endCursor + '") { edges { node { id } } } }',
+      {},
+      admin(),
+    );
     expect(next.body.data.accounts.edges.map((e: { node: { id: string } }) => e.node.id)).not.toContain(connection.edges[0].node.id);
   });
 });
@@ -192,15 +217,23 @@ describe('partner account provisioning', () => {
       salesChannel: { id: expect.stringMatching(/^sch_/), slug: expect.stringMatching(/^partner-venue-ltd-/), channelType: 'partner' },
       publishableKey: { id: expect.stringMatching(/^schk_/), key: expect.stringMatching(/^svpk_[A-Za-z0-9_-]{43}$/) },
     });
-    const [key] = await query<{ keyHash: string; kind: string }>(app, 'SELECT "keyHash", kind FROM channel_keys WHERE id = $1', [res.body.publishableKey.id]);
+    const [key] = await query<{ keyHash: string; kind: string }>(app, 'SELECT "keyHash", kind FROM channel_keys WHERE id = $1', [
+      res.body.publishableKey.id,
+    ]);
     expect(key).toEqual({ keyHash: sha256(res.body.publishableKey.key), kind: 'publishable' });
   });
 
   it('a clashing channel slug rolls everything back', async () => {
-    const first = await api(app, 'POST', '/v1/partner/accounts', { ...admin(), body: { name: 'One', salesChannel: { slug: 'taken-slug' } } });
+    const first = await api(app, 'POST', '/v1/partner/accounts', {
+      ...admin(),
+      body: { name: 'One', salesChannel: { slug: 'taken-slug' } },
+    });
     expect(first.status).toBe(201);
     const before = await query<{ count: string }>(app, 'SELECT count(*) FROM accounts');
-    const clash = await api(app, 'POST', '/v1/partner/accounts', { ...admin(), body: { name: 'Two', salesChannel: { slug: 'taken-slug' } } });
+    const clash = await api(app, 'POST', '/v1/partner/accounts', {
+      ...admin(),
+      body: { name: 'Two', salesChannel: { slug: 'taken-slug' } },
+    });
     expect(clash.status).toBe(400);
     expect(clash.body.details[0].path).toBe('salesChannel.slug');
     const after = await query<{ count: string }>(app, 'SELECT count(*) FROM accounts');
@@ -208,11 +241,17 @@ describe('partner account provisioning', () => {
   });
 
   it('validates and authorises', async () => {
-    expect((await api(app, 'POST', '/v1/partner/accounts', { ...admin(), body: { name: '', salesChannel: { slug: 'Bad Slug' } } })).body.details.map((d: { path: string }) => d.path).sort()).toEqual(['name', 'salesChannel.slug']);
+    expect(
+      (await api(app, 'POST', '/v1/partner/accounts', { ...admin(), body: { name: '', salesChannel: { slug: 'Bad Slug' } } })).body.details
+        .map((d: { path: string }) => d.path)
+        .sort(),
+    ).toEqual(['name', 'salesChannel.slug']);
     expect((await api(app, 'POST', '/v1/partner/accounts', { token: viewer, org: org.slug, body: { name: 'x' } })).status).toBe(403);
     const accountsOnly = await apiKey(['accounts.write']);
     expect((await api(app, 'POST', '/v1/partner/accounts', { token: accountsOnly, org: org.slug, body: { name: 'x' } })).status).toBe(404);
     const partnerKey = await apiKey(['accounts.write', 'sales_channels.write']);
-    expect((await api(app, 'POST', '/v1/partner/accounts', { token: partnerKey, org: org.slug, body: { name: 'Via key' } })).status).toBe(201);
+    expect((await api(app, 'POST', '/v1/partner/accounts', { token: partnerKey, org: org.slug, body: { name: 'Via key' } })).status).toBe(
+      201,
+    );
   });
 });

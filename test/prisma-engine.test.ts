@@ -20,11 +20,7 @@ const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres:postgres
 const ADVISORY_LOCK_KEY = 72707369;
 const TIMEOUT = { timeout: 60_000 };
 
-const BASE_MIGRATIONS = [
-  '20260101000000_init',
-  '20260102000000_organisation_name_check',
-  '20260103000000_normalise_organisation_name',
-];
+const BASE_MIGRATIONS = ['20260101000000_init', '20260102000000_organisation_name_check', '20260103000000_normalise_organisation_name'];
 const PENDING_MIGRATION = '20260104000000_organisation_slug';
 const BROKEN_MIGRATION = '20260105000000_broken';
 
@@ -136,10 +132,7 @@ async function createProject(options: { schema?: string; migrations?: string[] }
   await symlink(join(REPO, 'prisma', 'engine'), join(dir, 'prisma', 'engine'), 'dir');
   await copyFile(join(REPO, 'prisma.config.ts'), join(dir, 'prisma.config.ts'));
   await useSchema({ dir }, options.schema ?? 'schema.prisma');
-  await copyFile(
-    join(FIXTURES, 'migrations', 'migration_lock.toml'),
-    join(dir, 'prisma', 'migrations', 'migration_lock.toml'),
-  );
+  await copyFile(join(FIXTURES, 'migrations', 'migration_lock.toml'), join(dir, 'prisma', 'migrations', 'migration_lock.toml'));
   for (const name of options.migrations ?? BASE_MIGRATIONS) await addMigration({ dir }, name);
   return { dir };
 }
@@ -149,16 +142,17 @@ async function useSchema(project: Project, fixture: string): Promise<void> {
 }
 
 async function addMigration(project: Project, name: string): Promise<void> {
-  const source = ['migrations', 'pending', 'broken']
-    .map((folder) => join(FIXTURES, folder, name))
-    .find((path) => existsSync(path));
+  const source = ['migrations', 'pending', 'broken'].map((folder) => join(FIXTURES, folder, name)).find((path) => existsSync(path));
   if (!source) throw new Error(`no fixture migration ${name}`);
   await cp(source, join(project.dir, 'prisma', 'migrations', name), { recursive: true });
 }
 
 async function migrationDirectories(project: Project): Promise<string[]> {
   const entries = await readdir(join(project.dir, 'prisma', 'migrations'), { withFileTypes: true });
-  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  return entries
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
 }
 
 function sha256(text: string): string {
@@ -258,10 +252,7 @@ describe('Prisma CLI through the Wasm schema engine', () => {
     const applied = await appliedMigrations(url);
     expect(applied.map((row) => row.migration_name)).toEqual(BASE_MIGRATIONS);
     expect(applied.every((row) => row.finished_at !== null)).toBe(true);
-    const [row] = await query<{ name: string }>(
-      url,
-      `INSERT INTO "Organisation" ("name") VALUES ('  After reset  ') RETURNING "name"`,
-    );
+    const [row] = await query<{ name: string }>(url, `INSERT INTO "Organisation" ("name") VALUES ('  After reset  ') RETURNING "name"`);
     expect(row?.name).toBe('After reset');
   });
 
@@ -303,10 +294,7 @@ describe('Prisma CLI through the Wasm schema engine', () => {
     const project = await createProject();
     await prismaOk(project, ['migrate', 'deploy'], { databaseUrl: url });
 
-    const [inserted] = await query<{ name: string }>(
-      url,
-      `INSERT INTO "Organisation" ("name") VALUES ('  Acme  ') RETURNING "name"`,
-    );
+    const [inserted] = await query<{ name: string }>(url, `INSERT INTO "Organisation" ("name") VALUES ('  Acme  ') RETURNING "name"`);
     expect(inserted?.name).toBe('Acme'); // the trigger function ran
     const [count] = await query<{ total: string }>(url, 'SELECT organisation_count() AS total');
     expect(count?.total).toBe('1');
@@ -363,9 +351,7 @@ describe('Prisma CLI through the Wasm schema engine', () => {
     }
 
     async function expectSentinelIntact(url: string) {
-      expect(await query(url, 'SELECT "name", "slug" FROM "Organisation"')).toEqual([
-        { name: 'Sentinel', slug: 'sentinel' },
-      ]);
+      expect(await query(url, 'SELECT "name", "slug" FROM "Organisation"')).toEqual([{ name: 'Sentinel', slug: 'sentinel' }]);
     }
 
     it('with a temporary shadow database (no SHADOW_DATABASE_URL)', TIMEOUT, async () => {

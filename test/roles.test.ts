@@ -20,9 +20,17 @@ describe('roles', () => {
       ['Event manager', true],
       ['Viewer', true],
     ]);
-    expect(Object.keys(res.body.roles[0]).sort()).toEqual(
-      ['createdAt', 'description', 'id', 'isDeleted', 'isSystemRole', 'name', 'organisationId', 'permissions', 'updatedAt'],
-    );
+    expect(Object.keys(res.body.roles[0]).sort()).toEqual([
+      'createdAt',
+      'description',
+      'id',
+      'isDeleted',
+      'isSystemRole',
+      'name',
+      'organisationId',
+      'permissions',
+      'updatedAt',
+    ]);
   });
 
   it('custom roles: create (201, unwrapped), get, update, delete', async () => {
@@ -217,7 +225,10 @@ describe('role assignments', () => {
     expect((await api(app, 'GET', '/v1/roles', as(staff.token, org))).status).toBe(200);
     await api(app, 'DELETE', `/v1/user-account-roles/${granted.body.assignment.id}`, asAdmin(org));
     expect((await api(app, 'GET', '/v1/roles', as(staff.token, org))).status).toBe(403);
-    const custom = await api(app, 'POST', '/v1/roles', { ...asAdmin(org), body: { name: 'Role readers', permissions: ['roles.read:all'] } });
+    const custom = await api(app, 'POST', '/v1/roles', {
+      ...asAdmin(org),
+      body: { name: 'Role readers', permissions: ['roles.read:all'] },
+    });
     await api(app, 'POST', '/v1/user-account-roles', {
       ...asAdmin(org),
       body: { userId: staff.userId, accountId: org.account.id, roleId: custom.body.id },
@@ -228,8 +239,15 @@ describe('role assignments', () => {
   });
 
   it('GraphQL answers the same data with the same refusals', async () => {
-    const res = await graphql(app, '{ roleAssignments(userId: "' + org.user.id + '") { id role { name } account { id } } }', {}, asAdmin(org));
-    expect(res.body.data.roleAssignments).toEqual([{ id: org.assignment.id, role: { name: 'Organisation admin' }, account: { id: org.account.id } }]);
+    const res = await graphql(
+      app,
+      '{ roleAssignments(userId: "' + org.user.id + '") { id role { name } account { id } } }',
+      {},
+      asAdmin(org),
+    );
+    expect(res.body.data.roleAssignments).toEqual([
+      { id: org.assignment.id, role: { name: 'Organisation admin' }, account: { id: org.account.id } },
+    ]);
     const viewer = await staffWithRoles(app, org, ['viewer']);
     const refused = await graphql(app, 'mutation { deleteRole(id: "rol_x") { success } }', {}, as(viewer.token, org));
     expect(refused.body.errors[0].extensions.code).toBe('FORBIDDEN');

@@ -22,7 +22,10 @@ const slug = (label: string) => `${label}-${Math.random().toString(36).slice(2, 
 const apiKey = async (o: TestOrganisation, scopes: string[]) => (await createApiKey(app, o, scopes)).key;
 
 async function createChannel(body: Record<string, unknown> = {}) {
-  const res = await api(app, 'POST', '/v1/sales-channels', { ...admin(), body: { accountId: org.account.id, name: 'Web shop', slug: slug('web'), ...body } });
+  const res = await api(app, 'POST', '/v1/sales-channels', {
+    ...admin(),
+    body: { accountId: org.account.id, name: 'Web shop', slug: slug('web'), ...body },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.salesChannel as { id: string; slug: string };
 }
@@ -32,7 +35,14 @@ describe('sales channels', () => {
     const e1 = await createEvent(app, org);
     const res = await api(app, 'POST', '/v1/sales-channels', {
       ...admin(),
-      body: { accountId: org.account.id, name: 'Box office', slug: slug('box'), channelType: 'box_office', sellsAllEvents: false, eventIds: [e1.id] },
+      body: {
+        accountId: org.account.id,
+        name: 'Box office',
+        slug: slug('box'),
+        channelType: 'box_office',
+        sellsAllEvents: false,
+        eventIds: [e1.id],
+      },
     });
     expect(res.status).toBe(201);
     expectDocumentedResponse('POST', '/sales-channels', res);
@@ -59,7 +69,10 @@ describe('sales channels', () => {
     expect(list.body.salesChannels.map((c: { id: string }) => c.id)).toContain(id);
 
     const e2 = await createEvent(app, org);
-    const patched = await api(app, 'PATCH', `/v1/sales-channels/${id}`, { ...admin(), body: { name: 'Front desk', isActive: false, eventIds: [e2.id] } });
+    const patched = await api(app, 'PATCH', `/v1/sales-channels/${id}`, {
+      ...admin(),
+      body: { name: 'Front desk', isActive: false, eventIds: [e2.id] },
+    });
     expect(patched.status).toBe(200);
     expectDocumentedResponse('PATCH', '/sales-channels/{id}', patched);
     expect(patched.body.salesChannel).toMatchObject({ name: 'Front desk', isActive: false, eventIds: [e2.id], sellsAllEvents: false });
@@ -71,19 +84,25 @@ describe('sales channels', () => {
   });
 
   it('refuses invalid input naming the fields', async () => {
-    const res = await api(app, 'POST', '/v1/sales-channels', { ...admin(), body: { accountId: org.account.id, name: '', slug: 'Not A Slug' } });
+    const res = await api(app, 'POST', '/v1/sales-channels', {
+      ...admin(),
+      body: { accountId: org.account.id, name: '', slug: 'Not A Slug' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('VALIDATION_FAILED');
     expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['name', 'slug']);
 
-    const unknownAccount = await api(app, 'POST', '/v1/sales-channels', { ...admin(), body: { accountId: 'acc_nope', name: 'x', slug: slug('x') } });
+    const unknownAccount = await api(app, 'POST', '/v1/sales-channels', {
+      ...admin(),
+      body: { accountId: 'acc_nope', name: 'x', slug: slug('x') },
+    });
     expect([unknownAccount.status, unknownAccount.body.details]).toEqual([404, [{ path: 'accountId', message: expect.any(String) }]]);
 
     const kind = await api(app, 'POST', `/v1/sales-channels/${(await createChannel()).id}/keys`, { ...admin(), body: { kind: 'other' } });
     expect([kind.status, kind.body.details[0].path]).toEqual([400, 'kind']);
   });
 
-  it("refuses events of another account, naming the index", async () => {
+  it('refuses events of another account, naming the index', async () => {
     const second = await createAccount(app, org);
     const foreign = await createEvent(app, org, { accountId: second.id });
     const own = await createEvent(app, org);
@@ -96,7 +115,10 @@ describe('sales channels', () => {
 
   it('answers 409 CONFLICT for a slug already used in the organisation, but not across organisations', async () => {
     const channel = await createChannel();
-    const clash = await api(app, 'POST', '/v1/sales-channels', { ...admin(), body: { accountId: org.account.id, name: 'Again', slug: channel.slug } });
+    const clash = await api(app, 'POST', '/v1/sales-channels', {
+      ...admin(),
+      body: { accountId: org.account.id, name: 'Again', slug: channel.slug },
+    });
     expect([clash.status, clash.body.code]).toEqual([409, 'CONFLICT']);
     const elsewhere = await api(app, 'POST', '/v1/sales-channels', {
       token: other.adminToken,
@@ -111,7 +133,11 @@ describe('sales channels', () => {
     expect((await api(app, 'GET', `/v1/sales-channels/${channel.id}`, { token: viewer, org: org.slug })).status).toBe(200);
     const patch = await api(app, 'PATCH', `/v1/sales-channels/${channel.id}`, { token: viewer, org: org.slug, body: { name: 'x' } });
     expect([patch.status, patch.body.code]).toEqual([403, 'FORBIDDEN']);
-    const create = await api(app, 'POST', '/v1/sales-channels', { token: viewer, org: org.slug, body: { accountId: org.account.id, name: 'x', slug: slug('x') } });
+    const create = await api(app, 'POST', '/v1/sales-channels', {
+      token: viewer,
+      org: org.slug,
+      body: { accountId: org.account.id, name: 'x', slug: slug('x') },
+    });
     expect([create.status, create.body.code]).toEqual([403, 'FORBIDDEN']);
     const key = await api(app, 'POST', `/v1/sales-channels/${channel.id}/keys`, { token: viewer, org: org.slug, body: { kind: 'secret' } });
     expect([key.status, key.body.code]).toEqual([403, 'FORBIDDEN']);
@@ -134,9 +160,17 @@ describe('sales channels', () => {
     const channel = await createChannel();
     const res = await api(app, 'GET', `/v1/sales-channels/${channel.id}`, { token: other.adminToken, org: other.slug });
     expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
-    const patch = await api(app, 'PATCH', `/v1/sales-channels/${channel.id}`, { token: other.adminToken, org: other.slug, body: { name: 'x' } });
+    const patch = await api(app, 'PATCH', `/v1/sales-channels/${channel.id}`, {
+      token: other.adminToken,
+      org: other.slug,
+      body: { name: 'x' },
+    });
     expect(patch.status).toBe(404);
-    const keys = await api(app, 'POST', `/v1/sales-channels/${channel.id}/keys`, { token: other.adminToken, org: other.slug, body: { kind: 'secret' } });
+    const keys = await api(app, 'POST', `/v1/sales-channels/${channel.id}/keys`, {
+      token: other.adminToken,
+      org: other.slug,
+      body: { kind: 'secret' },
+    });
     expect(keys.status).toBe(404);
     const list = await api(app, 'GET', '/v1/sales-channels?limit=100', { token: other.adminToken, org: other.slug });
     expect(list.body.salesChannels.map((c: { id: string }) => c.id)).not.toContain(channel.id);
@@ -168,7 +202,23 @@ describe('channel keys', () => {
     const publishable = await api(app, 'POST', `/v1/sales-channels/${channel.id}/keys`, { ...admin(), body: { kind: 'publishable' } });
     expect(publishable.body.key).toMatch(/^svpk_/);
 
-    const listed = await graphql(app, `query($id: String!) { salesChannel(id: $id) { keys { id kind keyPrefix revokedAt } } }`, { id: channel.id }, admin());
+    const listed = await graphql(
+      app,
+      `
+        query ($id: String!) {
+          salesChannel(id: $id) {
+            keys {
+              id
+              kind
+              keyPrefix
+              revokedAt
+            }
+          }
+        }
+      `,
+      { id: channel.id },
+      admin(),
+    );
     expect(listed.body.data.salesChannel.keys).toEqual([
       { id: channelKey.id, kind: 'secret', keyPrefix: key.slice(0, 12), revokedAt: null },
       { id: publishable.body.channelKey.id, kind: 'publishable', keyPrefix: publishable.body.key.slice(0, 12), revokedAt: null },
@@ -211,8 +261,13 @@ describe('channel keys', () => {
 
   it('a deleted account stops its keys with 401, even a key authenticated (and cached) just before', async () => {
     const account = await createAccount(app, org, 'Doomed');
-    const res = await api(app, 'POST', '/v1/sales-channels', { ...admin(), body: { accountId: account.id, name: 'x', slug: slug('doomed') } });
-    const doomedKey = (await api(app, 'POST', `/v1/sales-channels/${res.body.salesChannel.id}/keys`, { ...admin(), body: { kind: 'publishable' } })).body.key;
+    const res = await api(app, 'POST', '/v1/sales-channels', {
+      ...admin(),
+      body: { accountId: account.id, name: 'x', slug: slug('doomed') },
+    });
+    const doomedKey = (
+      await api(app, 'POST', `/v1/sales-channels/${res.body.salesChannel.id}/keys`, { ...admin(), body: { kind: 'publishable' } })
+    ).body.key;
     expect((await api(app, 'GET', '/live/sales/listings', { token: doomedKey })).status).toBe(200);
     expect((await api(app, 'DELETE', `/v1/accounts/${account.id}`, admin())).status).toBe(200);
     expectError(await api(app, 'GET', '/live/sales/listings', { token: doomedKey }), 401, 'UNAUTHENTICATED');
@@ -222,7 +277,20 @@ describe('channel keys', () => {
     const channel = await createChannel();
     const created = (await api(app, 'POST', `/v1/sales-channels/${channel.id}/keys`, { ...admin(), body: { kind: 'publishable' } })).body;
     await api(app, 'GET', '/live/sales/listings', { headers: { 'x-channel-key': created.key } });
-    const listed = await graphql(app, `query($id: String!) { salesChannel(id: $id) { keys { lastUsedAt } } }`, { id: channel.id }, admin());
+    const listed = await graphql(
+      app,
+      `
+        query ($id: String!) {
+          salesChannel(id: $id) {
+            keys {
+              lastUsedAt
+            }
+          }
+        }
+      `,
+      { id: channel.id },
+      admin(),
+    );
     expect(listed.body.data.salesChannel.keys[0].lastUsedAt).toEqual(expect.any(String));
   });
 
@@ -230,7 +298,11 @@ describe('channel keys', () => {
     const channel = await createChannel();
     const { key } = (await api(app, 'POST', `/v1/sales-channels/${channel.id}/keys`, { ...admin(), body: { kind: 'secret' } })).body;
     const rest = await api(app, 'GET', '/v1/events', { token: key, org: org.slug });
-    expect([rest.status, rest.body.code, rest.body.error]).toEqual([401, 'UNAUTHENTICATED', 'Channel keys authenticate the sales API only.']);
+    expect([rest.status, rest.body.code, rest.body.error]).toEqual([
+      401,
+      'UNAUTHENTICATED',
+      'Channel keys authenticate the sales API only.',
+    ]);
     const gql = await graphql(app, '{ accounts { pagination { total } } apiVersions { current } }', {}, { token: key, org: org.slug });
     expect(gql.status).toBe(401);
     expect(gql.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual(['UNAUTHENTICATED']);

@@ -14,7 +14,6 @@ beforeAll(async () => {
   [org, other] = await Promise.all([createOrganisation(app, 'sales'), createOrganisation(app, 'rival')]);
 });
 
-
 async function inventory(c: Catalogue) {
   const [row] = await query<{ held: number; sold: number; capacity: number | null }>(
     app,
@@ -46,7 +45,9 @@ describe('carts and sales sessions', () => {
     expect(created.status).toBe(201);
     const session = created.headers.get('x-live-session');
     expect(session).toMatch(/^ses_/);
-    expect(created.headers.get('set-cookie')).toMatch(new RegExp(`^live_session=${session}; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax`));
+    expect(created.headers.get('set-cookie')).toMatch(
+      new RegExp(`^live_session=${session}; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax`),
+    );
     expect(created.body.cart).toMatchObject({
       sessionId: session,
       status: 'open',
@@ -55,14 +56,18 @@ describe('carts and sales sessions', () => {
       subtotalAmount: 5000,
       totalAmount: 5000,
       orderId: null,
-      items: [{ ...cartLine(catalogue, 2), eventId: catalogue.eventId, unitAmount: 2500, totalAmount: 5000, currency: 'GBP', available: 10 }],
+      items: [
+        { ...cartLine(catalogue, 2), eventId: catalogue.eventId, unitAmount: 2500, totalAmount: 5000, currency: 'GBP', available: 10 },
+      ],
     });
     const id = created.body.cart.id;
 
     // Same session: a second cart keeps it; the cookie works like the header.
     const second = await shop.call('POST', '/sales/carts', {});
     expect(second.body.cart.sessionId).toBe(session);
-    const byCookie = await api(app, 'GET', `/live/sales/carts/${id}`, { headers: { 'x-channel-key': channel.publishable, cookie: `live_session=${session}` } });
+    const byCookie = await api(app, 'GET', `/live/sales/carts/${id}`, {
+      headers: { 'x-channel-key': channel.publishable, cookie: `live_session=${session}` },
+    });
     expect(byCookie.status).toBe(200);
     expect(byCookie.body.cart.id).toBe(id);
 
@@ -77,7 +82,10 @@ describe('carts and sales sessions', () => {
     const elsewhere = await createChannel(app, org);
     expect((await api(app, 'GET', `/live/sales/carts/${id}`, { headers: { 'x-channel-key': elsewhere.secret } })).status).toBe(404);
     // An unknown or foreign session id starts a new session instead of joining it.
-    const foreign = await api(app, 'POST', '/live/sales/carts', { body: {}, headers: { 'x-channel-key': elsewhere.publishable, 'x-live-session': session! } });
+    const foreign = await api(app, 'POST', '/live/sales/carts', {
+      body: {},
+      headers: { 'x-channel-key': elsewhere.publishable, 'x-live-session': session! },
+    });
     expect(foreign.status).toBe(201);
     expect(foreign.headers.get('x-live-session')).not.toBe(session);
   });
@@ -115,7 +123,11 @@ describe('carts and sales sessions', () => {
     // Nothing of the refused changes stuck.
     expect((await shop.call('GET', `/sales/carts/${id}`)).body.cart.items).toEqual([expect.objectContaining(cartLine(catalogue, 3))]);
     // Empty list empties.
-    expect((await shop.call('PATCH', `/sales/carts/${id}`, { items: [] })).body.cart).toMatchObject({ items: [], itemCount: 0, currency: null });
+    expect((await shop.call('PATCH', `/sales/carts/${id}`, { items: [] })).body.cart).toMatchObject({
+      items: [],
+      itemCount: 0,
+      currency: null,
+    });
   });
 
   it('refuses ticket types outside their sales window and events past their off-sale date', async () => {
@@ -145,7 +157,9 @@ describe('checkout holds tickets', () => {
     const channel = await createChannel(app, org);
     const shop = storefront(app, channel.publishable);
     const cart = (await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 2)] })).body.cart;
-    const res = await shop.call('POST', `/sales/carts/${cart.id}/checkout`, { customer: { email: 'Ada@Example.TEST', firstName: 'Ada', lastName: 'L' } });
+    const res = await shop.call('POST', `/sales/carts/${cart.id}/checkout`, {
+      customer: { email: 'Ada@Example.TEST', firstName: 'Ada', lastName: 'L' },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     const order = res.body.order;
     expect(order).toMatchObject({
@@ -222,7 +236,10 @@ describe('checkout holds tickets', () => {
       shoppers.map((s) => s.shop.call('POST', `/sales/carts/${s.cartId}/checkout`, { customer: { email: s.email } })),
     );
     const statuses = results.map((r) => r.status);
-    expect(statuses.every((s) => s === 201 || s === 409), JSON.stringify(statuses)).toBe(true);
+    expect(
+      statuses.every((s) => s === 201 || s === 409),
+      JSON.stringify(statuses),
+    ).toBe(true);
     const heldByOrders = results.reduce((sum, r, i) => sum + (r.status === 201 ? shoppers[i]!.quantity : 0), 0);
     const { held, sold } = await inventory(catalogue);
     expect(held).toBe(heldByOrders);
@@ -259,7 +276,10 @@ describe('checkout holds tickets', () => {
     expect(await inventory(catalogue)).toMatchObject({ held: 2, sold: 0 });
 
     await app().runtime.db.order.update({ where: { id: second.order.id }, data: { holdExpiresAt: new Date(Date.now() - 1000) } });
-    const late = await api(app, 'POST', `/live/sales/orders/${second.order.id}/confirm`, { body: {}, headers: { 'x-channel-key': channel.secret } });
+    const late = await api(app, 'POST', `/live/sales/orders/${second.order.id}/confirm`, {
+      body: {},
+      headers: { 'x-channel-key': channel.secret },
+    });
     expect(late.status).toBe(410);
     expect(late.body.code).toBe('GONE');
     expect(await inventory(catalogue)).toMatchObject({ held: 0, sold: 0 });
@@ -289,7 +309,8 @@ describe('confirmation, cancel, refund and redemption', () => {
     catalogue = await createCatalogue(app, org, { capacity: 50 });
     channel = await createChannel(app, org);
   });
-  const confirm = (orderId: string, key: string) => api(app, 'POST', `/live/sales/orders/${orderId}/confirm`, { body: {}, headers: { 'x-channel-key': key } });
+  const confirm = (orderId: string, key: string) =>
+    api(app, 'POST', `/live/sales/orders/${orderId}/confirm`, { body: {}, headers: { 'x-channel-key': key } });
 
   it('a secret key confirms: tickets sold, one pass per ticket, order.confirmed and ticket.issued, and the tickets mailed', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 3, 'confirm@sales.test');
@@ -307,7 +328,12 @@ describe('confirmation, cancel, refund and redemption', () => {
     expect(passes).toHaveLength(3);
     expect(new Set(passes.map((p: { code: string }) => p.code)).size).toBe(3);
     for (const pass of passes) {
-      expect(pass).toMatchObject({ id: expect.stringMatching(/^pas_/), status: 'issued', entitlementId: expect.stringMatching(/^ent_/), code: expect.stringMatching(/^[2-9A-Z]{16}$/) });
+      expect(pass).toMatchObject({
+        id: expect.stringMatching(/^pas_/),
+        status: 'issued',
+        entitlementId: expect.stringMatching(/^ent_/),
+        code: expect.stringMatching(/^[2-9A-Z]{16}$/),
+      });
     }
     const afterConfirm = await inventory(catalogue);
     expect(afterConfirm).toMatchObject({ held: before.held - 3, sold: before.sold + 3 });
@@ -318,7 +344,12 @@ describe('confirmation, cancel, refund and redemption', () => {
       orderId: order.id,
       accountId: org.account.id,
       passCount: 3,
-      passes: passes.map((p: any) => ({ id: p.id, ticketTypeId: catalogue.ticketTypeId, occurrenceId: catalogue.occurrenceId, status: 'issued' })),
+      passes: passes.map((p: any) => ({
+        id: p.id,
+        ticketTypeId: catalogue.ticketTypeId,
+        occurrenceId: catalogue.occurrenceId,
+        status: 'issued',
+      })),
     });
     const [confirmed] = await sourceEvents('order.confirmed', order.id);
     expect(confirmed!.payload).toMatchObject({ id: order.id, status: 'confirmed', lineItemCount: 1 });
@@ -327,7 +358,9 @@ describe('confirmation, cancel, refund and redemption', () => {
     for (const pass of passes) expect(mail[0]!.text).toContain(pass.code);
 
     const payment = (await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order.payments;
-    expect(payment).toEqual([expect.objectContaining({ method: 'server_confirmation', status: 'succeeded', amount: 7500, currency: 'GBP' })]);
+    expect(payment).toEqual([
+      expect.objectContaining({ method: 'server_confirmation', status: 'succeeded', amount: 7500, currency: 'GBP' }),
+    ]);
   });
 
   it('redeems by id and by code once; a second scan, also a concurrent one, is refused with when it was redeemed', async () => {
@@ -335,7 +368,12 @@ describe('confirmation, cancel, refund and redemption', () => {
     const passes = (await confirm(order.id, channel.secret)).body.order.passes;
     const byId = await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, asAdmin(org));
     expect(byId.status).toBe(201);
-    expect(byId.body.redemption).toMatchObject({ id: expect.stringMatching(/^red_/), passId: passes[0].id, entitlementId: passes[0].entitlementId, accountId: org.account.id });
+    expect(byId.body.redemption).toMatchObject({
+      id: expect.stringMatching(/^red_/),
+      passId: passes[0].id,
+      entitlementId: passes[0].entitlementId,
+      accountId: org.account.id,
+    });
     const again = await api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: { code: passes[0].code.toLowerCase() } });
     expect(again.status).toBe(409);
     expect(again.body.error).toBe(`This pass was already redeemed at ${byId.body.redemption.redeemedAt}.`);
@@ -351,7 +389,12 @@ describe('confirmation, cancel, refund and redemption', () => {
     expect(await sourceEvents('ticket.redeemed', passes[1].id)).toHaveLength(1);
 
     const [redeemed] = await sourceEvents('ticket.redeemed', passes[0].id);
-    expect(redeemed!.payload).toEqual({ redemptionId: byId.body.redemption.id, passId: passes[0].id, entitlementId: passes[0].entitlementId, accountId: org.account.id });
+    expect(redeemed!.payload).toEqual({
+      redemptionId: byId.body.redemption.id,
+      passId: passes[0].id,
+      entitlementId: passes[0].entitlementId,
+      accountId: org.account.id,
+    });
     const listed = await api(app, 'GET', `/v1/passes?orderId=${order.id}`, asAdmin(org));
     expect(listed.body.passes.map((p: any) => p.status)).toEqual(['redeemed', 'redeemed']);
     expect(listed.body.passes[0].redeemedAt).toBe(byId.body.redemption.redeemedAt);
@@ -377,9 +420,17 @@ describe('confirmation, cancel, refund and redemption', () => {
     expect(refundEvent!.payload).toMatchObject({ id: paid.order.id, status: 'refunded' });
 
     const pending = await buy(app, channel.publishable, catalogue, 4, 'cancel@sales.test');
-    expect((await api(app, 'POST', `/v1/orders/${pending.order.id}/refund`, asAdmin(org))).body).toMatchObject({ code: 'CONFLICT', error: 'This order is not paid; cancel it instead.' });
+    expect((await api(app, 'POST', `/v1/orders/${pending.order.id}/refund`, asAdmin(org))).body).toMatchObject({
+      code: 'CONFLICT',
+      error: 'This order is not paid; cancel it instead.',
+    });
     const held = (await inventory(catalogue)).held;
-    const cancelled = await graphql(app, 'mutation($id: String!) { cancelOrder(id: $id) { id status cancelledAt } }', { id: pending.order.id }, asAdmin(org));
+    const cancelled = await graphql(
+      app,
+      'mutation($id: String!) { cancelOrder(id: $id) { id status cancelledAt } }',
+      { id: pending.order.id },
+      asAdmin(org),
+    );
     expect(cancelled.body.data.cancelOrder).toMatchObject({ status: 'cancelled', cancelledAt: expect.any(String) });
     expect((await inventory(catalogue)).held).toBe(held - 4);
     expect(await sourceEvents('order.cancelled', pending.order.id)).toHaveLength(1);
@@ -448,7 +499,11 @@ describe('confirmation, cancel, refund and redemption', () => {
       { acc: account.id },
       asAdmin(org),
     );
-    expect(gql.body.data.orders).toMatchObject({ edges: [{ node: { id: b.order.id, customer: { email: 'list-b@sales.test' }, lineItems: [{ quantity: 2 }] } }], pageInfo: { hasNextPage: true }, pagination: { total: 2 } });
+    expect(gql.body.data.orders).toMatchObject({
+      edges: [{ node: { id: b.order.id, customer: { email: 'list-b@sales.test' }, lineItems: [{ quantity: 2 }] } }],
+      pageInfo: { hasNextPage: true },
+      pagination: { total: 2 },
+    });
   });
 });
 
@@ -467,7 +522,9 @@ describe('customer sign-in by magic link', () => {
     const known = await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'Magic@Sales.test' }, headers: key });
     expect(known.status).toBe(202);
     expect(known.body).toEqual(unknown.body);
-    expect((await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'not an email' }, headers: key })).status).toBe(400);
+    expect((await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'not an email' }, headers: key })).status).toBe(
+      400,
+    );
 
     const mail = await waitForMail(app, 'magic@sales.test', 'customer_magic_link');
     const code = (mail.meta as { code: string }).code;
@@ -503,8 +560,14 @@ describe('customer sign-in by magic link', () => {
     // An expired code is 410.
     await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'magic@sales.test' }, headers: key });
     const second = await waitForMail(app, 'magic@sales.test', 'customer_magic_link', 2);
-    await app().runtime.db.customerLoginCode.updateMany({ where: { email: 'magic@sales.test', usedAt: null }, data: { expiresAt: new Date(Date.now() - 1000) } });
-    expect((await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: (second.meta as { code: string }).code }, headers: key })).status).toBe(410);
+    await app().runtime.db.customerLoginCode.updateMany({
+      where: { email: 'magic@sales.test', usedAt: null },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
+    expect(
+      (await api(app, 'POST', '/live/sales/customer-tokens', { body: { code: (second.meta as { code: string }).code }, headers: key }))
+        .status,
+    ).toBe(410);
   });
 });
 
@@ -515,7 +578,8 @@ describe('hardening', () => {
     catalogue = await createCatalogue(app, org, { capacity: 100 });
     channel = await createChannel(app, org);
   });
-  const confirm = (orderId: string) => api(app, 'POST', `/live/sales/orders/${orderId}/confirm`, { body: {}, headers: { 'x-channel-key': channel.secret } });
+  const confirm = (orderId: string) =>
+    api(app, 'POST', `/live/sales/orders/${orderId}/confirm`, { body: {}, headers: { 'x-channel-key': channel.secret } });
 
   it('a refund after a scan returns only the unused tickets: the redeemed seat stays sold', async () => {
     const small = await createCatalogue(app, org, { capacity: 2 });
@@ -524,7 +588,9 @@ describe('hardening', () => {
     expect((await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, asAdmin(org))).status).toBe(201);
     expect((await api(app, 'POST', `/v1/orders/${order.id}/refund`, asAdmin(org))).status).toBe(200);
     expect(await inventory(small)).toMatchObject({ held: 0, sold: 1 });
-    const passStatuses = (await api(app, 'GET', `/v1/passes?orderId=${order.id}`, asAdmin(org))).body.passes.map((p: any) => p.status).sort();
+    const passStatuses = (await api(app, 'GET', `/v1/passes?orderId=${order.id}`, asAdmin(org))).body.passes
+      .map((p: any) => p.status)
+      .sort();
     expect(passStatuses).toEqual(['redeemed', 'void']);
     // One seat is left, not two.
     const shop = storefront(app, channel.publishable);
@@ -544,17 +610,28 @@ describe('hardening', () => {
   it('answers CORS preflights and exposes X-Live-Session to browsers on other origins', async () => {
     const preflight = await fetch(`${app().url}/live/sales/carts`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://shop.example.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-channel-key, content-type' },
+      headers: {
+        origin: 'https://shop.example.test',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-channel-key, content-type',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     expect(preflight.headers.get('access-control-allow-headers')).toMatch(/X-Channel-Key/);
     expect(preflight.headers.get('access-control-allow-methods')).toMatch(/PATCH/);
-    const created = await api(app, 'POST', '/live/sales/carts', { body: {}, headers: { 'x-channel-key': channel.publishable, origin: 'https://shop.example.test' } });
+    const created = await api(app, 'POST', '/live/sales/carts', {
+      body: {},
+      headers: { 'x-channel-key': channel.publishable, origin: 'https://shop.example.test' },
+    });
     expect(created.headers.get('access-control-allow-origin')).toBe('*');
     expect(created.headers.get('access-control-expose-headers')).toMatch(/X-Live-Session/);
     // Management surfaces stay closed to cross-origin browsers.
-    expect((await fetch(`${app().url}/v1/meta/versions`, { headers: { origin: 'https://shop.example.test' } })).headers.get('access-control-allow-origin')).toBeNull();
+    expect(
+      (await fetch(`${app().url}/v1/meta/versions`, { headers: { origin: 'https://shop.example.test' } })).headers.get(
+        'access-control-allow-origin',
+      ),
+    ).toBeNull();
   });
 
   it('an order whose occurrence was cancelled after checkout cannot be paid: 409, and it is cancelled', async () => {
@@ -602,10 +679,15 @@ describe('hardening', () => {
     const show = await createCatalogue(app, org, { capacity: 10 });
     const { order } = await buy(app, channel.publishable, show, 2, 'door-check@hard.test');
     const passes = (await confirm(order.id)).body.order.passes;
-    const wrong = await api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: { code: passes[0].code, occurrenceId: catalogue.occurrenceId } });
+    const wrong = await api(app, 'POST', '/v1/redemptions', {
+      ...asAdmin(org),
+      body: { code: passes[0].code, occurrenceId: catalogue.occurrenceId },
+    });
     expect(wrong.status).toBe(409);
     expect(wrong.body.error).toBe(`This pass is for another occurrence (${show.occurrenceId}).`);
-    expect((await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, { ...asAdmin(org), body: { occurrenceId: show.occurrenceId } })).status).toBe(201);
+    expect(
+      (await api(app, 'POST', `/v1/passes/${passes[0].id}/redeem`, { ...asAdmin(org), body: { occurrenceId: show.occurrenceId } })).status,
+    ).toBe(201);
     await app().runtime.db.eventOccurrence.update({ where: { id: show.occurrenceId }, data: { status: 'cancelled' } });
     const cancelled = await api(app, 'POST', `/v1/passes/${passes[1].id}/redeem`, asAdmin(org));
     expect(cancelled.status).toBe(409);
@@ -616,7 +698,9 @@ describe('hardening', () => {
     const shop = storefront(app, channel.publishable);
     for (let i = 0; i < 5; i += 1) {
       const cart = await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1)] });
-      expect((await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email: `many${i}@hard.test` } })).status).toBe(201);
+      expect(
+        (await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email: `many${i}@hard.test` } })).status,
+      ).toBe(201);
     }
     const cart = await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1)] });
     const refused = await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email: 'many5@hard.test' } });
@@ -632,16 +716,24 @@ describe('hardening', () => {
     const own = await buy(app, channel.publishable, catalogue, 1, 'victim@hard.test');
     expect(own.order.status).toBe('pending');
     for (let i = 0; i < 12; i += 1) {
-      const res = await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: `server${i}@hard.test` }, headers: { 'x-channel-key': channel.secret } });
+      const res = await api(app, 'POST', '/live/sales/customer-auth/magic-link', {
+        body: { email: `server${i}@hard.test` },
+        headers: { 'x-channel-key': channel.secret },
+      });
       expect(res.status).toBe(202);
     }
   });
 
   it('a signed-in shopper (customer token beside the key) checks out without giving an email', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'signed-in@hard.test');
-    await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email: 'signed-in@hard.test' }, headers: { 'x-channel-key': channel.publishable } });
+    await api(app, 'POST', '/live/sales/customer-auth/magic-link', {
+      body: { email: 'signed-in@hard.test' },
+      headers: { 'x-channel-key': channel.publishable },
+    });
     const code = ((await waitForMail(app, 'signed-in@hard.test', 'customer_magic_link')).meta as { code: string }).code;
-    const token = (await api(app, 'POST', '/live/sales/customer-tokens', { body: { code }, headers: { 'x-channel-key': channel.publishable } })).body.customerToken;
+    const token = (
+      await api(app, 'POST', '/live/sales/customer-tokens', { body: { code }, headers: { 'x-channel-key': channel.publishable } })
+    ).body.customerToken;
 
     const shop = storefront(app, channel.publishable);
     const cart = await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 1)] }, { authorization: `Bearer ${token}` });
@@ -660,7 +752,9 @@ describe('hardening', () => {
     expect(mine.body.orders.map((o: any) => o.id)).toEqual([checkout.body.order.id, order.id]);
     const foreignAccount = await createAccount(app, org, 'Foreign shop account');
     const foreignChannel = await createChannel(app, org, foreignAccount.id);
-    expect((await api(app, 'GET', '/live/sales/listings', { token, headers: { 'x-channel-key': foreignChannel.publishable } })).status).toBe(401);
+    expect(
+      (await api(app, 'GET', '/live/sales/listings', { token, headers: { 'x-channel-key': foreignChannel.publishable } })).status,
+    ).toBe(401);
   });
 
   it('an expired sales session reaches no cart; a newer magic link retires the older code', async () => {
@@ -682,7 +776,11 @@ describe('hardening', () => {
   it('the hosted checkout refuses cross-site posts and expired holds, and stops after ten declines (also when they race)', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'page@hard.test');
     const post = (body: string, headers: Record<string, string> = {}) =>
-      fetch(`${app().url}/checkout/${order.id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+      fetch(`${app().url}/checkout/${order.id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body,
+      });
     const declined = 'name=A&cardNumber=4000000000000002&expiry=12%2F30&cvc=123';
     expect((await post(declined, { origin: 'https://evil.example' })).status).toBe(403);
     expect((await post(declined, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
@@ -705,13 +803,17 @@ describe('hardening', () => {
     });
     expect(gone.status).toBe(410);
     expect(await gone.text()).toContain('cancelled');
-    expect((await api(app, 'GET', `/v1/orders/${late.order.id}`, asAdmin(org))).body.order).toMatchObject({ status: 'cancelled', payments: [] });
+    expect((await api(app, 'GET', `/v1/orders/${late.order.id}`, asAdmin(org))).body.order).toMatchObject({
+      status: 'cancelled',
+      payments: [],
+    });
   });
 
   it('shows pass codes only to callers with passes.read', async () => {
     const { order } = await buy(app, channel.publishable, catalogue, 1, 'codes@hard.test');
     await confirm(order.id);
-    const key = (await api(app, 'POST', '/v1/api-keys', { ...asAdmin(org), body: { name: 'orders only', scopes: ['orders.read'] } })).body.key;
+    const key = (await api(app, 'POST', '/v1/api-keys', { ...asAdmin(org), body: { name: 'orders only', scopes: ['orders.read'] } })).body
+      .key;
     const seen = await api(app, 'GET', `/v1/orders/${order.id}`, { token: key, org: org.slug });
     expect(seen.status).toBe(200);
     expect(seen.body.order.passes).toEqual([expect.objectContaining({ status: 'issued', code: null })]);

@@ -59,7 +59,9 @@ describe('npm start with the embedded defaults', () => {
     expect(output).toContain(`Demo storefront key              ${demo.storefrontKey}`);
     const listings = await fetch(`http://127.0.0.1:${port}/live/sales/listings`, { headers: { 'x-channel-key': demo.storefrontKey } });
     expect(listings.status).toBe(200);
-    const listed = (await listings.json()) as { events: Array<{ name: string; ticketTypes: Array<{ onSale: boolean }>; occurrences: unknown[] }> };
+    const listed = (await listings.json()) as {
+      events: Array<{ name: string; ticketTypes: Array<{ onSale: boolean }>; occurrences: unknown[] }>;
+    };
     expect(listed.events).toMatchObject([{ name: 'Demo concert', ticketTypes: [{ onSale: true }] }]);
     expect(listed.events[0]!.occurrences).toHaveLength(1);
     const ui = await fetch('http://127.0.0.1:8233/');
@@ -77,7 +79,15 @@ describe('npm start with the embedded defaults', () => {
     const restartedWorker = pidOf('worker');
     process.kill(api, 'SIGKILL');
     await started.waitFor(/api exited \(SIGKILL\); restarting in 1 s/, 10_000);
-    await waitUntil(async () => pidOf('api') !== api && (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)), 60_000);
+    await waitUntil(
+      async () =>
+        pidOf('api') !== api &&
+        (await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        )),
+      60_000,
+    );
     expect(() => process.kill(restartedWorker, 0)).not.toThrow();
 
     expect(await started.stop('SIGTERM')).toBe(0);

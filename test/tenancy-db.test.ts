@@ -14,7 +14,18 @@ beforeAll(async () => {
 
 describe('the tenant-scoped database handle', () => {
   it('knows every model with an organisationId column as tenant-owned', () => {
-    for (const model of ['Account', 'User', 'Role', 'RoleAssignment', 'ApiKey', 'Event', 'Order', 'Pass', 'WebhookDelivery', 'WebhookAttempt']) {
+    for (const model of [
+      'Account',
+      'User',
+      'Role',
+      'RoleAssignment',
+      'ApiKey',
+      'Event',
+      'Order',
+      'Pass',
+      'WebhookDelivery',
+      'WebhookAttempt',
+    ]) {
       expect(TENANT_MODELS.has(model)).toBe(true);
     }
     expect(TENANT_MODELS.has('Person')).toBe(false);
@@ -61,7 +72,13 @@ describe('the tenant-scoped database handle', () => {
   it('composite foreign keys refuse a row pointing into another organisation even without the handle', async () => {
     await expect(
       app().runtime.db.roleAssignment.create({
-        data: { id: newId('roleAssignment'), organisationId: a.organisation.id, userId: a.user.id, accountId: b.account.id, roleId: a.roles[0]!.id },
+        data: {
+          id: newId('roleAssignment'),
+          organisationId: a.organisation.id,
+          userId: a.user.id,
+          accountId: b.account.id,
+          roleId: a.roles[0]!.id,
+        },
       }),
     ).rejects.toSatisfy(prismaError('P2003')); // the foreign key (organisationId, accountId) is violated
   });

@@ -12,7 +12,9 @@ it('PostgreSQL knows every time zone Intl accepts, as the name the service store
   await client.connect();
   try {
     const known = new Set((await client.query<{ name: string }>('SELECT name FROM pg_timezone_names')).rows.map((row) => row.name));
-    const stored = [...Intl.supportedValuesOf('timeZone'), 'UTC'].map((zone) => new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone);
+    const stored = [...Intl.supportedValuesOf('timeZone'), 'UTC'].map(
+      (zone) => new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone,
+    );
     expect(stored.length).toBeGreaterThan(400);
     expect(stored.filter((zone) => !known.has(zone))).toEqual([]);
   } finally {

@@ -60,7 +60,13 @@ describe('venues', () => {
       body: { name: 'Royal Albert Hall', addressLine1: 'Kensington Gore', capacity: null },
     });
     expect(patched.status).toBe(200);
-    expect(patched.body.venue).toMatchObject({ id, name: 'Royal Albert Hall', addressLine1: 'Kensington Gore', capacity: null, city: 'London' });
+    expect(patched.body.venue).toMatchObject({
+      id,
+      name: 'Royal Albert Hall',
+      addressLine1: 'Kensington Gore',
+      capacity: null,
+      city: 'London',
+    });
   });
 
   it('refuses invalid input with 400 naming each field', async () => {
@@ -72,13 +78,20 @@ describe('venues', () => {
     expect(res.body.code).toBe('VALIDATION_FAILED');
     expect(detailPaths(res.body)).toEqual(['capacity', 'country', 'name', 'postalCode', 'timezone']);
 
-    expect(detailPaths((await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body: { accountId: org.account.id, name: 'x', country: 'ZZ' } })).body)).toEqual(['country']);
+    expect(
+      detailPaths(
+        (await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body: { accountId: org.account.id, name: 'x', country: 'ZZ' } })).body,
+      ),
+    ).toEqual(['country']);
     const missing = await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body: { name: 'No account' } });
     expect(missing.status).toBe(400);
     expect(detailPaths(missing.body)).toEqual(['accountId']);
     const unknown = await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body: { accountId: org.account.id, name: 'x', seats: 3 } });
     expect(unknown.status).toBe(400);
-    const badType = await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body: { accountId: org.account.id, name: 'x', capacity: 1.5 } });
+    const badType = await api(app, 'POST', '/v1/venues', {
+      ...asAdmin(org),
+      body: { accountId: org.account.id, name: 'x', capacity: 1.5 },
+    });
     expect(badType.status).toBe(400);
     expect(detailPaths(badType.body)).toEqual(['capacity']);
 
@@ -92,7 +105,7 @@ describe('venues', () => {
     expect(moveAccount.status).toBe(400);
   });
 
-  it('a deleted account or another organisation\'s account cannot own a venue (404 naming accountId, existence not confirmed)', async () => {
+  it("a deleted account or another organisation's account cannot own a venue (404 naming accountId, existence not confirmed)", async () => {
     for (const accountId of [deleted.id, other.account.id, 'acc_nope']) {
       const res = await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body: { accountId, name: 'Nowhere' } });
       expect(res.status).toBe(404);
@@ -142,8 +155,13 @@ describe('venues', () => {
     expect(patch.status).toBe(403);
     expect(patch.body.code).toBe('FORBIDDEN');
 
-    expect((await api(app, 'POST', '/v1/venues', { ...as(managerToken, org), body: { accountId: second.id, name: 'Managed' } })).status).toBe(201);
-    const elsewhere = await api(app, 'POST', '/v1/venues', { ...as(managerToken, org), body: { accountId: org.account.id, name: 'Not mine' } });
+    expect(
+      (await api(app, 'POST', '/v1/venues', { ...as(managerToken, org), body: { accountId: second.id, name: 'Managed' } })).status,
+    ).toBe(201);
+    const elsewhere = await api(app, 'POST', '/v1/venues', {
+      ...as(managerToken, org),
+      body: { accountId: org.account.id, name: 'Not mine' },
+    });
     expect(elsewhere.status).toBe(403);
     // The manager cannot see the first account at all: its venue is not confirmed to exist.
     expect((await api(app, 'GET', `/v1/venues/${venue.id}`, as(managerToken, org))).status).toBe(404);
@@ -186,24 +204,64 @@ describe('venues', () => {
   it('GraphQL: venues connection, mutations with VALIDATION_FAILED details', async () => {
     const res = await graphql(
       app,
-      `mutation($input: CreateVenueInput!) { createVenue(input: $input) { id name timezone createdAt } }`,
+      `
+        mutation ($input: CreateVenueInput!) {
+          createVenue(input: $input) {
+            id
+            name
+            timezone
+            createdAt
+          }
+        }
+      `,
       { input: { accountId: org.account.id, name: 'Graph hall', timezone: 'America/New_York' } },
       asAdmin(org),
     );
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.createVenue).toMatchObject({ name: 'Graph hall', timezone: 'America/New_York', createdAt: expect.stringMatching(/Z$/) });
+    expect(res.body.data.createVenue).toMatchObject({
+      name: 'Graph hall',
+      timezone: 'America/New_York',
+      createdAt: expect.stringMatching(/Z$/),
+    });
 
     const bad = await graphql(
       app,
-      `mutation($input: CreateVenueInput!) { createVenue(input: $input) { id } }`,
+      `
+        mutation ($input: CreateVenueInput!) {
+          createVenue(input: $input) {
+            id
+          }
+        }
+      `,
       { input: { accountId: org.account.id, name: 'x', country: 'XX' } },
       asAdmin(org),
     );
-    expect(bad.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'country', message: expect.any(String) }] });
+    expect(bad.body.errors[0].extensions).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ path: 'country', message: expect.any(String) }],
+    });
 
     const list = await graphql(
       app,
-      `{ venues(first: 2) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } pagination { total } } }`,
+      `
+        {
+          venues(first: 2) {
+            edges {
+              cursor
+              node {
+                id
+              }
+            }
+            pageInfo {
+              hasNextPage
+              endCursor
+            }
+            pagination {
+              total
+            }
+          }
+        }
+      `,
       {},
       asAdmin(org),
     );

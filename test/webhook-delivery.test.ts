@@ -14,12 +14,7 @@ import { retryDelayMs, type DeliverWebhookResult } from '../workflows/webhook-de
 import { createWorker } from '../workflows/worker.ts';
 import { useTestApp } from './support/app.ts';
 import { spawnProcess, type Spawned } from './support/process.ts';
-import {
-  createTestEndpoint,
-  recordTestEvent,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from './support/webhook-receiver.ts';
+import { createTestEndpoint, recordTestEvent, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
@@ -92,7 +87,10 @@ async function endpoint(receiver: WebhookReceiver, apiVersion?: string) {
 }
 
 /** Records an order.created (by default) and dispatches its deliveries as the services do. */
-async function announce(type: 'order.created' | 'event.created' = 'order.created', payload = type === 'order.created' ? orderPayload() : eventPayload()) {
+async function announce(
+  type: 'order.created' | 'event.created' = 'order.created',
+  payload = type === 'order.created' ? orderPayload() : eventPayload(),
+) {
   const recorded = await recordTestEvent(app().runtime.db, { ...org, type, payload });
   const outcome = await app().runtime.dispatcher.startBatch(recorded.deliveryIds);
   expect(outcome.failed).toEqual([]);
@@ -108,13 +106,18 @@ async function finished(deliveryId: string) {
   let result: DeliverWebhookResult | undefined;
   for (let batches = 0; !result; batches += 1) {
     if (batches > 5) throw new Error(`delivery ${deliveryId} deferred again and again`);
-    await waitUntil(async () => (await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).workflowStartedAt !== null);
+    await waitUntil(
+      async () => (await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).workflowStartedAt !== null,
+    );
     const { batchId } = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
     const batch = (await client.workflow.getHandle(batchId!).result()) as DeliverBatchResult;
     const entry = batch.deliveries.find((d) => d.id === deliveryId)!;
     if (entry.outcome === 'retrying') result = (await client.workflow.getHandle(deliveryId).result()) as DeliverWebhookResult;
     else if (entry.outcome === 'succeeded' || entry.outcome === 'failed') {
-      result = { status: entry.outcome, attempts: [{ attemptNumber: 1, at: '', ok: entry.outcome === 'succeeded', statusCode: entry.statusCode, error: entry.error }] };
+      result = {
+        status: entry.outcome,
+        attempts: [{ attemptNumber: 1, at: '', ok: entry.outcome === 'succeeded', statusCode: entry.statusCode, error: entry.error }],
+      };
     }
   }
   const delivery = await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
@@ -325,7 +328,12 @@ describe('webhook delivery', () => {
   it('stops retrying once the endpoint is disabled or deleted, recording why', async () => {
     const receiver = await startWebhookReceiver({ failAlways: true });
     // A slower schedule than the suite's, so the endpoint changes between two attempts for sure.
-    const dispatcher = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, { ...app().config, WEBHOOK_RETRY_SCHEDULE: [1_500, 1_500, 1_500] }, app().runtime.logger);
+    const dispatcher = new WebhookDispatcher(
+      app().runtime.db,
+      app().runtime.temporal,
+      { ...app().config, WEBHOOK_RETRY_SCHEDULE: [1_500, 1_500, 1_500] },
+      app().runtime.logger,
+    );
     try {
       for (const change of ['disabled', 'deleted'] as const) {
         const target = await endpoint(receiver);
@@ -353,7 +361,12 @@ describe('webhook delivery', () => {
 });
 
 describe('one attempt (the activity)', () => {
-  const deps = () => ({ db: app().runtime.db, config: app().config, encryptionKey: app().runtime.encryptionKey, logger: app().runtime.logger });
+  const deps = () => ({
+    db: app().runtime.db,
+    config: app().config,
+    encryptionKey: app().runtime.encryptionKey,
+    logger: app().runtime.logger,
+  });
 
   it('answers an attempt recorded already from its record instead of sending it again', async () => {
     const receiver = await startWebhookReceiver({ failNext: 1 });
@@ -471,8 +484,17 @@ describe('webhook dispatcher', () => {
       const description = await client.workflow.getHandle(delivery.batchId!).describe();
       expect(description.type).toBe('deliverBatch');
       // (The sweep may have taken other tests' leftovers into the same batch.)
-      const memo = description.memo as { batchId: string; deliveryCount: number; organisationIds: string[]; accountIds: string[]; eventTypes: string[] };
-      expect(memo).toMatchObject({ batchId: delivery.batchId, deliveryCount: (description.searchAttributes as Record<string, string[]>).WebhookDeliveryIds!.length });
+      const memo = description.memo as {
+        batchId: string;
+        deliveryCount: number;
+        organisationIds: string[];
+        accountIds: string[];
+        eventTypes: string[];
+      };
+      expect(memo).toMatchObject({
+        batchId: delivery.batchId,
+        deliveryCount: (description.searchAttributes as Record<string, string[]>).WebhookDeliveryIds!.length,
+      });
       expect(memo.organisationIds).toContain(org.organisationId);
       expect(memo.accountIds).toContain(org.accountId);
       expect(memo.eventTypes).toContain('order.created');
@@ -531,7 +553,8 @@ describe('webhook dispatcher', () => {
     try {
       for (let i = 0; i < 3; i += 1) await endpoint(receiver);
       const events = [];
-      for (let i = 0; i < 4; i += 1) events.push(await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() }));
+      for (let i = 0; i < 4; i += 1)
+        events.push(await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() }));
       // Four commits dispatched within the window (WEBHOOK_BATCH_WINDOW, 50 ms).
       for (const recorded of events) app().runtime.dispatcher.dispatch(recorded.deliveryIds);
       await app().runtime.dispatcher.flush();
@@ -578,7 +601,13 @@ describe('webhook delivery across worker crashes', () => {
 
       // Killed once attempt 1 failed and the retry workflow waits for attempt 2.
       const handle = client.workflow.getHandle(id);
-      await waitUntil(async () => (await handle.describe().then(() => true, () => false)));
+      await waitUntil(
+        async () =>
+          await handle.describe().then(
+            () => true,
+            () => false,
+          ),
+      );
       process.kill(pid, 'SIGKILL');
       expect(await workers[0]!.stop()).not.toBe(0);
       expect(() => process.kill(pid, 0)).toThrow();
@@ -605,59 +634,73 @@ describe('webhook delivery across worker crashes', () => {
     }
   });
 
-  it('a batch whose worker is SIGKILLed mid-send is finished by another: nothing lost, nothing recorded twice, only what was in flight sent again', { timeout: 120_000 }, async () => {
-    const receiver = await startWebhookReceiver();
-    const taskQueue = `wh-batch-kill-${randomBytes(4).toString('hex')}`;
-    const config = { ...app().config, TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_ATTEMPT_TIMEOUT: 30_000 };
-    const dispatcher = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, config, app().runtime.logger);
-    const workers: Spawned[] = [];
-    try {
-      const targets = [];
-      for (let i = 0; i < 5; i += 1) targets.push(await endpoint(receiver));
-      const recorded = [];
-      for (let i = 0; i < 4; i += 1) recorded.push(await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() }));
-      const ids = recorded.flatMap((r) => r.deliveryIds);
-      expect(ids).toHaveLength(20);
+  it(
+    'a batch whose worker is SIGKILLed mid-send is finished by another: nothing lost, nothing recorded twice, only what was in flight sent again',
+    { timeout: 120_000 },
+    async () => {
+      const receiver = await startWebhookReceiver();
+      const taskQueue = `wh-batch-kill-${randomBytes(4).toString('hex')}`;
+      const config = { ...app().config, TEMPORAL_TASK_QUEUE: taskQueue, WEBHOOK_ATTEMPT_TIMEOUT: 30_000 };
+      const dispatcher = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, config, app().runtime.logger);
+      const workers: Spawned[] = [];
+      try {
+        const targets = [];
+        for (let i = 0; i < 5; i += 1) targets.push(await endpoint(receiver));
+        const recorded = [];
+        for (let i = 0; i < 4; i += 1)
+          recorded.push(await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() }));
+        const ids = recorded.flatMap((r) => r.deliveryIds);
+        expect(ids).toHaveLength(20);
 
-      workers.push(spawnProcess(['workflows/worker-main.ts'], { ...workerEnv(taskQueue), WEBHOOK_ATTEMPT_TIMEOUT: '30s' }));
-      const pid = await workerPid(workers[0]!);
-      // Ten requests left hanging (answered after 20 s: the worker dies first), ten answered at once.
-      receiver.behaviour = { sleepMs: 20_000, sleepNext: 10 };
-      const requestsBefore = receiver.requests.length;
-      expect((await dispatcher.startBatch(ids)).batchIds).toHaveLength(1);
-      await waitUntil(async () => receiver.requests.length - requestsBefore >= 20 && (await app().runtime.db.webhookAttempt.count({ where: { deliveryId: { in: ids } } })) >= 10);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const recordedBeforeKill = new Set((await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId: { in: ids } } })).map((a) => a.deliveryId));
-      process.kill(pid, 'SIGKILL');
-      expect(await workers[0]!.stop()).not.toBe(0);
-      expect(recordedBeforeKill.size).toBe(10);
+        workers.push(spawnProcess(['workflows/worker-main.ts'], { ...workerEnv(taskQueue), WEBHOOK_ATTEMPT_TIMEOUT: '30s' }));
+        const pid = await workerPid(workers[0]!);
+        // Ten requests left hanging (answered after 20 s: the worker dies first), ten answered at once.
+        receiver.behaviour = { sleepMs: 20_000, sleepNext: 10 };
+        const requestsBefore = receiver.requests.length;
+        expect((await dispatcher.startBatch(ids)).batchIds).toHaveLength(1);
+        await waitUntil(
+          async () =>
+            receiver.requests.length - requestsBefore >= 20 &&
+            (await app().runtime.db.webhookAttempt.count({ where: { deliveryId: { in: ids } } })) >= 10,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const recordedBeforeKill = new Set(
+          (await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId: { in: ids } } })).map((a) => a.deliveryId),
+        );
+        process.kill(pid, 'SIGKILL');
+        expect(await workers[0]!.stop()).not.toBe(0);
+        expect(recordedBeforeKill.size).toBe(10);
 
-      // Another worker takes the batch over once the dead one's heartbeats are missed.
-      receiver.behaviour = {};
-      workers.push(spawnProcess(['workflows/worker-main.ts'], { ...workerEnv(taskQueue), WEBHOOK_ATTEMPT_TIMEOUT: '30s' }));
-      await workers[1]!.waitFor(/worker running/, 90_000);
-      await waitUntil(async () => (await app().runtime.db.webhookDelivery.count({ where: { id: { in: ids }, status: 'succeeded' } })) === 20, 60_000);
+        // Another worker takes the batch over once the dead one's heartbeats are missed.
+        receiver.behaviour = {};
+        workers.push(spawnProcess(['workflows/worker-main.ts'], { ...workerEnv(taskQueue), WEBHOOK_ATTEMPT_TIMEOUT: '30s' }));
+        await workers[1]!.waitFor(/worker running/, 90_000);
+        await waitUntil(
+          async () => (await app().runtime.db.webhookDelivery.count({ where: { id: { in: ids }, status: 'succeeded' } })) === 20,
+          60_000,
+        );
 
-      const attempts = await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId: { in: ids } } });
-      expect(attempts).toHaveLength(20);
-      expect(new Set(attempts.map((a) => a.deliveryId)).size).toBe(20);
-      expect(attempts.every((a) => a.attemptNumber === 1 && a.scheduledAttempt === 1 && a.statusCode === 200)).toBe(true);
-      const sent = new Map<string, number>();
-      for (const r of receiver.requests.slice(requestsBefore)) {
-        const delivery = String(r.headers['service-delivery-id']);
-        sent.set(delivery, (sent.get(delivery) ?? 0) + 1);
+        const attempts = await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId: { in: ids } } });
+        expect(attempts).toHaveLength(20);
+        expect(new Set(attempts.map((a) => a.deliveryId)).size).toBe(20);
+        expect(attempts.every((a) => a.attemptNumber === 1 && a.scheduledAttempt === 1 && a.statusCode === 200)).toBe(true);
+        const sent = new Map<string, number>();
+        for (const r of receiver.requests.slice(requestsBefore)) {
+          const delivery = String(r.headers['service-delivery-id']);
+          sent.set(delivery, (sent.get(delivery) ?? 0) + 1);
+        }
+        expect([...sent.keys()].sort()).toEqual([...ids].sort());
+        for (const id of ids) expect(sent.get(id), id).toBe(recordedBeforeKill.has(id) ? 1 : 2);
+        const rows = await app().runtime.db.webhookDelivery.findMany({ where: { id: { in: ids } } });
+        expect(rows.every((r) => r.attemptCount === 1)).toBe(true);
+        expect(await app().runtime.db.webhookLease.count({ where: { id: { in: ids.map((id) => `${id}:1`) } } })).toBe(0);
+      } finally {
+        await Promise.all(workers.map((w) => w.stop('SIGTERM')));
+        await dispatcher.stop();
+        await receiver.close();
       }
-      expect([...sent.keys()].sort()).toEqual([...ids].sort());
-      for (const id of ids) expect(sent.get(id), id).toBe(recordedBeforeKill.has(id) ? 1 : 2);
-      const rows = await app().runtime.db.webhookDelivery.findMany({ where: { id: { in: ids } } });
-      expect(rows.every((r) => r.attemptCount === 1)).toBe(true);
-      expect(await app().runtime.db.webhookLease.count({ where: { id: { in: ids.map((id) => `${id}:1`) } } })).toBe(0);
-    } finally {
-      await Promise.all(workers.map((w) => w.stop('SIGTERM')));
-      await dispatcher.stop();
-      await receiver.close();
-    }
-  });
+    },
+  );
 });
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {

@@ -114,7 +114,9 @@ describe('POST /webhook-endpoints', () => {
     });
     const { endpoint, secret } = res.body;
 
-    const [row] = await query<{ secretCiphertext: string }>(app, 'SELECT "secretCiphertext" FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+    const [row] = await query<{ secretCiphertext: string }>(app, 'SELECT "secretCiphertext" FROM webhook_endpoints WHERE id = $1', [
+      endpoint.id,
+    ]);
     expect(row!.secretCiphertext).not.toContain(secret);
     expect(row!.secretCiphertext).not.toContain(secret.slice('whsec_'.length));
     expect(decryptSecret(row!.secretCiphertext, app().runtime.encryptionKey)).toBe(secret);
@@ -160,7 +162,14 @@ describe('POST /webhook-endpoints', () => {
     expect(paths(badType)).toEqual(['eventTypes.1']);
     expectDocumentedResponse('POST', '/webhook-endpoints', badType);
 
-    for (const url of ['ftp://example.com/x', 'https://user:pw@example.com/x', 'not a url', '/relative', `https://example.com/${'a'.repeat(MAX_WEBHOOK_URL_LENGTH)}`, '']) {
+    for (const url of [
+      'ftp://example.com/x',
+      'https://user:pw@example.com/x',
+      'not a url',
+      '/relative',
+      `https://example.com/${'a'.repeat(MAX_WEBHOOK_URL_LENGTH)}`,
+      '',
+    ]) {
       const res = await post({ accountId: org.account.id, url });
       expect([res.status, paths(res)], url).toEqual([400, ['url']]);
     }
@@ -198,7 +207,10 @@ describe('POST /webhook-endpoints', () => {
       { input: { accountId: org.account.id, url: RECEIVER, eventTypes: ['customer.created'] } },
       admin(),
     );
-    expect(ok.body.data.createWebhookEndpoint).toMatchObject({ endpoint: { apiVersion: '2026-06-01', eventTypes: ['customer.created'] }, secret: expect.stringMatching(/^whsec_/) });
+    expect(ok.body.data.createWebhookEndpoint).toMatchObject({
+      endpoint: { apiVersion: '2026-06-01', eventTypes: ['customer.created'] },
+      secret: expect.stringMatching(/^whsec_/),
+    });
   });
 
   it('needs webhooks.write on the account: 403 for a viewer, 404 for a key without it', async () => {
@@ -216,7 +228,11 @@ describe('POST /webhook-endpoints', () => {
     const accountAdmin = await createStaffUser(app, org, [{ roleId: systemRole(org, 'account_admin'), accountId: secondAccountId }]);
     const elsewhere = await api(app, 'POST', '/v1/webhook-endpoints', { token: accountAdmin.token, org: org.slug, body });
     expect([elsewhere.status, elsewhere.body.code]).toEqual([403, 'FORBIDDEN']);
-    const own = await api(app, 'POST', '/v1/webhook-endpoints', { token: accountAdmin.token, org: org.slug, body: { ...body, accountId: secondAccountId } });
+    const own = await api(app, 'POST', '/v1/webhook-endpoints', {
+      token: accountAdmin.token,
+      org: org.slug,
+      body: { ...body, accountId: secondAccountId },
+    });
     expect(own.status).toBe(201);
   });
 });
@@ -229,7 +245,11 @@ describe('the URL policy with WEBHOOK_ALLOW_PRIVATE_URLS off', () => {
   });
 
   const create = (url: string) =>
-    api(strict, 'POST', '/v1/webhook-endpoints', { token: strictOrg.adminToken, org: strictOrg.slug, body: { accountId: strictOrg.account.id, url } });
+    api(strict, 'POST', '/v1/webhook-endpoints', {
+      token: strictOrg.adminToken,
+      org: strictOrg.slug,
+      body: { accountId: strictOrg.account.id, url },
+    });
 
   it.each([
     ['http://127.0.0.1:9/x', /loopback/],
@@ -327,18 +347,29 @@ describe('url-policy.ts', () => {
   });
 
   it('assertDeliverableUrl refuses when any resolved address is forbidden, or the host does not resolve', async () => {
-    const resolving = (...addresses: string[]) => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-    await expect(assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: resolving('93.184.215.14') })).resolves.toBeInstanceOf(URL);
+    const resolving =
+      (...addresses: string[]) =>
+      async () =>
+        addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    await expect(
+      assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: resolving('93.184.215.14') }),
+    ).resolves.toBeInstanceOf(URL);
     await expect(
       assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: resolving('93.184.215.14', '10.1.2.3') }),
     ).rejects.toThrow(/private address \(hooks\.example resolves to 10\.1\.2\.3\)/);
     const nxdomain = async () => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
     };
-    await expect(assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: nxdomain })).rejects.toThrow(/does not resolve/);
-    await expect(assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: resolving() })).rejects.toThrow(/does not resolve/);
+    await expect(assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: nxdomain })).rejects.toThrow(
+      /does not resolve/,
+    );
+    await expect(assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: resolving() })).rejects.toThrow(
+      /does not resolve/,
+    );
     const hanging = () => new Promise<never>(() => {});
-    await expect(assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: hanging, lookupTimeoutMs: 20 })).rejects.toThrow(/does not resolve/);
+    await expect(
+      assertDeliverableUrl('https://hooks.example/x', { allowPrivate: false, lookup: hanging, lookupTimeoutMs: 20 }),
+    ).rejects.toThrow(/does not resolve/);
     // Allowed private targets need no lookup at all.
     await expect(assertDeliverableUrl('http://10.0.0.1/', { allowPrivate: true, lookup: nxdomain })).resolves.toBeInstanceOf(URL);
     await expect(assertDeliverableUrl('ftp://x/', { allowPrivate: true })).rejects.toThrow(UrlPolicyError);
@@ -359,7 +390,10 @@ describe('url-policy.ts', () => {
         req.on('error', reject);
       });
     try {
-      await expect(get(false)).rejects.toMatchObject({ code: 'EWEBHOOKADDRESS', message: expect.stringMatching(/loopback address \(localhost resolves to 127\.0\.0\.1\)/) });
+      await expect(get(false)).rejects.toMatchObject({
+        code: 'EWEBHOOKADDRESS',
+        message: expect.stringMatching(/loopback address \(localhost resolves to 127\.0\.0\.1\)/),
+      });
       await expect(get(true)).resolves.toBe('ok');
     } finally {
       await new Promise((resolve) => server.close(resolve));
@@ -444,7 +478,12 @@ describe('PATCH and DELETE /webhook-endpoints/{id}', () => {
     expect(paths(await patch({ enabled: 'yes' }))).toEqual(['enabled']);
     expect((await patch({ apiVersion: '2025-04-01' })).status).toBe(400);
     expect((await patch({ accountId: secondAccountId })).status).toBe(400);
-    const gql = await graphql(app, `mutation { updateWebhookEndpoint(id: "${endpoint.id}", input: { eventTypes: ["order.created", "x"] }) { id } }`, {}, admin());
+    const gql = await graphql(
+      app,
+      `mutation { updateWebhookEndpoint(id: "${endpoint.id}", input: { eventTypes: ["order.created", "x"] }) { id } }`,
+      {},
+      admin(),
+    );
     expect(gql.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'eventTypes.1' }] });
   });
 
@@ -465,7 +504,11 @@ describe('PATCH and DELETE /webhook-endpoints/{id}', () => {
   it('403 for a viewer, 404 for a key without webhooks.write, 404 for another organisation', async () => {
     const { endpoint } = await createEndpoint(org, { accountId: org.account.id });
     const path = `/v1/webhook-endpoints/${endpoint.id}`;
-    for (const [method, body] of [['PATCH', { description: 'x' }], ['DELETE', undefined], ['POST', undefined]] as const) {
+    for (const [method, body] of [
+      ['PATCH', { description: 'x' }],
+      ['DELETE', undefined],
+      ['POST', undefined],
+    ] as const) {
       const target = method === 'POST' ? `${path}/test` : path;
       const byViewer = await api(app, method, target, { token: viewer, org: org.slug, body });
       expect([byViewer.status, byViewer.body.code], method).toEqual([403, 'FORBIDDEN']);
@@ -509,9 +552,13 @@ describe('POST /webhook-endpoints/{id}/test', () => {
     const { delivery } = res.body;
     expect(dispatched).toEqual([[delivery.id]]);
 
-    const deliveries = await query<{ endpointId: string }>(app, 'SELECT "endpointId" FROM webhook_deliveries WHERE "eventId" = $1', [delivery.eventId]);
+    const deliveries = await query<{ endpointId: string }>(app, 'SELECT "endpointId" FROM webhook_deliveries WHERE "eventId" = $1', [
+      delivery.eventId,
+    ]);
     expect(deliveries).toEqual([{ endpointId: target.endpoint.id }]);
-    const siblingDeliveries = await query(app, 'SELECT id FROM webhook_deliveries WHERE "endpointId" = ANY($1)', [[sibling.endpoint.id, everything.endpoint.id]]);
+    const siblingDeliveries = await query(app, 'SELECT id FROM webhook_deliveries WHERE "endpointId" = ANY($1)', [
+      [sibling.endpoint.id, everything.endpoint.id],
+    ]);
     expect(siblingDeliveries).toEqual([]);
 
     const [event] = await query<{ type: string; accountId: string; version: string; payload: Record<string, unknown> }>(
@@ -533,7 +580,18 @@ describe('POST /webhook-endpoints/{id}/test', () => {
       lineItemCount: 2,
     });
     // Exactly the keys of the real view, so a receiver's parser sees a real shape (jsonb keeps no key order).
-    const real = views.order({ id: 'x', orderNumber: 'x', status: 'x', currency: 'x', totalAmount: 0, subtotalAmount: 0, customerId: 'x', accountId: 'x', createdAt: new Date(), lineItemCount: 0 });
+    const real = views.order({
+      id: 'x',
+      orderNumber: 'x',
+      status: 'x',
+      currency: 'x',
+      totalAmount: 0,
+      subtotalAmount: 0,
+      customerId: 'x',
+      accountId: 'x',
+      createdAt: new Date(),
+      lineItemCount: 0,
+    });
     expect(Object.keys(event!.payload).sort()).toEqual(Object.keys(real).sort());
   });
 
@@ -543,7 +601,9 @@ describe('POST /webhook-endpoints/{id}/test', () => {
     const second = await api(app, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`, admin());
     expect(first.body.delivery.eventType).toBe('event.created');
     expect(second.body.delivery.eventId).not.toBe(first.body.delivery.eventId);
-    const [event] = await query<{ payload: Record<string, unknown> }>(app, 'SELECT payload FROM webhook_events WHERE id = $1', [first.body.delivery.eventId]);
+    const [event] = await query<{ payload: Record<string, unknown> }>(app, 'SELECT payload FROM webhook_events WHERE id = $1', [
+      first.body.delivery.eventId,
+    ]);
     expect(event!.payload).toEqual({
       id: 'evt_sample0000000000000000',
       name: 'Sample event',
@@ -553,7 +613,12 @@ describe('POST /webhook-endpoints/{id}/test', () => {
       timezone: 'Europe/London',
       createdAt: expect.any(String),
     });
-    const gql = await graphql(app, `mutation { testWebhookEndpoint(id: "${endpoint.id}") { eventType status attempts { attemptNumber } } }`, {}, admin());
+    const gql = await graphql(
+      app,
+      `mutation { testWebhookEndpoint(id: "${endpoint.id}") { eventType status attempts { attemptNumber } } }`,
+      {},
+      admin(),
+    );
     expect(gql.body.data.testWebhookEndpoint).toEqual({ eventType: 'event.created', status: 'pending', attempts: [] });
   });
 
@@ -586,16 +651,33 @@ describe('recordWebhookEvent', () => {
     ids.deleted = (await createEndpoint(fresh, { accountId: a })).endpoint.id;
     ids.otherAccount = (await createEndpoint(fresh, { accountId: accountB })).endpoint.id;
     ids.otherOrg = (await createEndpoint(other, { accountId: other.account.id })).endpoint.id;
-    await api(app, 'PATCH', `/v1/webhook-endpoints/${ids.disabled}`, { token: fresh.adminToken, org: fresh.slug, body: { enabled: false } });
+    await api(app, 'PATCH', `/v1/webhook-endpoints/${ids.disabled}`, {
+      token: fresh.adminToken,
+      org: fresh.slug,
+      body: { enabled: false },
+    });
     await api(app, 'DELETE', `/v1/webhook-endpoints/${ids.deleted}`, { token: fresh.adminToken, org: fresh.slug });
   });
 
   const payload = () =>
-    views.event({ id: newId('event'), name: 'Recorded', status: 'draft', accountId: fresh.account.id, venueId: null, timezone: 'UTC', createdAt: new Date() });
+    views.event({
+      id: newId('event'),
+      name: 'Recorded',
+      status: 'draft',
+      accountId: fresh.account.id,
+      venueId: null,
+      timezone: 'UTC',
+      createdAt: new Date(),
+    });
 
   it('records one pending delivery per enabled, not deleted, subscribed endpoint of that account only', async () => {
     const recorded = await app().runtime.db.$transaction((tx) =>
-      recordWebhookEvent(tx, { organisationId: fresh.organisation.id, accountId: fresh.account.id, type: 'event.created', payload: payload() }),
+      recordWebhookEvent(tx, {
+        organisationId: fresh.organisation.id,
+        accountId: fresh.account.id,
+        type: 'event.created',
+        payload: payload(),
+      }),
     );
     expect(recorded.eventId).toMatch(/^wev_/);
     const rows = await query<{ id: string; endpointId: string; status: string; attemptCount: number; eventType: string }>(
@@ -612,7 +694,9 @@ describe('recordWebhookEvent', () => {
     const recorded = await app().runtime.db.$transaction((tx) =>
       recordWebhookEvent(tx, { organisationId: fresh.organisation.id, accountId: fresh.account.id, type: 'order.created', payload: {} }),
     );
-    const rows = await query<{ endpointId: string }>(app, 'SELECT "endpointId" FROM webhook_deliveries WHERE "eventId" = $1', [recorded.eventId]);
+    const rows = await query<{ endpointId: string }>(app, 'SELECT "endpointId" FROM webhook_deliveries WHERE "eventId" = $1', [
+      recorded.eventId,
+    ]);
     expect(rows.map((r) => r.endpointId).sort()).toEqual([ids.all, ids.subscribed, ids.unsubscribed].sort());
   });
 
@@ -624,7 +708,12 @@ describe('recordWebhookEvent', () => {
     let recordedEventId: string | undefined;
     await expect(
       app().runtime.db.$transaction(async (tx) => {
-        const recorded = await recordWebhookEvent(tx, { organisationId: fresh.organisation.id, accountId: fresh.account.id, type: 'event.created', payload: payload() });
+        const recorded = await recordWebhookEvent(tx, {
+          organisationId: fresh.organisation.id,
+          accountId: fresh.account.id,
+          type: 'event.created',
+          payload: payload(),
+        });
         recordedEventId = recorded.eventId;
         expect(recorded.deliveryIds).toHaveLength(2);
         throw new Error('the change failed after recording');
@@ -654,14 +743,17 @@ describe('GET /webhook-deliveries', () => {
       recordWebhookEvent(tx, { organisationId: fresh.organisation.id, accountId, type, payload: {} }),
     );
     const rows = await app().runtime.db.webhookDelivery.findMany({ where: { eventId: recorded.eventId }, orderBy: { id: 'asc' } });
-    for (const row of rows) if (!endpointOnly || row.endpointId === endpointOnly) made.push({ id: row.id, endpointId: row.endpointId, eventType: row.eventType, status: row.status });
+    for (const row of rows)
+      if (!endpointOnly || row.endpointId === endpointOnly)
+        made.push({ id: row.id, endpointId: row.endpointId, eventType: row.eventType, status: row.status });
     return rows;
   }
 
   beforeAll(async () => {
     fresh = await createOrganisation(app, 'hooksdeliveries');
     accountB = (await createAccount(app, fresh, 'B')).id;
-    endpointA = (await createEndpoint(fresh, { accountId: fresh.account.id, eventTypes: ['order.created', 'customer.created'] })).endpoint.id;
+    endpointA = (await createEndpoint(fresh, { accountId: fresh.account.id, eventTypes: ['order.created', 'customer.created'] })).endpoint
+      .id;
     endpointB = (await createEndpoint(fresh, { accountId: accountB, eventTypes: ['order.created'] })).endpoint.id;
     await record(fresh.account.id, 'order.created');
     await record(fresh.account.id, 'customer.created');
@@ -669,7 +761,10 @@ describe('GET /webhook-deliveries', () => {
     await record(accountB, 'order.created');
     // Distinct creation times, so "newest first" cannot hinge on two rows sharing a millisecond.
     for (const [i, delivery] of made.entries()) {
-      await app().runtime.db.webhookDelivery.update({ where: { id: delivery.id }, data: { createdAt: new Date(Date.UTC(2026, 6, 1, 10, i)) } });
+      await app().runtime.db.webhookDelivery.update({
+        where: { id: delivery.id },
+        data: { createdAt: new Date(Date.UTC(2026, 6, 1, 10, i)) },
+      });
     }
     // One delivery succeeded after a failed attempt, one failed for good.
     const [first, second] = made;
@@ -719,7 +814,10 @@ describe('GET /webhook-deliveries', () => {
       },
     });
     // A third pending delivery with its next attempt scheduled.
-    await db.webhookDelivery.update({ where: { id: made[2]!.id }, data: { attemptCount: 1, nextAttemptAt: new Date('2030-01-01T00:00:00.000Z') } });
+    await db.webhookDelivery.update({
+      where: { id: made[2]!.id },
+      data: { attemptCount: 1, nextAttemptAt: new Date('2030-01-01T00:00:00.000Z') },
+    });
     // A deleted endpoint's deliveries leave with it.
     endpointA2 = (await createEndpoint(fresh, { accountId: fresh.account.id, eventTypes: ['event.created'] })).endpoint.id;
     await record(fresh.account.id, 'event.created');
@@ -748,12 +846,31 @@ describe('GET /webhook-deliveries', () => {
       nextAttemptAt: null,
       createdAt: expect.any(String),
       attempts: [
-        { attemptNumber: 1, trigger: 'scheduled', attemptedAt: '2026-07-01T12:00:00.000Z', statusCode: 503, responseBody: 'busy', durationMs: 12, error: 'receiver answered 503' },
-        { attemptNumber: 2, trigger: 'scheduled', attemptedAt: '2026-07-01T12:00:05.000Z', statusCode: 200, responseBody: 'ok', durationMs: 31, error: null },
+        {
+          attemptNumber: 1,
+          trigger: 'scheduled',
+          attemptedAt: '2026-07-01T12:00:00.000Z',
+          statusCode: 503,
+          responseBody: 'busy',
+          durationMs: 12,
+          error: 'receiver answered 503',
+        },
+        {
+          attemptNumber: 2,
+          trigger: 'scheduled',
+          attemptedAt: '2026-07-01T12:00:05.000Z',
+          statusCode: 200,
+          responseBody: 'ok',
+          durationMs: 31,
+          error: null,
+        },
       ],
     });
     const failed = res.body.deliveries.find((d: { id: string }) => d.id === made[1]!.id);
-    expect(failed).toMatchObject({ status: 'failed', attempts: [{ attemptNumber: 1, statusCode: null, responseBody: null, error: 'timeout after 15000 ms' }] });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      attempts: [{ attemptNumber: 1, statusCode: null, responseBody: null, error: 'timeout after 15000 ms' }],
+    });
     const scheduled = res.body.deliveries.find((d: { id: string }) => d.id === made[2]!.id);
     expect(scheduled).toMatchObject({ status: 'pending', attemptCount: 1, nextAttemptAt: '2030-01-01T00:00:00.000Z', attempts: [] });
     expect(res.body.deliveries.map((d: { endpointId: string }) => d.endpointId)).not.toContain(endpointA2);
@@ -761,7 +878,10 @@ describe('GET /webhook-deliveries', () => {
 
   it('filters by endpointId, status and eventType, together', async () => {
     const get = async (qs: string) => idsOf(await api(app, 'GET', `/v1/webhook-deliveries?${qs}`, as(fresh.adminToken)));
-    const expectIds = (filter: (d: (typeof made)[number]) => boolean) => newestFirst().filter(filter).map((d) => d.id);
+    const expectIds = (filter: (d: (typeof made)[number]) => boolean) =>
+      newestFirst()
+        .filter(filter)
+        .map((d) => d.id);
     expect(await get(`endpointId=${endpointB}`)).toEqual(expectIds((d) => d.endpointId === endpointB));
     expect(await get('status=pending')).toEqual(expectIds((d) => d.status === 'pending'));
     expect(await get('status=failed')).toEqual([made[1]!.id]);
@@ -779,7 +899,11 @@ describe('GET /webhook-deliveries', () => {
     expect(idsOf(page2)).toEqual([newestFirst()[3]!.id]);
     const page1 = await api(app, 'GET', '/v1/webhook-deliveries?page=1&limit=3', as(fresh.adminToken));
     expect(page1.body.pagination).toMatchObject({ hasNext: true, hasPrev: false, totalPages: 2 });
-    expect(idsOf(page1)).toEqual(newestFirst().slice(0, 3).map((d) => d.id));
+    expect(idsOf(page1)).toEqual(
+      newestFirst()
+        .slice(0, 3)
+        .map((d) => d.id),
+    );
   });
 
   it('validates the query, naming the parameter', async () => {
@@ -800,7 +924,11 @@ describe('GET /webhook-deliveries', () => {
   it('shows only accounts where the caller may read webhooks; 404 for a key without it; nothing of another organisation', async () => {
     const viewerOfB = (await createStaffUser(app, fresh, [{ roleId: systemRole(fresh, 'viewer'), accountId: accountB }])).token;
     const seen = await api(app, 'GET', '/v1/webhook-deliveries', as(viewerOfB));
-    expect(idsOf(seen)).toEqual(newestFirst().filter((d) => d.endpointId === endpointB).map((d) => d.id));
+    expect(idsOf(seen)).toEqual(
+      newestFirst()
+        .filter((d) => d.endpointId === endpointB)
+        .map((d) => d.id),
+    );
     const filtered = await api(app, 'GET', `/v1/webhook-deliveries?endpointId=${endpointA}`, as(viewerOfB));
     expect(idsOf(filtered)).toEqual([]);
     const key = await apiKey(fresh, ['events.read']);
@@ -815,11 +943,29 @@ describe('GET /webhook-deliveries', () => {
   it('GraphQL: a Relay connection with cursors, pagination and the status enum', async () => {
     const res = await graphql(
       app,
-      `{ webhookDeliveries(first: 2, status: pending) {
-           edges { cursor node { id status attempts { attemptNumber } } }
-           pageInfo { hasNextPage endCursor }
-           pagination { total }
-         } }`,
+      `
+        {
+          webhookDeliveries(first: 2, status: pending) {
+            edges {
+              cursor
+              node {
+                id
+                status
+                attempts {
+                  attemptNumber
+                }
+              }
+            }
+            pageInfo {
+              hasNextPage
+              endCursor
+            }
+            pagination {
+              total
+            }
+          }
+        }
+      `,
       {},
       as(fresh.adminToken),
     );

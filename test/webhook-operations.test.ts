@@ -67,7 +67,11 @@ let paths = 0;
 async function endpoint(o: TestOrganisation = org) {
   const accountId = (await createAccount(app, o, `Hooks ${paths + 1}`)).id;
   const path = `/ops/${(paths += 1)}`;
-  const res = await api(app, 'POST', '/v1/webhook-endpoints', { token: o.adminToken, org: o.slug, body: { accountId, url: `${receiver.url}${path}` } });
+  const res = await api(app, 'POST', '/v1/webhook-endpoints', {
+    token: o.adminToken,
+    org: o.slug,
+    body: { accountId, url: `${receiver.url}${path}` },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   receiver.secrets.set(path, res.body.secret);
   return { id: res.body.endpoint.id as string, path, secret: res.body.secret as string, accountId };
@@ -76,7 +80,15 @@ async function endpoint(o: TestOrganisation = org) {
 /** Records an event.created on the endpoint's account and dispatches it, as the services do. */
 async function announce(target: { accountId: string }, o: TestOrganisation = org) {
   const { accountId } = target;
-  const payload = views.event({ id: newId('event'), name: 'Ops', status: 'draft', accountId, venueId: null, timezone: 'UTC', createdAt: new Date() });
+  const payload = views.event({
+    id: newId('event'),
+    name: 'Ops',
+    status: 'draft',
+    accountId,
+    venueId: null,
+    timezone: 'UTC',
+    createdAt: new Date(),
+  });
   const recorded = await recordTestEvent(app.runtime.db, { organisationId: o.organisation.id, accountId, type: 'event.created', payload });
   app.runtime.dispatcher.dispatch(recorded.deliveryIds);
   return recorded;
@@ -161,7 +173,8 @@ describe('POST /webhook-deliveries/{id}/resend', () => {
     const { deliveryIds } = await announce(target);
     const [id] = deliveryIds as [string];
     await settledAs(id, 'succeeded');
-    const resend = (token: string, slug = org.slug, deliveryId = id) => api(app, 'POST', `/v1/webhook-deliveries/${deliveryId}/resend`, { token, org: slug });
+    const resend = (token: string, slug = org.slug, deliveryId = id) =>
+      api(app, 'POST', `/v1/webhook-deliveries/${deliveryId}/resend`, { token, org: slug });
 
     expect((await resend(org.adminToken, org.slug, 'whd_doesnotexist')).body.code).toBe('NOT_FOUND');
     const foreign = await resend(other.adminToken, other.slug);
@@ -216,10 +229,16 @@ describe('POST /webhook-endpoints/{id}/recover', () => {
     const sent = receiver.requests.filter(on(target.path)).slice(sentBefore);
     expect(sent.map((r) => r.headers['service-delivery-id']).sort()).toEqual([...failed].sort());
     expect(sent.every((r) => r.verified)).toBe(true);
-    for (const id of failed) expect((await delivery(id)).attempts.at(-1)).toMatchObject({ attemptNumber: 4, trigger: 'manual', statusCode: 200 });
+    for (const id of failed)
+      expect((await delivery(id)).attempts.at(-1)).toMatchObject({ attemptNumber: 4, trigger: 'manual', statusCode: 200 });
 
     // Nothing failed is left: a second recovery sends nothing.
-    const again = await graphql(app, `mutation { recoverWebhookEndpoint(id: "${target.id}", input: { since: "${since}" }) { deliveryCount } }`, {}, admin());
+    const again = await graphql(
+      app,
+      `mutation { recoverWebhookEndpoint(id: "${target.id}", input: { since: "${since}" }) { deliveryCount } }`,
+      {},
+      admin(),
+    );
     expect(again.body.data.recoverWebhookEndpoint).toEqual({ deliveryCount: 0 });
   });
 
@@ -241,10 +260,21 @@ describe('POST /webhook-endpoints/{id}/recover', () => {
 
   it('validates since (present, a date-time, not in the future, within WEBHOOK_RETENTION), and keeps tenants and rights apart', async () => {
     const target = await endpoint();
-    const recover = (body: unknown, as = admin(), id = target.id) => api(app, 'POST', `/v1/webhook-endpoints/${id}/recover`, { ...as, body });
-    for (const body of [{}, { since: 'yesterday' }, { since: 5 }, { since: new Date(Date.now() + 60_000).toISOString() }, { since: '2020-01-01T00:00:00Z' }]) {
+    const recover = (body: unknown, as = admin(), id = target.id) =>
+      api(app, 'POST', `/v1/webhook-endpoints/${id}/recover`, { ...as, body });
+    for (const body of [
+      {},
+      { since: 'yesterday' },
+      { since: 5 },
+      { since: new Date(Date.now() + 60_000).toISOString() },
+      { since: '2020-01-01T00:00:00Z' },
+    ]) {
       const res = await recover(body);
-      expect([res.status, res.body.code, res.body.details?.map((d: { path: string }) => d.path)], JSON.stringify(body)).toEqual([400, 'VALIDATION_FAILED', ['since']]);
+      expect([res.status, res.body.code, res.body.details?.map((d: { path: string }) => d.path)], JSON.stringify(body)).toEqual([
+        400,
+        'VALIDATION_FAILED',
+        ['since'],
+      ]);
       expectDocumentedResponse('POST', `/webhook-endpoints/${target.id}/recover`, res);
     }
     expect((await recover({ since: new Date().toISOString(), extra: 1 })).status).toBe(400);
@@ -261,7 +291,10 @@ describe('POST /webhook-endpoints/{id}/recover', () => {
 });
 
 describe('POST /webhook-endpoints/{id}/rotate-secret', () => {
-  const signatures = (r: ReceivedRequest) => String(r.headers['service-signature']).split(',').filter((p) => p.startsWith('v1=')).length;
+  const signatures = (r: ReceivedRequest) =>
+    String(r.headers['service-signature'])
+      .split(',')
+      .filter((p) => p.startsWith('v1=')).length;
   const verifies = (r: ReceivedRequest, secret: string) => {
     try {
       Stripe.webhooks.constructEvent(r.rawBody, String(r.headers['service-signature']), secret);
@@ -306,14 +339,19 @@ describe('POST /webhook-endpoints/{id}/rotate-secret', () => {
   it('takes overlapSeconds (0 = none), drops the oldest secret on a second rotation, and validates', async () => {
     const target = await endpoint();
     receiver.secrets.delete(target.path);
-    const rotate = (body?: unknown) => api(app, 'POST', `/v1/webhook-endpoints/${target.id}/rotate-secret`, { ...admin(), ...(body === undefined ? {} : { body }) });
+    const rotate = (body?: unknown) =>
+      api(app, 'POST', `/v1/webhook-endpoints/${target.id}/rotate-secret`, { ...admin(), ...(body === undefined ? {} : { body }) });
     const first = await rotate({ overlapSeconds: 60 });
     expect(Date.parse(first.body.endpoint.rotationOverlapEndsAt) - Date.now()).toBeLessThanOrEqual(60_000);
     const second = await rotate({ overlapSeconds: 120 });
     const id = (await announce(target)).deliveryIds[0]!;
     const [request] = await receiver.waitForRequests(1, (r) => r.headers['service-delivery-id'] === id);
     expect(signatures(request!)).toBe(2);
-    expect([verifies(request!, second.body.secret), verifies(request!, first.body.secret), verifies(request!, target.secret)]).toEqual([true, true, false]);
+    expect([verifies(request!, second.body.secret), verifies(request!, first.body.secret), verifies(request!, target.secret)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
 
     const none = await rotate({ overlapSeconds: 0 });
     expect(none.body.endpoint.rotationOverlapEndsAt).toBeNull();
@@ -323,12 +361,26 @@ describe('POST /webhook-endpoints/{id}/rotate-secret', () => {
 
     for (const overlapSeconds of [-1, 604_801, 1.5, '60', null]) {
       const res = await rotate({ overlapSeconds });
-      expect([res.status, res.body.code, res.body.details?.map((d: { path: string }) => d.path)], String(overlapSeconds)).toEqual([400, 'VALIDATION_FAILED', ['overlapSeconds']]);
+      expect([res.status, res.body.code, res.body.details?.map((d: { path: string }) => d.path)], String(overlapSeconds)).toEqual([
+        400,
+        'VALIDATION_FAILED',
+        ['overlapSeconds'],
+      ]);
     }
-    const patch = await api(app, 'PATCH', `/v1/webhook-endpoints/${target.id}`, { ...admin(), body: { rotationOverlapEndsAt: '2030-01-01T00:00:00Z' } });
+    const patch = await api(app, 'PATCH', `/v1/webhook-endpoints/${target.id}`, {
+      ...admin(),
+      body: { rotationOverlapEndsAt: '2030-01-01T00:00:00Z' },
+    });
     expect([patch.status, patch.body.details?.map((d: { path: string }) => d.path)]).toEqual([400, ['rotationOverlapEndsAt']]);
-    expect((await api(app, 'POST', `/v1/webhook-endpoints/${target.id}/rotate-secret`, { token: other.adminToken, org: other.slug })).status).toBe(404);
-    const gql = await graphql(app, `mutation { rotateWebhookEndpointSecret(id: "${target.id}", input: { overlapSeconds: 30 }) { secret endpoint { rotationOverlapEndsAt } } }`, {}, admin());
+    expect(
+      (await api(app, 'POST', `/v1/webhook-endpoints/${target.id}/rotate-secret`, { token: other.adminToken, org: other.slug })).status,
+    ).toBe(404);
+    const gql = await graphql(
+      app,
+      `mutation { rotateWebhookEndpointSecret(id: "${target.id}", input: { overlapSeconds: 30 }) { secret endpoint { rotationOverlapEndsAt } } }`,
+      {},
+      admin(),
+    );
     expect(gql.body.data.rotateWebhookEndpointSecret.secret).toMatch(/^whsec_/);
   });
 });
@@ -345,7 +397,12 @@ describe('an endpoint that keeps failing', () => {
     // Within the cool-down nothing is sent: the attempts are recorded as not sent.
     const second = (await announce(target)).deliveryIds[0]!;
     await waitUntil(async () => (await delivery(second)).attemptCount >= 1);
-    expect((await delivery(second)).attempts[0]).toMatchObject({ attemptNumber: 1, statusCode: null, durationMs: 0, error: expect.stringMatching(/circuit open/) });
+    expect((await delivery(second)).attempts[0]).toMatchObject({
+      attemptNumber: 1,
+      statusCode: null,
+      durationMs: 0,
+      error: expect.stringMatching(/circuit open/),
+    });
     expect(receiver.requests.filter(on(target.path))).toHaveLength(3);
 
     // After it, the endpoint works again: the next attempt probes, succeeds, and closes the circuit.
@@ -372,7 +429,10 @@ describe('an endpoint that keeps failing', () => {
     }
     const shown = await api(app, 'GET', `/v1/webhook-endpoints/${target.id}`, admin());
     expectDocumentedResponse('GET', `/webhook-endpoints/${target.id}`, shown);
-    expect(shown.body.endpoint).toMatchObject({ enabled: false, disabledReason: expect.stringMatching(/^Every delivery attempt failed for 4s \(since \d{4}-\d\d-\d\dT/) });
+    expect(shown.body.endpoint).toMatchObject({
+      enabled: false,
+      disabledReason: expect.stringMatching(/^Every delivery attempt failed for 4s \(since \d{4}-\d\d-\d\dT/),
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
     expect(logLines.some((line) => line.includes(target.id) && line.includes('webhook endpoint disabled automatically'))).toBe(true);
 
@@ -394,20 +454,47 @@ describe('delivery history', () => {
   it('is pruned by the worker once older than WEBHOOK_RETENTION, unless a delivery of it is still pending', async () => {
     const target = await endpoint();
     const account = target.accountId;
-    const recorded = await Promise.all([0, 1, 2].map(() => recordTestEvent(app.runtime.db, {
-      organisationId: org.organisation.id,
-      accountId: account,
-      type: 'event.created',
-      payload: views.event({ id: newId('event'), name: 'Old', status: 'draft', accountId: account, venueId: null, timezone: 'UTC', createdAt: new Date() }),
-    })));
+    const recorded = await Promise.all(
+      [0, 1, 2].map(() =>
+        recordTestEvent(app.runtime.db, {
+          organisationId: org.organisation.id,
+          accountId: account,
+          type: 'event.created',
+          payload: views.event({
+            id: newId('event'),
+            name: 'Old',
+            status: 'draft',
+            accountId: account,
+            venueId: null,
+            timezone: 'UTC',
+            createdAt: new Date(),
+          }),
+        }),
+      ),
+    );
     const [old, oldPending, recent] = recorded.map((r) => ({ eventId: r.eventId, deliveryId: r.deliveryIds[0]! }));
     const longAgo = new Date(Date.now() - 31 * 86_400_000);
     const db = app.runtime.db;
     await db.webhookEvent.updateMany({ where: { id: { in: [old!.eventId, oldPending!.eventId] } }, data: { createdAt: longAgo } });
-    await db.webhookDelivery.updateMany({ where: { id: { in: [old!.deliveryId, recent!.deliveryId] } }, data: { status: 'succeeded', workflowStartedAt: new Date(), batchId: 'whb_done' } });
-    await db.webhookDelivery.update({ where: { id: oldPending!.deliveryId }, data: { workflowStartedAt: new Date(), batchId: 'whb_elsewhere' } });
+    await db.webhookDelivery.updateMany({
+      where: { id: { in: [old!.deliveryId, recent!.deliveryId] } },
+      data: { status: 'succeeded', workflowStartedAt: new Date(), batchId: 'whb_done' },
+    });
+    await db.webhookDelivery.update({
+      where: { id: oldPending!.deliveryId },
+      data: { workflowStartedAt: new Date(), batchId: 'whb_elsewhere' },
+    });
     await db.webhookAttempt.create({
-      data: { id: newId('webhookAttempt'), organisationId: org.organisation.id, deliveryId: old!.deliveryId, attemptNumber: 1, scheduledAttempt: 1, attemptedAt: longAgo, statusCode: 200, durationMs: 3 },
+      data: {
+        id: newId('webhookAttempt'),
+        organisationId: org.organisation.id,
+        deliveryId: old!.deliveryId,
+        attemptNumber: 1,
+        scheduledAttempt: 1,
+        attemptedAt: longAgo,
+        statusCode: 200,
+        durationMs: 3,
+      },
     });
 
     const pruner = new WebhookDispatcher(db, app.runtime.temporal, app.config, app.runtime.logger, { prune: true });

@@ -62,7 +62,9 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
     attempts.push({ attemptNumber: n, at: new Date().toISOString(), ok: result.ok, statusCode: result.statusCode, error: result.error });
     if (result.ok) return { status: 'succeeded', attempts };
     if (result.stop) {
-      return result.stop === 'delivery failed' ? { status: 'failed', attempts } : { status: 'failed', stoppedBecause: result.stop, attempts };
+      return result.stop === 'delivery failed'
+        ? { status: 'failed', attempts }
+        : { status: 'failed', stoppedBecause: result.stop, attempts };
     }
     if (n === total) break;
     const delay = retryDelayMs(input.scheduleMs[n - 1]!, result.retryAfterMs);

@@ -8,7 +8,9 @@ import type { Logger } from '../src/log.ts';
 import { createActivities } from './activities.ts';
 
 // Beside this file: workflows.ts in the sources, workflows.js in a build (dist/workflows/).
-export const WORKFLOWS_PATH = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './workflows.ts' : './workflows.js', import.meta.url));
+export const WORKFLOWS_PATH = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? './workflows.ts' : './workflows.js', import.meta.url),
+);
 /** Written by `npm run build:workflows`; a production worker runs this file. */
 export const WORKFLOW_BUNDLE_PATH = fileURLToPath(new URL('./bundle/workflows.js', import.meta.url));
 
@@ -45,15 +47,7 @@ export const WORKER_CONCURRENCY = {
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
 
-export async function createWorker({
-  config,
-  db,
-  logger,
-  prebundled,
-  identity,
-  encryptionKey,
-  connection: given,
-}: WorkerOptions): Promise<{
+export async function createWorker({ config, db, logger, prebundled, identity, encryptionKey, connection: given }: WorkerOptions): Promise<{
   worker: Worker;
   connection: NativeConnection;
 }> {

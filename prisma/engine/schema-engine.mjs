@@ -114,16 +114,10 @@ function pg() {
  */
 function targetFromUrl(url) {
   if (typeof url !== 'string' || url === '') {
-    throw new UserFacingError(
-      'P1012',
-      'No database URL: set `datasource.url` in prisma.config.ts (DATABASE_URL).',
-    );
+    throw new UserFacingError('P1012', 'No database URL: set `datasource.url` in prisma.config.ts (DATABASE_URL).');
   }
   if (!/^postgres(ql)?:\/\//i.test(url)) {
-    throw new UserFacingError(
-      'P1013',
-      'The provided database string is invalid. This schema engine only supports postgresql:// URLs.',
-    );
+    throw new UserFacingError('P1013', 'The provided database string is invalid. This schema engine only supports postgresql:// URLs.');
   }
   const pgRequire = createRequire(require.resolve('pg'));
   const { parse } = pgRequire('pg-connection-string');
@@ -172,11 +166,10 @@ function connectionError(error, config) {
         where,
       );
     case '3D000':
-      return new UserFacingError(
-        'P1003',
-        `Database \`${config.database}\` does not exist on the database server at \`${server}\`.`,
-        { ...where, database_name: config.database },
-      );
+      return new UserFacingError('P1003', `Database \`${config.database}\` does not exist on the database server at \`${server}\`.`, {
+        ...where,
+        database_name: config.database,
+      });
     case '28P01':
       return new UserFacingError(
         'P1000',
@@ -185,11 +178,10 @@ function connectionError(error, config) {
       );
     case '28000':
     case '42501':
-      return new UserFacingError(
-        'P1010',
-        `User \`${config.user}\` was denied access on the database \`${config.database}\``,
-        { database_user: config.user, database_name: config.database },
-      );
+      return new UserFacingError('P1010', `User \`${config.user}\` was denied access on the database \`${config.database}\``, {
+        database_user: config.user,
+        database_name: config.database,
+      });
     default:
       if (/timeout/i.test(error?.message ?? '')) {
         return new UserFacingError('P1001', `Can't reach database server at \`${server}\` (timed out).`, where);
@@ -244,9 +236,7 @@ async function createDatabase(url) {
 
 async function dropDatabase(url) {
   const { config } = targetFromUrl(url);
-  await withAdminClient(config, (client) =>
-    client.query(`DROP DATABASE IF EXISTS ${quoteIdent(config.database)}`),
-  );
+  await withAdminClient(config, (client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdent(config.database)}`));
 }
 
 async function canConnect(url) {
@@ -300,10 +290,7 @@ function migrationFailure(error, scriptError) {
  * lock until it times out.
  */
 async function openSingleSessionAdapter({ config, schema }) {
-  const [{ PrismaPg }, { ColumnTypeEnum }] = await Promise.all([
-    import('@prisma/adapter-pg'),
-    import('@prisma/driver-adapter-utils'),
-  ]);
+  const [{ PrismaPg }, { ColumnTypeEnum }] = await Promise.all([import('@prisma/adapter-pg'), import('@prisma/driver-adapter-utils')]);
   const pool = new (pg().Pool)({ ...config, max: 1, idleTimeoutMillis: 0 });
   pool.on('error', (error) => log('WARN', `idle connection error: ${error.message}`));
   const factory = new PrismaPg(pool, { schema, disposeExternalPool: true });
@@ -429,7 +416,10 @@ class PostgresMigrationAdapterFactory {
 
   async dropTemporaryDatabase(name) {
     // Still open when the engine did not dispose of it (a panic): a plain DROP would wait.
-    await this.temporaryDatabases.get(name)?.end().catch(() => {});
+    await this.temporaryDatabases
+      .get(name)
+      ?.end()
+      .catch(() => {});
     const admin = this.mainSession.pool;
     try {
       await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)}`);
@@ -504,15 +494,9 @@ class EngineHost {
   async startEngine() {
     const { datasource } = this.args;
     if (!datasource?.url) {
-      throw new UserFacingError(
-        'P1012',
-        'The schema engine needs a database: set `datasource.url` in prisma.config.ts (DATABASE_URL).',
-      );
+      throw new UserFacingError('P1012', 'The schema engine needs a database: set `datasource.url` in prisma.config.ts (DATABASE_URL).');
     }
-    const [{ bindMigrationAwareSqlAdapterFactory }, wasm] = await Promise.all([
-      import('@prisma/driver-adapter-utils'),
-      loadWasmEngine(),
-    ]);
+    const [{ bindMigrationAwareSqlAdapterFactory }, wasm] = await Promise.all([import('@prisma/driver-adapter-utils'), loadWasmEngine()]);
     this.factory = new PostgresMigrationAdapterFactory(datasource);
     const datamodels = this.args.datamodels.map((path) => [path, readFileSync(path, 'utf8')]);
     return wasm.SchemaEngine.new(

@@ -17,7 +17,6 @@ export const account = z.object({
   updatedAt: z.string(),
 });
 
-
 export const accountsRoutes: RestRoute[] = [
   {
     method: 'GET',

@@ -7,13 +7,11 @@ import { createOccurrenceInput } from '../../src/services/occurrences.ts';
 import { createTicketTypeInput, updateTicketTypeInput } from '../../src/services/ticket-types.ts';
 import { statusOf } from '../../src/statuses.ts';
 
-
 const EVENT_FIELDS = `id organisationId accountId name description status venueId timezone onSaleDate offSaleDate
   occurrenceCount ticketCount productCount tags isDeleted createdAt updatedAt createdBy`;
 const OCCURRENCE_FIELDS = 'id organisationId accountId eventId startDate startTime endDate endTime timezone status capacity';
 const TICKET_TYPE_FIELDS = `id organisationId accountId eventId name description priceAmount currency capacity maxPerOrder
   salesStartAt salesEndAt createdAt updatedAt`;
-
 
 const event = z.object({
   id: z.string(),

@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import {
-  createIdentityProviderInput,
-  updateIdentityProviderInput,
-} from '../../src/services/identity-providers.ts';
+import { createIdentityProviderInput, updateIdentityProviderInput } from '../../src/services/identity-providers.ts';
 import { federateInput } from '../../src/services/federate.ts';
 import type { RestRoute } from '../route.ts';
 import { signInResult } from './auth.ts';

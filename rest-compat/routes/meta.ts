@@ -19,7 +19,18 @@ export const metaRoutes: RestRoute[] = [
     organisation: false,
     operation: /* GraphQL */ `
       query MetaVersions {
-        apiVersions { current resolved versions { date status summary breakingChanges deprecatedAt sunsetAt } }
+        apiVersions {
+          current
+          resolved
+          versions {
+            date
+            status
+            summary
+            breakingChanges
+            deprecatedAt
+            sunsetAt
+          }
+        }
       }
     `,
     result: (data) => data.apiVersions,

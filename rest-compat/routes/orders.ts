@@ -36,7 +36,8 @@ export const ordersRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/orders/{id}/cancel',
-    summary: 'Cancel a pending or confirmed order: tickets back on sale, passes not yet redeemed void; order.cancelled. 409 when it is cancelled or refunded already.',
+    summary:
+      'Cancel a pending or confirmed order: tickets back on sale, passes not yet redeemed void; order.cancelled. 409 when it is cancelled or refunded already.',
     tag: 'Orders',
     organisation: true,
     operation: `mutation CancelOrder($id: String!) { cancelOrder(id: $id) { ${ORDER_FIELDS} } }`,
@@ -49,7 +50,8 @@ export const ordersRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/orders/{id}/refund',
-    summary: 'Refund a confirmed order (in full): tickets back on sale, passes not yet redeemed void; order.refunded. 409 unless confirmed.',
+    summary:
+      'Refund a confirmed order (in full): tickets back on sale, passes not yet redeemed void; order.refunded. 409 unless confirmed.',
     tag: 'Orders',
     organisation: true,
     operation: `mutation RefundOrder($id: String!) { refundOrder(id: $id) { ${ORDER_FIELDS} } }`,

@@ -1,11 +1,17 @@
 import { z } from 'zod';
 import { listQuery } from '../../src/pagination.ts';
-import { createChannelKeyInput, createSalesChannelInput, listSalesChannelsFilters, updateSalesChannelInput } from '../../src/services/sales-channels.ts';
+import {
+  createChannelKeyInput,
+  createSalesChannelInput,
+  listSalesChannelsFilters,
+  updateSalesChannelInput,
+} from '../../src/services/sales-channels.ts';
 import type { RestRoute } from '../route.ts';
 import { idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { statusOf } from '../../src/statuses.ts';
 
-const CHANNEL_FIELDS = 'id organisationId accountId name slug channelType sellsAllEvents eventIds storefrontUrl isActive createdAt updatedAt';
+const CHANNEL_FIELDS =
+  'id organisationId accountId name slug channelType sellsAllEvents eventIds storefrontUrl isActive createdAt updatedAt';
 const KEY_FIELDS = 'id channelId kind keyPrefix createdAt lastUsedAt revokedAt';
 
 const channelType = statusOf('channelType');

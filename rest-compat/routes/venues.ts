@@ -24,7 +24,6 @@ const venue = z.object({
   updatedAt: z.string(),
 });
 
-
 export const venuesRoutes: RestRoute[] = [
   {
     method: 'GET',

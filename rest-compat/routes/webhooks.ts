@@ -7,7 +7,8 @@ import type { RestRoute } from '../route.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { STATUSES } from '../../src/statuses.ts';
 
-const ENDPOINT_FIELDS = 'id accountId url description eventTypes enabled disabledReason apiVersion rotationOverlapEndsAt createdAt updatedAt';
+const ENDPOINT_FIELDS =
+  'id accountId url description eventTypes enabled disabledReason apiVersion rotationOverlapEndsAt createdAt updatedAt';
 const DELIVERY_FIELDS = `id endpointId eventId eventType status attemptCount nextAttemptAt createdAt
   attempts { attemptNumber trigger attemptedAt statusCode responseBody durationMs error }`;
 
@@ -113,7 +114,7 @@ export const webhooksRoutes: RestRoute[] = [
     method: 'PATCH',
     path: '/webhook-endpoints/{id}',
     summary:
-      'Change the URL, description (null clears it), event types (empty = every type) or enabled state of a webhook endpoint. enabled: true also clears disabledReason and closes the circuit breaker; rotationOverlapEndsAt: null ends a secret rotation\'s overlap now.',
+      "Change the URL, description (null clears it), event types (empty = every type) or enabled state of a webhook endpoint. enabled: true also clears disabledReason and closes the circuit breaker; rotationOverlapEndsAt: null ends a secret rotation's overlap now.",
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation UpdateWebhookEndpoint($id: String!, $input: UpdateWebhookEndpointInput!) {
@@ -168,7 +169,9 @@ export const webhooksRoutes: RestRoute[] = [
       rotateWebhookEndpointSecret(id: $id, input: $input) { endpoint { ${ENDPOINT_FIELDS} } secret }
     }`,
     params: idParam,
-    body: z.strictObject({ overlapSeconds: z.number({ error: 'A whole number of seconds.' }).int('A whole number of seconds.').optional() }),
+    body: z.strictObject({
+      overlapSeconds: z.number({ error: 'A whole number of seconds.' }).int('A whole number of seconds.').optional(),
+    }),
     bind: { id: 'params.id', input: 'body' },
     result: (data) => data.rotateWebhookEndpointSecret,
     response: z.object({ endpoint, secret: z.string() }),

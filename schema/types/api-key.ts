@@ -7,8 +7,7 @@ const WRITE = { $all: { signedInUser: true, organisation: true, permission: 'api
 
 export const ApiKey = builder.prismaObject('ApiKey', {
   description: 'An organisation API key (svak_). The key itself is shown once, at creation.',
-  authScopes: (key, ctx) =>
-    ctx.access.allows('api_keys', 'read', key.accountId) || ctx.access.allows('api_keys', 'write', key.accountId),
+  authScopes: (key, ctx) => ctx.access.allows('api_keys', 'read', key.accountId) || ctx.access.allows('api_keys', 'write', key.accountId),
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Key id (oak_).' }),
     organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
@@ -24,15 +23,13 @@ export const ApiKey = builder.prismaObject('ApiKey', {
   }),
 });
 
-const CreatedApiKey = builder
-  .objectRef<Awaited<ReturnType<typeof createApiKey>>>('CreatedApiKey')
-  .implement({
-    description: 'A new API key and its key material, which is never shown again.',
-    fields: (t) => ({
-      apiKey: t.field({ type: ApiKey, description: 'The key record.', resolve: (r) => r.apiKey }),
-      key: t.exposeString('key', { description: 'The full key (svak_...). Store it now.' }),
-    }),
-  });
+const CreatedApiKey = builder.objectRef<Awaited<ReturnType<typeof createApiKey>>>('CreatedApiKey').implement({
+  description: 'A new API key and its key material, which is never shown again.',
+  fields: (t) => ({
+    apiKey: t.field({ type: ApiKey, description: 'The key record.', resolve: (r) => r.apiKey }),
+    key: t.exposeString('key', { description: 'The full key (svak_...). Store it now.' }),
+  }),
+});
 
 const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
   description: 'A new organisation API key.',

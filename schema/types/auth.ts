@@ -2,17 +2,15 @@ import { login, logout, refresh, type SignInResult, type SessionTokens } from '.
 import { AppError } from '../../src/errors.ts';
 import { builder } from '../builder.ts';
 
-export const SignedInUserRef = builder
-  .objectRef<SignInResult['user']>('SignedInUser')
-  .implement({
-    description: 'The person who signed in.',
-    fields: (t) => ({
-      id: t.exposeString('id', { description: 'Person id (usr_).' }),
-      email: t.exposeString('email', { description: 'Sign-in email, lower-cased.' }),
-      firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
-      lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
-    }),
-  });
+export const SignedInUserRef = builder.objectRef<SignInResult['user']>('SignedInUser').implement({
+  description: 'The person who signed in.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Person id (usr_).' }),
+    email: t.exposeString('email', { description: 'Sign-in email, lower-cased.' }),
+    firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
+    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
+  }),
+});
 
 export const SessionTokensRef = builder.objectRef<SessionTokens>('SessionTokens').implement({
   description: 'A new access token and the refresh token that replaces the one used.',

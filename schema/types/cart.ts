@@ -26,7 +26,10 @@ const SalesCartLine = builder.objectRef<PricedLine>('SalesCartLine').implement({
     unitAmount: t.exposeInt('unitAmount', { description: 'Price of one ticket, in minor units.' }),
     totalAmount: t.exposeInt('totalAmount', { description: 'unitAmount x quantity, in minor units.' }),
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
-    available: t.exposeInt('available', { nullable: true, description: 'Tickets of this type still available at the occurrence (null = unlimited).' }),
+    available: t.exposeInt('available', {
+      nullable: true,
+      description: 'Tickets of this type still available at the occurrence (null = unlimited).',
+    }),
   }),
 });
 
@@ -78,7 +81,15 @@ const Checkout = builder.objectRef<Awaited<ReturnType<typeof checkoutCart>>>('Sa
  * The signed-in customer's own record, answered to whoever proved to be them (a magic-link code, a
  * customer token); the Customer object itself stays closed to publishable keys.
  */
-type Profile = { id: string; accountId: string; email: string; firstName: string | null; lastName: string | null; createdAt: Date; updatedAt: Date };
+type Profile = {
+  id: string;
+  accountId: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
 const CustomerProfile = builder.objectRef<Profile>('CustomerProfile').implement({
   description: 'The signed-in customer.',
   fields: (t) => ({
@@ -140,7 +151,8 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createSalesCart: t.field({
     type: SalesCart,
-    description: 'Creates a cart, starting a sales session unless the request names a valid one (POST /live/sales/carts; answers X-Live-Session).',
+    description:
+      'Creates a cart, starting a sales session unless the request names a valid one (POST /live/sales/carts; answers X-Live-Session).',
     authScopes: CHANNEL,
     args: { items: t.arg({ type: [SalesCartItemInput], description: 'Its first lines (optional).' }) },
     resolve: (_root, args, ctx) => createCart(ctx, args),
@@ -162,7 +174,10 @@ builder.mutationFields((t) => ({
     authScopes: CHANNEL,
     args: {
       id: t.arg.string({ required: true, description: 'Cart id (crt_).' }),
-      customer: t.arg({ type: CheckoutCustomerInput, description: 'Who buys; optional for a signed-in shopper (customer token beside the key).' }),
+      customer: t.arg({
+        type: CheckoutCustomerInput,
+        description: 'Who buys; optional for a signed-in shopper (customer token beside the key).',
+      }),
     },
     resolve: (_root, { id, ...input }, ctx) => checkoutCart(ctx, id, input),
   }),
@@ -176,7 +191,8 @@ builder.mutationFields((t) => ({
   }),
   requestCustomerMagicLink: t.field({
     type: Accepted,
-    description: 'Mails a sign-in code to a customer of the channel’s account (POST /live/sales/customer-auth/magic-link); the same answer whether the address is known or not.',
+    description:
+      'Mails a sign-in code to a customer of the channel’s account (POST /live/sales/customer-auth/magic-link); the same answer whether the address is known or not.',
     authScopes: CHANNEL,
     args: { email: t.arg.string({ required: true, description: 'Email address.' }) },
     resolve: (_root, args, ctx) => requestMagicLink(ctx, args),

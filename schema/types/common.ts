@@ -27,6 +27,12 @@ export function statusEnum<K extends StatusList>(
   description: string,
   values: Record<(typeof STATUSES)[K][number], string>,
 ) {
-  const entries = (STATUSES[list] as readonly string[]).map((value) => [value, { description: (values as Record<string, string>)[value]! }]);
-  return builder.enumType(name, { description, values: Object.fromEntries(entries) as Record<(typeof STATUSES)[K][number], { description: string }> });
+  const entries = (STATUSES[list] as readonly string[]).map((value) => [
+    value,
+    { description: (values as Record<string, string>)[value]! },
+  ]);
+  return builder.enumType(name, {
+    description,
+    values: Object.fromEntries(entries) as Record<(typeof STATUSES)[K][number], { description: string }>,
+  });
 }

@@ -9,29 +9,25 @@ const OrganisationRef = builder.objectRef<{ id: string; slug: string }>('EmbedOr
   }),
 });
 
-const EmbedSession = builder
-  .objectRef<Awaited<ReturnType<typeof createEmbedSession>>>('EmbedSession')
-  .implement({
-    description: 'A short-lived token for an embedded widget, pinned to one account.',
-    fields: (t) => ({
-      token: t.exposeString('token', { description: 'JWT to send as Authorization: Bearer.' }),
-      expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'Expiry (at most one hour from creation).' }),
-      accountId: t.exposeString('accountId', { description: 'The account the session is pinned to.' }),
-      organisation: t.field({ type: OrganisationRef, description: 'Organisation (slug for X-Service-Org).', resolve: (s) => s.organisation }),
-    }),
-  });
+const EmbedSession = builder.objectRef<Awaited<ReturnType<typeof createEmbedSession>>>('EmbedSession').implement({
+  description: 'A short-lived token for an embedded widget, pinned to one account.',
+  fields: (t) => ({
+    token: t.exposeString('token', { description: 'JWT to send as Authorization: Bearer.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'Expiry (at most one hour from creation).' }),
+    accountId: t.exposeString('accountId', { description: 'The account the session is pinned to.' }),
+    organisation: t.field({ type: OrganisationRef, description: 'Organisation (slug for X-Service-Org).', resolve: (s) => s.organisation }),
+  }),
+});
 
-const CurrentEmbedSession = builder
-  .objectRef<ReturnType<typeof currentEmbedSession>>('CurrentEmbedSession')
-  .implement({
-    description: 'The embed session of the calling token.',
-    fields: (t) => ({
-      organisation: t.field({ type: OrganisationRef, description: 'Organisation.', resolve: (s) => s.organisation }),
-      accountId: t.exposeString('accountId', { description: 'The account the session is pinned to.' }),
-      scopes: t.exposeStringList('scopes', { description: 'What the session may do.' }),
-      expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'Expiry.' }),
-    }),
-  });
+const CurrentEmbedSession = builder.objectRef<ReturnType<typeof currentEmbedSession>>('CurrentEmbedSession').implement({
+  description: 'The embed session of the calling token.',
+  fields: (t) => ({
+    organisation: t.field({ type: OrganisationRef, description: 'Organisation.', resolve: (s) => s.organisation }),
+    accountId: t.exposeString('accountId', { description: 'The account the session is pinned to.' }),
+    scopes: t.exposeStringList('scopes', { description: 'What the session may do.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'Expiry.' }),
+  }),
+});
 
 const CreateEmbedSessionInput = builder.inputType('CreateEmbedSessionInput', {
   description: 'A new embed session.',

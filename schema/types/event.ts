@@ -45,7 +45,10 @@ export const Event = builder.prismaObject('Event', {
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the event was deleted (deleted events are not served).' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
-    createdBy: t.exposeString('createdBy', { nullable: true, description: 'The staff user (usr_) who created it; null when an API key did.' }),
+    createdBy: t.exposeString('createdBy', {
+      nullable: true,
+      description: 'The staff user (usr_) who created it; null when an API key did.',
+    }),
   }),
 });
 

@@ -66,7 +66,7 @@ const RedeemInvitationInput = builder.inputType('RedeemInvitationInput', {
     code: t.string({ description: 'The code from the invitation mail (required).' }),
     password: t.string({
       description:
-        'At least 8 characters: the password of the new account, or for an email that already has an account its current password. May be left out when the request carries that person\'s own session (Authorization: Bearer).',
+        "At least 8 characters: the password of the new account, or for an email that already has an account its current password. May be left out when the request carries that person's own session (Authorization: Bearer).",
     }),
   }),
 });
@@ -93,16 +93,14 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createInvitation: t.field({
     type: Invitation,
-    description:
-      'Invites a person: a pending user with the roles, the invitation, and a mail with the code (POST /v1/user-invitations).',
+    description: 'Invites a person: a pending user with the roles, the invitation, and a mail with the code (POST /v1/user-invitations).',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateInvitationInput, required: true, description: 'The invitation.' }) },
     resolve: (_root, { input }, ctx) => createInvitation(ctx, input),
   }),
   deleteInvitation: t.field({
     type: DeleteResult,
-    description:
-      'Deletes an invitation not yet redeemed, with its pending user and their roles (DELETE /v1/user-invitations/{id}).',
+    description: 'Deletes an invitation not yet redeemed, with its pending user and their roles (DELETE /v1/user-invitations/{id}).',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
     resolve: (_root, { id }, ctx) => deleteInvitation(ctx, id),

@@ -65,9 +65,14 @@ const ListingTicketTypeRef = builder.objectRef<ListingTicketType>('ListingTicket
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
     maxPerOrder: t.exposeInt('maxPerOrder', { nullable: true, description: 'Most tickets of this type in one order; null = no limit.' }),
     salesStartAt: t.expose('salesStartAt', { type: 'DateTime', nullable: true, description: 'Sales of this type open then; null = open.' }),
-    salesEndAt: t.expose('salesEndAt', { type: 'DateTime', nullable: true, description: 'Sales of this type close then; null = until the occurrence.' }),
+    salesEndAt: t.expose('salesEndAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'Sales of this type close then; null = until the occurrence.',
+    }),
     onSale: t.exposeBoolean('onSale', {
-      description: "Whether a cart may take it now: inside its sales window and the event's on/off-sale dates (a cart also needs availability).",
+      description:
+        "Whether a cart may take it now: inside its sales window and the event's on/off-sale dates (a cart also needs availability).",
     }),
   }),
 });
@@ -79,7 +84,7 @@ const ListingEventRef = builder.objectRef<ListingEvent>('ListingEvent').implemen
     name: t.exposeString('name', { description: 'Name.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description, or null.' }),
     status: t.exposeString('status', { description: 'published or on_sale.' }),
-    timezone: t.expose('timezone', { type: 'TimeZone', description: "IANA time zone of the event." }),
+    timezone: t.expose('timezone', { type: 'TimeZone', description: 'IANA time zone of the event.' }),
     venueId: t.exposeString('venueId', { nullable: true, description: 'Venue id (vnu_), or null.' }),
     tags: t.exposeStringList('tags', { description: 'Tags.' }),
     occurrences: t.field({

@@ -6,53 +6,47 @@ import { builder } from '../builder.ts';
 /** /me and /me/*: a signed-in person inside the organisation named by X-Service-Org. */
 const SIGNED_IN = { $all: { signedInUser: true, organisation: true } } as const;
 
-const CurrentUser = builder
-  .objectRef<Awaited<ReturnType<typeof currentUser>>>('CurrentUser')
-  .implement({
-    description: 'The signed-in person.',
-    fields: (t) => ({
-      id: t.exposeString('id', { description: 'Person id (usr_).' }),
-      email: t.expose('email', { type: 'EmailAddress', description: 'Sign-in email.' }),
-      firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
-      lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
-      identityProvider: t.exposeString('identityProvider', {
-        nullable: true,
-        description: 'Type of the identity provider the user signs in with in this organisation, or null.',
-      }),
-      externalUserId: t.exposeString('externalUserId', {
-        nullable: true,
-        description: "The user's id at that identity provider, or null.",
-      }),
+const CurrentUser = builder.objectRef<Awaited<ReturnType<typeof currentUser>>>('CurrentUser').implement({
+  description: 'The signed-in person.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Person id (usr_).' }),
+    email: t.expose('email', { type: 'EmailAddress', description: 'Sign-in email.' }),
+    firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
+    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
+    identityProvider: t.exposeString('identityProvider', {
+      nullable: true,
+      description: 'Type of the identity provider the user signs in with in this organisation, or null.',
     }),
-  });
+    externalUserId: t.exposeString('externalUserId', {
+      nullable: true,
+      description: "The user's id at that identity provider, or null.",
+    }),
+  }),
+});
 
-const UserOrganisation = builder
-  .objectRef<Awaited<ReturnType<typeof myOrganisations>>[number]>('UserOrganisation')
-  .implement({
-    description: 'An organisation as seen by one of its users.',
-    fields: (t) => ({
-      id: t.exposeString('id', { description: 'Organisation id (org_).' }),
-      slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
-      name: t.exposeString('name', { description: 'Display name.' }),
-      userId: t.exposeString('userId', { description: "The person's user id inside this organisation." }),
-      primaryColor: t.exposeString('primaryColor', { nullable: true, description: 'Brand colour (#rrggbb), or null.' }),
-      secondaryColor: t.exposeString('secondaryColor', { nullable: true, description: 'Brand colour (#rrggbb), or null.' }),
-      logoUrl: t.exposeString('logoUrl', { nullable: true, description: 'Logo URI, or null.' }),
-    }),
-  });
+const UserOrganisation = builder.objectRef<Awaited<ReturnType<typeof myOrganisations>>[number]>('UserOrganisation').implement({
+  description: 'An organisation as seen by one of its users.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Organisation id (org_).' }),
+    slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
+    name: t.exposeString('name', { description: 'Display name.' }),
+    userId: t.exposeString('userId', { description: "The person's user id inside this organisation." }),
+    primaryColor: t.exposeString('primaryColor', { nullable: true, description: 'Brand colour (#rrggbb), or null.' }),
+    secondaryColor: t.exposeString('secondaryColor', { nullable: true, description: 'Brand colour (#rrggbb), or null.' }),
+    logoUrl: t.exposeString('logoUrl', { nullable: true, description: 'Logo URI, or null.' }),
+  }),
+});
 
-const MyRole = builder
-  .objectRef<Awaited<ReturnType<typeof myRoles>>['roles'][number]>('MyRoleAssignment')
-  .implement({
-    description: 'A role the signed-in user holds on one account.',
-    fields: (t) => ({
-      id: t.exposeString('id', { description: 'Role id (rol_).' }),
-      name: t.exposeString('name', { nullable: true, description: 'Role name.' }),
-      description: t.exposeString('description', { nullable: true, description: 'Role description, or null.' }),
-      accountId: t.exposeString('accountId', { description: 'Account the role is assigned on.' }),
-      isSystemRole: t.exposeBoolean('isSystemRole', { description: 'Whether the role is a system role.' }),
-    }),
-  });
+const MyRole = builder.objectRef<Awaited<ReturnType<typeof myRoles>>['roles'][number]>('MyRoleAssignment').implement({
+  description: 'A role the signed-in user holds on one account.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Role id (rol_).' }),
+    name: t.exposeString('name', { nullable: true, description: 'Role name.' }),
+    description: t.exposeString('description', { nullable: true, description: 'Role description, or null.' }),
+    accountId: t.exposeString('accountId', { description: 'Account the role is assigned on.' }),
+    isSystemRole: t.exposeBoolean('isSystemRole', { description: 'Whether the role is a system role.' }),
+  }),
+});
 
 const MyRoles = builder.objectRef<Awaited<ReturnType<typeof myRoles>>>('MyRoles').implement({
   description: "The signed-in user's roles in this organisation.",
@@ -62,26 +56,22 @@ const MyRoles = builder.objectRef<Awaited<ReturnType<typeof myRoles>>>('MyRoles'
   }),
 });
 
-const PermissionEntry = builder
-  .objectRef<ReturnType<typeof myPermissions>['permissions'][number]>('PermissionEntry')
-  .implement({
-    description: 'One permission and where it applies.',
-    fields: (t) => ({
-      permission: t.exposeString('permission', { description: 'resource.action' }),
-      accounts: t.exposeStringList('accounts', { description: 'Account ids, or the single value "all".' }),
-      isAllAccounts: t.exposeBoolean('isAllAccounts', { description: 'Whether it applies to every account.' }),
-    }),
-  });
+const PermissionEntry = builder.objectRef<ReturnType<typeof myPermissions>['permissions'][number]>('PermissionEntry').implement({
+  description: 'One permission and where it applies.',
+  fields: (t) => ({
+    permission: t.exposeString('permission', { description: 'resource.action' }),
+    accounts: t.exposeStringList('accounts', { description: 'Account ids, or the single value "all".' }),
+    isAllAccounts: t.exposeBoolean('isAllAccounts', { description: 'Whether it applies to every account.' }),
+  }),
+});
 
-const PermissionFilters = builder
-  .objectRef<ReturnType<typeof myPermissions>['filters']>('PermissionFilters')
-  .implement({
-    description: 'The filters a permissions listing was made with.',
-    fields: (t) => ({
-      resource: t.exposeString('resource', { nullable: true, description: 'Resource filter, or null.' }),
-      action: t.exposeString('action', { nullable: true, description: 'Action filter, or null.' }),
-    }),
-  });
+const PermissionFilters = builder.objectRef<ReturnType<typeof myPermissions>['filters']>('PermissionFilters').implement({
+  description: 'The filters a permissions listing was made with.',
+  fields: (t) => ({
+    resource: t.exposeString('resource', { nullable: true, description: 'Resource filter, or null.' }),
+    action: t.exposeString('action', { nullable: true, description: 'Action filter, or null.' }),
+  }),
+});
 
 const MyPermissions = builder.objectRef<ReturnType<typeof myPermissions>>('MyPermissions').implement({
   description: "The signed-in user's effective permissions in this organisation.",
@@ -92,7 +82,10 @@ const MyPermissions = builder.objectRef<ReturnType<typeof myPermissions>>('MyPer
   }),
 });
 
-const word = z.string().regex(/^([A-Za-z0-9_]+|\*)$/, 'a word (letters, digits, underscore) or *').nullish();
+const word = z
+  .string()
+  .regex(/^([A-Za-z0-9_]+|\*)$/, 'a word (letters, digits, underscore) or *')
+  .nullish();
 
 builder.queryFields((t) => ({
   me: t.field({

@@ -41,7 +41,10 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
       description: 'End time of day (HH:MM, 24-hour) in the time zone, or null when no end was given.',
       resolve: (occurrence) => occurrenceTimes(occurrence).endTime,
     }),
-    timezone: t.expose('timezone', { type: 'TimeZone', description: "IANA time zone of the dates and times: the event's unless overridden." }),
+    timezone: t.expose('timezone', {
+      type: 'TimeZone',
+      description: "IANA time zone of the dates and times: the event's unless overridden.",
+    }),
     status: t.expose('status', { type: OccurrenceStatus, description: 'scheduled or cancelled (our addition to the spec).' }),
     capacity: t.exposeInt('capacity', {
       nullable: true,

@@ -25,7 +25,8 @@ function seesOrder(order: { accountId: string; channelId: string | null; custome
 
 function seesPass(pass: { accountId: string; customerId: string }, ctx: RequestContext): boolean {
   const p = ctx.principal;
-  if (p?.kind === 'channel') return (p.keyKind === 'secret' && p.accountId === pass.accountId) || (p.customerId !== undefined && pass.customerId === p.customerId);
+  if (p?.kind === 'channel')
+    return (p.keyKind === 'secret' && p.accountId === pass.accountId) || (p.customerId !== undefined && pass.customerId === p.customerId);
   if (p?.kind === 'customer') return pass.customerId === p.customerId;
   return may(ctx, 'passes', ['read', 'redeem'], pass.accountId) || may(ctx, 'orders', ['read', 'cancel', 'refund'], pass.accountId);
 }
@@ -114,7 +115,10 @@ export const Redemption = builder.prismaObject('Redemption', {
     passId: t.exposeString('passId', { description: 'The pass (pas_).' }),
     entitlementId: t.exposeString('entitlementId', { description: 'The entitlement redeemed (ent_).' }),
     accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
-    redeemedById: t.exposeString('redeemedById', { nullable: true, description: 'The staff user who scanned it (usr_), or null for an API key.' }),
+    redeemedById: t.exposeString('redeemedById', {
+      nullable: true,
+      description: 'The staff user who scanned it (usr_), or null for an API key.',
+    }),
     redeemedAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was redeemed.' }),
   }),
 });
@@ -172,15 +176,28 @@ export const Order = builder.prismaObject('Order', {
     feeAmount: t.exposeInt('feeAmount', { description: 'Fees, in minor units (0: no fees yet).' }),
     totalAmount: t.exposeInt('totalAmount', { description: 'What the customer pays, in minor units.' }),
     lineItemCount: t.relationCount('lineItems', { description: 'Number of lines.' }),
-    lineItems: t.relation('lineItems', { description: 'Its lines, in checkout order.', query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
-    payments: t.relation('payments', { description: 'Payment tries, oldest first.', query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
-    passes: t.relation('passes', { description: 'Its passes (one per ticket, once confirmed), in issue order.', query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+    lineItems: t.relation('lineItems', {
+      description: 'Its lines, in checkout order.',
+      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    }),
+    payments: t.relation('payments', {
+      description: 'Payment tries, oldest first.',
+      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    }),
+    passes: t.relation('passes', {
+      description: 'Its passes (one per ticket, once confirmed), in issue order.',
+      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    }),
     checkoutUrl: t.string({
       nullable: true,
       description: 'The hosted checkout page that pays it, while it is pending; null otherwise.',
       resolve: (order, _args, ctx) => (order.status === 'pending' ? checkoutUrl(ctx, order.id) : null),
     }),
-    holdExpiresAt: t.expose('holdExpiresAt', { type: 'DateTime', nullable: true, description: 'While pending: until when its tickets are held.' }),
+    holdExpiresAt: t.expose('holdExpiresAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'While pending: until when its tickets are held.',
+    }),
     confirmedAt: t.expose('confirmedAt', { type: 'DateTime', nullable: true, description: 'Confirmation time, or null.' }),
     cancelledAt: t.expose('cancelledAt', { type: 'DateTime', nullable: true, description: 'Cancellation time, or null.' }),
     refundedAt: t.expose('refundedAt', { type: 'DateTime', nullable: true, description: 'Refund time, or null.' }),
@@ -291,7 +308,9 @@ builder.mutationFields((t) => ({
     args: {
       passId: t.arg.string({ description: 'Pass id (pas_); or give code.' }),
       code: t.arg.string({ description: 'The code printed on the pass; or give passId.' }),
-      occurrenceId: t.arg.string({ description: 'The occurrence the scanner admits to (eoc_): a pass for another one is refused with 409.' }),
+      occurrenceId: t.arg.string({
+        description: 'The occurrence the scanner admits to (eoc_): a pass for another one is refused with 409.',
+      }),
     },
     resolve: (_root, args, ctx) => redeemPass(ctx, args),
   }),

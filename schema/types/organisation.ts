@@ -8,8 +8,16 @@ export const Organisation = builder.prismaObject('Organisation', {
     id: t.exposeString('id', { description: 'Organisation id (org_).' }),
     slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
-    primaryColor: t.expose('primaryColor', { type: 'HexColorCode', nullable: true, description: 'Brand colour, # and six hex digits, or null.' }),
-    secondaryColor: t.expose('secondaryColor', { type: 'HexColorCode', nullable: true, description: 'Brand colour, # and six hex digits, or null.' }),
+    primaryColor: t.expose('primaryColor', {
+      type: 'HexColorCode',
+      nullable: true,
+      description: 'Brand colour, # and six hex digits, or null.',
+    }),
+    secondaryColor: t.expose('secondaryColor', {
+      type: 'HexColorCode',
+      nullable: true,
+      description: 'Brand colour, # and six hex digits, or null.',
+    }),
     logoUrl: t.expose('logoUrl', { type: 'URL', nullable: true, description: 'Logo URI, or null.' }),
     metadata: t.field({
       type: 'JSONObject',

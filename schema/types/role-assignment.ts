@@ -46,8 +46,9 @@ const AssignmentRole = builder.objectRef<AssignmentView['role']>('RoleAssignment
 
 export const RoleAssignment = builder.objectRef<AssignmentView>('RoleAssignment').implement({
   description: 'A role granted to a user on one account (uar_).',
-  authScopes: (assignment, ctx) => ctx.access.allows('role_assignments', 'read', assignment.accountId)
-    || ctx.access.allows('role_assignments', 'write', assignment.accountId),
+  authScopes: (assignment, ctx) =>
+    ctx.access.allows('role_assignments', 'read', assignment.accountId) ||
+    ctx.access.allows('role_assignments', 'write', assignment.accountId),
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Assignment id (uar_).' }),
     organisationId: t.exposeString('organisationId', { description: 'Organisation.' }),

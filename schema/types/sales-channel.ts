@@ -26,8 +26,7 @@ export const ChannelKey = builder.prismaObject('ChannelKey', {
   description: 'A key of a sales channel (schk_). The key material is shown once, at creation; only its sha256 is stored.',
   // Reached only through its channel (checked per account there) or a channel-key mutation (checked
   // by the service); the row itself carries no account.
-  authScopes: (_key, ctx) =>
-    ctx.access.allowsSomewhere('sales_channels', 'read') || ctx.access.allowsSomewhere('sales_channels', 'write'),
+  authScopes: (_key, ctx) => ctx.access.allowsSomewhere('sales_channels', 'read') || ctx.access.allowsSomewhere('sales_channels', 'write'),
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Channel key id (schk_).' }),
     channelId: t.exposeString('channelId', { description: 'The sales channel (sch_).' }),
@@ -60,7 +59,8 @@ export const SalesChannel = builder.prismaObject('SalesChannel', {
     }),
     storefrontUrl: t.exposeString('storefrontUrl', {
       nullable: true,
-      description: "The storefront page that completes a magic-link sign-in (the mail links to it with ?code=); null = the mail carries the code only.",
+      description:
+        'The storefront page that completes a magic-link sign-in (the mail links to it with ?code=); null = the mail carries the code only.',
     }),
     isActive: t.exposeBoolean('isActive', { description: "Whether the channel's keys work; an inactive channel's keys answer 401." }),
     keys: t.relation('keys', {
@@ -120,7 +120,8 @@ builder.queryFields((t) => ({
   salesChannels: t.field({
     type: SalesChannelConnection,
     nullable: true,
-    description: "Sales channels on the accounts the caller may read, oldest first; deleted accounts' never appear (GET /v1/sales-channels).",
+    description:
+      "Sales channels on the accounts the caller may read, oldest first; deleted accounts' never appear (GET /v1/sales-channels).",
     authScopes: READ,
     args: {
       accountId: t.arg.string({ description: 'Only this account (acc_).' }),

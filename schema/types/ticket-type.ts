@@ -1,10 +1,4 @@
-import {
-  createTicketType,
-  deleteTicketType,
-  getTicketType,
-  listTicketTypes,
-  updateTicketType,
-} from '../../src/services/ticket-types.ts';
+import { createTicketType, deleteTicketType, getTicketType, listTicketTypes, updateTicketType } from '../../src/services/ticket-types.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult } from './common.ts';

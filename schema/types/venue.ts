@@ -19,7 +19,11 @@ export const Venue = builder.prismaObject('Venue', {
     region: t.exposeString('region', { nullable: true, description: 'Region, state or county, or null.' }),
     postalCode: t.exposeString('postalCode', { nullable: true, description: 'Postal code, or null.' }),
     country: t.exposeString('country', { nullable: true, description: 'ISO 3166-1 alpha-2 country code, or null.' }),
-    timezone: t.expose('timezone', { type: 'TimeZone', nullable: true, description: 'IANA time zone, or null; new events at the venue default to it.' }),
+    timezone: t.expose('timezone', {
+      type: 'TimeZone',
+      nullable: true,
+      description: 'IANA time zone, or null; new events at the venue default to it.',
+    }),
     capacity: t.exposeInt('capacity', { nullable: true, description: 'Number of people the venue holds, or null when not given.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),

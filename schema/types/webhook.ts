@@ -38,8 +38,7 @@ const WebhookEventTypeInfo = builder.objectRef<{ type: string; description: stri
 });
 
 export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
-  description:
-    'A URL of one account that receives signed webhook deliveries (whe_). Its signing secret is shown once, when it is created.',
+  description: 'A URL of one account that receives signed webhook deliveries (whe_). Its signing secret is shown once, when it is created.',
   authScopes: (endpoint, ctx) => mayRead(endpoint.accountId, ctx),
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Endpoint id (whe_).' }),
@@ -67,17 +66,15 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   }),
 });
 
-const CreatedWebhookEndpoint = builder
-  .objectRef<Awaited<ReturnType<typeof createWebhookEndpoint>>>('CreatedWebhookEndpoint')
-  .implement({
-    description: 'A new webhook endpoint and its signing secret, which is never shown again.',
-    fields: (t) => ({
-      endpoint: t.field({ type: WebhookEndpoint, description: 'The endpoint.', resolve: (r) => r.endpoint }),
-      secret: t.exposeString('secret', {
-        description: 'Signing secret (whsec_...): the HMAC-SHA256 key of the Service-Signature header. Store it now.',
-      }),
+const CreatedWebhookEndpoint = builder.objectRef<Awaited<ReturnType<typeof createWebhookEndpoint>>>('CreatedWebhookEndpoint').implement({
+  description: 'A new webhook endpoint and its signing secret, which is never shown again.',
+  fields: (t) => ({
+    endpoint: t.field({ type: WebhookEndpoint, description: 'The endpoint.', resolve: (r) => r.endpoint }),
+    secret: t.exposeString('secret', {
+      description: 'Signing secret (whsec_...): the HMAC-SHA256 key of the Service-Signature header. Store it now.',
     }),
-  });
+  }),
+});
 
 const RotatedWebhookEndpointSecret = builder
   .objectRef<Awaited<ReturnType<typeof rotateWebhookEndpointSecret>>>('RotatedWebhookEndpointSecret')
@@ -96,7 +93,9 @@ const WebhookRecoveryRef = builder.objectRef<WebhookRecovery>('WebhookRecovery')
     endpointId: t.exposeString('endpointId', { description: 'The endpoint (whe_).' }),
     since: t.expose('since', { type: 'DateTime', description: 'Deliveries created from this time...' }),
     until: t.expose('until', { type: 'DateTime', description: '...up to this one (when the recovery was asked for).' }),
-    deliveryCount: t.exposeInt('deliveryCount', { description: 'Failed deliveries in the range when it was asked for; each gets one manual attempt.' }),
+    deliveryCount: t.exposeInt('deliveryCount', {
+      description: 'Failed deliveries in the range when it was asked for; each gets one manual attempt.',
+    }),
   }),
 });
 
@@ -119,9 +118,16 @@ const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implemen
   authScopes: (attempt, ctx) => mayRead(attempt.accountId, ctx),
   fields: (t) => ({
     attemptNumber: t.exposeInt('attemptNumber', { description: 'Position among the attempts of the delivery, from 1.' }),
-    trigger: t.field({ type: WebhookAttemptTrigger, description: 'scheduled, or manual (a resend or a recovery).', resolve: (a) => a.trigger }),
+    trigger: t.field({
+      type: WebhookAttemptTrigger,
+      description: 'scheduled, or manual (a resend or a recovery).',
+      resolve: (a) => a.trigger,
+    }),
     attemptedAt: t.expose('attemptedAt', { type: 'DateTime', description: 'When the request was sent.' }),
-    statusCode: t.exposeInt('statusCode', { nullable: true, description: 'HTTP status answered, or null when none came (timeout, refused).' }),
+    statusCode: t.exposeInt('statusCode', {
+      nullable: true,
+      description: 'HTTP status answered, or null when none came (timeout, refused).',
+    }),
     responseBody: t.exposeString('responseBody', { nullable: true, description: 'First 4 KiB of the response body, or null.' }),
     durationMs: t.exposeInt('durationMs', { description: 'Milliseconds from sending to the answer or the failure.' }),
     error: t.exposeString('error', { nullable: true, description: 'What went wrong, or null when the receiver answered 2xx.' }),
@@ -194,7 +200,8 @@ const RecoverWebhookEndpointInput = builder.inputType('RecoverWebhookEndpointInp
   fields: (t) => ({
     since: t.string({
       required: true,
-      description: 'ISO 8601 date and time: deliveries created from then until now; not in the future, at most WEBHOOK_RETENTION (30 days) ago.',
+      description:
+        'ISO 8601 date and time: deliveries created from then until now; not in the future, at most WEBHOOK_RETENTION (30 days) ago.',
     }),
   }),
 });

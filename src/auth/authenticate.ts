@@ -162,7 +162,12 @@ async function authenticateCustomer(
  * longer holds every scope of the session on its account. Checked on every request (one indexed
  * read with its key and account; a staff minter's rights come from the cached rights lookup).
  */
-async function authenticateEmbed(db: Database, cache: AuthCache, sessionId: string, organisationSlug: string | null): Promise<Authentication> {
+async function authenticateEmbed(
+  db: Database,
+  cache: AuthCache,
+  sessionId: string,
+  organisationSlug: string | null,
+): Promise<Authentication> {
   const session = await db.embedSession.findUnique({
     where: { id: sessionId },
     include: {

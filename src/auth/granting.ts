@@ -18,7 +18,10 @@ export function notHeld(ctx: RequestContext, permissions: readonly string[], acc
 export function assertMayGrant(ctx: RequestContext, permissions: readonly string[], accountId: string | null, what: string): void {
   const missing = notHeld(ctx, permissions, accountId);
   if (missing.length > 0) {
-    throw missingRight(ctx, `You cannot grant ${what}: you do not hold ${listed(missing)}${accountId ? ` on ${accountId}` : ' on every account'}.`);
+    throw missingRight(
+      ctx,
+      `You cannot grant ${what}: you do not hold ${listed(missing)}${accountId ? ` on ${accountId}` : ' on every account'}.`,
+    );
   }
 }
 

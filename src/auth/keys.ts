@@ -16,9 +16,7 @@ export interface SigningKeys {
   ephemeral: boolean;
 }
 
-const keyList = z
-  .array(z.object({ kid: z.string().min(1).max(64), secret: z.string().min(32, 'at least 32 characters') }))
-  .min(1);
+const keyList = z.array(z.object({ kid: z.string().min(1).max(64), secret: z.string().min(32, 'at least 32 characters') })).min(1);
 
 /**
  * JWT_SIGNING_KEYS, or (outside production) a random key for this process only: tokens then do

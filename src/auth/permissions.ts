@@ -52,8 +52,7 @@ export function grantsFromAssignments(assignments: readonly RoleGrantSource[]): 
     for (const permission of assignment.permissions) {
       const parsed = parsePermission(permission);
       if (!parsed) continue;
-      const accounts =
-        parsed.scope === 'all' ? 'all' : new Set([parsed.scope === 'dynamic' ? assignment.accountId : parsed.scope]);
+      const accounts = parsed.scope === 'all' ? 'all' : new Set([parsed.scope === 'dynamic' ? assignment.accountId : parsed.scope]);
       grants.push({ resource: parsed.resource, action: parsed.action, accounts });
     }
   }

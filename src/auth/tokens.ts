@@ -66,7 +66,10 @@ export class TokenService {
   }
 
   /** A customer token for the sales API (GET /live/sales/me/orders). */
-  async signCustomer(customer: { id: string; organisationId: string; accountId: string }, ttlMs: number): Promise<{ token: string; expiresAt: Date }> {
+  async signCustomer(
+    customer: { id: string; organisationId: string; accountId: string },
+    ttlMs: number,
+  ): Promise<{ token: string; expiresAt: Date }> {
     const expiresAt = new Date(Date.now() + ttlMs);
     const claims: CustomerClaims = { typ: 'customer', sub: customer.id, org: customer.organisationId, acc: customer.accountId };
     return { token: await this.sign(claims, expiresAt), expiresAt };

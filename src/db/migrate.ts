@@ -18,9 +18,7 @@ export function runPrisma(args: string[], databaseUrl: string): Promise<void> {
       stdio: ['ignore', process.stderr, process.stderr],
     });
     child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`prisma ${args.join(' ')} exited with code ${code}`)),
-    );
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`prisma ${args.join(' ')} exited with code ${code}`))));
   });
 }
 

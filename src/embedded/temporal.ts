@@ -13,7 +13,6 @@ import { ensureSearchAttributes, SEARCH_ATTRIBUTE_NAMES } from '../webhooks/star
 
 type EmbeddedLog = (msg: string) => void;
 
-
 export const ENSURE_TEMPORAL_HINT = 'run `bash scripts/ensure-temporal.sh` to download it into .tools/temporal/';
 
 async function isExecutableFile(file: string): Promise<boolean> {

@@ -34,12 +34,10 @@ export function compiledExecution<Context extends object>(): Plugin<Context> {
       const args = graphqlArgs(envelopArgs);
       const query = compiledFor(args.schema, args.document, args.operationName);
       if (!query) return;
-      setExecuteFn(
-        (executeArgs) => {
-          const { rootValue, contextValue, variableValues } = graphqlArgs(executeArgs);
-          return query.query(rootValue, contextValue, variableValues ?? {});
-        },
-      );
+      setExecuteFn((executeArgs) => {
+        const { rootValue, contextValue, variableValues } = graphqlArgs(executeArgs);
+        return query.query(rootValue, contextValue, variableValues ?? {});
+      });
     },
   };
 }

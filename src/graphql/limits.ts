@@ -144,7 +144,11 @@ function limitFreeError(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'VALIDATION_FAILED', http: { status: 400, spec: false } } });
 }
 
-function depthOf(selectionSet: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, visiting: Set<string>): number {
+function depthOf(
+  selectionSet: SelectionSetNode | undefined,
+  fragments: Map<string, FragmentDefinitionNode>,
+  visiting: Set<string>,
+): number {
   if (!selectionSet) return 0;
   let deepest = 0;
   for (const selection of selectionSet.selections) {
@@ -226,10 +230,19 @@ export function operationCost(
   }
   if (!operation) return 0;
   const root =
-    operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : operation.operation === OperationTypeNode.SUBSCRIPTION ? schema.getSubscriptionType() : schema.getQueryType();
+    operation.operation === OperationTypeNode.MUTATION
+      ? schema.getMutationType()
+      : operation.operation === OperationTypeNode.SUBSCRIPTION
+        ? schema.getSubscriptionType()
+        : schema.getQueryType();
   if (!root) return 0;
 
-  const costOf = (selectionSet: SelectionSetNode | undefined, parent: GraphQLNamedType, pageSize: number | undefined, visiting: Set<string>): number => {
+  const costOf = (
+    selectionSet: SelectionSetNode | undefined,
+    parent: GraphQLNamedType,
+    pageSize: number | undefined,
+    visiting: Set<string>,
+  ): number => {
     if (!selectionSet || !(isObjectType(parent) || isInterfaceType(parent))) return 0;
     let total = 0;
     for (const selection of selectionSet.selections) {
@@ -278,7 +291,10 @@ export function costRefusal(
 ): GraphQLError | undefined {
   const cost = operationCost(schema, document, operationName, variables);
   if (cost <= LIMITS.maxCost) return undefined;
-  return limitError('maxCost', `The operation would cost ${cost}; the budget is ${LIMITS.maxCost} (lists count their page size: ask for smaller pages).`);
+  return limitError(
+    'maxCost',
+    `The operation would cost ${cost}; the budget is ${LIMITS.maxCost} (lists count their page size: ask for smaller pages).`,
+  );
 }
 
 /**

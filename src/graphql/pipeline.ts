@@ -31,7 +31,10 @@ const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json
 
 /** The media type Yoga's regular result processor would answer with (the last match wins, as there). */
 function negotiatedJsonMediaType(accept: string | null): string | undefined {
-  const requested = (accept ?? '*/*').split(',').map((part) => part.split(';')[0]!.trim().toLowerCase()).filter(Boolean);
+  const requested = (accept ?? '*/*')
+    .split(',')
+    .map((part) => part.split(';')[0]!.trim().toLowerCase())
+    .filter(Boolean);
   let chosen: string | undefined;
   for (const type of requested.length ? requested : ['*/*']) {
     for (const candidate of JSON_MEDIA_TYPES) {
@@ -93,7 +96,12 @@ function maskError(logger: Logger) {
       const headers = Object.keys(original.headers).length > 0 ? { http: { headers: original.headers } } : {};
       return new GraphQLError(original.message, {
         ...located,
-        extensions: { code: original.code, ...(original.details === undefined ? {} : { details: original.details }), requestId, ...headers },
+        extensions: {
+          code: original.code,
+          ...(original.details === undefined ? {} : { details: original.details }),
+          requestId,
+          ...headers,
+        },
       });
     }
     if (error instanceof GraphQLError && (!original || isErrorCode(error.extensions.code))) return error;

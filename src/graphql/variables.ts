@@ -56,7 +56,7 @@ function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): G
     if (!current) return undefined;
     if (isNonNullType(current)) current = current.ofType;
     if (typeof step === 'number') {
-      current = isListType(current) ? (current.ofType) : undefined;
+      current = isListType(current) ? current.ofType : undefined;
     } else {
       const named = getNamedType(current);
       current = isInputObjectType(named) ? named.getFields()[step]?.type : undefined;
@@ -117,7 +117,10 @@ export function variableIssues(
 
 /** The GraphQL answer for refused variables: 400 VALIDATION_FAILED, details `{path, message}` from `variables.`. */
 export function variablesError(issues: readonly VariableIssue[]): GraphQLError {
-  const details: ValidationIssue[] = issues.map((issue) => ({ path: ['variables', issue.variable, ...issue.path].join('.'), message: issue.message }));
+  const details: ValidationIssue[] = issues.map((issue) => ({
+    path: ['variables', issue.variable, ...issue.path].join('.'),
+    message: issue.message,
+  }));
   return new GraphQLError('The request is invalid.', {
     extensions: { code: 'VALIDATION_FAILED', details: cappedIssues(details), http: { status: 400, spec: false } },
   });

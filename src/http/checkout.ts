@@ -59,7 +59,10 @@ async function loadOrder(runtime: Runtime, orderId: string) {
       channel: { select: { name: true } },
       lineItems: {
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        include: { ticketType: { select: { name: true } }, occurrence: { select: { startsAt: true, timezone: true, event: { select: { name: true } } } } },
+        include: {
+          ticketType: { select: { name: true } },
+          occurrence: { select: { startsAt: true, timezone: true, event: { select: { name: true } } } },
+        },
       },
       _count: { select: { passes: true } },
     },
@@ -105,7 +108,9 @@ ${body}
 function summary({ order }: Loaded): string {
   const rows = order.lineItems
     .map((line) => {
-      const when = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: line.occurrence.timezone }).format(line.occurrence.startsAt);
+      const when = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: line.occurrence.timezone }).format(
+        line.occurrence.startsAt,
+      );
       return `<tr><td>${escape(line.occurrence.event.name)}<br><span class="muted">${escape(when)} · ${escape(line.ticketType.name)}</span></td><td class="amount">${line.quantity} × ${escape(money(line.unitAmount, line.currency))}</td></tr>`;
     })
     .join('\n');
@@ -124,13 +129,22 @@ function render(loaded: Loaded, state: FormState = {}): string {
   const { order } = loaded;
   const notice = state.message ? `<p class="${state.tone ?? 'error'}" role="alert" data-testid="notice">${escape(state.message)}</p>` : '';
   if (order.status === 'confirmed') {
-    return page('Paid', `${summary(loaded)}<p class="ok" role="status" data-testid="status">Payment received. Order ${escape(order.orderNumber)} is confirmed: ${order._count.passes} ticket(s) issued and sent to your email address.</p>`);
+    return page(
+      'Paid',
+      `${summary(loaded)}<p class="ok" role="status" data-testid="status">Payment received. Order ${escape(order.orderNumber)} is confirmed: ${order._count.passes} ticket(s) issued and sent to your email address.</p>`,
+    );
   }
   if (order.status !== 'pending') {
-    return page('Order closed', `${summary(loaded)}${notice}<p class="error" role="status" data-testid="status">This order was ${escape(order.status)}; it can no longer be paid.</p>`);
+    return page(
+      'Order closed',
+      `${summary(loaded)}${notice}<p class="error" role="status" data-testid="status">This order was ${escape(order.status)}; it can no longer be paid.</p>`,
+    );
   }
   if (order.holdExpiresAt && order.holdExpiresAt <= new Date()) {
-    return page('Time ran out', `${summary(loaded)}<p class="error" role="status" data-testid="status">The tickets of this order were held until ${escape(order.holdExpiresAt.toISOString())}; the time ran out. Please check out again.</p>`);
+    return page(
+      'Time ran out',
+      `${summary(loaded)}<p class="error" role="status" data-testid="status">The tickets of this order were held until ${escape(order.holdExpiresAt.toISOString())}; the time ran out. Please check out again.</p>`,
+    );
   }
   const value = (name: string) => escape(state.fields?.[name] ?? '');
   return page(
@@ -149,7 +163,9 @@ ${notice}
   <button type="submit">Pay ${escape(money(order.totalAmount, order.currency))}</button>
 </form>
 <p class="muted">Tickets are held until ${escape(order.holdExpiresAt?.toISOString() ?? '')}. ${
-      loaded.testPayments ? 'Test mode: card 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined.' : 'Card payments are not available on this installation.'
+      loaded.testPayments
+        ? 'Test mode: card 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined.'
+        : 'Card payments are not available on this installation.'
     }</p>`,
   );
 }
@@ -194,7 +210,8 @@ function send(res: Response, status: number, html: string): void {
     .set({
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'Content-Security-Policy':
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
       'X-Frame-Options': 'DENY',
       'Referrer-Policy': 'no-referrer',
     })
@@ -220,7 +237,7 @@ export function createCheckoutRouter(runtime: Runtime): Router {
     if (!loaded) return notFound(res);
     const body = (req.body ?? {}) as Record<string, unknown>;
     const fields = Object.fromEntries(
-      ['name', 'cardNumber', 'expiry', 'cvc'].map((name) => [name, typeof body[name] === 'string' ? (body[name]).slice(0, 100) : '']),
+      ['name', 'cardNumber', 'expiry', 'cvc'].map((name) => [name, typeof body[name] === 'string' ? body[name].slice(0, 100) : '']),
     );
     if (!sameOrigin(req, runtime)) return send(res, 403, page('Refused', '<h1>Refused</h1><p>Pay from the checkout page itself.</p>'));
     if (loaded.order.status !== 'pending') return send(res, 409, render(loaded));
@@ -229,8 +246,10 @@ export function createCheckoutRouter(runtime: Runtime): Router {
       await releaseExpiredHolds(runtime, { organisationId: loaded.order.organisationId, orderId: loaded.order.id });
       return send(res, 410, render((await loadOrder(runtime, loaded.order.id)) ?? loaded));
     }
-    const tooManyDeclined = () => send(res, 429, render(loaded, { message: 'Too many declined payments for this order. Check out again to start over.' }));
-    if ((await loaded.db.payment.count({ where: { orderId: loaded.order.id, status: 'declined' } })) >= MAX_DECLINED) return tooManyDeclined();
+    const tooManyDeclined = () =>
+      send(res, 429, render(loaded, { message: 'Too many declined payments for this order. Check out again to start over.' }));
+    if ((await loaded.db.payment.count({ where: { orderId: loaded.order.id, status: 'declined' } })) >= MAX_DECLINED)
+      return tooManyDeclined();
     const problem = checkCard(fields);
     // The CVC is never echoed back into the page.
     const echo = { ...fields, cvc: '' };
@@ -238,7 +257,14 @@ export function createCheckoutRouter(runtime: Runtime): Router {
     // Test cards are the only payment method: with TEST_PAYMENTS off (production's default) nothing
     // can pay here, and nothing is recorded; the order stays pending until its hold ends.
     if (!runtime.config.TEST_PAYMENTS) {
-      return send(res, 503, render(loaded, { message: 'Card payments are not available: test payments are off on this installation (TEST_PAYMENTS).', fields: echo }));
+      return send(
+        res,
+        503,
+        render(loaded, {
+          message: 'Card payments are not available: test payments are off on this installation (TEST_PAYMENTS).',
+          fields: echo,
+        }),
+      );
     }
     const digits = fields.cardNumber!.replace(/[\s-]/g, '');
     const last4 = digits.slice(-4);

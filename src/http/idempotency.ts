@@ -101,7 +101,9 @@ export async function idempotently(
       return;
     }
     if (Date.now() >= deadline) {
-      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being answered; retry shortly.', undefined, { 'Retry-After': '1' });
+      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being answered; retry shortly.', undefined, {
+        'Retry-After': '1',
+      });
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
@@ -116,7 +118,11 @@ export async function idempotently(
       await release(db, id);
       throw error;
     }
-    await store(db, id, { status: appError.status, body: errorBody(appError, ctx.requestId), headers: { ...appError.headers, ...replayedHeaders(res) } });
+    await store(db, id, {
+      status: appError.status,
+      body: errorBody(appError, ctx.requestId),
+      headers: { ...appError.headers, ...replayedHeaders(res) },
+    });
     throw error;
   }
   await store(db, id, stored);

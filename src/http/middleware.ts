@@ -85,7 +85,10 @@ export function salesCors(req: Request, res: Response, next: NextFunction): void
   res.setHeader('Access-Control-Expose-Headers', 'X-Live-Session, X-Request-Id, Service-Version, Idempotent-Replayed, Retry-After');
   if (req.method !== 'OPTIONS') return next();
   res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, OPTIONS');
-  res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Channel-Key, X-Live-Session, Service-Version, X-Request-Id, Idempotency-Key');
+  res.setHeader(
+    'Access-Control-Allow-Headers',
+    'Authorization, Content-Type, X-Channel-Key, X-Live-Session, Service-Version, X-Request-Id, Idempotency-Key',
+  );
   res.setHeader('Access-Control-Max-Age', '600');
   res.status(204).end();
 }

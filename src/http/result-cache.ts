@@ -129,7 +129,12 @@ export class ResultCache implements ChangeSubscriber {
 
   /** Runs `execute` through the cache: cached queries answer from memory; mutations forget. */
   async run(
-    args: { document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null; contextValue: CacheCaller },
+    args: {
+      document: DocumentNode;
+      operationName?: string | null;
+      variableValues?: Record<string, unknown> | null;
+      contextValue: CacheCaller;
+    },
     execute: () => Promise<ExecutionResult> | ExecutionResult,
   ): Promise<ExecutionResult> {
     const ctx = args.contextValue;

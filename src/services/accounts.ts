@@ -78,7 +78,8 @@ type Db = Pick<RequestContext['db'], 'account'>;
  */
 export async function owningAccount(ctx: RequestContext, resource: string, accountId: string, db: Db = ctx.db): Promise<string> {
   const account = await db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
-  if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation (or it was deleted).' }]);
+  if (!account)
+    throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation (or it was deleted).' }]);
   if (!ctx.access.allows(resource, 'write', account.id)) throw missingRight(ctx);
   return account.id;
 }

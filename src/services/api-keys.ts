@@ -18,7 +18,10 @@ export const scopeList = limitedArray(
 export const createApiKeyInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   scopes: scopeList,
-  accountId: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits').nullish(),
+  accountId: z
+    .string()
+    .regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits')
+    .nullish(),
   expiresAt: z.coerce
     .date()
     .refine((date) => date.getTime() > Date.now(), 'must be in the future')
@@ -44,7 +47,10 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
     if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation.' }]);
   }
   if (!ctx.access.allows('api_keys', 'write', accountId)) {
-    throw new AppError('FORBIDDEN', accountId ? 'You cannot create API keys for this account.' : 'Organisation-wide API keys need api_keys.write on every account.');
+    throw new AppError(
+      'FORBIDDEN',
+      accountId ? 'You cannot create API keys for this account.' : 'Organisation-wide API keys need api_keys.write on every account.',
+    );
   }
   // A key's scopes apply on its account, or on every account for an organisation-wide key.
   assertMayGrant(ctx, accountId ? input.scopes : input.scopes.map((scope) => `${scope}:all`), accountId, 'these scopes');

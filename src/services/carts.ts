@@ -49,7 +49,12 @@ const itemsInput = z
     const seen = new Set<string>();
     items.forEach((item, index) => {
       const key = `${item.occurrenceId}|${item.ticketTypeId}`;
-      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [index], message: 'The same occurrence and ticket type twice; give one line with the total quantity.' });
+      if (seen.has(key))
+        ctx.addIssue({
+          code: 'custom',
+          path: [index],
+          message: 'The same occurrence and ticket type twice; give one line with the total quantity.',
+        });
       seen.add(key);
     });
   });
@@ -59,7 +64,10 @@ export const checkoutCartInput = z.strictObject({
   /** Optional for a signed-in shopper (customer token beside the key): then they buy. */
   customer: z
     .strictObject({
-      email: z.email().max(254).transform((email) => email.toLowerCase()),
+      email: z
+        .email()
+        .max(254)
+        .transform((email) => email.toLowerCase()),
       firstName: z.string().trim().min(1).max(100).nullish(),
       lastName: z.string().trim().min(1).max(100).nullish(),
     })
@@ -116,7 +124,12 @@ interface Appraisal {
  * still count as held until a sweep cancels them: when lines are short, that is done now for this
  * organisation, and the lines are looked at again once.
  */
-async function appraise(ctx: RequestContext, channel: SalesChannel, items: readonly CartItemInput[], releaseHolds = true): Promise<Appraisal> {
+async function appraise(
+  ctx: RequestContext,
+  channel: SalesChannel,
+  items: readonly CartItemInput[],
+  releaseHolds = true,
+): Promise<Appraisal> {
   if (items.length === 0) return { lines: [], shown: [], issues: [], shortages: [] };
   const now = new Date();
   const [occurrences, ticketTypes] = await Promise.all([
@@ -198,7 +211,10 @@ async function appraise(ctx: RequestContext, channel: SalesChannel, items: reado
       return;
     }
     if (currency !== null && type.currency !== currency) {
-      issues.push({ path: `${at}.ticketTypeId`, message: `A cart holds one currency; this line is in ${type.currency}, the cart in ${currency}.` });
+      issues.push({
+        path: `${at}.ticketTypeId`,
+        message: `A cart holds one currency; this line is in ${type.currency}, the cart in ${currency}.`,
+      });
       return;
     }
     currency = type.currency;
@@ -211,7 +227,8 @@ async function appraise(ctx: RequestContext, channel: SalesChannel, items: reado
     lines.push(line);
   });
   if (issues.length === 0 && shortages.length > 0 && releaseHolds) {
-    if ((await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0) return appraise(ctx, channel, items, false);
+    if ((await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0)
+      return appraise(ctx, channel, items, false);
   }
   return { lines, shown, issues, shortages };
 }
@@ -269,7 +286,13 @@ async function sessionFor(ctx: RequestContext, channel: SalesChannel): Promise<s
     if (renewed.count === 1) return ctx.liveSessionId;
   }
   const session = await ctx.db.salesSession.create({
-    data: { id: newId('salesSession'), organisationId: channel.organisationId, accountId: channel.accountId, channelId: channel.id, expiresAt },
+    data: {
+      id: newId('salesSession'),
+      organisationId: channel.organisationId,
+      accountId: channel.accountId,
+      channelId: channel.id,
+      expiresAt,
+    },
   });
   return session.id;
 }
@@ -401,7 +424,8 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
   const input = validate(checkoutCartInput, raw);
   const { cart, channel, principal } = await reachableCart(ctx, id);
   const buyer = input.customer ?? (principal.customerId ? { id: principal.customerId } : null);
-  if (!buyer) throw AppError.validation([{ path: 'customer.email', message: 'Required (unless a customer token is sent beside the channel key).' }]);
+  if (!buyer)
+    throw AppError.validation([{ path: 'customer.email', message: 'Required (unless a customer token is sent beside the channel key).' }]);
   await assertMayCheckOut(ctx, principal, cart);
   assertOpen(cart);
   const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
@@ -421,7 +445,8 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
         released = true;
         if ((await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0) continue;
       }
-      if (error instanceof ShortOfTickets) throw soldOut([{ path: `items.${lines.indexOf(error.line)}.quantity`, message: 'Not enough tickets remain.' }]);
+      if (error instanceof ShortOfTickets)
+        throw soldOut([{ path: `items.${lines.indexOf(error.line)}.quantity`, message: 'Not enough tickets remain.' }]);
       // An order number drawn twice (about one in 10^12): draw again.
       if (isUniqueViolation(error) && attempt < 3) continue;
       throw error;
@@ -464,7 +489,10 @@ async function assertMayCheckOut(ctx: RequestContext, principal: ChannelPrincipa
   });
   if (pending.length >= MAX_PENDING_PER_SESSION) {
     const seconds = Math.max(1, Math.ceil((pending[0]!.holdExpiresAt!.getTime() - now.getTime()) / 1000));
-    throw tooMany(seconds, `${MAX_PENDING_PER_SESSION} orders of this session are waiting for payment; pay one, or wait until a hold ends.`);
+    throw tooMany(
+      seconds,
+      `${MAX_PENDING_PER_SESSION} orders of this session are waiting for payment; pay one, or wait until a hold ends.`,
+    );
   }
 }
 
@@ -476,7 +504,14 @@ type Tx = Parameters<Parameters<RequestContext['db']['$transaction']>[0]>[0];
  * transaction under a lock on the holder, so two checkouts of one client are counted one after
  * the other.
  */
-async function assertHoldRoom(tx: Tx, holder: Prisma.OrderWhereInput, lockKey: string, adding: number, limit: number, whose: string): Promise<void> {
+async function assertHoldRoom(
+  tx: Tx,
+  holder: Prisma.OrderWhereInput,
+  lockKey: string,
+  adding: number,
+  limit: number,
+  whose: string,
+): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`holds:${lockKey}`}))`;
   const now = new Date();
   const where: Prisma.OrderWhereInput = { ...holder, status: 'pending', holdExpiresAt: { gt: now } };
@@ -509,16 +544,26 @@ async function placeOrder(
   bucket: string | null,
 ) {
   const organisationId = channel.organisationId;
-  const { ORDER_HOLD_TTL: holdTtl, CHECKOUT_HOLD_LIMIT_PER_CLIENT: perClient, CHECKOUT_HOLD_LIMIT_PER_EMAIL: perEmail } = ctx.runtime.config;
+  const {
+    ORDER_HOLD_TTL: holdTtl,
+    CHECKOUT_HOLD_LIMIT_PER_CLIENT: perClient,
+    CHECKOUT_HOLD_LIMIT_PER_EMAIL: perEmail,
+  } = ctx.runtime.config;
   const clientKey = bucket === null ? null : sha256(bucket);
   const tickets = lines.reduce((sum, line) => sum + line.quantity, 0);
   const { order, customer, deliveryIds } = await ctx.db.$transaction(async (tx) => {
     // Closed only as it was read: a change committed meanwhile (another tab's PATCH) would make
     // the order differ from the cart the buyer last saw.
-    const closed = await tx.cart.updateMany({ where: { id: cart.id, status: 'open', updatedAt: cart.updatedAt }, data: { status: 'checked_out' } });
+    const closed = await tx.cart.updateMany({
+      where: { id: cart.id, status: 'open', updatedAt: cart.updatedAt },
+      data: { status: 'checked_out' },
+    });
     if (closed.count !== 1) {
       const now = await tx.cart.findFirst({ where: { id: cart.id }, select: { status: true } });
-      throw new AppError('CONFLICT', now?.status === 'open' ? 'The cart changed during checkout; look at it again and check out.' : 'This cart was checked out already.');
+      throw new AppError(
+        'CONFLICT',
+        now?.status === 'open' ? 'The cart changed during checkout; look at it again and check out.' : 'This cart was checked out already.',
+      );
     }
 
     const deliveryIds: string[] = [];
@@ -541,7 +586,12 @@ async function placeOrder(
           lastName: customerInput.lastName ?? null,
         },
       });
-      const recorded = await recordWebhookEvent(tx, { organisationId, accountId: channel.accountId, type: 'customer.created', payload: views.customer(customer) });
+      const recorded = await recordWebhookEvent(tx, {
+        organisationId,
+        accountId: channel.accountId,
+        type: 'customer.created',
+        payload: views.customer(customer),
+      });
       deliveryIds.push(...recorded.deliveryIds);
     }
 

@@ -52,7 +52,12 @@ export async function getCustomer(ctx: RequestContext, id: string): Promise<Cust
   return authorised(ctx, await ctx.db.customer.findFirst({ where: { id, account: { isDeleted: false } } }), RESOURCE, 'read', 'Customer');
 }
 
-export const magicLinkInput = z.strictObject({ email: z.email().max(254).transform((email) => email.toLowerCase()) });
+export const magicLinkInput = z.strictObject({
+  email: z
+    .email()
+    .max(254)
+    .transform((email) => email.toLowerCase()),
+});
 export const customerTokenInput = z.strictObject({ code: z.string().trim().min(1).max(200) });
 
 /**
@@ -87,9 +92,19 @@ export async function requestMagicLink(ctx: RequestContext, raw: Raw<z.input<typ
       });
       if (recent >= MAX_CODES_PER_WINDOW) return false;
       // Only the newest code works: an older mail lying around no longer signs anyone in.
-      await tx.customerLoginCode.updateMany({ where: { accountId: customer.accountId, email, usedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
+      await tx.customerLoginCode.updateMany({
+        where: { accountId: customer.accountId, email, usedAt: null, expiresAt: { gt: now } },
+        data: { expiresAt: now },
+      });
       await tx.customerLoginCode.create({
-        data: { id: newId('customerLoginCode'), organisationId: customer.organisationId, accountId: customer.accountId, email, codeHash, expiresAt },
+        data: {
+          id: newId('customerLoginCode'),
+          organisationId: customer.organisationId,
+          accountId: customer.accountId,
+          email,
+          codeHash,
+          expiresAt,
+        },
       });
       return true;
     });

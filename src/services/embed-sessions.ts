@@ -12,7 +12,10 @@ export const EMBED_MAX_TTL_SECONDS = 3600;
 export const EMBED_DEFAULT_TTL_SECONDS = 900;
 
 export const createEmbedSessionInput = z.strictObject({
-  accountId: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits').nullish(),
+  accountId: z
+    .string()
+    .regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits')
+    .nullish(),
   scopes: scopeList.nullish(),
   expiresInSeconds: z.number().int().min(60).max(EMBED_MAX_TTL_SECONDS).nullish(),
 });

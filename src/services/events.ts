@@ -158,8 +158,7 @@ export const listEventsFilters = z
     to: rangeBound.nullish(),
   })
   .superRefine(({ from, to }, issue) => {
-    const comparable =
-      (typeof from === 'string' && typeof to === 'string') || (from instanceof Date && to instanceof Date);
+    const comparable = (typeof from === 'string' && typeof to === 'string') || (from instanceof Date && to instanceof Date);
     if (comparable && from > to) issue.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from' });
   });
 
@@ -192,7 +191,11 @@ function withCounts(row: EventRow): Event {
  * turns local days into instants with its own time zone database (which knows every zone Node's
  * does: test/time-zones.test.ts), so the whole filter is one statement.
  */
-function eventConditions(sql: Statement, filters: z.output<typeof listEventsFilters>, accounts: ReturnType<typeof readableAccounts>): string {
+function eventConditions(
+  sql: Statement,
+  filters: z.output<typeof listEventsFilters>,
+  accounts: ReturnType<typeof readableAccounts>,
+): string {
   const where = ['e."organisationId" = $1', 'NOT e."isDeleted"'];
   if (typeof accounts === 'string') where.push(`e."accountId" = ${sql.param(accounts)}`);
   else if (accounts) where.push(`e."accountId" = ANY(${sql.param(accounts.in)}::text[])`);
@@ -241,7 +244,9 @@ export async function listEvents(ctx: RequestContext, args: ListEventsArgs): Pro
 /** One event the caller may read, with its counts, in one statement (GET /v1/events/{id}, `event`). */
 export async function getEvent(ctx: RequestContext, id: string): Promise<Event> {
   const sql = ctx.sql.statement();
-  sql.add(`SELECT ${EVENT_COLUMNS}, ${EVENT_COUNTS} FROM events e WHERE e."organisationId" = $1 AND e.id = ${sql.param(id)} AND NOT e."isDeleted"`);
+  sql.add(
+    `SELECT ${EVENT_COLUMNS}, ${EVENT_COUNTS} FROM events e WHERE e."organisationId" = $1 AND e.id = ${sql.param(id)} AND NOT e."isDeleted"`,
+  );
   const [row] = await ctx.sql.rows<EventRow>(sql);
   return withCounts(authorised(ctx, row, 'events', 'read', 'Event'));
 }
@@ -296,7 +301,11 @@ export function eventCounts(ctx: RequestContext, event: Event): Promise<EventCou
  */
 async function countEvents(ctx: RequestContext, eventIds: string[]): Promise<Map<string, EventCounts>> {
   const [occurrences, ticketTypes] = await Promise.all([
-    ctx.db.eventOccurrence.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, status: { not: 'cancelled' } }, _count: { _all: true } }),
+    ctx.db.eventOccurrence.groupBy({
+      by: ['eventId'],
+      where: { eventId: { in: eventIds }, status: { not: 'cancelled' } },
+      _count: { _all: true },
+    }),
     ctx.db.ticketType.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, isDeleted: false }, _count: { _all: true } }),
   ]);
   const counts = new Map(eventIds.map((id) => [id, { occurrenceCount: 0, ticketCount: 0, productCount: 0 }]));

@@ -1,6 +1,14 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createRemoteJWKSet, customFetch, decodeJwt, errors as joseErrors, jwtVerify, type FetchImplementation, type JWTPayload } from 'jose';
+import {
+  createRemoteJWKSet,
+  customFetch,
+  decodeJwt,
+  errors as joseErrors,
+  jwtVerify,
+  type FetchImplementation,
+  type JWTPayload,
+} from 'jose';
 import { assertDeliverableUrl, deliverableLookup } from '../webhooks/url-policy.ts';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
@@ -25,7 +33,12 @@ import { issueSession, type SignInResult } from './sessions.ts';
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 const CLOCK_TOLERANCE_SECONDS = 30;
 
-export const federateInput = z.strictObject({ token: z.string().min(1).max(16 * 1024) });
+export const federateInput = z.strictObject({
+  token: z
+    .string()
+    .min(1)
+    .max(16 * 1024),
+});
 
 type KeySet = ReturnType<typeof createRemoteJWKSet>;
 

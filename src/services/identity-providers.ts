@@ -15,9 +15,7 @@ import { assertDeliverableUrl, UrlPolicyError } from '../webhooks/url-policy.ts'
 /** Any key not in the shape fails with its own path, so the error names the field. */
 const unknownField = z.custom<never>(() => false, { error: 'Unknown field.' });
 
-const httpUrl = z
-  .url({ protocol: /^https?$/, error: 'Expected an http(s) URL.' })
-  .max(2048, 'At most 2048 characters.');
+const httpUrl = z.url({ protocol: /^https?$/, error: 'Expected an http(s) URL.' }).max(2048, 'At most 2048 characters.');
 
 const issuerUrl = httpUrl.refine((value) => {
   // Runs even when the URL check above failed (zod 4 does not abort between checks).
@@ -29,9 +27,7 @@ const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a
 const emailDomain = z.string().trim().toLowerCase().regex(DOMAIN, 'Expected a domain such as example.com.');
 
 /** RFC 6749 scope-token: printable ASCII without space, double quote or backslash. */
-const scopeToken = z
-  .string()
-  .regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/, 'Expected a scope token (no spaces, 1 to 255 characters).');
+const scopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/, 'Expected a scope token (no spaces, 1 to 255 characters).');
 
 const clientId = z.string().trim().min(1).max(255);
 
@@ -123,7 +119,10 @@ const OUTBOUND_URL_FIELDS = [
  * tenant cannot point the service's fetches at its internal network. Fetches check again at
  * connection time (federate.ts), for names that resolve elsewhere later.
  */
-async function assertOutboundUrls(ctx: RequestContext, input: Partial<Record<(typeof OUTBOUND_URL_FIELDS)[number], string | null>>): Promise<void> {
+async function assertOutboundUrls(
+  ctx: RequestContext,
+  input: Partial<Record<(typeof OUTBOUND_URL_FIELDS)[number], string | null>>,
+): Promise<void> {
   const allowPrivate = ctx.runtime.config.IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS;
   const issues = await Promise.all(
     OUTBOUND_URL_FIELDS.map(async (field) => {

@@ -13,9 +13,7 @@ import type { Database } from '../db/client.ts';
  */
 
 /** A transaction client of either handle (tenant-scoped for requests, plain for system sweeps). */
-export type Tx =
-  | Parameters<Parameters<TenantDatabase['$transaction']>[0]>[0]
-  | Parameters<Parameters<Database['$transaction']>[0]>[0];
+export type Tx = Parameters<Parameters<TenantDatabase['$transaction']>[0]>[0] | Parameters<Parameters<Database['$transaction']>[0]>[0];
 
 export interface InventoryLine {
   ticketTypeId: string;

@@ -18,7 +18,6 @@ import { paginate, type RawPageArgs } from '../pagination.ts';
 /** How long an invitation (and each resent code) can be redeemed. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
-
 const name = z.string().trim().min(1).max(255);
 
 /**
@@ -27,7 +26,10 @@ const name = z.string().trim().min(1).max(255);
  */
 export const createInvitationInput = z.strictObject({
   organisationId: z.string().min(1),
-  email: z.email().max(320).transform((email) => email.toLowerCase()),
+  email: z
+    .email()
+    .max(320)
+    .transform((email) => email.toLowerCase()),
   firstName: name.nullish(),
   lastName: name.nullish(),
   roleIds: limitedArray(z.string().min(1).max(128), 'rolesPerUser', `at most ${LIMITS.rolesPerUser} roles per user`).nullish(),
@@ -127,11 +129,11 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
   }
 
   const roleIds = input.roleIds ?? [];
-  const roles = roleIds.length
-    ? await ctx.db.role.findMany({ where: { id: { in: roleIds }, isDeleted: false } })
-    : [];
+  const roles = roleIds.length ? await ctx.db.role.findMany({ where: { id: { in: roleIds }, isDeleted: false } }) : [];
   const unknown: ValidationIssue[] = roleIds.flatMap((id, index) =>
-    roles.some((role) => role.id === id) ? [] : [{ path: `roleIds.${index}`, message: `No such role in this organisation: ${id.slice(0, 128)}` }],
+    roles.some((role) => role.id === id)
+      ? []
+      : [{ path: `roleIds.${index}`, message: `No such role in this organisation: ${id.slice(0, 128)}` }],
   );
   if (unknown.length) throw AppError.unknownReferences(unknown);
 
@@ -264,7 +266,11 @@ export async function redeemInvitation(ctx: RequestContext, raw: Raw<{ code: str
   const { runtime } = ctx;
   const signedInAs = ctx.principal?.kind === 'staff' ? ctx.principal.personId : null;
   const input = validate(signedInAs ? redeemInvitationInput : redeemWithPassword, raw);
-  const address: ThrottleSubject = { limit: 'invitation-code:address', subject: clientBucket(ctx.clientIp), free: REDEMPTION_FAILURES_FREE };
+  const address: ThrottleSubject = {
+    limit: 'invitation-code:address',
+    subject: clientBucket(ctx.clientIp),
+    free: REDEMPTION_FAILURES_FREE,
+  };
   await runtime.throttle.assertAllowed([address]);
   // The one lookup across organisations: the code is what names the organisation.
   const found = await runtime.db.invitation.findUnique({ where: { codeHash: sha256(input.code) } });
@@ -293,7 +299,8 @@ export async function redeemInvitation(ctx: RequestContext, raw: Raw<{ code: str
       throw new AppError('UNAUTHENTICATED', 'This email already has an account: enter its current password to accept.');
     }
   }
-  if (!existing && !input.password) throw AppError.validation([{ path: 'password', message: 'Required: the password of the new account (at least 8 characters).' }]);
+  if (!existing && !input.password)
+    throw AppError.validation([{ path: 'password', message: 'Required: the password of the new account (at least 8 characters).' }]);
   const passwordHash = existing ? null : await hashPassword(input.password!);
 
   try {

@@ -19,7 +19,6 @@ import { occurrenceTimes } from './occurrences.ts';
  * means nothing is held or sold yet.
  */
 
-
 export interface ListingAvailability {
   ticketTypeId: string;
   /** Null = unlimited. */
@@ -87,24 +86,26 @@ export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) 
 
   const eventIds = page.nodes.map((event) => event.id);
   const now = new Date();
-  const [occurrences, ticketTypes] = eventIds.length === 0
-    ? [[], []]
-    : await Promise.all([
-        ctx.db.eventOccurrence.findMany({
-          where: { eventId: { in: eventIds }, status: 'scheduled', startsAt: { gt: now } },
-          orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
-        }),
-        ctx.db.ticketType.findMany({
-          where: { eventId: { in: eventIds }, isDeleted: false },
-          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        }),
-      ]);
-  const inventories = occurrences.length === 0 || ticketTypes.length === 0
-    ? []
-    : await ctx.db.inventory.findMany({
-        where: { occurrenceId: { in: occurrences.map((o) => o.id) }, ticketTypeId: { in: ticketTypes.map((t) => t.id) } },
-        select: { occurrenceId: true, ticketTypeId: true, held: true, sold: true },
-      });
+  const [occurrences, ticketTypes] =
+    eventIds.length === 0
+      ? [[], []]
+      : await Promise.all([
+          ctx.db.eventOccurrence.findMany({
+            where: { eventId: { in: eventIds }, status: 'scheduled', startsAt: { gt: now } },
+            orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
+          }),
+          ctx.db.ticketType.findMany({
+            where: { eventId: { in: eventIds }, isDeleted: false },
+            orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+          }),
+        ]);
+  const inventories =
+    occurrences.length === 0 || ticketTypes.length === 0
+      ? []
+      : await ctx.db.inventory.findMany({
+          where: { occurrenceId: { in: occurrences.map((o) => o.id) }, ticketTypeId: { in: ticketTypes.map((t) => t.id) } },
+          select: { occurrenceId: true, ticketTypeId: true, held: true, sold: true },
+        });
   const inventoryOf = new Map(inventories.map((row) => [`${row.ticketTypeId}|${row.occurrenceId}`, row]));
 
   const typesByEvent = groupBy(ticketTypes, (type) => type.eventId);

@@ -67,8 +67,18 @@ async function lineItemsOf(tx: Tx, order: Order) {
 }
 
 /** A payment try of the whole order total. */
-function paymentOf(order: Order, attempt: { method: string; cardLast4: string | null; status: 'succeeded' | 'declined'; failureReason?: string }) {
-  return { id: newId('payment'), organisationId: order.organisationId, orderId: order.id, amount: order.totalAmount, currency: order.currency, ...attempt };
+function paymentOf(
+  order: Order,
+  attempt: { method: string; cardLast4: string | null; status: 'succeeded' | 'declined'; failureReason?: string },
+) {
+  return {
+    id: newId('payment'),
+    organisationId: order.organisationId,
+    orderId: order.id,
+    amount: order.totalAmount,
+    currency: order.currency,
+    ...attempt,
+  };
 }
 
 interface Services {
@@ -149,7 +159,9 @@ class Unsellable extends Error {
 async function confirmed(tx: Tx, order: Order, payment: PaymentInput) {
   const db = tx as unknown as Database;
   const lines = await lineItemsOf(tx, order);
-  await db.payment.create({ data: paymentOf(order, { method: payment.method, cardLast4: payment.cardLast4 ?? null, status: 'succeeded' }) });
+  await db.payment.create({
+    data: paymentOf(order, { method: payment.method, cardLast4: payment.cardLast4 ?? null, status: 'succeeded' }),
+  });
   const passes = lines.flatMap((line) =>
     Array.from({ length: line.quantity }, () => ({
       id: newId('pass'),
@@ -169,10 +181,22 @@ async function confirmed(tx: Tx, order: Order, payment: PaymentInput) {
   passes.sort((a, b) => (a.id < b.id ? -1 : 1));
   await db.pass.createMany({ data: passes });
   await db.entitlement.createMany({
-    data: passes.map((pass) => ({ id: newId('entitlement'), organisationId: order.organisationId, passId: pass.id, occurrenceId: pass.occurrenceId })),
+    data: passes.map((pass) => ({
+      id: newId('entitlement'),
+      organisationId: order.organisationId,
+      passId: pass.id,
+      occurrenceId: pass.occurrenceId,
+    })),
   });
   const deliveryIds = [
-    ...(await recordWebhookEvent(tx, { organisationId: order.organisationId, accountId: order.accountId, type: 'order.confirmed', payload: orderPayload(order, lines) })).deliveryIds,
+    ...(
+      await recordWebhookEvent(tx, {
+        organisationId: order.organisationId,
+        accountId: order.accountId,
+        type: 'order.confirmed',
+        payload: orderPayload(order, lines),
+      })
+    ).deliveryIds,
     ...(
       await recordWebhookEvent(tx, {
         organisationId: order.organisationId,
@@ -215,7 +239,13 @@ async function mailTickets(mailer: Mailer, db: TenantDatabase, order: Order): Pr
  * `max` per order, counted under the order's row lock so concurrent posts cannot pass it; answers
  * whether it was recorded.
  */
-export async function recordDeclinedPayment(db: TenantDatabase, order: Order, cardLast4: string, reason: string, max: number): Promise<boolean> {
+export async function recordDeclinedPayment(
+  db: TenantDatabase,
+  order: Order,
+  cardLast4: string,
+  reason: string,
+  max: number,
+): Promise<boolean> {
   return db.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT "id" FROM "orders" WHERE "organisationId" = ${order.organisationId} AND "id" = ${order.id} FOR UPDATE`;
     if ((await tx.payment.count({ where: { orderId: order.id, status: 'declined' } })) >= max) return false;
@@ -229,7 +259,10 @@ export async function confirmOrderWithSecretKey(ctx: RequestContext, orderId: st
   const principal = channelOf(ctx);
   // ../shared/spec/contract.md: a credential without the route's scope is 404 (FORBIDDEN is for signed-in staff).
   if (principal.keyKind !== 'secret') {
-    throw new AppError('NOT_FOUND', 'Confirming an order takes a secret key (svsk_), on a server; publishable keys pay on the hosted checkout.');
+    throw new AppError(
+      'NOT_FOUND',
+      'Confirming an order takes a secret key (svsk_), on a server; publishable keys pay on the hosted checkout.',
+    );
   }
   const order = await ctx.db.order.findFirst({ where: { id: orderId, channelId: principal.channelId } });
   if (!order) throw AppError.notFound('Order not found.');
@@ -273,7 +306,11 @@ export async function releaseExpiredHolds(
  * Cancels a pending order and releases its held tickets (order.cancelled), if it is still pending
  * (and, with `expiredBefore`, its hold ran out by then). Answers whether it did.
  */
-async function cancelPending(services: Services, target: { id: string; organisationId: string }, when: { expiredBefore?: Date } = {}): Promise<boolean> {
+async function cancelPending(
+  services: Services,
+  target: { id: string; organisationId: string },
+  when: { expiredBefore?: Date } = {},
+): Promise<boolean> {
   const now = new Date();
   const { id, organisationId } = target;
   const deliveryIds = await services.db.$transaction(async (tx) => {
@@ -285,7 +322,12 @@ async function cancelPending(services: Services, target: { id: string; organisat
     const order = await tx.order.findFirstOrThrow({ where: { id, organisationId } });
     const lines = await lineItemsOf(tx, order);
     for (const line of lockOrder(lines)) await move(tx, organisationId, line, 'release');
-    const recorded = await recordWebhookEvent(tx, { organisationId, accountId: order.accountId, type: 'order.cancelled', payload: orderPayload(order, lines) });
+    const recorded = await recordWebhookEvent(tx, {
+      organisationId,
+      accountId: order.accountId,
+      type: 'order.cancelled',
+      payload: orderPayload(order, lines),
+    });
     return recorded.deliveryIds;
   });
   if (!deliveryIds) return false;
@@ -318,11 +360,11 @@ async function unsellable(tx: Tx, order: Order): Promise<string | null> {
        FOR SHARE OF o, e`;
   for (const show of shows) {
     if (show.occurrenceStatus !== 'scheduled') return 'a performance in it was cancelled';
-    if (show.isDeleted || !(PAYABLE_EVENT_STATUSES as readonly string[]).includes(show.eventStatus)) return 'an event in it is no longer on sale';
+    if (show.isDeleted || !(PAYABLE_EVENT_STATUSES as readonly string[]).includes(show.eventStatus))
+      return 'an event in it is no longer on sale';
   }
   return null;
 }
-
 
 /**
  * Cancels the pending orders holding tickets of an event that stopped selling (cancelled, taken
@@ -356,7 +398,12 @@ export function getOrder(ctx: RequestContext, id: string): Promise<Order> {
 }
 
 const TRANSITIONS = {
-  cancel: { from: ['pending', 'confirmed'] as const, to: 'cancelled' as const, stamp: 'cancelledAt' as const, webhook: 'order.cancelled' as const },
+  cancel: {
+    from: ['pending', 'confirmed'] as const,
+    to: 'cancelled' as const,
+    stamp: 'cancelledAt' as const,
+    webhook: 'order.cancelled' as const,
+  },
   refund: { from: ['confirmed'] as const, to: 'refunded' as const, stamp: 'refundedAt' as const, webhook: 'order.refunded' as const },
 };
 

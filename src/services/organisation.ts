@@ -8,14 +8,19 @@ import { validate } from '../validation.ts';
 
 const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
 
-export const updateOrganisationInput = z.strictObject({
-  name: z.string().trim().min(1).max(255),
-  primaryColor: colour.nullable(),
-  secondaryColor: colour.nullable(),
-  logoUrl: z.url({ protocol: /^https?$/, error: 'an http(s) URI' }).max(2048).nullable(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  apiVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a dated version, YYYY-MM-DD'),
-}).partial();
+export const updateOrganisationInput = z
+  .strictObject({
+    name: z.string().trim().min(1).max(255),
+    primaryColor: colour.nullable(),
+    secondaryColor: colour.nullable(),
+    logoUrl: z
+      .url({ protocol: /^https?$/, error: 'an http(s) URI' })
+      .max(2048)
+      .nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    apiVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a dated version, YYYY-MM-DD'),
+  })
+  .partial();
 
 export async function getOrganisation(ctx: RequestContext) {
   return ctx.db.organisation.findUniqueOrThrow({ where: { id: organisationOf(ctx).id } });

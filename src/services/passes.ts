@@ -53,7 +53,13 @@ export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.
 }
 
 async function loadPass(ctx: RequestContext, where: Prisma.PassWhereInput, action: 'read' | 'redeem'): Promise<Pass> {
-  return authorised(ctx, await ctx.db.pass.findFirst({ where: { ...where, order: { account: { isDeleted: false } } } }), RESOURCE, action, 'Pass');
+  return authorised(
+    ctx,
+    await ctx.db.pass.findFirst({ where: { ...where, order: { account: { isDeleted: false } } } }),
+    RESOURCE,
+    action,
+    'Pass',
+  );
 }
 
 export function getPass(ctx: RequestContext, id: string): Promise<Pass> {
@@ -82,7 +88,10 @@ function alreadyRedeemed(redemption: Pick<Redemption, 'id' | 'createdAt'>): AppE
 }
 
 /** Redeems a pass by id (POST /v1/passes/{id}/redeem) or code (POST /v1/redemptions). */
-export async function redeemPass(ctx: RequestContext, raw: { passId?: unknown; code?: unknown; occurrenceId?: unknown }): Promise<Redemption> {
+export async function redeemPass(
+  ctx: RequestContext,
+  raw: { passId?: unknown; code?: unknown; occurrenceId?: unknown },
+): Promise<Redemption> {
   const input = validate(redeemPassInput, raw);
   const pass = await loadPass(ctx, input.passId ? { id: input.passId } : { code: input.code! }, 'redeem');
   if (input.occurrenceId && input.occurrenceId !== pass.occurrenceId) {
@@ -106,13 +115,25 @@ export async function redeemPass(ctx: RequestContext, raw: { passId?: unknown; c
         throw other ? alreadyRedeemed(other) : new AppError('CONFLICT', 'This pass was already redeemed.');
       }
       const redemption = await tx.redemption.create({
-        data: { id: newId('redemption'), organisationId: pass.organisationId, accountId: pass.accountId, passId: pass.id, entitlementId: entitlement.id, redeemedById },
+        data: {
+          id: newId('redemption'),
+          organisationId: pass.organisationId,
+          accountId: pass.accountId,
+          passId: pass.id,
+          entitlementId: entitlement.id,
+          redeemedById,
+        },
       });
       const recorded = await recordWebhookEvent(tx, {
         organisationId: pass.organisationId,
         accountId: pass.accountId,
         type: 'ticket.redeemed',
-        payload: views.ticketRedeemed({ redemptionId: redemption.id, passId: pass.id, entitlementId: entitlement.id, accountId: pass.accountId }),
+        payload: views.ticketRedeemed({
+          redemptionId: redemption.id,
+          passId: pass.id,
+          entitlementId: entitlement.id,
+          accountId: pass.accountId,
+        }),
       });
       return { redemption, deliveryIds: recorded.deliveryIds };
     });

@@ -37,7 +37,10 @@ export async function listRoleAssignments(ctx: RequestContext, raw: z.input<type
     where: {
       ...(filters.userId ? { userId: filters.userId } : {}),
       ...(filters.roleId ? { roleId: filters.roleId } : {}),
-      accountId: accounts === 'all' ? (filters.accountId ?? undefined) : { in: filters.accountId ? accounts.filter((a) => a === filters.accountId) : accounts },
+      accountId:
+        accounts === 'all'
+          ? (filters.accountId ?? undefined)
+          : { in: filters.accountId ? accounts.filter((a) => a === filters.accountId) : accounts },
       role: { isDeleted: false },
     },
     include: INCLUDE,
@@ -62,7 +65,11 @@ async function assertRoomForRoles(db: RequestContext['db'], userId: string, addi
   if (adding <= 0) return;
   const held = await db.roleAssignment.count({ where: { userId } });
   if (held + adding > LIMITS.rolesPerUser) {
-    throw limitExceeded(path, 'rolesPerUser', `A user holds at most ${LIMITS.rolesPerUser} role assignments in an organisation; this one would hold ${held + adding}.`);
+    throw limitExceeded(
+      path,
+      'rolesPerUser',
+      `A user holds at most ${LIMITS.rolesPerUser} role assignments in an organisation; this one would hold ${held + adding}.`,
+    );
   }
 }
 
@@ -130,7 +137,13 @@ export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof repl
     for (const id of roleIds) {
       if (kept.has(id)) continue;
       await tx.roleAssignment.create({
-        data: { id: newId('roleAssignment'), organisationId: ctx.organisation!.id, userId: input.userId, accountId: input.accountId, roleId: id },
+        data: {
+          id: newId('roleAssignment'),
+          organisationId: ctx.organisation!.id,
+          userId: input.userId,
+          accountId: input.accountId,
+          roleId: id,
+        },
       });
     }
     return tx.roleAssignment.findMany({

@@ -23,12 +23,14 @@ import { statusOf } from '../statuses.ts';
 
 const RESOURCE = 'sales_channels';
 
-const slug = z
-  .string()
-  .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
+const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 const name = z.string().trim().min(1).max(255);
 const channelType = statusOf('channelType');
-const eventIds = limitedArray(z.string().min(1).max(100), 'idsPerRequest', `at most ${LIMITS.idsPerRequest} events (a channel selling more sells all events of its account)`);
+const eventIds = limitedArray(
+  z.string().min(1).max(100),
+  'idsPerRequest',
+  `at most ${LIMITS.idsPerRequest} events (a channel selling more sells all events of its account)`,
+);
 const storefrontUrl = z
   .string()
   .max(2000)
@@ -77,7 +79,13 @@ export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs &
 }
 
 async function loadChannel(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<SalesChannel> {
-  return authorised(ctx, await ctx.db.salesChannel.findFirst({ where: { id, account: { isDeleted: false } } }), RESOURCE, action, 'Sales channel');
+  return authorised(
+    ctx,
+    await ctx.db.salesChannel.findFirst({ where: { id, account: { isDeleted: false } } }),
+    RESOURCE,
+    action,
+    'Sales channel',
+  );
 }
 
 export function getSalesChannel(ctx: RequestContext, id: string): Promise<SalesChannel> {

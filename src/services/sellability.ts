@@ -41,10 +41,16 @@ interface TypeWindow {
  * Why tickets of `type` for `event` cannot be sold at `now` (the event's on/off-sale dates, then the
  * ticket type's sales window), naming the field a cart line would be refused at; null when they can.
  */
-export function salesClosed(event: SaleDates, type: TypeWindow, now: Date): { field: 'occurrenceId' | 'ticketTypeId'; message: string } | null {
-  if (event.onSaleDate && event.onSaleDate > now) return { field: 'occurrenceId', message: `Sales for this event open at ${event.onSaleDate.toISOString()}.` };
+export function salesClosed(
+  event: SaleDates,
+  type: TypeWindow,
+  now: Date,
+): { field: 'occurrenceId' | 'ticketTypeId'; message: string } | null {
+  if (event.onSaleDate && event.onSaleDate > now)
+    return { field: 'occurrenceId', message: `Sales for this event open at ${event.onSaleDate.toISOString()}.` };
   if (event.offSaleDate && event.offSaleDate <= now) return { field: 'occurrenceId', message: 'Sales for this event have closed.' };
-  if (type.salesStartAt && type.salesStartAt > now) return { field: 'ticketTypeId', message: `This ticket type goes on sale at ${type.salesStartAt.toISOString()}.` };
+  if (type.salesStartAt && type.salesStartAt > now)
+    return { field: 'ticketTypeId', message: `This ticket type goes on sale at ${type.salesStartAt.toISOString()}.` };
   if (type.salesEndAt && type.salesEndAt <= now) return { field: 'ticketTypeId', message: 'Sales of this ticket type have ended.' };
   return null;
 }

@@ -27,7 +27,6 @@ export interface SignInResult extends SessionTokens {
   user: SignedInUser;
 }
 
-
 /** A verifier's worth of work for unknown emails, so timing does not tell which emails exist. */
 let dummyHash: Promise<string> | undefined;
 

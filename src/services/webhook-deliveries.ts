@@ -88,7 +88,10 @@ export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebho
  * they may read but not change is FORBIDDEN for staff, NOT_FOUND else.
  */
 async function deliveryFor(ctx: RequestContext, id: string, action: 'read' | 'write') {
-  const row = await ctx.db.webhookDelivery.findFirst({ where: { id, endpoint: { deletedAt: null } }, include: { ...withAttempts, endpoint: true } });
+  const row = await ctx.db.webhookDelivery.findFirst({
+    where: { id, endpoint: { deletedAt: null } },
+    include: { ...withAttempts, endpoint: true },
+  });
   const mayRead = row && (ctx.access.allows('webhooks', 'read', row.accountId) || ctx.access.allows('webhooks', 'write', row.accountId));
   if (!row || !mayRead) throw AppError.notFound('Webhook delivery not found.');
   if (!ctx.access.allows('webhooks', action, row.accountId)) throw missingRight(ctx);
@@ -112,6 +115,13 @@ export async function resendWebhookDelivery(ctx: RequestContext, id: string): Pr
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to resend its deliveries.');
   const client = await temporalClient(ctx);
   await closeCircuit(ctx, endpoint.id);
-  await startResendWorkflow(client, ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, newId('webhookResend'), labelOf(row), newId('webhookAttempt'));
+  await startResendWorkflow(
+    client,
+    ctx.runtime.logger,
+    ctx.runtime.config.TEMPORAL_TASK_QUEUE,
+    newId('webhookResend'),
+    labelOf(row),
+    newId('webhookAttempt'),
+  );
   return view(row);
 }

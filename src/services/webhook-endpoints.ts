@@ -52,7 +52,10 @@ const createInput = z.object({
   url,
   description,
   eventTypes: eventTypes.nullish(),
-  apiVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'A dated version, YYYY-MM-DD.').nullish(),
+  apiVersion: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'A dated version, YYYY-MM-DD.')
+    .nullish(),
 });
 
 const updateInput = z.object({
@@ -100,7 +103,8 @@ async function deliverableUrl(ctx: RequestContext, raw: string): Promise<string>
  */
 async function loadEndpoint(ctx: RequestContext, id: string, action: 'read' | 'write'): Promise<WebhookEndpoint> {
   const endpoint = await ctx.db.webhookEndpoint.findFirst({ where: { id, deletedAt: null } });
-  const read = endpoint && (ctx.access.allows('webhooks', 'read', endpoint.accountId) || ctx.access.allows('webhooks', 'write', endpoint.accountId));
+  const read =
+    endpoint && (ctx.access.allows('webhooks', 'read', endpoint.accountId) || ctx.access.allows('webhooks', 'write', endpoint.accountId));
   if (!endpoint || !read) throw AppError.notFound('Webhook endpoint not found.');
   if (!ctx.access.allows('webhooks', action, endpoint.accountId)) throw missingRight(ctx);
   return endpoint;
@@ -148,7 +152,12 @@ export async function createWebhookEndpoint(
     const existing = await tx.webhookEndpoint.count({ where: { accountId, deletedAt: null } });
     if (existing >= limit) {
       throw AppError.validation(
-        [{ path: 'accountId', message: `An account has at most ${limit} webhook endpoints (WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT); this one has ${existing}. Delete one first.` }],
+        [
+          {
+            path: 'accountId',
+            message: `An account has at most ${limit} webhook endpoints (WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT); this one has ${existing}. Delete one first.`,
+          },
+        ],
         `Limit reached: at most ${limit} webhook endpoints per account.`,
       );
     }
@@ -262,7 +271,8 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     since: since.toISOString(),
     until: until.toISOString(),
   });
-  if (started === 'already started') throw new AppError('CONFLICT', 'A recovery of this endpoint is running; try again once it has finished.');
+  if (started === 'already started')
+    throw new AppError('CONFLICT', 'A recovery of this endpoint is running; try again once it has finished.');
   return { id: recoveryWorkflowId(endpoint.id), endpointId: endpoint.id, since, until, deliveryCount };
 }
 
@@ -362,8 +372,14 @@ export async function testWebhookEndpoint(ctx: RequestContext, id: string): Prom
   const endpoint = await loadEndpoint(ctx, id, 'write');
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to send a test delivery.');
   // Test deliveries cost a send each and could otherwise be fired at a slow receiver by the hundred.
-  await ctx.runtime.rateLimiter.take('webhook-test', endpoint.id, TESTS_PER_MINUTE, 60_000, `At most ${TESTS_PER_MINUTE} test deliveries a minute per endpoint.`);
-  const type = (endpoint.eventTypes.find(isWebhookEventType) ?? 'event.created');
+  await ctx.runtime.rateLimiter.take(
+    'webhook-test',
+    endpoint.id,
+    TESTS_PER_MINUTE,
+    60_000,
+    `At most ${TESTS_PER_MINUTE} test deliveries a minute per endpoint.`,
+  );
+  const type = endpoint.eventTypes.find(isWebhookEventType) ?? 'event.created';
   const deliveryId = newId('webhookDelivery');
   const delivery = await ctx.db.$transaction(async (tx) => {
     const eventId = newId('webhookEvent');

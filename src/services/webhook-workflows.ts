@@ -5,7 +5,10 @@ import { AppError } from '../errors.ts';
 
 /** Half-open: an open circuit lets one attempt through now (a manual attempt is the partner saying "try"). */
 export async function closeCircuit(ctx: RequestContext, endpointId: string): Promise<void> {
-  await ctx.db.webhookEndpoint.updateMany({ where: { id: endpointId, circuitOpenUntil: { gt: new Date() } }, data: { circuitOpenUntil: null } });
+  await ctx.db.webhookEndpoint.updateMany({
+    where: { id: endpointId, circuitOpenUntil: { gt: new Date() } },
+    data: { circuitOpenUntil: null },
+  });
 }
 
 /** The API's Temporal client; UNAVAILABLE (503) when Temporal is not configured or does not answer. */

@@ -139,7 +139,11 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
     );
     const busy = toSend.filter((delivery) => answers.get(leaseId(delivery.id, 1)) === 'busy');
     if (busy.length > 0) {
-      await putBack(deps.db, input.batchId, busy.map((delivery) => delivery.id));
+      await putBack(
+        deps.db,
+        input.batchId,
+        busy.map((delivery) => delivery.id),
+      );
       for (const delivery of busy) results.set(delivery.id, { id: delivery.id, outcome: 'deferred', statusCode: null, error: null });
     }
 

@@ -126,7 +126,8 @@ export type DeliverySelection = ({ ids: readonly string[] } | { batchId: string 
  * include; BEGIN, insert, update, COMMIT): bench/webhooks.ts.
  */
 export async function loadDeliveries(db: Database, selection: DeliverySelection): Promise<LoadedDelivery[]> {
-  const where = 'batchId' in selection ? Prisma.sql`d."batchId" = ${selection.batchId}` : Prisma.sql`d.id = ANY(${[...selection.ids]}::text[])`;
+  const where =
+    'batchId' in selection ? Prisma.sql`d."batchId" = ${selection.batchId}` : Prisma.sql`d.id = ANY(${[...selection.ids]}::text[])`;
   const attempt =
     'scheduledAttempt' in selection
       ? Prisma.sql`a."scheduledAttempt" = ${selection.scheduledAttempt}::int`
@@ -247,10 +248,15 @@ export async function attemptDelivery(
   const stop = stopReason(delivery);
   if (stop) return recordAttempt(deps, delivery, spec, stopped(stop));
   const patienceMs = options.slotWaitMs ?? 2_000;
-  const slot = await waitForSlots(deps.db, deps.config, [{ leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId }], {
-    patienceMs,
-    maxMs: patienceMs,
-  });
+  const slot = await waitForSlots(
+    deps.db,
+    deps.config,
+    [{ leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId }],
+    {
+      patienceMs,
+      maxMs: patienceMs,
+    },
+  );
   const outcome = slot.get(spec.leaseId) ?? 'busy';
   if (outcome === 'busy') return { ok: false, statusCode: null, error: null, replayed: false, deferred: true };
   if (outcome === 'open') return recordAttempt(deps, delivery, spec, CIRCUIT_OPEN);
@@ -361,7 +367,14 @@ export interface Outcome {
   effect: 'sent' | 'short-circuited' | 'none';
 }
 
-export const CIRCUIT_OPEN: Outcome = { ok: false, statusCode: null, responseBody: null, durationMs: 0, error: CIRCUIT_OPEN_ERROR, effect: 'short-circuited' };
+export const CIRCUIT_OPEN: Outcome = {
+  ok: false,
+  statusCode: null,
+  responseBody: null,
+  durationMs: 0,
+  error: CIRCUIT_OPEN_ERROR,
+  effect: 'short-circuited',
+};
 
 /** The stop is kept as an attempt without a request (no status code, duration 0), so that the delivery's attempt list says why it failed. */
 export function stopped(reason: 'endpoint disabled' | 'endpoint deleted'): Outcome {
@@ -491,7 +504,12 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
  * automatic disabling moved). When the attempt exists already — another execution of this activity,
  * one Temporal had given up on, got there first — that record is the attempt's outcome.
  */
-export async function recordAttempt(deps: DeliverDependencies, delivery: LoadedDelivery, spec: AttemptSpec, outcome: Outcome): Promise<AttemptResult> {
+export async function recordAttempt(
+  deps: DeliverDependencies,
+  delivery: LoadedDelivery,
+  spec: AttemptSpec,
+  outcome: Outcome,
+): Promise<AttemptResult> {
   const scheduled = spec.scheduledAttempt !== null;
   const settle = outcome.ok ? 'succeeded' : scheduled && (outcome.stop || spec.lastAttempt) ? 'failed' : null;
   let recorded: Awaited<ReturnType<ReturnType<typeof recorderFor>['record']>>;
@@ -518,7 +536,10 @@ export async function recordAttempt(deps: DeliverDependencies, delivery: LoadedD
     slotReleased();
   }
   if (!recorded.inserted) {
-    deps.logger.warn({ deliveryId: delivery.id, attemptId: spec.attemptId, scheduledAttempt: spec.scheduledAttempt }, 'webhook attempt already recorded by another execution');
+    deps.logger.warn(
+      { deliveryId: delivery.id, attemptId: spec.attemptId, scheduledAttempt: spec.scheduledAttempt },
+      'webhook attempt already recorded by another execution',
+    );
     const selection = scheduled ? { scheduledAttempt: spec.scheduledAttempt! } : { attemptIds: [spec.attemptId] };
     const [again] = await loadDeliveries(deps.db, { ids: [delivery.id], ...selection });
     if (!again?.recorded) throw new Error(`attempt ${spec.attemptId} of ${delivery.id} neither recorded nor recordable`);

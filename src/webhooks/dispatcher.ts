@@ -200,7 +200,8 @@ export class WebhookDispatcher {
     const batches: Array<[string, Claimed[]]> = [[batchId, groups[0]!]];
     for (const group of groups.slice(1)) {
       const id = newId('webhookBatch');
-      await this.db.$executeRaw`UPDATE webhook_deliveries SET "batchId" = ${id} WHERE id = ANY(${group.map((d) => d.deliveryId)}::text[]) AND "batchId" = ${batchId}`;
+      await this.db
+        .$executeRaw`UPDATE webhook_deliveries SET "batchId" = ${id} WHERE id = ANY(${group.map((d) => d.deliveryId)}::text[]) AND "batchId" = ${batchId}`;
       batches.push([id, group]);
     }
     return batches;
@@ -211,7 +212,8 @@ export class WebhookDispatcher {
     try {
       const client = await this.temporal!.client();
       await startBatchWorkflow(client, this.logger, this.#settings, batchId, labels);
-      await this.db.$executeRaw`UPDATE webhook_deliveries SET "workflowStartedAt" = now() WHERE "batchId" = ${batchId} AND "workflowStartedAt" IS NULL`;
+      await this.db
+        .$executeRaw`UPDATE webhook_deliveries SET "workflowStartedAt" = now() WHERE "batchId" = ${batchId} AND "workflowStartedAt" IS NULL`;
       outcome.started.push(...ids);
       outcome.batchIds.push(batchId);
     } catch (error) {
@@ -310,7 +312,10 @@ export class WebhookDispatcher {
        ORDER BY w."createdAt", w.id
        LIMIT ${this.#sweepLimit}`;
     let started = 0;
-    for (const group of groupByEvent(rows.map((r) => ({ deliveryId: r.id, eventId: r.eventId })), this.config.WEBHOOK_BATCH_SIZE)) {
+    for (const group of groupByEvent(
+      rows.map((r) => ({ deliveryId: r.id, eventId: r.eventId })),
+      this.config.WEBHOOK_BATCH_SIZE,
+    )) {
       started += (await this.startBatch(group.map((d) => d.deliveryId))).started.length;
     }
     return started;

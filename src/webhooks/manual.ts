@@ -61,11 +61,14 @@ async function manualAttempt(
   const spec: AttemptSpec = { attemptId, scheduledAttempt: null, leaseId: leaseId(delivery.id, attemptId), lastAttempt: false };
   const stop = stopReason(delivery);
   if (stop) return answer(await recordAttempt(deps, delivery, spec, stopped(stop)));
-  const request = [{ leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId }];
+  const request = [
+    { leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId },
+  ];
   let slot = 'busy';
   while (slot === 'busy') {
     const waited = Date.now();
-    slot = (await waitForSlots(deps.db, deps.config, request, { patienceMs: SLOT_POLL_MS, maxMs: SLOT_POLL_MS })).get(spec.leaseId) ?? 'busy';
+    slot =
+      (await waitForSlots(deps.db, deps.config, request, { patienceMs: SLOT_POLL_MS, maxMs: SLOT_POLL_MS })).get(spec.leaseId) ?? 'busy';
     // Gave up at once (a slow endpoint's line is long): wait a while before joining it again.
     if (slot === 'busy' && Date.now() - waited < 1_000) await new Promise((resolve) => setTimeout(resolve, 1_000));
     hooks.heartbeat(hooks.progress);
@@ -136,7 +139,11 @@ export async function recoverFailedDeliveries(deps: DeliverDependencies, input: 
   return { attempted: progress.attempted, succeeded: progress.succeeded };
 }
 
-async function failedPage(db: Database, input: RecoverInput, after: RecoverProgress['after']): Promise<Array<{ id: string; createdAt: Date }>> {
+async function failedPage(
+  db: Database,
+  input: RecoverInput,
+  after: RecoverProgress['after'],
+): Promise<Array<{ id: string; createdAt: Date }>> {
   const afterAt = after ? new Date(after.createdAt) : new Date(0);
   const afterId = after?.id ?? '';
   return db.$queryRaw<Array<{ id: string; createdAt: Date }>>`

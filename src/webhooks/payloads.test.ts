@@ -18,7 +18,15 @@ const order = views.order({
   lineItemCount: 3,
 });
 
-const event = views.event({ id: 'evt_1', name: 'Gig', status: 'on_sale', accountId: 'acc_1', venueId: 'vnu_1', timezone: 'Europe/London', createdAt });
+const event = views.event({
+  id: 'evt_1',
+  name: 'Gig',
+  status: 'on_sale',
+  accountId: 'acc_1',
+  venueId: 'vnu_1',
+  timezone: 'Europe/London',
+  createdAt,
+});
 
 const ticketsIssued = views.ticketsIssued({
   orderId: 'ord_1',
@@ -29,7 +37,14 @@ const ticketsIssued = views.ticketsIssued({
   ],
 });
 
-const customer = views.customer({ id: 'cus_1', email: 'a@example.com', firstName: 'Ada', lastName: 'Lovelace', accountId: 'acc_1', createdAt });
+const customer = views.customer({
+  id: 'cus_1',
+  email: 'a@example.com',
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  accountId: 'acc_1',
+  createdAt,
+});
 
 const ticketRedeemed = views.ticketRedeemed({ redemptionId: 'red_1', passId: 'pas_1', entitlementId: 'ent_1', accountId: 'acc_1' });
 
@@ -50,7 +65,14 @@ describe('views', () => {
   });
 
   it('customer: nullable names are present as null, never omitted', () => {
-    const nameless = views.customer({ id: 'cus_2', email: 'b@example.com', firstName: null, lastName: null, accountId: 'acc_1', createdAt });
+    const nameless = views.customer({
+      id: 'cus_2',
+      email: 'b@example.com',
+      firstName: null,
+      lastName: null,
+      accountId: 'acc_1',
+      createdAt,
+    });
     expect(nameless).toStrictEqual({
       id: 'cus_2',
       email: 'b@example.com',
@@ -61,7 +83,14 @@ describe('views', () => {
     });
     expect(Object.keys(customer)).toEqual(['id', 'email', 'firstName', 'lastName', 'accountId', 'createdAt']);
     // A caller passing undefined where null belongs (a loose row) still gets the key, as null.
-    const loose = views.customer({ id: 'cus_3', email: 'c@example.com', firstName: undefined as unknown as null, lastName: 'X', accountId: 'acc_1', createdAt });
+    const loose = views.customer({
+      id: 'cus_3',
+      email: 'c@example.com',
+      firstName: undefined as unknown as null,
+      lastName: 'X',
+      accountId: 'acc_1',
+      createdAt,
+    });
     expect(loose).toHaveProperty('firstName', null);
   });
 
@@ -75,7 +104,15 @@ describe('views', () => {
       timezone: 'Europe/London',
       createdAt: '2026-07-01T12:00:00.000Z',
     });
-    const noVenue = views.event({ id: 'evt_2', name: 'x', status: 'draft', accountId: 'acc_1', venueId: null, timezone: 'UTC', createdAt: '2026-07-01T12:00:00Z' });
+    const noVenue = views.event({
+      id: 'evt_2',
+      name: 'x',
+      status: 'draft',
+      accountId: 'acc_1',
+      venueId: null,
+      timezone: 'UTC',
+      createdAt: '2026-07-01T12:00:00Z',
+    });
     expect(noVenue).toHaveProperty('venueId', null);
     expect(noVenue.createdAt).toBe('2026-07-01T12:00:00.000Z');
   });
@@ -98,7 +135,17 @@ describe('views', () => {
   });
 
   it('nothing beyond the view leaks: extra properties of the source row are dropped', () => {
-    const row = { id: 'evt_3', name: 'x', status: 'draft', accountId: 'acc_1', venueId: null, timezone: 'UTC', createdAt, secretNotes: 'internal', organisationId: 'org_1' };
+    const row = {
+      id: 'evt_3',
+      name: 'x',
+      status: 'draft',
+      accountId: 'acc_1',
+      venueId: null,
+      timezone: 'UTC',
+      createdAt,
+      secretNotes: 'internal',
+      organisationId: 'org_1',
+    };
     expect(Object.keys(views.event(row))).toEqual(['id', 'name', 'status', 'accountId', 'venueId', 'timezone', 'createdAt']);
   });
 });
@@ -139,13 +186,30 @@ describe('down-transforms, one step at a time', () => {
       accountId: 'acc_1',
       createdAt: '2026-07-01T12:00:00.000Z',
     });
-    expect(Object.keys(down)).toEqual(['id', 'orderNumber', 'status', 'currency', 'total', 'subtotal', 'customerId', 'accountId', 'createdAt']);
+    expect(Object.keys(down)).toEqual([
+      'id',
+      'orderNumber',
+      'status',
+      'currency',
+      'total',
+      'subtotal',
+      'customerId',
+      'accountId',
+      'createdAt',
+    ]);
     expect(transformDown(type, order, '2025-04-01')).toStrictEqual(down);
   });
 
   it('event.created: 2026-06-01 -> 2025-10-01 drops venueId; 2025-10-01 -> 2025-04-01 changes nothing', () => {
     const at202510 = transformDown('event.created', event, '2025-10-01');
-    expect(at202510).toStrictEqual({ id: 'evt_1', name: 'Gig', status: 'on_sale', accountId: 'acc_1', timezone: 'Europe/London', createdAt: '2026-07-01T12:00:00.000Z' });
+    expect(at202510).toStrictEqual({
+      id: 'evt_1',
+      name: 'Gig',
+      status: 'on_sale',
+      accountId: 'acc_1',
+      timezone: 'Europe/London',
+      createdAt: '2026-07-01T12:00:00.000Z',
+    });
     expect(transformDown('event.created', at202510, '2025-04-01', '2025-10-01')).toStrictEqual(at202510);
   });
 
@@ -166,7 +230,7 @@ describe('down-transforms, one step at a time', () => {
     }
   });
 
-  it('event.created and ticket.issued are not touched by the other types\' steps', () => {
+  it("event.created and ticket.issued are not touched by the other types' steps", () => {
     expect(transformDown('event.created', event, '2025-04-01')).not.toHaveProperty('total');
     expect(transformDown('ticket.issued', ticketsIssued, '2025-04-01')).not.toHaveProperty('lineItemCount');
   });
@@ -181,7 +245,9 @@ describe('down-transforms, one step at a time', () => {
   });
 
   it('refuses an up-transform and an unknown version', () => {
-    expect(() => transformDown('order.created', transformDown('order.created', order, '2025-10-01'), '2026-06-01', '2025-10-01')).toThrow(/cannot transform/);
+    expect(() => transformDown('order.created', transformDown('order.created', order, '2025-10-01'), '2026-06-01', '2025-10-01')).toThrow(
+      /cannot transform/,
+    );
     expect(() => transformDown('order.created', order, '2030-01-01')).toThrow(/cannot transform/);
     expect(() => transformDown('order.created', order, 'latest')).toThrow(/cannot transform/);
   });
@@ -218,7 +284,14 @@ describe('envelope', () => {
   });
 
   it('at the current version the payload is sent as built', () => {
-    const sent = envelope({ deliveryId: 'whd_2', type: 'event.created', createdAt, payload: event, payloadVersion: CURRENT_VERSION, endpointVersion: CURRENT_VERSION });
+    const sent = envelope({
+      deliveryId: 'whd_2',
+      type: 'event.created',
+      createdAt,
+      payload: event,
+      payloadVersion: CURRENT_VERSION,
+      endpointVersion: CURRENT_VERSION,
+    });
     expect(sent.version).toBe('2026-06-01');
     expect(sent.data).toStrictEqual(event);
   });
@@ -227,10 +300,56 @@ describe('envelope', () => {
 describe('field order', () => {
   it('an envelope lists data fields in the view order whatever order they were stored in', async () => {
     const { envelope } = await import('./payloads.ts');
-    const stored = { status: 'confirmed', id: 'ord_1', accountId: 'acc_1', currency: 'EUR', createdAt: '2026-01-01T00:00:00.000Z', customerId: 'cus_1', orderNumber: 'A-1', totalAmount: 1200, lineItemCount: 2, subtotalAmount: 1000 };
-    const built = envelope({ deliveryId: 'whd_1', type: 'order.confirmed', createdAt: new Date(0), payload: stored, payloadVersion: '2026-06-01', endpointVersion: '2026-06-01' });
-    expect(Object.keys(built.data)).toEqual(['id', 'orderNumber', 'status', 'currency', 'totalAmount', 'subtotalAmount', 'customerId', 'accountId', 'createdAt', 'lineItemCount']);
-    const older = envelope({ deliveryId: 'whd_1', type: 'order.confirmed', createdAt: new Date(0), payload: stored, payloadVersion: '2026-06-01', endpointVersion: '2025-04-01' });
-    expect(Object.keys(older.data)).toEqual(['id', 'orderNumber', 'status', 'currency', 'total', 'subtotal', 'customerId', 'accountId', 'createdAt']);
+    const stored = {
+      status: 'confirmed',
+      id: 'ord_1',
+      accountId: 'acc_1',
+      currency: 'EUR',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      customerId: 'cus_1',
+      orderNumber: 'A-1',
+      totalAmount: 1200,
+      lineItemCount: 2,
+      subtotalAmount: 1000,
+    };
+    const built = envelope({
+      deliveryId: 'whd_1',
+      type: 'order.confirmed',
+      createdAt: new Date(0),
+      payload: stored,
+      payloadVersion: '2026-06-01',
+      endpointVersion: '2026-06-01',
+    });
+    expect(Object.keys(built.data)).toEqual([
+      'id',
+      'orderNumber',
+      'status',
+      'currency',
+      'totalAmount',
+      'subtotalAmount',
+      'customerId',
+      'accountId',
+      'createdAt',
+      'lineItemCount',
+    ]);
+    const older = envelope({
+      deliveryId: 'whd_1',
+      type: 'order.confirmed',
+      createdAt: new Date(0),
+      payload: stored,
+      payloadVersion: '2026-06-01',
+      endpointVersion: '2025-04-01',
+    });
+    expect(Object.keys(older.data)).toEqual([
+      'id',
+      'orderNumber',
+      'status',
+      'currency',
+      'total',
+      'subtotal',
+      'customerId',
+      'accountId',
+      'createdAt',
+    ]);
   });
 });

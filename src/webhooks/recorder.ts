@@ -218,7 +218,14 @@ function endpointOutcomes(rows: readonly AttemptRow[]): EndpointOutcome[] {
     if (row.effect === 'none') continue;
     let outcome = byEndpoint.get(row.endpointId);
     if (!outcome) {
-      outcome = { endpointId: row.endpointId, organisationId: row.organisationId, hadSuccess: false, failures: 0, firstFailureAt: null, anyFailure: false };
+      outcome = {
+        endpointId: row.endpointId,
+        organisationId: row.organisationId,
+        hadSuccess: false,
+        failures: 0,
+        firstFailureAt: null,
+        anyFailure: false,
+      };
       byEndpoint.set(row.endpointId, outcome);
     }
     if (row.ok) Object.assign(outcome, { hadSuccess: true, failures: 0, firstFailureAt: null, anyFailure: false });
@@ -233,7 +240,12 @@ function endpointOutcomes(rows: readonly AttemptRow[]): EndpointOutcome[] {
 
 /** 5d, 36h, 90m, 2s: how WEBHOOK_DISABLE_AFTER reads in a disabledReason. */
 export function describeDuration(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

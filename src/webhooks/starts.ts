@@ -1,9 +1,4 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowIdReusePolicy,
-  type Client,
-  type WorkflowStartOptions,
-} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../log.ts';
 
@@ -40,7 +35,14 @@ export interface DeliveryLabel {
 }
 
 /** The label of a delivery row (or of a loaded delivery). */
-export function labelOf(delivery: { id: string; endpointId: string; eventId: string; eventType: string; accountId: string; organisationId: string }): DeliveryLabel {
+export function labelOf(delivery: {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  accountId: string;
+  organisationId: string;
+}): DeliveryLabel {
   return {
     deliveryId: delivery.id,
     endpointId: delivery.endpointId,
@@ -79,7 +81,11 @@ export interface WebhookAttributes {
 }
 
 function attributesOf(labels: readonly DeliveryLabel[]): WebhookAttributes {
-  return { deliveryIds: labels.map((l) => l.deliveryId), endpointIds: labels.map((l) => l.endpointId), eventIds: labels.map((l) => l.eventId) };
+  return {
+    deliveryIds: labels.map((l) => l.deliveryId),
+    endpointIds: labels.map((l) => l.endpointId),
+    eventIds: labels.map((l) => l.eventId),
+  };
 }
 
 function searchAttributes(attributes: WebhookAttributes): SearchAttributePair[] {
@@ -152,7 +158,13 @@ export interface WebhookWorkflowSettings {
 }
 
 /** The batch (whb_) of first attempts: one workflow, one activity (workflows/webhook-batch.ts). */
-export function startBatchWorkflow(client: Client, logger: Logger, settings: WebhookWorkflowSettings, batchId: string, labels: readonly DeliveryLabel[]) {
+export function startBatchWorkflow(
+  client: Client,
+  logger: Logger,
+  settings: WebhookWorkflowSettings,
+  batchId: string,
+  labels: readonly DeliveryLabel[],
+) {
   return startWebhookWorkflow(client, logger, 'deliverBatch', attributesOf(labels), {
     taskQueue: settings.taskQueue,
     workflowId: batchId,
@@ -172,7 +184,13 @@ export function startBatchWorkflow(client: Client, logger: Logger, settings: Web
  * The retry workflow of a delivery whose first attempt failed (workflow id = the delivery id, as
  * before batches): attempt 2 after `delayMs` (a server-side start delay), then the rest of the schedule.
  */
-export function startRetryWorkflow(client: Client, logger: Logger, settings: WebhookWorkflowSettings, label: DeliveryLabel, delayMs: number) {
+export function startRetryWorkflow(
+  client: Client,
+  logger: Logger,
+  settings: WebhookWorkflowSettings,
+  label: DeliveryLabel,
+  delayMs: number,
+) {
   return startWebhookWorkflow(client, logger, 'deliverWebhook', attributesOf([label]), {
     taskQueue: settings.taskQueue,
     workflowId: label.deliveryId,
@@ -183,7 +201,14 @@ export function startRetryWorkflow(client: Client, logger: Logger, settings: Web
 }
 
 /** A resend (whm_): one manual attempt under the attempt id given. */
-export function startResendWorkflow(client: Client, logger: Logger, taskQueue: string, resendId: string, label: DeliveryLabel, attemptId: string) {
+export function startResendWorkflow(
+  client: Client,
+  logger: Logger,
+  taskQueue: string,
+  resendId: string,
+  label: DeliveryLabel,
+  attemptId: string,
+) {
   return startWebhookWorkflow(client, logger, 'resendWebhookDelivery', attributesOf([label]), {
     taskQueue,
     workflowId: resendId,
@@ -202,13 +227,19 @@ export function startRecoveryWorkflow(
   taskQueue: string,
   input: { organisationId: string; accountId: string; endpointId: string; since: string; until: string },
 ) {
-  return startWebhookWorkflow(client, logger, 'recoverWebhookEndpoint', { endpointIds: [input.endpointId] }, {
-    taskQueue,
-    workflowId: recoveryWorkflowId(input.endpointId),
-    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-    args: [{ organisationId: input.organisationId, endpointId: input.endpointId, since: input.since, until: input.until }],
-    memo: input,
-  });
+  return startWebhookWorkflow(
+    client,
+    logger,
+    'recoverWebhookEndpoint',
+    { endpointIds: [input.endpointId] },
+    {
+      taskQueue,
+      workflowId: recoveryWorkflowId(input.endpointId),
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      args: [{ organisationId: input.organisationId, endpointId: input.endpointId, since: input.since, until: input.until }],
+      memo: input,
+    },
+  );
 }
 
 export function recoveryWorkflowId(endpointId: string): string {

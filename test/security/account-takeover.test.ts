@@ -196,10 +196,12 @@ describe("a tenant's identity provider signs people into its own organisation on
     expect(outcome(res)).toEqual({ status: 401, code: 'UNAUTHENTICATED' });
     expect(res.body.error).toMatch(/password/i);
     expect(await userRow(invitation.userId)).toMatchObject({ status: 'active', personId: victim.user.personId, identityProviderId: null });
-    expect(await query(app, 'SELECT 1 FROM refresh_tokens WHERE "personId" = $1 AND "organisationId" = $2', [
-      victim.user.personId,
-      attacker.organisation.id,
-    ])).toHaveLength(1);
+    expect(
+      await query(app, 'SELECT 1 FROM refresh_tokens WHERE "personId" = $1 AND "organisationId" = $2', [
+        victim.user.personId,
+        attacker.organisation.id,
+      ]),
+    ).toHaveLength(1);
   });
 
   it('a token without email_verified is not matched by email (401), the invitee stays pending', async () => {

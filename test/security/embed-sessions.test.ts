@@ -54,7 +54,12 @@ describe('an embed session minted by an API key', () => {
   it('ends when the key expires', async () => {
     const created = await api(app, 'POST', '/v1/api-keys', {
       ...admin(),
-      body: { name: 'short-lived', scopes: ['events.read'], accountId: org.account.id, expiresAt: new Date(Date.now() + 2_000).toISOString() },
+      body: {
+        name: 'short-lived',
+        scopes: ['events.read'],
+        accountId: org.account.id,
+        expiresAt: new Date(Date.now() + 2_000).toISOString(),
+      },
     });
     expect(created.status).toBe(201);
     const key = created.body.key as string;

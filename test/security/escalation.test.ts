@@ -57,7 +57,10 @@ describe('editing a role one holds', () => {
     const res = await graphql(
       app,
       'mutation($id: String!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { id permissions } }',
-      { id: editorRole.id, input: { permissions: ['roles.write:all', 'roles.read:all', 'api_keys.write:all', 'role_assignments.write:all'] } },
+      {
+        id: editorRole.id,
+        input: { permissions: ['roles.write:all', 'roles.read:all', 'api_keys.write:all', 'role_assignments.write:all'] },
+      },
       as(editor.token),
     );
 
@@ -142,7 +145,10 @@ describe('a role is judged by its effect on every holder', () => {
       'scoped-editor',
     );
 
-    const res = await api(app, 'PATCH', `/v1/roles/${boxOffice.id}`, { ...as(editor.token), body: { permissions: ['events.read', 'events.write'] } });
+    const res = await api(app, 'PATCH', `/v1/roles/${boxOffice.id}`, {
+      ...as(editor.token),
+      body: { permissions: ['events.read', 'events.write'] },
+    });
 
     expect(outcome(res)).toEqual({ status: 403, code: 'FORBIDDEN' });
     expect(await storedPermissions(app, boxOffice.id)).toEqual(['events.read']);
@@ -211,11 +217,17 @@ describe('operations that already refused more than the caller holds (regression
     const manager = await staffHolding(app, org, [{ roleId: systemRole(org, 'event_manager'), accountId: org.account.id }], 'manager');
     const accountAdmin = await staffHolding(app, org, [{ roleId: systemRole(org, 'account_admin'), accountId: second.id }], 'accadmin');
 
-    const embed = await api(app, 'POST', '/v1/embed/sessions', { ...as(manager.token), body: { accountId: org.account.id, scopes: ['roles.write'] } });
+    const embed = await api(app, 'POST', '/v1/embed/sessions', {
+      ...as(manager.token),
+      body: { accountId: org.account.id, scopes: ['roles.write'] },
+    });
     expect(outcome(embed)).toEqual({ status: 403, code: 'FORBIDDEN' });
 
     const { key } = await apiKeyOf(app, org, ['events.read'], org.account.id);
-    const keyEmbed = await api(app, 'POST', '/v1/embed/sessions', { ...as(key), body: { accountId: org.account.id, scopes: ['events.write'] } });
+    const keyEmbed = await api(app, 'POST', '/v1/embed/sessions', {
+      ...as(key),
+      body: { accountId: org.account.id, scopes: ['events.write'] },
+    });
     expect(outcome(keyEmbed)).toEqual({ status: 404, code: 'NOT_FOUND' });
 
     const wideKey = await api(app, 'POST', '/v1/api-keys', { ...as(accountAdmin.token), body: { name: 'wide', scopes: ['events.read'] } });
@@ -227,7 +239,10 @@ describe('operations that already refused more than the caller holds (regression
     });
     expect(outcome(escalate)).toEqual({ status: 403, code: 'FORBIDDEN' });
 
-    const system = await api(app, 'PATCH', `/v1/roles/${systemRole(org, 'viewer')}`, { ...as(org.adminToken), body: { permissions: ['*.*:all'] } });
+    const system = await api(app, 'PATCH', `/v1/roles/${systemRole(org, 'viewer')}`, {
+      ...as(org.adminToken),
+      body: { permissions: ['*.*:all'] },
+    });
     expect(outcome(system)).toEqual({ status: 409, code: 'CONFLICT' });
   });
 });

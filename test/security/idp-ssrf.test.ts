@@ -25,7 +25,9 @@ interface Internal {
   server: Server;
 }
 
-async function internalService(handler?: (path: string) => { status: number; headers?: Record<string, string>; body?: string }): Promise<Internal> {
+async function internalService(
+  handler?: (path: string) => { status: number; headers?: Record<string, string>; body?: string },
+): Promise<Internal> {
   const requests: string[] = [];
   const server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
@@ -141,8 +143,14 @@ describe('creating an identity provider', () => {
 describe('anonymous POST /v1/auth/federate', () => {
   it.each([
     ['jwksUri on loopback', (base: string) => ({ jwksUri: `${base}/jwks` })],
-    ['jwksUri naming localhost (resolved, then refused)', (base: string) => ({ jwksUri: `${base.replace('127.0.0.1', 'localhost')}/jwks` })],
-    ['jwksUriInternal on loopback', (base: string) => ({ jwksUri: 'https://idp.example.com/jwks', jwksUriInternal: `${base}/internal-jwks` })],
+    [
+      'jwksUri naming localhost (resolved, then refused)',
+      (base: string) => ({ jwksUri: `${base.replace('127.0.0.1', 'localhost')}/jwks` }),
+    ],
+    [
+      'jwksUriInternal on loopback',
+      (base: string) => ({ jwksUri: 'https://idp.example.com/jwks', jwksUriInternal: `${base}/internal-jwks` }),
+    ],
   ])('never makes the server fetch a stored provider with %s; answers 401/503', async (_label, urls) => {
     const issuer = await storedProvider(org, urls(internal.url));
     const before = internal.requests.length;

@@ -36,7 +36,9 @@ async function inviteAdmin() {
 }
 
 async function userStatus(userId: string) {
-  const [row] = await query<{ status: string; personId: string | null }>(app, 'SELECT status, "personId" FROM users WHERE id = $1', [userId]);
+  const [row] = await query<{ status: string; personId: string | null }>(app, 'SELECT status, "personId" FROM users WHERE id = $1', [
+    userId,
+  ]);
   return row;
 }
 

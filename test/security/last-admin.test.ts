@@ -44,7 +44,13 @@ async function organisationRunByCustomRole() {
   const org = await createOrganisation(app, 'custom-owner');
   const owners = await customRole(app, org, ['*.*:all'], `Owners ${tag()}`);
   await app().runtime.db.roleAssignment.create({
-    data: { id: newId('roleAssignment'), organisationId: org.organisation.id, userId: org.user.id, accountId: org.account.id, roleId: owners.id },
+    data: {
+      id: newId('roleAssignment'),
+      organisationId: org.organisation.id,
+      userId: org.user.id,
+      accountId: org.account.id,
+      roleId: owners.id,
+    },
   });
   await app().runtime.db.roleAssignment.delete({ where: { id: org.assignment.id } });
   return { org, owners };

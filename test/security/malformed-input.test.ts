@@ -34,7 +34,9 @@ function expectRefused(res: Answer, path?: string | RegExp) {
   expect({ status: res.status, code: res.body?.code }).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
   expect(res.body).toMatchObject({ error: expect.any(String), requestId: res.headers.get('x-request-id') });
   if (path !== undefined) {
-    expect(res.body.details.map((d: { path: string }) => d.path)).toEqual(expect.arrayContaining([typeof path === 'string' ? path : expect.stringMatching(path)]));
+    expect(res.body.details.map((d: { path: string }) => d.path)).toEqual(
+      expect.arrayContaining([typeof path === 'string' ? path : expect.stringMatching(path)]),
+    );
   }
 }
 
@@ -43,11 +45,17 @@ const get = (path: string) => api(app, 'GET', path, admin());
 
 describe('NUL bytes and lone surrogates on /v1', () => {
   it('in a body string (POST /v1/roles name)', async () => {
-    expectRefused(await api(app, 'POST', '/v1/roles', { ...admin(), body: { name: `door\u0000staff ${tag()}`, permissions: ['events.read'] } }), 'name');
+    expectRefused(
+      await api(app, 'POST', '/v1/roles', { ...admin(), body: { name: `door\u0000staff ${tag()}`, permissions: ['events.read'] } }),
+      'name',
+    );
   });
 
   it('a lone surrogate in a body string (POST /v1/roles name)', async () => {
-    expectRefused(await api(app, 'POST', '/v1/roles', { ...admin(), body: { name: `door\ud800staff ${tag()}`, permissions: ['events.read'] } }), 'name');
+    expectRefused(
+      await api(app, 'POST', '/v1/roles', { ...admin(), body: { name: `door\ud800staff ${tag()}`, permissions: ['events.read'] } }),
+      'name',
+    );
   });
 
   it('in free-form metadata: a value and a key (PATCH /v1/organisation)', async () => {
@@ -75,13 +83,19 @@ describe('NUL bytes on the sales API (cart, checkout, confirm)', () => {
   it('in cart lines, checkout customer fields and the order id of a confirm', async () => {
     const shop = storefront(app, keys.publishable);
     expectRefused(
-      await shop.call('POST', '/sales/carts', { items: [{ occurrenceId: `${catalogue.occurrenceId}\u0000`, ticketTypeId: catalogue.ticketTypeId, quantity: 1 }] }),
+      await shop.call('POST', '/sales/carts', {
+        items: [{ occurrenceId: `${catalogue.occurrenceId}\u0000`, ticketTypeId: catalogue.ticketTypeId, quantity: 1 }],
+      }),
       'items.0.occurrenceId',
     );
-    const cart = await shop.call('POST', '/sales/carts', { items: [{ occurrenceId: catalogue.occurrenceId, ticketTypeId: catalogue.ticketTypeId, quantity: 1 }] });
+    const cart = await shop.call('POST', '/sales/carts', {
+      items: [{ occurrenceId: catalogue.occurrenceId, ticketTypeId: catalogue.ticketTypeId, quantity: 1 }],
+    });
     expect(cart.status).toBe(201);
     expectRefused(
-      await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email: `buyer-${tag()}@fuzz.test`, firstName: 'A\u0000da' } }),
+      await shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, {
+        customer: { email: `buyer-${tag()}@fuzz.test`, firstName: 'A\u0000da' },
+      }),
       'customer.firstName',
     );
     const server = storefront(app, keys.secret);
@@ -100,7 +114,12 @@ describe('NUL bytes in GraphQL', () => {
     expect(variable.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
     expect(variable.body.errors[0].extensions.details.map((d: { path: string }) => d.path)).toContain('variables.input.name');
 
-    const literal = await graphql(app, `mutation { createRole(input: {name: "nul\\u0000literal ${tag()}", permissions: ["events.read"]}) { id } }`, {}, admin());
+    const literal = await graphql(
+      app,
+      `mutation { createRole(input: {name: "nul\\u0000literal ${tag()}", permissions: ["events.read"]}) { id } }`,
+      {},
+      admin(),
+    );
     expect(literal.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
   });
 });

@@ -132,7 +132,9 @@ describe('idsPerRequest (100)', () => {
       admin(),
     );
     expect(gql.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
-    expect(gql.body.errors[0].extensions.details).toEqual(expect.arrayContaining([expect.objectContaining({ limit: 'idsPerRequest', max: 100 })]));
+    expect(gql.body.errors[0].extensions.details).toEqual(
+      expect.arrayContaining([expect.objectContaining({ limit: 'idsPerRequest', max: 100 })]),
+    );
 
     const hundred = await api(app, 'POST', '/v1/sales-channels', {
       ...admin(),

@@ -118,7 +118,9 @@ describe('the hosted checkout with TEST_PAYMENTS=false', () => {
       expect(page).toMatch(/test payments are off/i);
       const [row] = await query<{ status: string }>(app.database.url, 'SELECT status FROM orders WHERE id = $1', [order.id]);
       expect(row!.status).toBe('pending');
-      expect(await query(app.database.url, `SELECT id FROM payments WHERE "orderId" = $1 AND status = 'succeeded'`, [order.id])).toEqual([]);
+      expect(await query(app.database.url, `SELECT id FROM payments WHERE "orderId" = $1 AND status = 'succeeded'`, [order.id])).toEqual(
+        [],
+      );
     } finally {
       await app.stop();
     }
@@ -130,7 +132,8 @@ describe('docker-compose.yml', () => {
     const compose = parse(readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true });
     const published = Object.values(compose.services as Record<string, { ports?: unknown[] }>).flatMap((service) => service.ports ?? []);
     // "HOST:CONTAINER" or "IP:HOST:CONTAINER" (short syntax), or {published, host_ip} (long syntax).
-    const hostPort = (port: unknown) => (typeof port === 'string' ? port.split(':').at(-2) : String((port as { published?: unknown }).published));
+    const hostPort = (port: unknown) =>
+      typeof port === 'string' ? port.split(':').at(-2) : String((port as { published?: unknown }).published);
     const temporalPorts = published.filter((port) => ['7233', '8233'].includes(hostPort(port) ?? ''));
     expect(temporalPorts.length).toBeGreaterThanOrEqual(2);
     for (const port of temporalPorts) {

@@ -105,7 +105,8 @@ export async function customRole(app: AppRef, org: TestOrganisation, permissions
 export const staffHolding = createStaffUser;
 
 /** An organisation API key with `scopes` (org-wide unless `accountId`), made by the organisation's admin over HTTP. */
-export const apiKeyOf = (app: AppRef, org: TestOrganisation, scopes: string[], accountId?: string) => createApiKey(app, org, scopes, { accountId });
+export const apiKeyOf = (app: AppRef, org: TestOrganisation, scopes: string[], accountId?: string) =>
+  createApiKey(app, org, scopes, { accountId });
 
 /** The role's permissions as stored. */
 export async function storedPermissions(app: AppRef, roleId: string): Promise<string[]> {

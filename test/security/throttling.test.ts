@@ -3,7 +3,16 @@ import { newId } from '../../src/ids.ts';
 import type { TestApp } from '../support/app.ts';
 import { api, createOrganisation, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { createChannel } from '../support/sales.ts';
-import { from, mailedInvitationCode, mailedMagicLinkCode, newClientAddress, staffHolding, startTwoApps, tag, type AppPair } from './support.ts';
+import {
+  from,
+  mailedInvitationCode,
+  mailedMagicLinkCode,
+  newClientAddress,
+  staffHolding,
+  startTwoApps,
+  tag,
+  type AppPair,
+} from './support.ts';
 
 /**
  * Issue 10, item 8: guessing is throttled, and the counts hold across API processes (kept in
@@ -68,7 +77,8 @@ describe('password sign-in', () => {
     const ip = newClientAddress();
     for (let i = 0; i < 4; i += 1) expect((await login(processFor(i), person.email, `wrong ${i}`, ip)).status).toBe(401);
     expect((await login(pair.b, person.email, person.password, ip)).status).toBe(200);
-    for (let i = 0; i < 5; i += 1) expect((await login(processFor(i), person.email, `wrong again ${i}`, ip)).status, `attempt ${i}`).toBe(401);
+    for (let i = 0; i < 5; i += 1)
+      expect((await login(processFor(i), person.email, `wrong again ${i}`, ip)).status, `attempt ${i}`).toBe(401);
 
     expectThrottled(await login(pair.b, person.email, person.password, ip));
   });

@@ -32,7 +32,12 @@ afterAll(async () => {
 /** A fresh browser (new sales session) of client `ip` checking out `quantity` tickets for `email`. */
 async function checkout(app: TestApp, key: string, cat: Catalogue, quantity: number, email: string, ip: string) {
   const shop = storefront(app, key);
-  const cart = await shop.call('POST', '/sales/carts', { items: [{ occurrenceId: cat.occurrenceId, ticketTypeId: cat.ticketTypeId, quantity }] }, from(ip));
+  const cart = await shop.call(
+    'POST',
+    '/sales/carts',
+    { items: [{ occurrenceId: cat.occurrenceId, ticketTypeId: cat.ticketTypeId, quantity }] },
+    from(ip),
+  );
   expect(cart.status, JSON.stringify(cart.body)).toBe(201);
   return shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email } }, from(ip));
 }

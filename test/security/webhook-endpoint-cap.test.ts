@@ -40,7 +40,12 @@ describe('webhook endpoints per account', () => {
     }
     const refused = await create(account);
     expect([refused.status, refused.body.code]).toEqual([400, 'VALIDATION_FAILED']);
-    expect(refused.body.details).toEqual([{ path: 'accountId', message: expect.stringMatching(new RegExp(`at most ${CAP} webhook endpoints \\(WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT\\)`)) }]);
+    expect(refused.body.details).toEqual([
+      {
+        path: 'accountId',
+        message: expect.stringMatching(new RegExp(`at most ${CAP} webhook endpoints \\(WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT\\)`)),
+      },
+    ]);
     expect(refused.body.error).toMatch(/Limit reached/);
     expectDocumentedResponse('POST', '/webhook-endpoints', refused);
     const gql = await graphql(

@@ -8,7 +8,13 @@ import { createWorker } from '../../workflows/worker.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { api, createAccount, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 import { spawnProcess, type Spawned } from '../support/process.ts';
-import { maxConcurrent, recordTestEvent, startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import {
+  maxConcurrent,
+  recordTestEvent,
+  startWebhookReceiver,
+  type ReceivedRequest,
+  type WebhookReceiver,
+} from '../support/webhook-receiver.ts';
 
 /**
  * Issue 10, item 10, as the attack: a tenant points endpoints at receivers that answer slowly (a
@@ -61,7 +67,11 @@ async function endpoint(o: TestOrganisation, behaviour: { sleepMs?: number } = {
   const accountId = (await createAccount(app, o, `Hooks ${paths + 1}`)).id;
   const path = `/fair/${(paths += 1)}`;
   receiver.pathBehaviours.set(path, behaviour);
-  const res = await api(app, 'POST', '/v1/webhook-endpoints', { token: o.adminToken, org: o.slug, body: { accountId, url: `${receiver.url}${path}` } });
+  const res = await api(app, 'POST', '/v1/webhook-endpoints', {
+    token: o.adminToken,
+    org: o.slug,
+    body: { accountId, url: `${receiver.url}${path}` },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   receiver.secrets.set(path, res.body.secret);
   return { id: res.body.endpoint.id as string, path, accountId };
@@ -74,8 +84,21 @@ async function endpoint(o: TestOrganisation, behaviour: { sleepMs?: number } = {
 async function flood(o: TestOrganisation, target: { accountId: string }, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const payload = views.event({ id: newId('event'), name: 'Flood', status: 'draft', accountId: target.accountId, venueId: null, timezone: 'UTC', createdAt: new Date() });
-    const { deliveryIds } = await recordTestEvent(app.runtime.db, { organisationId: o.organisation.id, accountId: target.accountId, type: 'event.created', payload });
+    const payload = views.event({
+      id: newId('event'),
+      name: 'Flood',
+      status: 'draft',
+      accountId: target.accountId,
+      venueId: null,
+      timezone: 'UTC',
+      createdAt: new Date(),
+    });
+    const { deliveryIds } = await recordTestEvent(app.runtime.db, {
+      organisationId: o.organisation.id,
+      accountId: target.accountId,
+      type: 'event.created',
+      payload,
+    });
     app.runtime.dispatcher.dispatch(deliveryIds);
     ids.push(...deliveryIds);
   }
@@ -87,7 +110,11 @@ async function bystanderLatency(path: string, endpointId: string): Promise<numbe
   const asked = Date.now();
   const res = await api(app, 'POST', `/v1/webhook-endpoints/${endpointId}/test`, { token: bystander.adminToken, org: bystander.slug });
   expect(res.status).toBe(201);
-  const [received] = await receiver.waitForRequests(1, (r) => r.path === path && r.headers['service-delivery-id'] === res.body.delivery.id, 10_000);
+  const [received] = await receiver.waitForRequests(
+    1,
+    (r) => r.path === path && r.headers['service-delivery-id'] === res.body.delivery.id,
+    10_000,
+  );
   expect(received!.verified).toBe(true);
   return received!.receivedAt - asked;
 }
@@ -95,41 +122,53 @@ async function bystanderLatency(path: string, endpointId: string): Promise<numbe
 const sentTo = (paths: string[]) => (r: ReceivedRequest) => paths.includes(r.path);
 
 describe('a tenant flooding a slow receiver', () => {
-  it('holds at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT attempts at it, and another organisation’s delivery still arrives within the bound', { timeout: 120_000 }, async () => {
-    const tarpit = await endpoint(attacker, { sleepMs: TARPIT_MS });
-    const healthy = await endpoint(bystander);
-    const baseline = await bystanderLatency(healthy.path, healthy.id);
+  it(
+    'holds at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT attempts at it, and another organisation’s delivery still arrives within the bound',
+    { timeout: 120_000 },
+    async () => {
+      const tarpit = await endpoint(attacker, { sleepMs: TARPIT_MS });
+      const healthy = await endpoint(bystander);
+      const baseline = await bystanderLatency(healthy.path, healthy.id);
 
-    const flooded = await flood(attacker, tarpit, 40);
-    await receiver.waitForRequests(PER_ENDPOINT, (r) => r.path === tarpit.path, 10_000);
-    const latencies = [];
-    for (let i = 0; i < 3; i += 1) latencies.push(await bystanderLatency(healthy.path, healthy.id));
-    expect(Math.max(...latencies), `baseline ${baseline} ms, under the flood ${latencies.join(', ')} ms`).toBeLessThan(BOUND_MS);
+      const flooded = await flood(attacker, tarpit, 40);
+      await receiver.waitForRequests(PER_ENDPOINT, (r) => r.path === tarpit.path, 10_000);
+      const latencies = [];
+      for (let i = 0; i < 3; i += 1) latencies.push(await bystanderLatency(healthy.path, healthy.id));
+      expect(Math.max(...latencies), `baseline ${baseline} ms, under the flood ${latencies.join(', ')} ms`).toBeLessThan(BOUND_MS);
 
-    // The flood drains at the endpoint's pace, each delivery exactly once, never more at once than the bound.
-    const arrived = await receiver.waitForRequests(flooded.length, (r) => r.path === tarpit.path && r.status === 200, 90_000);
-    expect(new Set(arrived.map((r) => r.headers['service-delivery-id']))).toEqual(new Set(flooded));
-    expect(receiver.requests.filter((r) => r.path === tarpit.path)).toHaveLength(flooded.length);
-    expect(maxConcurrent(receiver.requests, sentTo([tarpit.path]))).toBe(PER_ENDPOINT);
-    // Recorded once each (the last answers may still be on their way to the database).
-    const deadline = Date.now() + 10_000;
-    let settled = 0;
-    while (settled < flooded.length && Date.now() < deadline) {
-      settled = await app.runtime.db.webhookDelivery.count({ where: { id: { in: flooded }, status: 'succeeded', attemptCount: 1 } });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(settled).toBe(flooded.length);
-    expect(await app.runtime.db.webhookAttempt.count({ where: { deliveryId: { in: flooded } } })).toBe(flooded.length);
-  });
+      // The flood drains at the endpoint's pace, each delivery exactly once, never more at once than the bound.
+      const arrived = await receiver.waitForRequests(flooded.length, (r) => r.path === tarpit.path && r.status === 200, 90_000);
+      expect(new Set(arrived.map((r) => r.headers['service-delivery-id']))).toEqual(new Set(flooded));
+      expect(receiver.requests.filter((r) => r.path === tarpit.path)).toHaveLength(flooded.length);
+      expect(maxConcurrent(receiver.requests, sentTo([tarpit.path]))).toBe(PER_ENDPOINT);
+      // Recorded once each (the last answers may still be on their way to the database).
+      const deadline = Date.now() + 10_000;
+      let settled = 0;
+      while (settled < flooded.length && Date.now() < deadline) {
+        settled = await app.runtime.db.webhookDelivery.count({ where: { id: { in: flooded }, status: 'succeeded', attemptCount: 1 } });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(settled).toBe(flooded.length);
+      expect(await app.runtime.db.webhookAttempt.count({ where: { deliveryId: { in: flooded } } })).toBe(flooded.length);
+    },
+  );
 
   it('holds at most WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION attempts across all its endpoints', { timeout: 120_000 }, async () => {
-    const tarpits = [await endpoint(attacker, { sleepMs: TARPIT_MS }), await endpoint(attacker, { sleepMs: TARPIT_MS }), await endpoint(attacker, { sleepMs: TARPIT_MS })];
+    const tarpits = [
+      await endpoint(attacker, { sleepMs: TARPIT_MS }),
+      await endpoint(attacker, { sleepMs: TARPIT_MS }),
+      await endpoint(attacker, { sleepMs: TARPIT_MS }),
+    ];
     const healthy = await endpoint(bystander);
     const flooded = (await Promise.all(tarpits.map((t) => flood(attacker, t, 8)))).flat();
     await receiver.waitForRequests(PER_ORGANISATION, sentTo(tarpits.map((t) => t.path)), 10_000);
     expect(await bystanderLatency(healthy.path, healthy.id)).toBeLessThan(BOUND_MS);
 
-    const arrived = await receiver.waitForRequests(flooded.length, (r) => sentTo(tarpits.map((t) => t.path))(r) && r.status === 200, 90_000);
+    const arrived = await receiver.waitForRequests(
+      flooded.length,
+      (r) => sentTo(tarpits.map((t) => t.path))(r) && r.status === 200,
+      90_000,
+    );
     expect(new Set(arrived.map((r) => r.headers['service-delivery-id']))).toEqual(new Set(flooded));
     expect(maxConcurrent(receiver.requests, sentTo(tarpits.map((t) => t.path)))).toBe(PER_ORGANISATION);
     for (const t of tarpits) expect(maxConcurrent(receiver.requests, sentTo([t.path]))).toBeLessThanOrEqual(PER_ENDPOINT);
@@ -137,47 +176,67 @@ describe('a tenant flooding a slow receiver', () => {
 });
 
 describe('the bounds across worker processes', () => {
-  it('two worker processes, each with its own waiting line, together hold at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT attempts at one endpoint', { timeout: 150_000 }, async () => {
-    const tarpit = await endpoint(attacker, { sleepMs: TARPIT_MS });
-    // Two task queues, so that each worker process surely sends half of the deliveries.
-    const queues = ['a', 'b'].map((q) => `wh-fair-${q}-${randomBytes(4).toString('hex')}`);
-    const workers: Spawned[] = [];
-    const dispatchers = queues.map((queue) => new WebhookDispatcher(app.runtime.db, app.runtime.temporal, { ...app.config, TEMPORAL_TASK_QUEUE: queue }, app.runtime.logger));
-    try {
-      for (const queue of queues) {
-        workers.push(
-          spawnProcess(['workflows/worker-main.ts'], {
-            DATABASE_URL: app.database.url,
-            TEMPORAL_ADDRESS: inject('temporalAddress'),
-            TEMPORAL_TASK_QUEUE: queue,
-            SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
-            WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-            WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: String(PER_ENDPOINT),
-            WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION: String(PER_ORGANISATION),
-            WEBHOOK_ATTEMPT_TIMEOUT: '8s',
-            WEBHOOK_RETRY_SCHEDULE: '1s',
-            LOG_LEVEL: 'info',
-          }),
-        );
-      }
-      await Promise.all(workers.map((w) => w.waitFor(/worker running/, 90_000)));
+  it(
+    'two worker processes, each with its own waiting line, together hold at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT attempts at one endpoint',
+    { timeout: 150_000 },
+    async () => {
+      const tarpit = await endpoint(attacker, { sleepMs: TARPIT_MS });
+      // Two task queues, so that each worker process surely sends half of the deliveries.
+      const queues = ['a', 'b'].map((q) => `wh-fair-${q}-${randomBytes(4).toString('hex')}`);
+      const workers: Spawned[] = [];
+      const dispatchers = queues.map(
+        (queue) =>
+          new WebhookDispatcher(app.runtime.db, app.runtime.temporal, { ...app.config, TEMPORAL_TASK_QUEUE: queue }, app.runtime.logger),
+      );
+      try {
+        for (const queue of queues) {
+          workers.push(
+            spawnProcess(['workflows/worker-main.ts'], {
+              DATABASE_URL: app.database.url,
+              TEMPORAL_ADDRESS: inject('temporalAddress'),
+              TEMPORAL_TASK_QUEUE: queue,
+              SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
+              WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+              WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: String(PER_ENDPOINT),
+              WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION: String(PER_ORGANISATION),
+              WEBHOOK_ATTEMPT_TIMEOUT: '8s',
+              WEBHOOK_RETRY_SCHEDULE: '1s',
+              LOG_LEVEL: 'info',
+            }),
+          );
+        }
+        await Promise.all(workers.map((w) => w.waitFor(/worker running/, 90_000)));
 
-      const flooded: string[] = [];
-      for (let i = 0; i < 16; i += 1) {
-        const payload = views.event({ id: newId('event'), name: 'Flood', status: 'draft', accountId: tarpit.accountId, venueId: null, timezone: 'UTC', createdAt: new Date() });
-        const { deliveryIds } = await recordTestEvent(app.runtime.db, { organisationId: attacker.organisation.id, accountId: tarpit.accountId, type: 'event.created', payload });
-        flooded.push(...deliveryIds);
-        await dispatchers[i % 2]!.startBatch(deliveryIds);
-      }
-      expect(flooded).toHaveLength(16);
+        const flooded: string[] = [];
+        for (let i = 0; i < 16; i += 1) {
+          const payload = views.event({
+            id: newId('event'),
+            name: 'Flood',
+            status: 'draft',
+            accountId: tarpit.accountId,
+            venueId: null,
+            timezone: 'UTC',
+            createdAt: new Date(),
+          });
+          const { deliveryIds } = await recordTestEvent(app.runtime.db, {
+            organisationId: attacker.organisation.id,
+            accountId: tarpit.accountId,
+            type: 'event.created',
+            payload,
+          });
+          flooded.push(...deliveryIds);
+          await dispatchers[i % 2]!.startBatch(deliveryIds);
+        }
+        expect(flooded).toHaveLength(16);
 
-      const arrived = await receiver.waitForRequests(flooded.length, (r) => r.path === tarpit.path && r.status === 200, 120_000);
-      expect(new Set(arrived.map((r) => r.headers['service-delivery-id']))).toEqual(new Set(flooded));
-      expect(receiver.requests.filter((r) => r.path === tarpit.path)).toHaveLength(flooded.length);
-      expect(maxConcurrent(receiver.requests, sentTo([tarpit.path]))).toBe(PER_ENDPOINT);
-    } finally {
-      await Promise.all(workers.map((w) => w.stop('SIGTERM')));
-      await Promise.all(dispatchers.map((d) => d.stop()));
-    }
-  });
+        const arrived = await receiver.waitForRequests(flooded.length, (r) => r.path === tarpit.path && r.status === 200, 120_000);
+        expect(new Set(arrived.map((r) => r.headers['service-delivery-id']))).toEqual(new Set(flooded));
+        expect(receiver.requests.filter((r) => r.path === tarpit.path)).toHaveLength(flooded.length);
+        expect(maxConcurrent(receiver.requests, sentTo([tarpit.path]))).toBe(PER_ENDPOINT);
+      } finally {
+        await Promise.all(workers.map((w) => w.stop('SIGTERM')));
+        await Promise.all(dispatchers.map((d) => d.stop()));
+      }
+    },
+  );
 });

@@ -21,7 +21,10 @@ beforeAll(async () => {
 const admin = () => asAdmin(org);
 
 async function endpoint() {
-  const res = await api(app, 'POST', '/v1/webhook-endpoints', { ...admin(), body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hooks' } });
+  const res = await api(app, 'POST', '/v1/webhook-endpoints', {
+    ...admin(),
+    body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hooks' },
+  });
   expect(res.status).toBe(201);
   return res.body.endpoint.id as string;
 }

@@ -21,8 +21,19 @@ export const as = (token: string | undefined, org: TestOrganisation | string) =>
 export const asAdmin = (org: TestOrganisation) => as(org.adminToken, org);
 
 /** A signed-in staff member of `org` holding system roles on one account (default the first). */
-export async function staffWithRoles(app: AppRef, org: TestOrganisation, roles: SystemRoleKey[], accountId = org.account.id, label = 'staff') {
-  return createStaffUser(app, org, roles.map((key) => ({ roleId: systemRole(org, key), accountId })), label);
+export async function staffWithRoles(
+  app: AppRef,
+  org: TestOrganisation,
+  roles: SystemRoleKey[],
+  accountId = org.account.id,
+  label = 'staff',
+) {
+  return createStaffUser(
+    app,
+    org,
+    roles.map((key) => ({ roleId: systemRole(org, key), accountId })),
+    label,
+  );
 }
 
 /** A signed-in, active staff member of `org` who holds no role at all. */
@@ -45,7 +56,12 @@ export async function createApiKey(
 ): Promise<CreatedApiKey> {
   const res = await api(app, 'POST', '/v1/api-keys', {
     ...asAdmin(org),
-    body: { name: options.name ?? `key ${randomBytes(3).toString('hex')}`, scopes, accountId: options.accountId, expiresAt: options.expiresAt },
+    body: {
+      name: options.name ?? `key ${randomBytes(3).toString('hex')}`,
+      scopes,
+      accountId: options.accountId,
+      expiresAt: options.expiresAt,
+    },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body as CreatedApiKey;
@@ -99,7 +115,10 @@ export async function magicLinkCode(app: AppRef, channelKey: string, email: stri
     `SELECT count(*)::int AS n FROM outbox_messages WHERE "to" = $1 AND meta->>'kind' = 'customer_magic_link'`,
     [address],
   );
-  const link = await api(app, 'POST', '/live/sales/customer-auth/magic-link', { body: { email }, headers: { 'x-channel-key': channelKey, ...headers } });
+  const link = await api(app, 'POST', '/live/sales/customer-auth/magic-link', {
+    body: { email },
+    headers: { 'x-channel-key': channelKey, ...headers },
+  });
   expect(link.status, JSON.stringify(link.body)).toBe(202);
   return mailedMagicLinkCode(app, address, sent!.n + 1);
 }
@@ -107,7 +126,10 @@ export async function magicLinkCode(app: AppRef, channelKey: string, email: stri
 /** A customer token through the magic-link flow, as a storefront gets one (see magicLinkCode). */
 export async function customerToken(app: AppRef, channelKey: string, email: string, headers: Record<string, string> = {}) {
   const code = await magicLinkCode(app, channelKey, email, headers);
-  const res = await api(app, 'POST', '/live/sales/customer-tokens', { body: { code }, headers: { 'x-channel-key': channelKey, ...headers } });
+  const res = await api(app, 'POST', '/live/sales/customer-tokens', {
+    body: { code },
+    headers: { 'x-channel-key': channelKey, ...headers },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body as { customerToken: string; expiresAt: string; customer: { id: string; email: string } };
 }

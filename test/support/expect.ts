@@ -39,7 +39,8 @@ export function expectGraphqlData(res: Answer): Record<string, any> {
 }
 
 /** For `rejects.toSatisfy`: Prisma's known request error with `code` (P2025 record not found, P2003 foreign key violated, …). */
-export const prismaError = (code: string) => (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === code;
+export const prismaError = (code: string) => (error: unknown) =>
+  error instanceof Prisma.PrismaClientKnownRequestError && error.code === code;
 
 /** For `rejects.toSatisfy`: fetch's failure when nothing listens at the address (ECONNREFUSED). */
 export const connectionRefused = (error: unknown) =>

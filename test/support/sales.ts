@@ -49,22 +49,53 @@ export async function createCatalogue(
 }
 
 /** An event of `accountId` (default the first account), written directly: published, in UTC, unless `fields` say otherwise. */
-export async function createEvent(app: AppRef, org: TestOrganisation, fields: { accountId?: string; status?: string } & Record<string, unknown> = {}) {
+export async function createEvent(
+  app: AppRef,
+  org: TestOrganisation,
+  fields: { accountId?: string; status?: string } & Record<string, unknown> = {},
+) {
   const { accountId = org.account.id, status = 'published', ...rest } = fields;
   return appOf(app).runtime.db.event.create({
-    data: { id: newId('event'), organisationId: org.organisation.id, accountId, name: `Event ${status}`, status: status as never, timezone: 'UTC', ...rest },
+    data: {
+      id: newId('event'),
+      organisationId: org.organisation.id,
+      accountId,
+      name: `Event ${status}`,
+      status: status as never,
+      timezone: 'UTC',
+      ...rest,
+    },
   });
 }
 
 /** An occurrence of `event` starting at `startsAt`, written directly. */
-export async function createOccurrence(app: AppRef, org: TestOrganisation, event: { id: string; accountId: string }, startsAt: Date, fields: Record<string, unknown> = {}) {
+export async function createOccurrence(
+  app: AppRef,
+  org: TestOrganisation,
+  event: { id: string; accountId: string },
+  startsAt: Date,
+  fields: Record<string, unknown> = {},
+) {
   return appOf(app).runtime.db.eventOccurrence.create({
-    data: { id: newId('occurrence'), organisationId: org.organisation.id, accountId: event.accountId, eventId: event.id, startsAt, timezone: 'Europe/London', ...fields },
+    data: {
+      id: newId('occurrence'),
+      organisationId: org.organisation.id,
+      accountId: event.accountId,
+      eventId: event.id,
+      startsAt,
+      timezone: 'Europe/London',
+      ...fields,
+    },
   });
 }
 
 /** A ticket type of `event` (General admission, 25.00 GBP, capacity 100 unless `fields` say otherwise), written directly. */
-export async function createTicketType(app: AppRef, org: TestOrganisation, event: { id: string; accountId: string }, fields: Record<string, unknown> = {}) {
+export async function createTicketType(
+  app: AppRef,
+  org: TestOrganisation,
+  event: { id: string; accountId: string },
+  fields: Record<string, unknown> = {},
+) {
   return appOf(app).runtime.db.ticketType.create({
     data: {
       id: newId('ticketType'),
@@ -96,7 +127,12 @@ export interface Channel {
 }
 
 /** A sales channel of `accountId` made by the organisation's admin over /v1, with one key of each kind. */
-export async function createChannel(app: AppRef, org: TestOrganisation, accountId = org.account.id, body: Record<string, unknown> = {}): Promise<Channel> {
+export async function createChannel(
+  app: AppRef,
+  org: TestOrganisation,
+  accountId = org.account.id,
+  body: Record<string, unknown> = {},
+): Promise<Channel> {
   const admin = { token: org.adminToken, org: org.slug };
   const created = await api(app, 'POST', '/v1/sales-channels', {
     ...admin,
@@ -104,7 +140,11 @@ export async function createChannel(app: AppRef, org: TestOrganisation, accountI
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const channelId = created.body.salesChannel.id as string;
-  return { channelId, publishable: await issueChannelKey(app, org, channelId, 'publishable'), secret: await issueChannelKey(app, org, channelId, 'secret') };
+  return {
+    channelId,
+    publishable: await issueChannelKey(app, org, channelId, 'publishable'),
+    secret: await issueChannelKey(app, org, channelId, 'secret'),
+  };
 }
 
 /** A new key of the channel, issued by the organisation's admin over /v1; answers the key material. */
@@ -195,6 +235,10 @@ export async function placeOrder(
   const { order } = await buy(app, channel.secret, catalogue, options.quantity ?? 1, email);
   if (options.pending) return { order: order as { id: string; customerId: string; status: string }, email, passes: [] };
   const confirmed = await confirmOrder(app, channel.secret, order.id);
-  const passes = await appOf(app).runtime.db.pass.findMany({ where: { orderId: order.id }, orderBy: { id: 'asc' }, select: { id: true, code: true } });
+  const passes = await appOf(app).runtime.db.pass.findMany({
+    where: { orderId: order.id },
+    orderBy: { id: 'asc' },
+    select: { id: true, code: true },
+  });
   return { order: confirmed, email, passes };
 }

@@ -55,20 +55,24 @@ export async function seedThings(
   options: { identityProvider?: Record<string, unknown> } = {},
 ): Promise<OrganisationThings> {
   const fresh = freshThings(app, org);
-  const [catalogue, draft, roleId, assignedRoleId, user, apiKeyId, invitationId, identityProviderId, webhookEndpointId] = await Promise.all([
-    seedCatalogue(app, org, { capacity: null }),
-    createCatalogue(app, org, { status: 'draft', name: 'Draft concert', capacity: null }),
-    fresh.roleId(),
-    fresh.roleId(),
-    fresh.user(),
-    fresh.apiKeyId(),
-    fresh.invitationId(),
-    api(app, 'POST', '/v1/identity-providers', { ...asAdmin(org), body: options.identityProvider ?? fresh.identityProviderBody() }).then((res) => {
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body.provider.id as string;
-    }),
-    fresh.webhookEndpointId(),
-  ]);
+  const [catalogue, draft, roleId, assignedRoleId, user, apiKeyId, invitationId, identityProviderId, webhookEndpointId] = await Promise.all(
+    [
+      seedCatalogue(app, org, { capacity: null }),
+      createCatalogue(app, org, { status: 'draft', name: 'Draft concert', capacity: null }),
+      fresh.roleId(),
+      fresh.roleId(),
+      fresh.user(),
+      fresh.apiKeyId(),
+      fresh.invitationId(),
+      api(app, 'POST', '/v1/identity-providers', { ...asAdmin(org), body: options.identityProvider ?? fresh.identityProviderBody() }).then(
+        (res) => {
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+          return res.body.provider.id as string;
+        },
+      ),
+      fresh.webhookEndpointId(),
+    ],
+  );
   fresh.catalogue = catalogue;
   fresh.draft = draft;
   const assignmentId = await fresh.assignmentId({ userId: user.id, roleId: assignedRoleId });
@@ -103,7 +107,9 @@ function freshThings(app: AppRef, org: TestOrganisation) {
     return answer.body;
   };
   const invitation = async () => {
-    const body = await created(api(app, 'POST', '/v1/user-invitations', { ...asAdmin(org), body: { organisationId, email: `invitee-${tag()}@things.test` } }));
+    const body = await created(
+      api(app, 'POST', '/v1/user-invitations', { ...asAdmin(org), body: { organisationId, email: `invitee-${tag()}@things.test` } }),
+    );
     return body.invitation.id as string;
   };
   const base = {
@@ -124,11 +130,15 @@ function freshThings(app: AppRef, org: TestOrganisation) {
     async assignmentId(options: { userId?: string; roleId?: string } = {}) {
       const userId = options.userId ?? (await base.user()).id;
       const roleId = options.roleId ?? (await base.roleId());
-      const body = await created(api(app, 'POST', '/v1/user-account-roles', { ...asAdmin(org), body: { userId, accountId: org.account.id, roleId } }));
+      const body = await created(
+        api(app, 'POST', '/v1/user-account-roles', { ...asAdmin(org), body: { userId, accountId: org.account.id, roleId } }),
+      );
       return body.assignment.id as string;
     },
     async apiKeyId() {
-      const body = await created(api(app, 'POST', '/v1/api-keys', { ...asAdmin(org), body: { name: `Key ${tag()}`, scopes: ['events.read'] } }));
+      const body = await created(
+        api(app, 'POST', '/v1/api-keys', { ...asAdmin(org), body: { name: `Key ${tag()}`, scopes: ['events.read'] } }),
+      );
       return body.apiKey.id as string;
     },
     /** A pending invitation (no roles) to a fresh email, over /v1. */
@@ -179,7 +189,9 @@ function freshThings(app: AppRef, org: TestOrganisation) {
     },
     /** A key of the catalogue's channel, over /v1; answers its id. */
     async channelKeyId(kind: 'publishable' | 'secret' = 'publishable') {
-      const body = await created(api(app, 'POST', `/v1/sales-channels/${catalogue().channel.channelId}/keys`, { ...asAdmin(org), body: { kind } }));
+      const body = await created(
+        api(app, 'POST', `/v1/sales-channels/${catalogue().channel.channelId}/keys`, { ...asAdmin(org), body: { kind } }),
+      );
       return body.channelKey.id as string;
     },
     /** An order of the catalogue through the storefront flow: confirmed (with a pass) unless `pending`. */
@@ -198,7 +210,9 @@ function freshThings(app: AppRef, org: TestOrganisation) {
     /** A customer of the catalogue's account, written directly (magic links go to customers only). */
     async customer() {
       const email = `customer-${tag()}@things.test`;
-      const customer = await db().customer.create({ data: { id: newId('customer'), organisationId, accountId: catalogue().accountId, email } });
+      const customer = await db().customer.create({
+        data: { id: newId('customer'), organisationId, accountId: catalogue().accountId, email },
+      });
       return { id: customer.id, email };
     },
     /** The magic-link code of a fresh customer, requested with the publishable key (`headers`: a client address, say). */

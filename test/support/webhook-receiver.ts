@@ -87,7 +87,15 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = {}): P
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
       const path = req.url ?? '/';
-      const entry: ReceivedRequest = { method: req.method ?? '', path, headers: req.headers, rawBody, receivedAt: Date.now(), status: 0, settled: false };
+      const entry: ReceivedRequest = {
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        rawBody,
+        receivedAt: Date.now(),
+        status: 0,
+        settled: false,
+      };
       requests.push(entry);
       const secret = secrets.get(path);
       if (secret) {
