@@ -32,6 +32,26 @@ export default tseslint.config(
     },
   },
   {
+    // Services record webhooks only through withWebhooks (src/webhooks/record.ts), which
+    // dispatches after the commit; the bare recorder is for that module (and tests).
+    files: ['src/**/*.ts', 'schema/**/*.ts', 'rest-compat/**/*.ts', 'server/**/*.ts', 'workflows/**/*.ts'],
+    ignores: ['src/webhooks/record.ts', '**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/webhooks/record.ts'],
+              importNames: ['recordWebhookEvent'],
+              message: 'Record webhooks with withWebhooks(db, dispatcher, (tx, webhooks) => ...): it dispatches after the commit.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // A REST route maps the answer to the GraphQL operation written beside it (`result: (data) =>`);
     // that answer's shape is the operation's, not a TypeScript type, and the route's `response`
     // schema checks it against the OpenAPI document in test/openapi.test.ts.

@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from '../src/db/migrate.ts';
 import { findFreePort } from '../src/embedded/temporal.ts';
+import type { WebhookWorkflows } from '../src/webhooks/workflow-contract.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
 import { spawnProcess, type Spawned } from './support/process.ts';
 
@@ -190,8 +191,15 @@ describe("the Dockerfile's runtime stage, built from that checkout", () => {
     expect(JSON.parse(listed)).toMatchObject({ events: [] });
 
     const client = new Client({ connection });
-    const result = await client.workflow.execute('ping', { taskQueue, workflowId: `ping-${taskQueue}`, args: ['built'] });
-    expect(result).toEqual({ reply: 'pong: built', workflowId: `ping-${taskQueue}`, database: 'ok' });
+    // A real workflow of the built bundle whose activity reads the database: recovering an endpoint
+    // that has no failed deliveries.
+    const since = new Date(0).toISOString();
+    const result = await client.workflow.execute<WebhookWorkflows['recoverWebhookEndpoint']>('recoverWebhookEndpoint', {
+      taskQueue,
+      workflowId: `whr_${taskQueue}`,
+      args: [{ organisationId: 'org_none', endpointId: 'whe_none', since, until: new Date().toISOString() }],
+    });
+    expect(result).toEqual({ attempted: 0, succeeded: 0 });
     // The pre-built bundle from `npm run build`, not bundling at start.
     expect(worker.output()).not.toMatch(/webpack|Workflow bundle created/i);
 

@@ -58,7 +58,6 @@ const TABLES = [
   'idempotency_keys',
   'periodic_tasks',
   'webhook_leases',
-  'webhook_task_runs',
 ];
 
 describe('the committed migrations', () => {

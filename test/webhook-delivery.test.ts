@@ -10,7 +10,8 @@ import { views, type Payload } from '../src/webhooks/payloads.ts';
 import { signatureHeader } from '../src/webhooks/secrets.ts';
 import { attemptDelivery, parseRetryAfter } from '../src/webhooks/deliver.ts';
 import type { DeliverBatchResult } from '../src/webhooks/batch.ts';
-import { retryDelayMs, type DeliverWebhookResult } from '../workflows/webhook-delivery.ts';
+import type { DeliverWebhookResult } from '../src/webhooks/workflow-contract.ts';
+import { retryDelayMs } from '../workflows/webhook-delivery.ts';
 import { createWorker } from '../workflows/worker.ts';
 import { useTestApp } from './support/app.ts';
 import { spawnProcess, type Spawned } from './support/process.ts';
@@ -534,7 +535,7 @@ describe('webhook dispatcher', () => {
       // A crash between the claim and the start: the sweep starts the same batch id, which
       // Temporal refuses even after the first run completed; nothing is sent again.
       await app().runtime.db.webhookDelivery.update({ where: { id }, data: { workflowStartedAt: null, status: 'pending' } });
-      await app().runtime.db.webhookTaskRun.deleteMany({});
+      await app().runtime.db.periodicTask.deleteMany({ where: { name: { startsWith: 'webhook-' } } });
       expect(await other.sweep()).toBe(1);
       await app().runtime.db.webhookDelivery.update({ where: { id }, data: { status: delivery.status } });
       expect((await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } })).workflowStartedAt).not.toBeNull();

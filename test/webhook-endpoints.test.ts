@@ -13,7 +13,7 @@ import {
   MAX_WEBHOOK_URL_LENGTH,
   parseWebhookUrl,
   UrlPolicyError,
-} from '../src/webhooks/url-policy.ts';
+} from '../src/net/url-policy.ts';
 import { useTestApp } from './support/app.ts';
 import { asAdmin, createApiKey } from './support/credentials.ts';
 import { query } from './support/db.ts';

@@ -359,7 +359,11 @@ describe('POST /webhook-endpoints/{id}/rotate-secret', () => {
     const [only] = await receiver.waitForRequests(1, (r) => r.headers['service-delivery-id'] === next);
     expect([signatures(only!), verifies(only!, none.body.secret), verifies(only!, second.body.secret)]).toEqual([1, true, false]);
 
-    for (const overlapSeconds of [-1, 604_801, 1.5, '60', null]) {
+    // null is "not given" (the default day), on /v1 as on GraphQL: one schema validates both.
+    const byDefault = await rotate({ overlapSeconds: null });
+    expect(byDefault.status).toBe(200);
+    expect(Date.parse(byDefault.body.endpoint.rotationOverlapEndsAt) - Date.now()).toBeGreaterThan(86_000_000);
+    for (const overlapSeconds of [-1, 604_801, 1.5, '60']) {
       const res = await rotate({ overlapSeconds });
       expect([res.status, res.body.code, res.body.details?.map((d: { path: string }) => d.path)], String(overlapSeconds)).toEqual([
         400,
@@ -498,7 +502,7 @@ describe('delivery history', () => {
     });
 
     const pruner = new WebhookDispatcher(db, app.runtime.temporal, app.config, app.runtime.logger, { prune: true });
-    await db.webhookTaskRun.deleteMany({});
+    await db.periodicTask.deleteMany({ where: { name: { startsWith: 'webhook-' } } });
     await pruner.sweep();
     await pruner.stop();
     expect(await db.webhookEvent.findMany({ where: { id: { in: recorded.map((r) => r.eventId) } }, select: { id: true } })).toEqual(

@@ -8,7 +8,7 @@ import { findTemporalTestServer } from '../src/embedded/temporal.ts';
 import { createLogger } from '../src/log.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { views } from '../src/webhooks/payloads.ts';
-import type { DeliverWebhookInput, DeliverWebhookResult } from '../workflows/webhook-delivery.ts';
+import type { DeliverWebhookInput, DeliverWebhookResult } from '../src/webhooks/workflow-contract.ts';
 import { createWorker } from '../workflows/worker.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
 import { createTestEndpoint, recordTestEvent, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.ts';

@@ -23,11 +23,6 @@ export function createActivities(deps: ActivityDependencies) {
     return { heartbeat: (progress?: unknown) => context.heartbeat(progress), progress: context.info.heartbeatDetails as unknown };
   };
   return {
-    async ping(_name: string): Promise<{ database: string }> {
-      const [row] = await db.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
-      return { database: row ? 'ok' : 'no answer' };
-    },
-
     /** The first attempt of every delivery of a batch; starts the retry workflows of those that failed. */
     attemptBatch(input: DeliverBatchInput) {
       const context = Context.current();

@@ -7,27 +7,10 @@
  */
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import { retryDelayMs } from '../src/webhooks/retry-delay.ts';
+import type { DeliverWebhookInput, DeliverWebhookResult } from '../src/webhooks/workflow-contract.ts';
 import type { Activities } from './activities.ts';
 
 export { retryDelayMs };
-
-export interface DeliverWebhookInput {
-  deliveryId: string;
-  /** Delays after attempt 1, 2, ... (WEBHOOK_RETRY_SCHEDULE at the time the delivery started). */
-  scheduleMs: number[];
-  /** Per-attempt timeout (WEBHOOK_ATTEMPT_TIMEOUT). */
-  attemptTimeoutMs: number;
-  /** The first attempt this workflow makes (default 1); the batch made the earlier ones. */
-  fromAttempt?: number;
-}
-
-export interface DeliverWebhookResult {
-  status: 'succeeded' | 'failed';
-  /** Why delivery stopped before the schedule ran out (an endpoint disabled or deleted meanwhile). */
-  stoppedBecause?: string;
-  /** One entry per attempt this workflow made, with the workflow clock's time of the attempt (ISO 8601). */
-  attempts: Array<{ attemptNumber: number; at: string; ok: boolean; statusCode: number | null; error: string | null }>;
-}
 
 /**
  * Waits between tries of an attempt that found no free slot (its endpoint or organisation has its

@@ -5,6 +5,7 @@
  */
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ManualAttemptResult, RecoverResult } from '../src/webhooks/manual.ts';
+import type { RecoverWebhookEndpointInput } from '../src/webhooks/workflow-contract.ts';
 import type { Activities } from './activities.ts';
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' } as const;
@@ -14,12 +15,7 @@ export async function resendWebhookDelivery(input: { deliveryId: string; attempt
   return resendDelivery(input);
 }
 
-export async function recoverWebhookEndpoint(input: {
-  organisationId: string;
-  endpointId: string;
-  since: string;
-  until: string;
-}): Promise<RecoverResult> {
+export async function recoverWebhookEndpoint(input: RecoverWebhookEndpointInput): Promise<RecoverResult> {
   const { recoverFailedDeliveries } = proxyActivities<Activities>({ startToCloseTimeout: '24h', heartbeatTimeout: '60s', retry });
   return recoverFailedDeliveries({ ...input, recoveryRunId: workflowInfo().runId });
 }

@@ -1,21 +1,15 @@
 /**
  * Workflow definitions. This file runs in Temporal's deterministic sandbox: it imports
- * activities as types only, never server code.
+ * activities as types only, never server code. Its exports are the workflows the worker
+ * registers, under their export names: exactly src/webhooks/workflow-contract.ts's, checked below.
  */
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from './activities.ts';
+import type { WebhookWorkflows } from '../src/webhooks/workflow-contract.ts';
+import { deliverBatch } from './webhook-batch.ts';
+import { deliverWebhook } from './webhook-delivery.ts';
+import { recoverWebhookEndpoint, resendWebhookDelivery } from './webhook-manual.ts';
 
-export { deliverBatch } from './webhook-batch.ts';
-export { deliverWebhook } from './webhook-delivery.ts';
-export { recoverWebhookEndpoint, resendWebhookDelivery } from './webhook-manual.ts';
+export { deliverBatch, deliverWebhook, recoverWebhookEndpoint, resendWebhookDelivery };
 
-const { ping: pingActivity } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 3 },
-});
-
-/** A trivial workflow that proves a worker is connected and can reach the database. */
-export async function ping(name: string): Promise<{ reply: string; workflowId: string; database: string }> {
-  const result = await pingActivity(name);
-  return { reply: `pong: ${name}`, workflowId: workflowInfo().workflowId, database: result.database };
-}
+// Compile-time check, no workflow (not exported): every workflow the starters name exists here with
+// the signature they start it with.
+const _contract = { deliverBatch, deliverWebhook, recoverWebhookEndpoint, resendWebhookDelivery } satisfies WebhookWorkflows;

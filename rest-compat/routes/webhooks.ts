@@ -1,8 +1,14 @@
 import { z } from 'zod';
-import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.ts';
 import { listQuery } from '../../src/pagination.ts';
 import { listWebhookDeliveriesFilters } from '../../src/services/webhook-deliveries.ts';
-import { listWebhookEndpointsFilters } from '../../src/services/webhook-endpoints.ts';
+import {
+  createWebhookEndpointInput,
+  listWebhookEndpointsFilters,
+  recoverWebhookEndpointInput,
+  rotateWebhookEndpointSecretInput,
+  updateWebhookEndpointInput,
+  webhookEventType,
+} from '../../src/services/webhook-endpoints.ts';
 import type { RestRoute } from '../route.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { STATUSES } from '../../src/statuses.ts';
@@ -12,17 +18,14 @@ const ENDPOINT_FIELDS =
 const DELIVERY_FIELDS = `id endpointId eventId eventType status attemptCount nextAttemptAt createdAt
   attempts { attemptNumber trigger attemptedAt statusCode responseBody durationMs error }`;
 
-const EVENT_TYPES = Object.keys(WEBHOOK_EVENT_TYPES) as [string, ...string[]];
 const DELIVERY_STATUSES = STATUSES.delivery;
-
-const eventType = z.enum(EVENT_TYPES, { error: `An event type: one of ${EVENT_TYPES.join(', ')}.` });
 
 const endpoint = z.object({
   id: z.string(),
   accountId: z.string(),
   url: z.string(),
   description: z.string().nullable(),
-  eventTypes: z.array(z.string()),
+  eventTypes: z.array(webhookEventType),
   enabled: z.boolean(),
   disabledReason: z.string().nullable(),
   apiVersion: z.string(),
@@ -45,7 +48,7 @@ const delivery = z.object({
   id: z.string(),
   endpointId: z.string(),
   eventId: z.string(),
-  eventType: z.string(),
+  eventType: webhookEventType,
   status: z.enum(DELIVERY_STATUSES),
   attemptCount: z.number().int(),
   nextAttemptAt: z.string().nullable(),
@@ -86,13 +89,7 @@ export const webhooksRoutes: RestRoute[] = [
     operation: `mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {
       createWebhookEndpoint(input: $input) { endpoint { ${ENDPOINT_FIELDS} } secret }
     }`,
-    body: z.strictObject({
-      accountId: z.string(),
-      url: z.string(),
-      description: z.string().nullish(),
-      eventTypes: z.array(eventType).optional(),
-      apiVersion: z.string().optional(),
-    }),
+    body: createWebhookEndpointInput,
     bind: { input: 'body' },
     result: (data) => data.createWebhookEndpoint,
     status: 201,
@@ -121,13 +118,7 @@ export const webhooksRoutes: RestRoute[] = [
       updateWebhookEndpoint(id: $id, input: $input) { ${ENDPOINT_FIELDS} }
     }`,
     params: idParam,
-    body: z.strictObject({
-      url: z.string().optional(),
-      description: z.string().nullish(),
-      eventTypes: z.array(eventType).optional(),
-      enabled: z.boolean().optional(),
-      rotationOverlapEndsAt: z.null({ error: 'Only null, which ends the overlap of the last secret rotation now.' }).optional(),
-    }),
+    body: updateWebhookEndpointInput,
     bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ endpoint: data.updateWebhookEndpoint }),
     response: z.object({ endpoint }),
@@ -169,9 +160,7 @@ export const webhooksRoutes: RestRoute[] = [
       rotateWebhookEndpointSecret(id: $id, input: $input) { endpoint { ${ENDPOINT_FIELDS} } secret }
     }`,
     params: idParam,
-    body: z.strictObject({
-      overlapSeconds: z.number({ error: 'A whole number of seconds.' }).int('A whole number of seconds.').optional(),
-    }),
+    body: rotateWebhookEndpointSecretInput,
     bind: { id: 'params.id', input: 'body' },
     result: (data) => data.rotateWebhookEndpointSecret,
     response: z.object({ endpoint, secret: z.string() }),
@@ -187,7 +176,7 @@ export const webhooksRoutes: RestRoute[] = [
       recoverWebhookEndpoint(id: $id, input: $input) { id endpointId since until deliveryCount }
     }`,
     params: idParam,
-    body: z.strictObject({ since: z.string({ error: 'An ISO 8601 date and time.' }) }),
+    body: recoverWebhookEndpointInput,
     bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ recovery: data.recoverWebhookEndpoint }),
     status: 202,

@@ -6,7 +6,7 @@ import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Cart, Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
-import { recordWebhookEvent } from '../webhooks/record.ts';
+import { withWebhooks } from '../webhooks/record.ts';
 import { sha256 } from '../auth/keys.ts';
 import { clientBucket, tooMany } from '../limits/rate-limiter.ts';
 import { capacityOf, hold, lockOrder } from './inventory.ts';
@@ -551,7 +551,7 @@ async function placeOrder(
   } = ctx.runtime.config;
   const clientKey = bucket === null ? null : sha256(bucket);
   const tickets = lines.reduce((sum, line) => sum + line.quantity, 0);
-  const { order, customer, deliveryIds } = await ctx.db.$transaction(async (tx) => {
+  const { order, customer } = await withWebhooks(ctx.db, ctx.runtime.dispatcher, async (tx, webhooks) => {
     // Closed only as it was read: a change committed meanwhile (another tab's PATCH) would make
     // the order differ from the cart the buyer last saw.
     const closed = await tx.cart.updateMany({
@@ -566,7 +566,6 @@ async function placeOrder(
       );
     }
 
-    const deliveryIds: string[] = [];
     let customer =
       'id' in buyer
         ? await tx.customer.findFirst({ where: { id: buyer.id, accountId: channel.accountId } })
@@ -586,13 +585,12 @@ async function placeOrder(
           lastName: customerInput.lastName ?? null,
         },
       });
-      const recorded = await recordWebhookEvent(tx, {
+      await webhooks.record({
         organisationId,
         accountId: channel.accountId,
         type: 'customer.created',
         payload: views.customer(customer),
       });
-      deliveryIds.push(...recorded.deliveryIds);
     }
 
     if (clientKey !== null) {
@@ -633,20 +631,18 @@ async function placeOrder(
       })),
     });
     await tx.salesSession.updateMany({ where: { id: cart.sessionId }, data: { customerId: customer.id } });
-    const recorded = await recordWebhookEvent(tx, {
+    await webhooks.record({
       organisationId,
       accountId: channel.accountId,
       type: 'order.created',
       payload: views.order({ ...order, lineItemCount: lines.length }),
     });
-    deliveryIds.push(...recorded.deliveryIds);
     // The holds last: an inventory row is the one lock every buyer of a ticket type waits for, so
     // it is taken just before the commit, and held for as short a time as the transaction allows.
     for (const line of lockOrder(lines)) {
       if (!(await hold(tx, organisationId, line))) throw new ShortOfTickets(line);
     }
-    return { order, customer, deliveryIds };
+    return { order, customer };
   });
-  ctx.runtime.dispatcher.dispatch(deliveryIds);
   return { order, customer, checkoutUrl: checkoutUrl(ctx, order.id) };
 }

@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { Event, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
-import { recordWebhookEvent } from '../webhooks/record.ts';
+import { withWebhooks } from '../webhooks/record.ts';
 import type { Statement } from '../db/sql.ts';
 import { pageArgsOf, pageWindow, toPage, type Page, type RawPageArgs } from '../pagination.ts';
 import { validate, type Raw } from '../validation.ts';
@@ -68,7 +68,7 @@ async function venueOf(db: VenueDb, venueId: string, accountId: string) {
 export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput>): Promise<Event> {
   const input = validate(createEventInput, raw);
   checkSaleWindow(input.onSaleDate, input.offSaleDate);
-  const { event, deliveryIds } = await ctx.db.$transaction(async (tx) => {
+  return withWebhooks(ctx.db, ctx.runtime.dispatcher, async (tx, webhooks) => {
     const accountId = await owningAccount(ctx, 'events', input.accountId, tx);
     const venue = input.venueId ? await venueOf(tx, input.venueId, accountId) : null;
     const timezone = input.timezone ?? venue?.timezone;
@@ -92,17 +92,14 @@ export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput
       },
     });
     // The source event and its deliveries commit (or roll back) with the event itself.
-    const { deliveryIds } = await recordWebhookEvent(tx, {
+    await webhooks.record({
       organisationId: event.organisationId,
       accountId: event.accountId,
       type: 'event.created',
       payload: views.event(event),
     });
-    return { event, deliveryIds };
+    return event;
   });
-  // After the commit, so the delivery workflows find the rows they are started for.
-  ctx.runtime.dispatcher.dispatch(deliveryIds);
-  return event;
 }
 
 /** A non-deleted event the caller may `action` (read: GET; write: changes). */

@@ -9,7 +9,7 @@ import {
   type FetchImplementation,
   type JWTPayload,
 } from 'jose';
-import { assertDeliverableUrl, deliverableLookup } from '../webhooks/url-policy.ts';
+import { assertDeliverableUrl, deliverableLookup } from '../net/url-policy.ts';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';

@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts';
 import type { IdentityProvider, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
-import { assertDeliverableUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
+import { assertDeliverableUrl, UrlPolicyError } from '../net/url-policy.ts';
 
 /**
  * Identity providers of an organisation: the OpenID providers whose tokens POST /auth/federate

@@ -9,7 +9,7 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { views } from '../webhooks/payloads.ts';
-import { recordWebhookEvent } from '../webhooks/record.ts';
+import { withWebhooks, type WebhookRecorder } from '../webhooks/record.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { paginate, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
@@ -108,7 +108,7 @@ export async function confirmOrder(services: Services, db: TenantDatabase, order
   const now = new Date();
   let outcome;
   try {
-    outcome = await db.$transaction(async (tx) => {
+    outcome = await withWebhooks(db, services.dispatcher, async (tx, webhooks) => {
       const moved = await tx.order.updateMany({
         where: { id: orderId, status: 'pending', holdExpiresAt: { gt: now } },
         data: { status: 'confirmed', confirmedAt: now, holdExpiresAt: null },
@@ -120,7 +120,7 @@ export async function confirmOrder(services: Services, db: TenantDatabase, order
       // the channel, the account) waits for this confirmation or is seen by it, never both missed.
       const reason = await unsellable(tx, order);
       if (reason) throw new Unsellable(order, reason);
-      return confirmed(tx, order, payment);
+      return confirmed(tx, webhooks, order, payment);
     });
   } catch (error) {
     if (!(error instanceof Unsellable)) throw error;
@@ -131,7 +131,6 @@ export async function confirmOrder(services: Services, db: TenantDatabase, order
     outcome = { order: await db.order.findFirstOrThrow({ where: { id: orderId } }), moved: false as const };
   }
   if (outcome.moved) {
-    services.dispatcher.dispatch(outcome.deliveryIds);
     if (services.mailer) {
       await mailTickets(services.mailer, db, outcome.order).catch((error: unknown) =>
         services.logger?.error({ err: error, orderId: outcome.order.id }, 'could not mail the tickets of a confirmed order'),
@@ -156,7 +155,7 @@ class Unsellable extends Error {
 }
 
 /** The confirmation itself, in the caller's transaction: sold, paid, passes issued, webhooks recorded. */
-async function confirmed(tx: Tx, order: Order, payment: PaymentInput) {
+async function confirmed(tx: Tx, webhooks: WebhookRecorder, order: Order, payment: PaymentInput) {
   const db = tx as unknown as Database;
   const lines = await lineItemsOf(tx, order);
   await db.payment.create({
@@ -188,28 +187,22 @@ async function confirmed(tx: Tx, order: Order, payment: PaymentInput) {
       occurrenceId: pass.occurrenceId,
     })),
   });
-  const deliveryIds = [
-    ...(
-      await recordWebhookEvent(tx, {
-        organisationId: order.organisationId,
-        accountId: order.accountId,
-        type: 'order.confirmed',
-        payload: orderPayload(order, lines),
-      })
-    ).deliveryIds,
-    ...(
-      await recordWebhookEvent(tx, {
-        organisationId: order.organisationId,
-        accountId: order.accountId,
-        type: 'ticket.issued',
-        payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes }),
-      })
-    ).deliveryIds,
-  ];
+  await webhooks.record({
+    organisationId: order.organisationId,
+    accountId: order.accountId,
+    type: 'order.confirmed',
+    payload: orderPayload(order, lines),
+  });
+  await webhooks.record({
+    organisationId: order.organisationId,
+    accountId: order.accountId,
+    type: 'ticket.issued',
+    payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes }),
+  });
   // The inventory rows last, just before the commit: they are what every confirmation of a ticket
   // type waits for (see placeOrder in carts.ts).
   for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'sell');
-  return { order, moved: true as const, deliveryIds };
+  return { order, moved: true as const };
 }
 
 /** The customer's tickets: one code per pass (also readable with a customer token, GET /live/sales/me/orders). */
@@ -313,26 +306,23 @@ async function cancelPending(
 ): Promise<boolean> {
   const now = new Date();
   const { id, organisationId } = target;
-  const deliveryIds = await services.db.$transaction(async (tx) => {
+  return withWebhooks(services.db, services.dispatcher, async (tx, webhooks) => {
     const moved = await tx.order.updateMany({
       where: { id, organisationId, status: 'pending', ...(when.expiredBefore ? { holdExpiresAt: { lte: when.expiredBefore } } : {}) },
       data: { status: 'cancelled', cancelledAt: now, holdExpiresAt: null },
     });
-    if (moved.count !== 1) return null;
+    if (moved.count !== 1) return false;
     const order = await tx.order.findFirstOrThrow({ where: { id, organisationId } });
     const lines = await lineItemsOf(tx, order);
     for (const line of lockOrder(lines)) await move(tx, organisationId, line, 'release');
-    const recorded = await recordWebhookEvent(tx, {
+    await webhooks.record({
       organisationId,
       accountId: order.accountId,
       type: 'order.cancelled',
       payload: orderPayload(order, lines),
     });
-    return recorded.deliveryIds;
+    return true;
   });
-  if (!deliveryIds) return false;
-  services.dispatcher.dispatch(deliveryIds);
-  return true;
 }
 
 /**
@@ -416,12 +406,12 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
   const found = await loadOrder(ctx, id, action);
   const transition = TRANSITIONS[action];
   const now = new Date();
-  const result = await ctx.db.$transaction(async (tx) => {
+  const result = await withWebhooks(ctx.db, ctx.runtime.dispatcher, async (tx, webhooks) => {
     // Lock the row first: the state it leaves decides which counter its tickets return to.
     const [locked] = await tx.$queryRaw<Array<{ status: Order['status'] }>>`
       SELECT "status" FROM "orders" WHERE "organisationId" = ${found.organisationId} AND "id" = ${found.id} FOR UPDATE`;
     if (!locked || !(transition.from as readonly string[]).includes(locked.status)) {
-      return { order: await tx.order.findFirstOrThrow({ where: { id: found.id } }), deliveryIds: null };
+      return { order: await tx.order.findFirstOrThrow({ where: { id: found.id } }), changed: false };
     }
     const order = await tx.order.update({
       where: { id: found.id },
@@ -441,20 +431,19 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
       const returned = lines.map((line) => ({ ...line, quantity: voided.filter((pass) => pass.lineItemId === line.id).length }));
       for (const line of lockOrder(returned)) if (line.quantity > 0) await move(tx, order.organisationId, line, 'return');
     }
-    const recorded = await recordWebhookEvent(tx, {
+    await webhooks.record({
       organisationId: order.organisationId,
       accountId: order.accountId,
       type: transition.webhook,
       payload: orderPayload(order, lines),
     });
-    return { order, deliveryIds: recorded.deliveryIds };
+    return { order, changed: true };
   });
-  if (!result.deliveryIds) {
+  if (!result.changed) {
     const status = result.order.status;
     if (action === 'refund' && status === 'pending') throw new AppError('CONFLICT', 'This order is not paid; cancel it instead.');
     throw new AppError('CONFLICT', `This order is ${status}; it cannot be ${action === 'cancel' ? 'cancelled' : 'refunded'}.`);
   }
-  ctx.runtime.dispatcher.dispatch(result.deliveryIds);
   return result.order;
 }
 

@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts';
 import type { Pass, Prisma, Redemption } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
-import { recordWebhookEvent } from '../webhooks/record.ts';
+import { withWebhooks } from '../webhooks/record.ts';
 import { paginate, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
@@ -103,7 +103,7 @@ export async function redeemPass(
   if (occurrence?.status === 'cancelled') throw new AppError('CONFLICT', 'The occurrence of this pass was cancelled; it admits no one.');
   const redeemedById = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;
   try {
-    const { redemption, deliveryIds } = await ctx.db.$transaction(async (tx) => {
+    return await withWebhooks(ctx.db, ctx.runtime.dispatcher, async (tx, webhooks) => {
       const entitlement = await tx.entitlement.findFirst({ where: { passId: pass.id }, include: { redemption: true } });
       if (!entitlement) throw new AppError('CONFLICT', 'This pass grants no entry.');
       if (entitlement.redemption) throw alreadyRedeemed(entitlement.redemption);
@@ -124,7 +124,7 @@ export async function redeemPass(
           redeemedById,
         },
       });
-      const recorded = await recordWebhookEvent(tx, {
+      await webhooks.record({
         organisationId: pass.organisationId,
         accountId: pass.accountId,
         type: 'ticket.redeemed',
@@ -135,10 +135,8 @@ export async function redeemPass(
           accountId: pass.accountId,
         }),
       });
-      return { redemption, deliveryIds: recorded.deliveryIds };
+      return redemption;
     });
-    ctx.runtime.dispatcher.dispatch(deliveryIds);
-    return redemption;
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // The other scanner's redemption committed between our read and our insert.

@@ -6,8 +6,9 @@ import { ID_PREFIXES, newId, type IdKind } from '../ids.ts';
 import { CURRENT_VERSION, requireUsableVersion } from '../versions.ts';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/event-types.ts';
 import { views, type Payload } from '../webhooks/payloads.ts';
+import { withWebhooks } from '../webhooks/record.ts';
 import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
-import { assertDeliverableUrl, parseWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.ts';
+import { assertDeliverableUrl, parseWebhookUrl, UrlPolicyError } from '../net/url-policy.ts';
 import { describeDuration } from '../webhooks/recorder.ts';
 import { recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, temporalClient } from './webhook-workflows.ts';
@@ -38,16 +39,18 @@ const url = z.string().superRefine((value, issue) => {
 
 const description = z.string().trim().max(500, 'At most 500 characters.').nullish();
 
+const EVENT_TYPE_NAMES = Object.keys(WEBHOOK_EVENT_TYPES) as [WebhookEventType, ...WebhookEventType[]];
+
+/** One of the event types; an enum, so the OpenAPI document and GraphQL list them. */
+export const webhookEventType = z.enum(EVENT_TYPE_NAMES, { error: `An event type: one of ${EVENT_TYPE_NAMES.join(', ')}.` });
+
 const eventTypes = z
-  .array(
-    z.string().refine(isWebhookEventType, {
-      error: `An event type: one of ${Object.keys(WEBHOOK_EVENT_TYPES).join(', ')}.`,
-    }),
-  )
+  .array(webhookEventType)
   .max(100)
   .transform((list) => [...new Set(list)] as WebhookEventType[]);
 
-const createInput = z.object({
+/** The inputs below are the one schema of each operation: GraphQL's resolvers and /v1's bodies (rest-compat/routes/webhooks.ts) both validate with them. */
+export const createWebhookEndpointInput = z.strictObject({
   accountId: z.string().min(1).max(100),
   url,
   description,
@@ -58,7 +61,7 @@ const createInput = z.object({
     .nullish(),
 });
 
-const updateInput = z.object({
+export const updateWebhookEndpointInput = z.strictObject({
   url: url.optional(),
   description,
   eventTypes: eventTypes.optional(),
@@ -70,7 +73,7 @@ const updateInput = z.object({
 const MAX_OVERLAP_SECONDS = 7 * 86_400;
 const DEFAULT_OVERLAP_SECONDS = 86_400;
 
-const rotateInput = z.object({
+export const rotateWebhookEndpointSecretInput = z.strictObject({
   overlapSeconds: z
     .number({ error: 'A whole number of seconds.' })
     .int('A whole number of seconds.')
@@ -79,12 +82,12 @@ const rotateInput = z.object({
     .nullish(),
 });
 
-const recoverInput = z.object({ since: instant });
+export const recoverWebhookEndpointInput = z.strictObject({ since: instant });
 
-export type CreateWebhookEndpointInput = Raw<z.input<typeof createInput>>;
-export type UpdateWebhookEndpointInput = Raw<z.input<typeof updateInput>>;
-export type RotateWebhookEndpointSecretInput = Raw<z.input<typeof rotateInput>>;
-export type RecoverWebhookEndpointInput = Raw<z.input<typeof recoverInput>>;
+export type CreateWebhookEndpointInput = Raw<z.input<typeof createWebhookEndpointInput>>;
+export type UpdateWebhookEndpointInput = Raw<z.input<typeof updateWebhookEndpointInput>>;
+export type RotateWebhookEndpointSecretInput = Raw<z.input<typeof rotateWebhookEndpointSecretInput>>;
+export type RecoverWebhookEndpointInput = Raw<z.input<typeof recoverWebhookEndpointInput>>;
 
 /** The full URL policy; a refusal names `url`. */
 async function deliverableUrl(ctx: RequestContext, raw: string): Promise<string> {
@@ -140,7 +143,7 @@ export async function createWebhookEndpoint(
   ctx: RequestContext,
   raw: CreateWebhookEndpointInput,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-  const input = validate(createInput, raw);
+  const input = validate(createWebhookEndpointInput, raw);
   const apiVersion = input.apiVersion ? requireUsableVersion(input.apiVersion, 'apiVersion') : CURRENT_VERSION;
   const accountId = await owningAccount(ctx, 'webhooks', input.accountId);
   const href = await deliverableUrl(ctx, input.url);
@@ -188,7 +191,7 @@ const HEALTHY: Prisma.WebhookEndpointUpdateInput = { consecutiveFailures: 0, fai
  */
 export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
   const endpoint = await loadEndpoint(ctx, id, 'write');
-  const input = validate(updateInput, raw);
+  const input = validate(updateWebhookEndpointInput, raw);
   const data: Prisma.WebhookEndpointUpdateInput = {};
   if (input.url !== undefined) {
     data.url = await deliverableUrl(ctx, input.url);
@@ -217,7 +220,7 @@ export async function rotateWebhookEndpointSecret(
   raw: RotateWebhookEndpointSecretInput,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const current = await loadEndpoint(ctx, id, 'write');
-  const input = validate(rotateInput, raw ?? {});
+  const input = validate(rotateWebhookEndpointSecretInput, raw ?? {});
   const overlapSeconds = input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
   const secret = newSigningSecret();
   const endpoint = await ctx.db.webhookEndpoint.update({
@@ -250,7 +253,7 @@ export interface WebhookRecovery {
  */
 export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, raw: RecoverWebhookEndpointInput): Promise<WebhookRecovery> {
   const endpoint = await loadEndpoint(ctx, id, 'write');
-  const { since } = validate(recoverInput, raw);
+  const { since } = validate(recoverWebhookEndpointInput, raw);
   const until = new Date();
   const retention = ctx.runtime.config.WEBHOOK_RETENTION;
   if (since.getTime() > until.getTime()) throw AppError.validation([{ path: 'since', message: 'Not in the future.' }]);
@@ -380,31 +383,16 @@ export async function testWebhookEndpoint(ctx: RequestContext, id: string): Prom
     `At most ${TESTS_PER_MINUTE} test deliveries a minute per endpoint.`,
   );
   const type = endpoint.eventTypes.find(isWebhookEventType) ?? 'event.created';
-  const deliveryId = newId('webhookDelivery');
-  const delivery = await ctx.db.$transaction(async (tx) => {
-    const eventId = newId('webhookEvent');
-    await tx.webhookEvent.create({
-      data: {
-        id: eventId,
-        organisationId: endpoint.organisationId,
-        accountId: endpoint.accountId,
-        type,
-        payload: samplePayload(type, endpoint.accountId),
-        version: CURRENT_VERSION,
-      },
+  return withWebhooks(ctx.db, ctx.runtime.dispatcher, async (tx, webhooks) => {
+    const [deliveryId] = await webhooks.record({
+      organisationId: endpoint.organisationId,
+      accountId: endpoint.accountId,
+      type,
+      payload: samplePayload(type, endpoint.accountId),
+      endpointId: endpoint.id,
     });
-    await tx.webhookDelivery.create({
-      data: {
-        id: deliveryId,
-        organisationId: endpoint.organisationId,
-        accountId: endpoint.accountId,
-        eventId,
-        endpointId: endpoint.id,
-        eventType: type,
-      },
-    });
+    // Disabled, deleted or unsubscribed since it was read above.
+    if (!deliveryId) throw new AppError('CONFLICT', 'The endpoint changed meanwhile; look at it again and send the test.');
     return loadDelivery(tx, deliveryId);
   });
-  ctx.runtime.dispatcher.dispatch([deliveryId]);
-  return delivery;
 }

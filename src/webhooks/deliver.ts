@@ -11,7 +11,7 @@ import { envelope, type Payload } from './payloads.ts';
 import { decryptSecret, signatureHeader } from './secrets.ts';
 import { recorderFor } from './recorder.ts';
 import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts';
-import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from './url-policy.ts';
+import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from '../net/url-policy.ts';
 
 /**
  * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"): the

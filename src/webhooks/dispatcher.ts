@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/client.ts';
+import { takeLease } from '../db/periodic.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { TemporalAccess } from '../temporal.ts';
@@ -51,8 +52,8 @@ const BURST = 3;
  * workflowStartedAt is written after the start. So a crash between claim and start only leaves the
  * sweep to start the same batch id, and nothing is lost or sent twice.
  *
- * The sweep (API and every worker offer; a row of webhook_task_runs makes it run once per period
- * across all of them) starts claimed batches that never started, claims what was recorded but
+ * The sweep (API and every worker offer; a lease in periodic_tasks, src/db/periodic.ts, makes it run
+ * once per period across all of them) starts claimed batches that never started, claims what was recorded but
  * never dispatched (older than the grace period) and what a batch put back for want of a slot —
  * the latter only as far as its endpoint has free slots — and removes slots whose holder died. In
  * the workers it also prunes history older than WEBHOOK_RETENTION (hourly).
@@ -254,17 +255,9 @@ export class WebhookDispatcher {
     return total;
   }
 
-  /**
-   * True for the one process that may run `task` now: the first to move its last run forward once
-   * the period (less a fifth, for timer jitter) has passed.
-   */
-  async #claimPeriod(task: string, periodMs: number): Promise<boolean> {
-    const rows = await this.db.$queryRaw<unknown[]>`
-      INSERT INTO webhook_task_runs (name, "lastRunAt") VALUES (${task}, now())
-      ON CONFLICT (name) DO UPDATE SET "lastRunAt" = now()
-       WHERE webhook_task_runs."lastRunAt" <= now() - make_interval(secs => ${periodMs * 0.8}::float8 / 1000)
-      RETURNING name`;
-    return rows.length > 0;
+  /** True for the one process that may run `task` this period: the holder of its lease (src/db/periodic.ts). */
+  #claimPeriod(task: 'sweep' | 'prune', periodMs: number): Promise<boolean> {
+    return takeLease(this.db, `webhook-${task}`, periodMs);
   }
 
   /** Batches claimed but never started (a crash between claim and start): started under the same id. */

@@ -5,8 +5,51 @@ import { CURRENT_VERSION } from '../versions.ts';
 import type { WebhookEventType } from './event-types.ts';
 import type { Payload } from './payloads.ts';
 
-/** A transaction client of either handle. */
-type Tx = Parameters<Parameters<TenantDatabase['$transaction']>[0]>[0] | Parameters<Parameters<Database['$transaction']>[0]>[0];
+/** The transaction client of a handle: the tenant-scoped one of a request, or the whole database (worker sweeps). */
+export type TransactionOf<D extends TenantDatabase | Database> = Parameters<Parameters<D['$transaction']>[0]>[0];
+type Tx = TransactionOf<TenantDatabase> | TransactionOf<Database>;
+
+export interface WebhookEventInput {
+  organisationId: string;
+  accountId: string;
+  type: WebhookEventType;
+  payload: Payload;
+  /** Only this endpoint of the account (a test delivery), not every subscriber. */
+  endpointId?: string;
+}
+
+/** Records source events into the transaction it was handed to; see `withWebhooks`. */
+export interface WebhookRecorder {
+  /** Records the event and its deliveries in the transaction; answers the deliveries' ids. */
+  record(event: WebhookEventInput): Promise<string[]>;
+}
+
+/**
+ * Runs `work` in one transaction of `db` with a recorder of webhooks, then hands every delivery
+ * recorded to the dispatcher after the commit (none if the transaction rolled back). The one way
+ * services record webhooks: the change and its webhooks commit together, and the dispatch that
+ * must follow the commit cannot be forgotten (the dispatcher's sweep would start a forgotten
+ * delivery only seconds later).
+ */
+export async function withWebhooks<D extends TenantDatabase | Database, T>(
+  db: D,
+  dispatcher: { dispatch(deliveryIds: readonly string[]): void },
+  work: (tx: TransactionOf<D>, webhooks: WebhookRecorder) => Promise<T>,
+): Promise<T> {
+  const deliveryIds: string[] = [];
+  // One call signature for both handles: their $transaction differ only in the models' scoping.
+  const result = await (db as Database).$transaction(async (tx) => {
+    return work(tx, {
+      async record(event) {
+        const recorded = await recordWebhookEvent(tx, event);
+        deliveryIds.push(...recorded.deliveryIds);
+        return recorded.deliveryIds;
+      },
+    });
+  });
+  dispatcher.dispatch(deliveryIds);
+  return result;
+}
 
 export interface RecordedWebhookEvent {
   eventId: string;
@@ -15,23 +58,21 @@ export interface RecordedWebhookEvent {
 
 /**
  * Records a source event (wev_) and one pending delivery (whd_) per enabled, not deleted endpoint
- * of the account subscribed to `type` — in the caller's transaction, so the change and its
+ * of the account subscribed to `type` (or only `endpointId`) — in the caller's transaction, so the change and its
  * webhooks commit or roll back together. The dispatcher starts the deliveries' batch after the
  * commit (and the sweep any it could not start).
  *
  * Two statements (raw SQL): it runs inside the requests that change things, and the model API's
  * three round trips cost those requests about a millisecond of CPU more (bench/webhooks.ts).
  */
-export async function recordWebhookEvent(
-  tx: Tx,
-  event: { organisationId: string; accountId: string; type: WebhookEventType; payload: Payload },
-): Promise<RecordedWebhookEvent> {
+export async function recordWebhookEvent(tx: Tx, event: WebhookEventInput): Promise<RecordedWebhookEvent> {
   const client = tx as unknown as Database;
   const eventId = newId('webhookEvent');
   const endpoints = await client.$queryRaw<Array<{ id: string }>>`
     SELECT id FROM webhook_endpoints
      WHERE "organisationId" = ${event.organisationId} AND "accountId" = ${event.accountId} AND enabled AND "deletedAt" IS NULL
        AND (cardinality("eventTypes") = 0 OR ${event.type} = ANY("eventTypes"))
+       AND (${event.endpointId ?? null}::text IS NULL OR id = ${event.endpointId ?? null})
      ORDER BY "createdAt", id`;
   const deliveryIds = endpoints.map(() => newId('webhookDelivery'));
   await client.$executeRaw`

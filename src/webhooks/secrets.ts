@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 /** A new endpoint signing secret: `whsec_` + 32 random bytes (base64url). Shown once. */
 export function newSigningSecret(): string {
@@ -31,15 +31,4 @@ export function signatureHeader(secrets: string | readonly string[], rawBody: st
     (secret) => `v1=${createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')}`,
   );
   return `t=${timestamp},${signatures.join(',')}`;
-}
-
-/** What a receiver does: constant-time comparison, 5 minutes of tolerance. */
-export function verifySignature(secret: string, rawBody: string, header: string, toleranceSeconds = 300, now = Date.now()): boolean {
-  const parts = header.split(',').map((part) => part.split('=', 2) as [string, string?]);
-  const timestamp = Number(parts.find(([key]) => key === 't')?.[1]);
-  const signatures = parts.filter(([key, value]) => key === 'v1' && value).map(([, value]) => Buffer.from(value!));
-  if (!Number.isInteger(timestamp) || signatures.length === 0) return false;
-  if (Math.abs(now / 1000 - timestamp) > toleranceSeconds) return false;
-  const expected = Buffer.from(createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex'));
-  return signatures.some((given) => expected.length === given.length && timingSafeEqual(expected, given));
 }

@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../log.ts';
+import type { WebhookWorkflowName, WebhookWorkflows } from './workflow-contract.ts';
 
 /**
  * Every webhook workflow is started here, with the search attributes operators query in the
@@ -122,18 +123,20 @@ export type StartResult = 'started' | 'already started';
  * (REJECT_DUPLICATE, the default here) or runs now answers 'already started': every webhook
  * workflow id is a business id, so a repeated start is harmless and counts as done.
  */
-export async function startWebhookWorkflow(
+export async function startWebhookWorkflow<Name extends WebhookWorkflowName>(
   client: Client,
   logger: Logger,
-  workflowType: string,
+  workflowType: Name,
   attributes: WebhookAttributes,
-  options: Omit<WorkflowStartOptions, 'typedSearchAttributes' | 'searchAttributes'>,
+  options: Omit<WorkflowStartOptions<WebhookWorkflows[Name]>, 'typedSearchAttributes' | 'searchAttributes'>,
 ): Promise<StartResult> {
-  const base = { workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE, ...options } as WorkflowStartOptions;
+  type Options = WorkflowStartOptions<WebhookWorkflows[Name]>;
+  const base = { workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE, ...options } as Options;
   try {
-    const withAttributes = Date.now() < attributesRefusedUntil ? base : { ...base, typedSearchAttributes: searchAttributes(attributes) };
+    const withAttributes: Options =
+      Date.now() < attributesRefusedUntil ? base : { ...base, typedSearchAttributes: searchAttributes(attributes) };
     try {
-      await client.workflow.start(workflowType, withAttributes);
+      await client.workflow.start<WebhookWorkflows[Name]>(workflowType, withAttributes);
     } catch (error) {
       if (!refusesSearchAttributes(error)) throw error;
       attributesRefusedUntil = Date.now() + 60_000;
@@ -141,7 +144,7 @@ export async function startWebhookWorkflow(
         { err: error, namespace: client.options.namespace },
         `webhook search attributes are not registered (${SEARCH_ATTRIBUTE_NAMES.join(', ')}): workflows start without them; register them (README, "Watching deliveries")`,
       );
-      await client.workflow.start(workflowType, base);
+      await client.workflow.start<WebhookWorkflows[Name]>(workflowType, base);
     }
     return 'started';
   } catch (error) {
