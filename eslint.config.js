@@ -73,4 +73,11 @@ export default tseslint.config(
   { files: ['**/*.js', '**/*.cjs', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' } },
   prettier,
+  {
+    // After Prettier's config, which turns max-len off: Prettier wraps code at 140 columns but not
+    // comments; long strings (messages, descriptions, SQL) may stay whole.
+    rules: {
+      'max-len': ['error', { code: 140, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreUrls: true, ignoreRegExpLiterals: true }],
+    },
+  },
 );
