@@ -10,6 +10,7 @@ import { inputProblem } from '../src/http/input-safety.ts';
 import { contextOf } from '../src/http/request-context.ts';
 import { operationOf } from '../src/graphql/variables.ts';
 import type { Binding, RestRoute } from './route.ts';
+import { labelRoute } from '../src/http/metrics.ts';
 
 interface PreparedRoute {
   route: RestRoute;
@@ -85,6 +86,7 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const types = variableTypes(pipeline.schema, document);
     router[method](expressPath(route.path), async (req: Request, res: Response) => {
+      labelRoute(res, `${req.baseUrl}${route.path}`);
       const ctx = contextOf(res);
       if (route.organisation && !ctx.organisationSlug) {
         throw new AppError(ctx.principal ? 'ORG_REQUIRED' : 'UNAUTHENTICATED');

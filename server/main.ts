@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { startApi } from './app.ts';
+import { startMetricsServer } from '../src/http/metrics.ts';
 import { createRuntime } from '../src/runtime.ts';
 
 /**
@@ -12,6 +13,7 @@ async function main(): Promise<void> {
   const runtime = createRuntime(config);
   const running = await startApi(runtime, config.PORT, config.HOST);
   runtime.logger.info({ url: running.url }, 'API listening');
+  if (config.METRICS_PORT !== undefined) await startMetricsServer(config.METRICS_PORT, config.METRICS_HOST, runtime.logger);
   // Starts delivery workflows that a crash or a Temporal outage left unstarted (workers sweep too).
   runtime.dispatcher.start();
   const shutdown = (signal: string) => {

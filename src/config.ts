@@ -139,9 +139,20 @@ const schema = z.object({
   TEST_PAYMENTS: z.enum(['true', 'false', '1', '0']).optional(),
   MAIL_FROM: z.string().default('Ticketing <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * A port of its own for GET /metrics (Prometheus text) on this process, API or worker; unset, none.
+   * Workers sharing a host need one each (0 takes a free port, logged).
+   */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().default('0.0.0.0'),
+  /** Whether the API answers GET /metrics on its public port too. Default: yes outside production, no in production. */
+  METRICS_ON_API_PORT: z.enum(['true', 'false', '1', '0']).optional(),
 });
 
-export type Config = Omit<z.output<typeof schema>, 'TEST_PAYMENTS'> & { TEST_PAYMENTS: boolean };
+export type Config = Omit<z.output<typeof schema>, 'TEST_PAYMENTS' | 'METRICS_ON_API_PORT'> & {
+  TEST_PAYMENTS: boolean;
+  METRICS_ON_API_PORT: boolean;
+};
 
 /**
  * Secrets that appear in this repository (docker-compose.yml's defaults, .env.example): known to
@@ -183,11 +194,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const { TEST_PAYMENTS, ...parsed } = result.data;
-  const config: Config = {
-    ...parsed,
-    TEST_PAYMENTS: TEST_PAYMENTS === undefined ? parsed.NODE_ENV !== 'production' : TEST_PAYMENTS === 'true' || TEST_PAYMENTS === '1',
-  };
+  const { TEST_PAYMENTS, METRICS_ON_API_PORT, ...parsed } = result.data;
+  // Flags whose default depends on NODE_ENV: on outside production, off in it.
+  const flag = (value: string | undefined) => (value === undefined ? parsed.NODE_ENV !== 'production' : value === 'true' || value === '1');
+  const config: Config = { ...parsed, TEST_PAYMENTS: flag(TEST_PAYMENTS), METRICS_ON_API_PORT: flag(METRICS_ON_API_PORT) };
   if (config.NODE_ENV === 'production') {
     const problems = productionProblems(config);
     if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);

@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import { createDatabase, type Database } from './db/client.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
+import { observeDatabase } from './metrics.ts';
 import { TemporalAccess } from './temporal.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
@@ -64,6 +65,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   notices.subscribe(authCache);
   notices.subscribe(resultCache);
   notices.start();
+  const unobserve = observeDatabase(db, { backlog: true });
   return {
     config,
     logger,
@@ -80,6 +82,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     draining: false,
     throttle: new Throttle(db),
     async close() {
+      unobserve();
       await Promise.all([dispatcher.stop(), notices.stop()]);
       await Promise.allSettled([db.$disconnect(), temporal?.close(), mailer.close()]);
     },

@@ -10,6 +10,8 @@ import { startHoldSweep } from '../src/services/orders.ts';
 import { pruneLimits } from '../src/limits/rate-limiter.ts';
 import { pruneIdempotencyKeys } from '../src/http/idempotency.ts';
 import { runPeriodically } from '../src/db/periodic.ts';
+import { startMetricsServer } from '../src/http/metrics.ts';
+import { observeDatabase } from '../src/metrics.ts';
 import { createWorker } from './worker.ts';
 
 /**
@@ -40,6 +42,8 @@ async function main(): Promise<void> {
   // worker says it runs, not in its first sweep or task: a worker that blocks its event loop that
   // long when SIGTERM arrives is killed by tsx's launcher instead of draining.
   await db.$queryRaw`SELECT 1`;
+  observeDatabase(db, { backlog: true });
+  if (config.METRICS_PORT !== undefined) await startMetricsServer(config.METRICS_PORT, config.METRICS_HOST, logger);
   const { worker, connection } = await createWorker({
     config,
     db,

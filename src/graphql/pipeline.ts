@@ -1,9 +1,10 @@
 import type { Request, Response } from 'express';
-import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { AppError, databaseUnavailable, isDatabaseUnavailable, isErrorCode } from '../errors.ts';
 import { logScope, type Logger } from '../log.ts';
+import { graphqlOperationDuration, graphqlOperations } from '../metrics.ts';
 import type { Runtime } from '../runtime.ts';
 import { graphqlArgs } from './execution-args.ts';
 import { compiledExecution } from './jit.ts';
@@ -59,6 +60,35 @@ const fastSerialisation: Plugin<RequestContext> = {
       }
       return new fetchAPI.Response(body, { status: 200, headers: { 'Content-Type': `${accepted}; charset=utf-8` } });
     }, mediaType);
+  },
+};
+
+/** Operation names seen as metric labels; a client names its operations, so the set is capped. */
+const operationNames = new Set<string>();
+const MAX_OPERATION_NAMES = 500;
+
+function operationLabel(name: string | undefined): string {
+  if (!name) return 'anonymous';
+  if (operationNames.has(name)) return name;
+  if (operationNames.size >= MAX_OPERATION_NAMES || name.length > 100) return 'other';
+  operationNames.add(name);
+  return name;
+}
+
+/** graphql_operations_total and graphql_operation_duration_seconds (src/metrics.ts), on every surface. */
+const operationMetrics: Plugin<RequestContext> = {
+  onExecute({ args: envelopArgs }) {
+    const args = graphqlArgs(envelopArgs);
+    const operation = getOperationAST(args.document, args.operationName);
+    const labels = { operation: operationLabel(args.operationName ?? operation?.name?.value), type: operation?.operation ?? 'unknown' };
+    const started = process.hrtime.bigint();
+    return {
+      onExecuteDone({ result }) {
+        if (Symbol.asyncIterator in result) return;
+        graphqlOperationDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        graphqlOperations.inc({ ...labels, outcome: result.errors?.length ? 'error' : 'ok' });
+      },
+    };
   },
 };
 
@@ -122,7 +152,7 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): 
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     // The context was built once by src/http/request-context.ts.
     context: ({ res }) => res.locals.ctx as RequestContext,
-    plugins: [operationLimitsPlugin(), compiledExecution<RequestContext>(), resultCache, fastSerialisation],
+    plugins: [operationLimitsPlugin(), operationMetrics, compiledExecution<RequestContext>(), resultCache, fastSerialisation],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),
       info: (...args) => logger.info({ args }, 'yoga'),

@@ -2,6 +2,7 @@ import { sha256 } from '../auth/keys.ts';
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { throttleRefusals } from '../metrics.ts';
 
 /**
  * Rate limits and throttles kept in PostgreSQL, so every API process counts the same uses: with
@@ -13,6 +14,12 @@ import type { Logger } from '../log.ts';
 
 export function tooMany(retryAfterSeconds: number, message = 'Too many requests; try again later.'): AppError {
   return new AppError('RATE_LIMITED', message, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+}
+
+/** A refusal of `limit` (a name from the code, never a subject), counted in throttle_refusals_total. */
+function refused(limit: string, retryAfterSeconds: number, message?: string): AppError {
+  throttleRefusals.inc({ limit });
+  return tooMany(retryAfterSeconds, message);
 }
 
 function keyOf(limit: string, subject: string): string {
@@ -30,7 +37,7 @@ export class RateLimiter {
   /** Counts one use and refuses it (429 RATE_LIMITED with Retry-After) beyond `max` in the window. */
   async take(limit: string, subject: string, max: number, windowMs: number, message?: string): Promise<void> {
     const { count, retryAfterMs } = await this.#add(limit, subject, windowMs);
-    if (count > max) throw tooMany(retryAfterMs / 1000, message);
+    if (count > max) throw refused(limit, retryAfterMs / 1000, message);
   }
 
   /** Refuses (429) when `max` uses are counted in the current window already; counts nothing. */
@@ -38,7 +45,7 @@ export class RateLimiter {
     const start = windowStart(windowMs);
     const rows = await this.db.$queryRaw<Array<{ count: number }>>`
       SELECT count FROM rate_limit_windows WHERE key = ${keyOf(limit, subject)} AND "windowStart" = ${start}`;
-    if ((rows[0]?.count ?? 0) >= max) throw tooMany((start.getTime() + windowMs - Date.now()) / 1000, message);
+    if ((rows[0]?.count ?? 0) >= max) throw refused(limit, (start.getTime() + windowMs - Date.now()) / 1000, message);
   }
 
   /** Counts one use without refusing. */
@@ -92,7 +99,7 @@ export class Throttle {
       SELECT ceil(extract(epoch FROM max("blockedUntil") - now()))::int AS seconds
       FROM throttles WHERE key = ANY(${keys}) AND "blockedUntil" > now()`;
     const seconds = rows[0]?.seconds;
-    if (seconds !== null && seconds !== undefined) throw tooMany(seconds, message);
+    if (seconds !== null && seconds !== undefined) throw refused(subjects[0]?.limit ?? 'throttle', seconds, message);
   }
 
   /** Records one failure for each subject. */

@@ -19,6 +19,7 @@ import { validate } from '../validation.ts';
 import { runPeriodically } from '../db/periodic.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
 import { statusOf } from '../statuses.ts';
+import { holdSweepCancellations } from '../metrics.ts';
 
 /**
  * The order lifecycle after checkout (src/services/carts.ts creates pending orders):
@@ -291,7 +292,10 @@ export async function releaseExpiredHolds(
   for (const order of expired) {
     if (await cancelPending(services, order, { expiredBefore: now })) released += 1;
   }
-  if (released > 0) services.logger?.info({ released }, 'released the holds of expired pending orders');
+  if (released > 0) {
+    holdSweepCancellations.inc(released);
+    services.logger?.info({ released }, 'released the holds of expired pending orders');
+  }
   return released;
 }
 

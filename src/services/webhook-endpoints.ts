@@ -49,7 +49,10 @@ const eventTypes = z
   .max(100)
   .transform((list) => [...new Set(list)] as WebhookEventType[]);
 
-/** The inputs below are the one schema of each operation: GraphQL's resolvers and /v1's bodies (rest-compat/routes/webhooks.ts) both validate with them. */
+/**
+ * The inputs below are the one schema of each operation: GraphQL's resolvers and /v1's bodies
+ * (rest-compat/routes/webhooks.ts) both validate with them.
+ */
 export const createWebhookEndpointInput = z.strictObject({
   accountId: z.string().min(1).max(100),
   url,

@@ -12,6 +12,7 @@ import { decryptSecret, signatureHeader } from './secrets.ts';
 import { recorderFor } from './recorder.ts';
 import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from '../net/url-policy.ts';
+import { webhookAttemptDuration, webhookAttempts, webhookDeliveries } from '../metrics.ts';
 
 /**
  * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"): the
@@ -376,7 +377,10 @@ export const CIRCUIT_OPEN: Outcome = {
   effect: 'short-circuited',
 };
 
-/** The stop is kept as an attempt without a request (no status code, duration 0), so that the delivery's attempt list says why it failed. */
+/**
+ * The stop is kept as an attempt without a request (no status code, duration 0), so that the
+ * delivery's attempt list says why it failed.
+ */
 export function stopped(reason: 'endpoint disabled' | 'endpoint deleted'): Outcome {
   return { ok: false, statusCode: null, responseBody: null, durationMs: 0, error: reason, stop: reason, effect: 'none' };
 }
@@ -545,6 +549,10 @@ export async function recordAttempt(
     if (!again?.recorded) throw new Error(`attempt ${spec.attemptId} of ${delivery.id} neither recorded nor recordable`);
     return replay(again.status, again.recorded);
   }
+  const attemptOutcome = outcome.effect !== 'sent' ? 'not_sent' : outcome.ok ? 'succeeded' : 'failed';
+  webhookAttempts.inc({ outcome: attemptOutcome, trigger: scheduled ? 'scheduled' : 'manual' });
+  if (outcome.effect === 'sent') webhookAttemptDuration.observe({ outcome: attemptOutcome }, outcome.durationMs / 1000);
+  if (settle) webhookDeliveries.inc({ outcome: settle });
   if (recorded.disabled) {
     deps.logger.warn(
       { endpointId: delivery.endpointId, organisationId: delivery.organisationId, accountId: delivery.accountId, ...recorded.disabled },

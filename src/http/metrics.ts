@@ -1,0 +1,71 @@
+import { createServer, type Server } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../log.ts';
+import { httpRequestDuration, httpRequests, registry } from '../metrics.ts';
+
+/** Names the route template of this request for its metrics (the REST routes: `/v1/events/{id}`). */
+export function labelRoute(res: Response, template: string): void {
+  res.locals.metricsRoute = template;
+}
+
+/**
+ * The route template of an answered request, for metric labels: the one a route named
+ * (`labelRoute`; an error answered later has left its router, and express has reset the mount by
+ * then), the express route that matched, or the mount of a sub-app that routes itself
+ * (`/graphql`), else `unmatched` (404s, refused methods): never the raw path, whose ids would make
+ * a label per resource.
+ */
+function routeOf(req: Request, res: Response): string {
+  if (typeof res.locals.metricsRoute === 'string') return res.locals.metricsRoute;
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof route === 'string') return `${req.baseUrl}${route}`;
+  return req.baseUrl || 'unmatched';
+}
+
+/** Counts and times every request once its response has finished. Mounted first. */
+export function httpMetrics(req: Request, res: Response, next: NextFunction): void {
+  const started = process.hrtime.bigint();
+  res.on('finish', () => {
+    const labels = { method: req.method, route: routeOf(req, res), status: String(res.statusCode) };
+    httpRequests.inc(labels);
+    httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+  });
+  next();
+}
+
+/** GET /metrics: the Prometheus text of this process. */
+export async function metricsHandler(_req: Request, res: Response): Promise<void> {
+  const body = await registry.metrics();
+  res.setHeader('Content-Type', registry.contentType);
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(body);
+}
+
+/**
+ * /metrics on a port of its own (METRICS_PORT), for the worker (which serves nothing else) and for
+ * an API whose public port does not expose it. Answers its address once listening.
+ */
+export async function startMetricsServer(port: number, host: string, logger: Logger): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Only GET /metrics here.\n');
+      return;
+    }
+    registry.metrics().then(
+      (body) => res.writeHead(200, { 'Content-Type': registry.contentType, 'Cache-Control': 'no-store' }).end(body),
+      (error: unknown) => {
+        logger.error({ err: error }, 'metrics could not be collected');
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end('Metrics could not be collected.\n');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  server.unref();
+  const address = server.address();
+  const bound = typeof address === 'object' && address ? address.port : port;
+  logger.info({ port: bound, host }, 'metrics listening (GET /metrics)');
+  return { server, port: bound };
+}
