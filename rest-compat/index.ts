@@ -5,6 +5,7 @@ import { methodNotAllowed, mountRoutes, requireJsonBody } from './executor.ts';
 import { liveRoutes } from './live-routes.ts';
 import { buildOpenApiDocument, printOpenApiDocument } from './openapi.ts';
 import { v1Routes } from './v1-routes.ts';
+import { docsRouter } from '../src/http/docs.ts';
 
 export { v1Routes };
 
@@ -20,6 +21,7 @@ export function createV1Router(pipeline: GraphqlPipeline): Router {
     openApiJson ??= printOpenApiDocument(buildOpenApiDocument(v1Routes));
     res.type('application/json').send(openApiJson);
   });
+  router.use('/docs', docsRouter('Ticketing service: management API (/v1)'));
   router.use(requireJsonBody, jsonBody);
   mountRoutes(router, pipeline, v1Routes);
   router.use(methodNotAllowed(v1Routes));
@@ -33,6 +35,7 @@ export function createLiveRouter(pipeline: GraphqlPipeline): Router {
     liveOpenApiJson ??= printOpenApiDocument(buildOpenApiDocument(liveRoutes, { surface: 'sales' }));
     res.type('application/json').send(liveOpenApiJson);
   });
+  router.use('/docs', docsRouter('Ticketing service: sales API (/live)'));
   router.use(requireJsonBody, jsonBody);
   mountRoutes(router, pipeline, liveRoutes);
   router.use(methodNotAllowed(liveRoutes));

@@ -7,6 +7,7 @@ import { logScope, type Logger } from '../log.ts';
 import { graphqlOperationDuration, graphqlOperations } from '../metrics.ts';
 import type { Runtime } from '../runtime.ts';
 import { graphqlArgs } from './execution-args.ts';
+import { GRAPHIQL_EXAMPLES } from './graphiql-examples.ts';
 import { compiledExecution } from './jit.ts';
 import { operationLimitsPlugin } from './limits.ts';
 
@@ -146,7 +147,11 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): 
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: { title: 'Ticketing service', defaultQuery: '{ apiVersions { current resolved } }' },
+    graphiql: {
+      title: 'Ticketing service',
+      defaultQuery: GRAPHIQL_EXAMPLES,
+      headers: JSON.stringify({ Authorization: 'Bearer <token or key>', 'X-Service-Org': '<organisation slug>' }, null, 2),
+    },
     // GraphiQL's bundle is ~30 MB of strings once imported: loaded on the first page view, not
     // held by every API process that never serves one (issue 16, memory).
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
