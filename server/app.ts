@@ -5,7 +5,7 @@ import { toAppError } from '../src/errors.ts';
 import { createGraphqlPipeline, type GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { createCheckoutRouter } from '../src/http/checkout.ts';
 import { graphqlBody, mountErrors, mountHealth, requestIdAndLog, requestIdOf, salesCors, trustProxy } from '../src/http/middleware.ts';
-import { httpMetrics, metricsHandler } from '../src/http/metrics.ts';
+import { httpMetrics, httpTracing, metricsHandler } from '../src/http/metrics.ts';
 import { requestContext } from '../src/http/request-context.ts';
 import { startServer, type RunningServer } from '../src/http/server.ts';
 import type { Runtime } from '../src/runtime.ts';
@@ -30,7 +30,7 @@ export function createApp(runtime: Runtime): App {
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(runtime.config.TRUST_PROXY));
   app.set('query parser', 'simple');
-  app.use(httpMetrics, requestIdAndLog(runtime.logger));
+  app.use(httpMetrics, httpTracing, requestIdAndLog(runtime.logger));
   mountHealth(app, runtime);
   // Outside production by default; production serves it on METRICS_PORT (README "Metrics").
   if (runtime.config.METRICS_ON_API_PORT) app.get('/metrics', metricsHandler);

@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 import { startApi } from './app.ts';
 import { startMetricsServer } from '../src/http/metrics.ts';
 import { createRuntime } from '../src/runtime.ts';
+import { startTracing } from '../src/tracing.ts';
 
 /**
  * The API process: `npm run serve`. Stops gracefully on SIGTERM and SIGINT: /readyz answers 503 at
@@ -10,6 +11,8 @@ import { createRuntime } from '../src/runtime.ts';
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything that could start a span or a Temporal client (README "Traces").
+  const tracing = startTracing(config, 'api');
   const runtime = createRuntime(config);
   const running = await startApi(runtime, config.PORT, config.HOST);
   runtime.logger.info({ url: running.url }, 'API listening');
@@ -18,13 +21,16 @@ async function main(): Promise<void> {
   runtime.dispatcher.start();
   const shutdown = (signal: string) => {
     runtime.logger.info({ signal, drainMs: config.SHUTDOWN_DRAIN_DELAY }, 'shutting down: not ready, finishing requests');
-    running.stop({ drainMs: config.SHUTDOWN_DRAIN_DELAY, graceMs: 30_000 }).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        runtime.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    running
+      .stop({ drainMs: config.SHUTDOWN_DRAIN_DELAY, graceMs: 30_000 })
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          runtime.logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -147,6 +147,11 @@ const schema = z.object({
   METRICS_HOST: z.string().default('0.0.0.0'),
   /** Whether the API answers GET /metrics on its public port too. Default: yes outside production, no in production. */
   METRICS_ON_API_PORT: z.enum(['true', 'false', '1', '0']).optional(),
+  /** OpenTelemetry's standard variables (src/tracing.ts): traces are exported over OTLP/HTTP when an endpoint is set. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_SDK_DISABLED: booleanFlag,
 });
 
 export type Config = Omit<z.output<typeof schema>, 'TEST_PAYMENTS' | 'METRICS_ON_API_PORT'> & {

@@ -1,5 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from './config.ts';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { activeTracing } from './tracing.ts';
 
 /**
  * The API's handle on Temporal, connected lazily: the API starts (and serves everything that does
@@ -31,7 +33,9 @@ export class TemporalAccess {
   async client(): Promise<Client> {
     if (!this.#client) {
       const connection = await this.connection();
-      this.#client ??= new Client({ connection, namespace: this.namespace });
+      // With tracing on, a workflow start carries the caller's trace context (src/tracing.ts).
+      const interceptors = activeTracing() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : {};
+      this.#client ??= new Client({ connection, namespace: this.namespace, interceptors });
     }
     return this.#client;
   }

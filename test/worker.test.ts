@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -71,10 +73,23 @@ describe('npm run worker', { timeout: 120_000 }, () => {
     expect(build.status).toBe(0);
     expect(existsSync(WORKFLOW_BUNDLE_PATH)).toBe(true);
 
+    // A stand-in OpenTelemetry collector: tracing on, the worker runs the traced bundle and exports.
+    const exported: string[] = [];
+    const collector = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        exported.push(`${req.method} ${req.url} ${body}`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const collectorPort = (collector.address() as AddressInfo).port;
     const taskQueue = `worker-prod-${Date.now()}`;
     const worker = spawnProcess(
       ['workflows/worker-main.ts'],
       workerEnv(taskQueue, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collectorPort}`,
         NODE_ENV: 'production',
         JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'k1', secret: 'x'.repeat(32) }]),
         SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
@@ -87,7 +102,12 @@ describe('npm run worker', { timeout: 120_000 }, () => {
       expect(worker.output()).not.toMatch(/bundling|webpack/i);
     } finally {
       expect(await worker.stop()).toBe(0);
+      collector.close();
     }
+    // Exported on shutdown at the latest: the workflow's span (from the sandbox, through the sink) and its activity's.
+    const traces = exported.filter((entry) => entry.startsWith('POST /v1/traces ')).join('\n');
+    expect(traces).toContain('RunWorkflow:recoverWebhookEndpoint');
+    expect(traces).toContain('RunActivity:recoverFailedDeliveries');
   });
 
   it('refuses to start without a database URL, saying so', async () => {

@@ -13,6 +13,7 @@ import { runPeriodically } from '../src/db/periodic.ts';
 import { startMetricsServer } from '../src/http/metrics.ts';
 import { observeDatabase } from '../src/metrics.ts';
 import { createWorker } from './worker.ts';
+import { startTracing } from '../src/tracing.ts';
 
 /**
  * The worker process: `npm run worker`. Any number may run at once against one task queue;
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   if (!config.SECRETS_ENCRYPTION_KEY) {
     logger.warn('SECRETS_ENCRYPTION_KEY is not set: webhook signing secrets stored by another process cannot be decrypted here');
   }
+  const tracing = startTracing(config, 'worker');
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   // The database is checked (and the client's engine loaded, a few hundred ms of CPU) before the
   // worker says it runs, not in its first sweep or task: a worker that blocks its event loop that
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
   await dispatcher.stop();
   await Promise.allSettled([temporal?.close(), connection.close()]);
   await db.$disconnect();
+  await tracing?.shutdown();
   logger.info('worker stopped');
 }
 

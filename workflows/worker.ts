@@ -6,6 +6,14 @@ import type { Config } from '../src/config.ts';
 import type { Database } from '../src/db/client.ts';
 import type { Logger } from '../src/log.ts';
 import { createActivities } from './activities.ts';
+import { createRequire } from 'node:module';
+import type { Context as ActivityContext } from '@temporalio/activity';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import { activeTracing } from '../src/tracing.ts';
 
 // Beside this file: workflows.ts in the sources, workflows.js in a build (dist/workflows/).
 export const WORKFLOWS_PATH = fileURLToPath(
@@ -13,6 +21,12 @@ export const WORKFLOWS_PATH = fileURLToPath(
 );
 /** Written by `npm run build:workflows`; a production worker runs this file. */
 export const WORKFLOW_BUNDLE_PATH = fileURLToPath(new URL('./bundle/workflows.js', import.meta.url));
+/** The same workflows with Temporal's OpenTelemetry interceptors, run when tracing is on (src/tracing.ts). */
+export const TRACED_WORKFLOW_BUNDLE_PATH = fileURLToPath(new URL('./bundle/workflows-traced.js', import.meta.url));
+/** Bundled into the traced variant only: without tracing, no workflow pays for its interceptors. */
+export const TRACING_WORKFLOW_INTERCEPTORS = [
+  createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];
 
 export interface WorkerOptions {
   config: Config;
@@ -68,7 +82,25 @@ export async function createWorker({ config, db, logger, prebundled, identity, e
     });
   }
   const connection = given ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
-  const workflowSource = prebundled ? { workflowBundle: { codePath: requireBundle() } } : { workflowsPath: WORKFLOWS_PATH };
+  const tracing = activeTracing();
+  const workflowSource = prebundled
+    ? { workflowBundle: { codePath: requireBundle(tracing ? TRACED_WORKFLOW_BUNDLE_PATH : WORKFLOW_BUNDLE_PATH) } }
+    : { workflowsPath: WORKFLOWS_PATH };
+  // Tracing: activities continue the workflow's trace; workflow spans leave the sandbox through a sink.
+  const traced = tracing
+    ? {
+        interceptors: {
+          activity: [
+            (ctx: ActivityContext) => ({
+              inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+              outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+            }),
+          ],
+          ...(prebundled ? {} : { workflowModules: TRACING_WORKFLOW_INTERCEPTORS }),
+        },
+        sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) },
+      }
+    : {};
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -79,13 +111,14 @@ export async function createWorker({ config, db, logger, prebundled, identity, e
     shutdownGraceTime: config.WEBHOOK_ATTEMPT_TIMEOUT + 30_000,
     ...(identity ? { identity } : {}),
     ...workflowSource,
+    ...traced,
   });
   return { worker, connection };
 }
 
-function requireBundle(): string {
-  if (!existsSync(WORKFLOW_BUNDLE_PATH)) {
-    throw new Error(`No workflow bundle at ${WORKFLOW_BUNDLE_PATH}: run \`npm run build:workflows\` first.`);
+function requireBundle(path: string): string {
+  if (!existsSync(path)) {
+    throw new Error(`No workflow bundle at ${path}: run \`npm run build:workflows\` first.`);
   }
-  return WORKFLOW_BUNDLE_PATH;
+  return path;
 }

@@ -10,6 +10,8 @@ import { graphqlArgs } from './execution-args.ts';
 import { GRAPHIQL_EXAMPLES } from './graphiql-examples.ts';
 import { compiledExecution } from './jit.ts';
 import { operationLimitsPlugin } from './limits.ts';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { tracer } from '../tracing.ts';
 
 /**
  * The one GraphQL pipeline. /graphql is Yoga over HTTP; /v1 and /live run their fixed operations
@@ -93,6 +95,35 @@ const operationMetrics: Plugin<RequestContext> = {
   },
 };
 
+/**
+ * A span per operation (src/tracing.ts), around whatever executes it (compiled, cached): the last
+ * plugin to set the execute function, so it wraps the others.
+ */
+const operationTracing: Plugin<RequestContext> = {
+  onExecute({ args: envelopArgs, executeFn, setExecuteFn }) {
+    const args = graphqlArgs(envelopArgs);
+    const operation = getOperationAST(args.document, args.operationName);
+    const type = operation?.operation ?? 'unknown';
+    const name = operationLabel(args.operationName ?? operation?.name?.value);
+    const ctx = args.contextValue as RequestContext;
+    setExecuteFn((executeArgs) =>
+      tracer.startActiveSpan(
+        `graphql ${type} ${name}`,
+        { attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name, 'request.id': ctx.requestId } },
+        async (span) => {
+          try {
+            const result = (await executeFn(executeArgs)) as ExecutionResult;
+            if (result.errors?.length) span.setStatus({ code: SpanStatusCode.ERROR, message: result.errors[0]!.message });
+            return result;
+          } finally {
+            span.end();
+          }
+        },
+      ),
+    );
+  },
+};
+
 /** Catalogue results through the result cache (src/http/result-cache.ts), on every surface. */
 const resultCache: Plugin<RequestContext> = {
   onExecute({ args, executeFn, setExecuteFn }) {
@@ -157,7 +188,14 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): 
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     // The context was built once by src/http/request-context.ts.
     context: ({ res }) => res.locals.ctx as RequestContext,
-    plugins: [operationLimitsPlugin(), operationMetrics, compiledExecution<RequestContext>(), resultCache, fastSerialisation],
+    plugins: [
+      operationLimitsPlugin(),
+      operationMetrics,
+      compiledExecution<RequestContext>(),
+      resultCache,
+      operationTracing,
+      fastSerialisation,
+    ],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),
       info: (...args) => logger.info({ args }, 'yoga'),

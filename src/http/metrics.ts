@@ -2,6 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.ts';
 import { httpRequestDuration, httpRequests, registry } from '../metrics.ts';
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { tracer } from '../tracing.ts';
+import { requestIdOf } from './middleware.ts';
 
 /** Names the route template of this request for its metrics (the REST routes: `/v1/events/{id}`). */
 export function labelRoute(res: Response, template: string): void {
@@ -31,6 +34,24 @@ export function httpMetrics(req: Request, res: Response, next: NextFunction): vo
     httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   });
   next();
+}
+
+/**
+ * A server span per request (src/tracing.ts; a no-op while tracing is off), continuing the caller's
+ * trace when it sent `traceparent`. Everything the request does runs in its context; named by
+ * method and route template, with the request id, once the response has finished.
+ */
+export function httpTracing(req: Request, res: Response, next: NextFunction): void {
+  const parent = propagation.extract(context.active(), req.headers);
+  const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
+  res.on('finish', () => {
+    const route = routeOf(req, res);
+    span.updateName(`${req.method} ${route}`);
+    span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode, 'request.id': requestIdOf(res) });
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+  context.with(trace.setSpan(parent, span), next);
 }
 
 /** GET /metrics: the Prometheus text of this process. */

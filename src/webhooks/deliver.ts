@@ -13,6 +13,8 @@ import { recorderFor } from './recorder.ts';
 import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from '../net/url-policy.ts';
 import { webhookAttemptDuration, webhookAttempts, webhookDeliveries } from '../metrics.ts';
+import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { tracer } from '../tracing.ts';
 
 /**
  * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"): the
@@ -310,7 +312,20 @@ export async function makeAttempt(
     return { ok: false, statusCode: null, responseBody: null, durationMs: 0, error: `url refused: ${message(error)}`, effect: 'sent' };
   }
   // The at-least-once window (see the top of this file) is from here to the insert's commit.
-  return send(delivery.endpoint.url, prepared, timeoutMs, deps.config.WEBHOOK_ALLOW_PRIVATE_URLS);
+  const attributes = { 'webhook.delivery_id': delivery.id, 'webhook.endpoint_id': delivery.endpointId, 'http.request.method': 'POST' };
+  return tracer.startActiveSpan('webhook attempt', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    // The receiver can continue the trace (W3C traceparent) when tracing is on; nothing is added when it is off.
+    const headers = { ...prepared.headers };
+    propagation.inject(context.active(), headers);
+    try {
+      const outcome = await send(delivery.endpoint.url, { ...prepared, headers }, timeoutMs, deps.config.WEBHOOK_ALLOW_PRIVATE_URLS);
+      if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
+      if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? `status ${outcome.statusCode}` });
+      return outcome;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 function prepareRequest(delivery: LoadedDelivery, secrets: SecretCache): Prepared | { error: string } {

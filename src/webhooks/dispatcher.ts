@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import type { TemporalAccess } from '../temporal.ts';
 import { deleteExpiredSlots } from './slots.ts';
 import { startBatchWorkflow, type DeliveryLabel, type WebhookWorkflowSettings } from './starts.ts';
+import { context, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 
 export interface DispatcherOptions {
   /** How often this process offers to sweep (default 1 s); across processes it runs once per period. */
@@ -67,7 +68,8 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<number> | undefined;
   readonly #inFlight = new Set<Promise<unknown>>();
-  #buffer: string[][] = [];
+  /** Dispatched ids, per call, with the trace context of the call (a batch starts in its first call's). */
+  #buffer: Array<{ ids: string[]; context: Context }> = [];
   #buffered = 0;
   #windowTimer: NodeJS.Timeout | undefined;
   /** Batch starts allowed now (a token bucket refilled at WEBHOOK_BATCHES_PER_SECOND, holding up to BURST). */
@@ -99,7 +101,7 @@ export class WebhookDispatcher {
   /** Fire and forget: these deliveries join the next batch; what cannot be started is left to the sweep. */
   dispatch(deliveryIds: readonly string[]): void {
     if (deliveryIds.length === 0 || !this.temporal) return;
-    this.#buffer.push([...deliveryIds]);
+    this.#buffer.push({ ids: [...deliveryIds], context: context.active() });
     this.#buffered += deliveryIds.length;
     if (this.#buffered >= this.config.WEBHOOK_BATCH_SIZE) this.#flush(false);
     else this.#windowTimer ??= setTimeout(() => this.#flush(false), this.config.WEBHOOK_BATCH_WINDOW);
@@ -119,32 +121,34 @@ export class WebhookDispatcher {
     clearTimeout(this.#windowTimer);
     this.#windowTimer = undefined;
     const size = this.config.WEBHOOK_BATCH_SIZE;
-    const ready: string[][] = [];
-    let open: string[] = [];
+    type Batch = { ids: string[]; context: Context };
+    const ready: Batch[] = [];
+    let open: Batch = { ids: [], context: ROOT_CONTEXT };
     for (const group of this.#buffer) {
-      if (open.length > 0 && open.length + group.length > size) {
+      if (open.ids.length > 0 && open.ids.length + group.ids.length > size) {
         ready.push(open);
-        open = [];
+        open = { ids: [], context: ROOT_CONTEXT };
       }
-      open.push(...group);
+      if (open.ids.length === 0) open.context = group.context;
+      open.ids.push(...group.ids);
     }
-    if (open.length >= size) {
+    if (open.ids.length >= size) {
       ready.push(open);
-      open = [];
+      open = { ids: [], context: ROOT_CONTEXT };
     }
     this.#buffer = [];
     this.#buffered = 0;
     for (let i = 0; i < ready.length; i += 1) this.#takeToken(true);
-    if (open.length > 0) {
+    if (open.ids.length > 0) {
       const wait = this.#takeToken(force);
       if (wait === 0) ready.push(open);
       else {
         this.#buffer = [open];
-        this.#buffered = open.length;
+        this.#buffered = open.ids.length;
         this.#windowTimer = setTimeout(() => this.#flush(false), wait);
       }
     }
-    for (const batch of ready) this.#track(this.startBatch(batch));
+    for (const batch of ready) this.#track(context.with(batch.context, () => this.startBatch(batch.ids)));
   }
 
   /** Takes a token (going into debt when `force`d) and answers 0, or answers how long until one comes. */

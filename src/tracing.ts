@@ -1,0 +1,62 @@
+import { trace, type Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { Resource } from '@opentelemetry/resources';
+import { BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { Config } from './config.ts';
+
+/**
+ * OpenTelemetry traces, off unless the standard variables ask for them: an OTLP endpoint
+ * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces) and not
+ * OTEL_SDK_DISABLED. Off, every span below is OpenTelemetry's no-op and costs nothing measurable.
+ *
+ * On, one trace follows a change from the HTTP request (src/http/metrics.ts) through its GraphQL
+ * operation (src/graphql/pipeline.ts), the start of the webhook workflow (the dispatcher starts a
+ * batch in the context of its first dispatch), the workflow and its activity (Temporal's
+ * OpenTelemetry interceptors, workflows/worker.ts), to the webhook attempt, whose request carries
+ * `traceparent` to the receiver (src/webhooks/deliver.ts). Spans of a request carry its request id.
+ */
+export const tracer: Tracer = trace.getTracer('ticketing-service');
+
+export interface Tracing {
+  /** What the Temporal worker's workflow-span exporter hands its spans to. */
+  processor: SpanProcessor;
+  resource: Resource;
+  shutdown(): Promise<void>;
+}
+
+let active: Tracing | null = null;
+
+/** The tracing this process started, if any (the worker gives it to Temporal's interceptors). */
+export function activeTracing(): Tracing | null {
+  return active;
+}
+
+/**
+ * Starts tracing for this process when the configuration asks for it (or when `exporter` is given:
+ * tests export to memory). Registers the global provider, the W3C propagator and the async context
+ * manager. Answers null when tracing stays off.
+ */
+export function startTracing(
+  config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SERVICE_NAME' | 'OTEL_SDK_DISABLED'>,
+  role: 'api' | 'worker',
+  exporter?: SpanExporter,
+): Tracing | null {
+  if (active) return active;
+  const endpoint =
+    config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (config.OTEL_EXPORTER_OTLP_ENDPOINT ? `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined);
+  if (!exporter && (config.OTEL_SDK_DISABLED || !endpoint)) return null;
+  const resource = new Resource({ 'service.name': config.OTEL_SERVICE_NAME ?? `ticketing-${role}`, 'service.namespace': 'ticketing' });
+  const processor = exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }));
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  provider.register();
+  active = {
+    processor,
+    resource,
+    async shutdown() {
+      await provider.shutdown();
+    },
+  };
+  return active;
+}
