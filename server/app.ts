@@ -30,7 +30,7 @@ export function createApp(runtime: Runtime): App {
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(runtime.config.TRUST_PROXY));
   app.set('query parser', 'simple');
-  app.use(httpMetrics, httpTracing, requestIdAndLog(runtime.logger));
+  app.use(httpMetrics, requestIdAndLog(runtime.logger), httpTracing);
   mountHealth(app, runtime);
   // Outside production by default; production serves it on METRICS_PORT (README "Metrics").
   if (runtime.config.METRICS_ON_API_PORT) app.get('/metrics', metricsHandler);

@@ -1,7 +1,7 @@
-import { trace, type Tracer } from '@opentelemetry/api';
+import { propagation, trace, type Context, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, SimpleSpanProcessor, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Config } from './config.ts';
 
@@ -17,6 +17,24 @@ import type { Config } from './config.ts';
  * `traceparent` to the receiver (src/webhooks/deliver.ts). Spans of a request carry its request id.
  */
 export const tracer: Tracer = trace.getTracer('ticketing-service');
+
+/** The baggage entry that carries a request's id to every span started under it, across processes. */
+export const REQUEST_ID_BAGGAGE = 'request.id';
+
+/** Puts the request id of the context's baggage on each span as it starts (HTTP, GraphQL, workflow starts, activities, attempts). */
+class RequestIdSpanProcessor implements SpanProcessor {
+  onStart(span: Span, parentContext: Context): void {
+    const requestId = propagation.getBaggage(parentContext)?.getEntry(REQUEST_ID_BAGGAGE)?.value;
+    if (requestId) span.setAttribute('request.id', requestId);
+  }
+  onEnd(): void {}
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
 
 export interface Tracing {
   /** What the Temporal worker's workflow-span exporter hands its spans to. */
@@ -49,7 +67,7 @@ export function startTracing(
   if (!exporter && (config.OTEL_SDK_DISABLED || !endpoint)) return null;
   const resource = new Resource({ 'service.name': config.OTEL_SERVICE_NAME ?? `ticketing-${role}`, 'service.namespace': 'ticketing' });
   const processor = exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new RequestIdSpanProcessor(), processor] });
   provider.register();
   active = {
     processor,

@@ -78,6 +78,10 @@ describe('traces', { timeout: 90_000 }, () => {
     expect(spans.find((s) => s.name === 'graphql mutation CreateEvent')!.attributes['request.id']).toBe(requestId);
     const attempt = spans.find((s) => s.name === 'webhook attempt')!;
     expect(attempt.attributes['http.response.status_code']).toBe(200);
+    // The request id travels as baggage: on the workflow start (API) and the attempt (worker) too.
+    expect(spans.find((s) => s.name === 'StartWorkflow:deliverBatch')!.attributes['request.id']).toBe(requestId);
+    expect(attempt.attributes['request.id']).toBe(requestId);
+    expect(request!.headers.baggage).toBeUndefined();
     // The receiver's traceparent names the attempt's span: the receiver continues this trace.
     expect(traceparent.split('-')[2]).toBe(attempt.spanContext().spanId);
   });

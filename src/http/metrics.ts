@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.ts';
 import { httpRequestDuration, httpRequests, registry } from '../metrics.ts';
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { tracer } from '../tracing.ts';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { REQUEST_ID_BAGGAGE, tracer } from '../tracing.ts';
 import { requestIdOf } from './middleware.ts';
 
 /** Names the route template of this request for its metrics (the REST routes: `/v1/events/{id}`). */
@@ -42,7 +42,10 @@ export function httpMetrics(req: Request, res: Response, next: NextFunction): vo
  * method and route template, with the request id, once the response has finished.
  */
 export function httpTracing(req: Request, res: Response, next: NextFunction): void {
-  const parent = propagation.extract(context.active(), req.headers);
+  // The caller's trace, not its baggage (which would travel on to partners' webhook receivers):
+  // the only baggage is this request's id, which every span started under it records (src/tracing.ts).
+  const caller = propagation.extract(ROOT_CONTEXT, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate });
+  const parent = propagation.setBaggage(caller, propagation.createBaggage({ [REQUEST_ID_BAGGAGE]: { value: requestIdOf(res) } }));
   const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
   res.on('finish', () => {
     const route = routeOf(req, res);

@@ -13,8 +13,11 @@ import { recorderFor } from './recorder.ts';
 import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from '../net/url-policy.ts';
 import { webhookAttemptDuration, webhookAttempts, webhookDeliveries } from '../metrics.ts';
-import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { context, defaultTextMapSetter, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { tracer } from '../tracing.ts';
+
+const TRACE_CONTEXT = new W3CTraceContextPropagator();
 
 /**
  * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"): the
@@ -314,9 +317,10 @@ export async function makeAttempt(
   // The at-least-once window (see the top of this file) is from here to the insert's commit.
   const attributes = { 'webhook.delivery_id': delivery.id, 'webhook.endpoint_id': delivery.endpointId, 'http.request.method': 'POST' };
   return tracer.startActiveSpan('webhook attempt', { kind: SpanKind.CLIENT, attributes }, async (span) => {
-    // The receiver can continue the trace (W3C traceparent) when tracing is on; nothing is added when it is off.
+    // The receiver can continue the trace (W3C traceparent) when tracing is on; nothing is added when
+    // it is off. Only the trace context: our baggage (the request id) is not the receiver's business.
     const headers = { ...prepared.headers };
-    propagation.inject(context.active(), headers);
+    TRACE_CONTEXT.inject(context.active(), headers, defaultTextMapSetter);
     try {
       const outcome = await send(delivery.endpoint.url, { ...prepared, headers }, timeoutMs, deps.config.WEBHOOK_ALLOW_PRIVATE_URLS);
       if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
