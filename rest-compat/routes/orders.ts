@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { listQuery } from '../../src/pagination.ts';
 import { listOrdersFilters } from '../../src/services/orders.ts';
 import { listCustomersFilters } from '../../src/services/customers.ts';
-import { listPassesFilters } from '../../src/services/passes.ts';
+import { listPassesFilters, redeemPassByCodeBody, redeemPassByIdBody } from '../../src/services/passes.ts';
 import type { RestRoute } from '../route.ts';
 import { idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { CUSTOMER_FIELDS, ORDER_FIELDS, PASS_FIELDS, REDEMPTION_FIELDS, customer, order, pass, redemption } from '../shapes/orders.ts';
@@ -121,7 +121,7 @@ export const ordersRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation RedeemPass($passId: String, $occurrenceId: String) { redeemPass(passId: $passId, occurrenceId: $occurrenceId) { ${REDEMPTION_FIELDS} } }`,
     params: idParam,
-    body: z.strictObject({ occurrenceId: z.string().min(1).max(100).optional() }),
+    body: redeemPassByIdBody,
     bind: { passId: 'params.id', '...': 'body' },
     result: (data) => ({ redemption: data.redeemPass }),
     status: 201,
@@ -135,7 +135,7 @@ export const ordersRoutes: RestRoute[] = [
     tag: 'Orders',
     organisation: true,
     operation: `mutation RedeemCode($code: String, $occurrenceId: String) { redeemPass(code: $code, occurrenceId: $occurrenceId) { ${REDEMPTION_FIELDS} } }`,
-    body: z.strictObject({ code: z.string().min(1).max(100), occurrenceId: z.string().min(1).max(100).optional() }),
+    body: redeemPassByCodeBody,
     bind: { '...': 'body' },
     result: (data) => ({ redemption: data.redeemPass }),
     status: 201,

@@ -66,18 +66,24 @@ export function getPass(ctx: RequestContext, id: string): Promise<Pass> {
   return loadPass(ctx, { id }, 'read');
 }
 
+const passCode = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .transform((code) => code.toUpperCase().replace(/[\s-]/g, ''));
+/** Where the scanner stands: a pass for another occurrence is refused. */
+const scannerOccurrence = z.string().min(1).max(100).nullish();
+
+/** The bodies of POST /v1/passes/{id}/redeem and POST /v1/redemptions: the same fields as below. */
+export const redeemPassByIdBody = z.strictObject({ occurrenceId: scannerOccurrence });
+export const redeemPassByCodeBody = z.strictObject({ code: passCode, occurrenceId: scannerOccurrence });
+
 export const redeemPassInput = z
   .strictObject({
     passId: z.string().min(1).max(100).nullish(),
-    code: z
-      .string()
-      .trim()
-      .min(1)
-      .max(100)
-      .transform((code) => code.toUpperCase().replace(/[\s-]/g, ''))
-      .nullish(),
-    /** Where the scanner stands: a pass for another occurrence is refused. */
-    occurrenceId: z.string().min(1).max(100).nullish(),
+    code: passCode.nullish(),
+    occurrenceId: scannerOccurrence,
   })
   .refine((input) => (input.passId == null) !== (input.code == null), { message: 'Give passId or code, not both.', path: ['code'] });
 
