@@ -894,6 +894,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   myRoles: { access: SIGNED_IN, request: () => gql('{ myRoles { isOrgAdmin } }') },
   myPermissions: { access: SIGNED_IN, request: () => gql('{ myPermissions(resource: "events") { isOrgAdmin } }') },
   roles: { access: ORGANISATION_WIDE, scopes: ['roles.read'], request: () => gql('{ roles { id } }') },
+  rolesConnection: { access: ORGANISATION_WIDE, scopes: ['roles.read'], request: () => gql('{ rolesConnection { nodes { id } } }') },
   role: {
     access: ORGANISATION_WIDE,
     scopes: ['roles.read'],
@@ -902,7 +903,13 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     check: (data, { things }) => expect(data.id).toBe(things.roleId),
   },
   roleAssignments: { access: ACCOUNT_READ, scopes: ['role_assignments.read'], request: () => gql('{ roleAssignments { id } }') },
+  roleAssignmentsConnection: {
+    access: ACCOUNT_READ,
+    scopes: ['role_assignments.read'],
+    request: () => gql('{ roleAssignmentsConnection { nodes { id } } }'),
+  },
   apiKeys: { access: { ...SIGNED_IN, noRights: 'FORBIDDEN' }, request: () => gql('{ apiKeys { id } }') },
+  apiKeysConnection: { access: { ...SIGNED_IN, noRights: 'FORBIDDEN' }, request: () => gql('{ apiKeysConnection { nodes { id } } }') },
   currentEmbedSession: {
     access: {
       ...ANY_CREDENTIAL,
@@ -1039,6 +1046,11 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
       }),
   },
   identityProviders: { access: ORGANISATION_WIDE, scopes: ['identity_providers.read'], request: () => gql('{ identityProviders { id } }') },
+  identityProvidersConnection: {
+    access: ORGANISATION_WIDE,
+    scopes: ['identity_providers.read'],
+    request: () => gql('{ identityProvidersConnection { nodes { id } } }'),
+  },
   identityProvider: {
     access: ORGANISATION_WIDE,
     scopes: ['identity_providers.read'],
@@ -1235,6 +1247,11 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   },
   webhookEventTypes: { access: ANY_CREDENTIAL, request: () => gql('{ webhookEventTypes { type } }') },
   webhookEndpoints: { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => gql('{ webhookEndpoints { id } }') },
+  webhookEndpointsConnection: {
+    access: ACCOUNT_READ,
+    scopes: ['webhooks.read'],
+    request: () => gql('{ webhookEndpointsConnection { nodes { id } } }'),
+  },
   webhookEndpoint: {
     access: ACCOUNT_READ,
     scopes: ['webhooks.read'],

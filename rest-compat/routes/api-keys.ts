@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { createApiKeyInput } from '../../src/services/api-keys.ts';
 import type { RestRoute } from '../route.ts';
+import { listQuery } from '../../src/pagination.ts';
+import { pagination, PAGINATION_FIELDS } from '../shapes/common.ts';
 
 const FIELDS = 'id organisationId accountId name keyPrefix scopes createdBy createdAt lastUsedAt expiresAt revokedAt';
 
@@ -25,9 +27,11 @@ export const apiKeysRoutes: RestRoute[] = [
     summary: 'List organisation API keys. Signed-in staff only.',
     tag: 'API keys',
     organisation: true,
-    operation: `query ApiKeys { apiKeys { ${FIELDS} } }`,
-    result: (data) => ({ apiKeys: data.apiKeys }),
-    response: z.object({ apiKeys: z.array(apiKey) }),
+    operation: `query ApiKeys($page: Int, $limit: Int) { apiKeysConnection(page: $page, limit: $limit) { nodes { ${FIELDS} } ${PAGINATION_FIELDS} } }`,
+    query: listQuery(),
+    bind: { '...': 'query' },
+    result: (data) => ({ apiKeys: data.apiKeysConnection.nodes, pagination: data.apiKeysConnection.pagination }),
+    response: z.object({ apiKeys: z.array(apiKey), pagination }),
   },
   {
     method: 'POST',

@@ -3,6 +3,8 @@ import { createIdentityProviderInput, updateIdentityProviderInput } from '../../
 import { federateInput } from '../../src/services/federate.ts';
 import type { RestRoute } from '../route.ts';
 import { signInResult } from './auth.ts';
+import { listQuery } from '../../src/pagination.ts';
+import { idParam, pagination, PAGINATION_FIELDS } from '../shapes/common.ts';
 
 const PROVIDER_FIELDS = `id organisationId providerType isDefault isEnabled supportsPkce issuer jwksUri
   authorizationEndpoint tokenEndpoint tokenEndpointInternal userinfoEndpoint userinfoEndpointInternal jwksUriInternal
@@ -35,8 +37,6 @@ export const identityProvider = z.object({
   updatedAt: z.string(),
 });
 
-const idParams = z.object({ id: z.string().min(1).max(100) });
-
 export const identityProvidersRoutes: RestRoute[] = [
   {
     method: 'GET',
@@ -44,9 +44,13 @@ export const identityProvidersRoutes: RestRoute[] = [
     summary: "The organisation's identity providers, the default first.",
     tag: 'Identity providers',
     organisation: true,
-    operation: `query IdentityProviders { identityProviders { ${PROVIDER_FIELDS} } }`,
-    result: (data) => ({ providers: data.identityProviders }),
-    response: z.object({ providers: z.array(identityProvider) }),
+    operation: `query IdentityProviders($page: Int, $limit: Int) {
+      identityProvidersConnection(page: $page, limit: $limit) { nodes { ${PROVIDER_FIELDS} } ${PAGINATION_FIELDS} }
+    }`,
+    query: listQuery(),
+    bind: { '...': 'query' },
+    result: (data) => ({ providers: data.identityProvidersConnection.nodes, pagination: data.identityProvidersConnection.pagination }),
+    response: z.object({ providers: z.array(identityProvider), pagination }),
   },
   {
     method: 'POST',
@@ -70,7 +74,7 @@ export const identityProvidersRoutes: RestRoute[] = [
     tag: 'Identity providers',
     organisation: true,
     operation: `query IdentityProvider($id: String!) { identityProvider(id: $id) { ${PROVIDER_FIELDS} } }`,
-    params: idParams,
+    params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ provider: data.identityProvider }),
     response: z.object({ provider: identityProvider }),
@@ -85,7 +89,7 @@ export const identityProvidersRoutes: RestRoute[] = [
     operation: `mutation UpdateIdentityProvider($id: String!, $input: UpdateIdentityProviderInput!) {
       updateIdentityProvider(id: $id, input: $input) { ${PROVIDER_FIELDS} }
     }`,
-    params: idParams,
+    params: idParam,
     body: updateIdentityProviderInput,
     bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ provider: data.updateIdentityProvider }),

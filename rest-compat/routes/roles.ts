@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { createRoleInput, updateRoleInput } from '../../src/services/roles.ts';
 import { assignRoleInput, listRoleAssignmentsFilters, replaceRolesInput } from '../../src/services/role-assignments.ts';
 import type { RestRoute } from '../route.ts';
+import { listQuery } from '../../src/pagination.ts';
+import { deleted, idParam, pagination, PAGINATION_FIELDS } from '../shapes/common.ts';
 
 const ROLE_FIELDS = 'id organisationId name description isDeleted createdAt updatedAt permissions isSystemRole';
 const ASSIGNMENT_FIELDS = `id organisationId userId accountId roleId createdAt
@@ -31,9 +33,6 @@ const assignment = z.object({
   role: z.object({ id: z.string(), name: z.string(), isSystemRole: z.boolean() }),
 });
 
-const idParam = z.object({ id: z.string().min(1).max(100) });
-const deleted = z.object({ success: z.boolean(), id: z.string() });
-
 export const rolesRoutes: RestRoute[] = [
   {
     method: 'GET',
@@ -41,9 +40,11 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'List the roles of the organisation, system roles first.',
     tag: 'Roles',
     organisation: true,
-    operation: `query Roles { roles { ${ROLE_FIELDS} } }`,
-    result: (data) => ({ roles: data.roles }),
-    response: z.object({ roles: z.array(role) }),
+    operation: `query Roles($page: Int, $limit: Int) { rolesConnection(page: $page, limit: $limit) { nodes { ${ROLE_FIELDS} } ${PAGINATION_FIELDS} } }`,
+    query: listQuery(),
+    bind: { '...': 'query' },
+    result: (data) => ({ roles: data.rolesConnection.nodes, pagination: data.rolesConnection.pagination }),
+    response: z.object({ roles: z.array(role), pagination }),
   },
   {
     method: 'POST',
@@ -101,13 +102,15 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'List role assignments on the accounts the caller may see, optionally by user, account or role.',
     tag: 'Role assignments',
     organisation: true,
-    operation: `query RoleAssignments($userId: String, $accountId: String, $roleId: String) {
-      roleAssignments(userId: $userId, accountId: $accountId, roleId: $roleId) { ${ASSIGNMENT_FIELDS} }
+    operation: `query RoleAssignments($page: Int, $limit: Int, $userId: String, $accountId: String, $roleId: String) {
+      roleAssignmentsConnection(page: $page, limit: $limit, userId: $userId, accountId: $accountId, roleId: $roleId) {
+        nodes { ${ASSIGNMENT_FIELDS} } ${PAGINATION_FIELDS}
+      }
     }`,
-    query: listRoleAssignmentsFilters,
+    query: listQuery(listRoleAssignmentsFilters),
     bind: { '...': 'query' },
-    result: (data) => ({ assignments: data.roleAssignments }),
-    response: z.object({ assignments: z.array(assignment) }),
+    result: (data) => ({ assignments: data.roleAssignmentsConnection.nodes, pagination: data.roleAssignmentsConnection.pagination }),
+    response: z.object({ assignments: z.array(assignment), pagination }),
   },
   {
     method: 'POST',

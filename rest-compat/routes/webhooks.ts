@@ -73,11 +73,13 @@ export const webhooksRoutes: RestRoute[] = [
     summary: 'List the webhook endpoints of the accounts you may read (optionally one account), oldest first. Never shows secrets.',
     tag: 'Webhooks',
     organisation: true,
-    operation: `query WebhookEndpoints($accountId: String) { webhookEndpoints(accountId: $accountId) { ${ENDPOINT_FIELDS} } }`,
-    query: listWebhookEndpointsFilters,
+    operation: `query WebhookEndpoints($page: Int, $limit: Int, $accountId: String) {
+      webhookEndpointsConnection(page: $page, limit: $limit, accountId: $accountId) { nodes { ${ENDPOINT_FIELDS} } ${PAGINATION_FIELDS} }
+    }`,
+    query: listQuery(listWebhookEndpointsFilters),
     bind: { '...': 'query' },
-    result: (data) => ({ endpoints: data.webhookEndpoints }),
-    response: z.object({ endpoints: z.array(endpoint) }),
+    result: (data) => ({ endpoints: data.webhookEndpointsConnection.nodes, pagination: data.webhookEndpointsConnection.pagination }),
+    response: z.object({ endpoints: z.array(endpoint), pagination }),
   },
   {
     method: 'POST',

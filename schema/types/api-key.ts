@@ -1,5 +1,7 @@
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
 import { builder } from '../builder.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { MAX_LIMIT } from '../../src/pagination.ts';
 
 /** Signed-in staff only: API keys and embed tokens are refused (SIGNED_IN_USER_REQUIRED). */
 const READ = { $all: { signedInUser: true, organisation: true, permission: 'api_keys.read' } } as const;
@@ -41,13 +43,24 @@ const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
   }),
 });
 
+const ApiKeyConnection = pagedConnection(ApiKey, 'ApiKeyConnection', 'API keys');
+
 builder.queryFields((t) => ({
   apiKeys: t.field({
     type: [ApiKey],
     nullable: true,
-    description: 'API keys the caller may see, newest first (GET /v1/api-keys).',
+    description: 'API keys the caller may see, newest first.',
+    deprecationReason: `Answers only the first ${MAX_LIMIT}; use apiKeysConnection, which pages.`,
     authScopes: READ,
-    resolve: (_root, _args, ctx) => listApiKeys(ctx),
+    resolve: async (_root, _args, ctx) => (await listApiKeys(ctx, { limit: MAX_LIMIT })).nodes,
+  }),
+  apiKeysConnection: t.field({
+    type: ApiKeyConnection,
+    nullable: true,
+    description: 'A page of the API keys the caller may see, newest first (GET /v1/api-keys).',
+    authScopes: READ,
+    args: { ...pageArgsFor(t), ...t.arg.connectionArgs() },
+    resolve: (_root, args, ctx) => listApiKeys(ctx, args),
   }),
 }));
 

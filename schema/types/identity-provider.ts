@@ -8,6 +8,8 @@ import {
 } from '../../src/services/identity-providers.ts';
 import { builder } from '../builder.ts';
 import { SignInResultRef } from './auth.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { MAX_LIMIT } from '../../src/pagination.ts';
 
 const READ = { $all: { organisation: true, organisationPermission: 'identity_providers.read' } } as const;
 const WRITE = { $all: { organisation: true, organisationPermission: 'identity_providers.write' } } as const;
@@ -109,13 +111,24 @@ const FederateInput = builder.inputType('FederateInput', {
   }),
 });
 
+const IdentityProviderConnection = pagedConnection(IdentityProviderRef, 'IdentityProviderConnection', 'identity providers');
+
 builder.queryFields((t) => ({
   identityProviders: t.field({
     type: [IdentityProviderRef],
     nullable: true,
-    description: "The organisation's identity providers, the default first (GET /v1/identity-providers).",
+    description: "The organisation's identity providers, the default first.",
+    deprecationReason: `Answers only the first ${MAX_LIMIT}; use identityProvidersConnection, which pages.`,
     authScopes: READ,
-    resolve: (_root, _args, ctx) => listIdentityProviders(ctx),
+    resolve: async (_root, _args, ctx) => (await listIdentityProviders(ctx, { limit: MAX_LIMIT })).nodes,
+  }),
+  identityProvidersConnection: t.field({
+    type: IdentityProviderConnection,
+    nullable: true,
+    description: "A page of the organisation's identity providers, the default first (GET /v1/identity-providers).",
+    authScopes: READ,
+    args: { ...pageArgsFor(t), ...t.arg.connectionArgs() },
+    resolve: (_root, args, ctx) => listIdentityProviders(ctx, args),
   }),
   identityProvider: t.field({
     type: IdentityProviderRef,

@@ -1,6 +1,8 @@
 import { assignRole, listRoleAssignments, removeRoleAssignment, replaceRoles } from '../../src/services/role-assignments.ts';
 import { builder } from '../builder.ts';
 import { SuccessResult } from './common.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { MAX_LIMIT } from '../../src/pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'role_assignments.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'role_assignments.write' } } as const;
@@ -80,13 +82,31 @@ const ReplaceRolesInput = builder.inputType('ReplaceRolesInput', {
   }),
 });
 
+const RoleAssignmentConnection = pagedConnection(RoleAssignment, 'RoleAssignmentConnection', 'role assignments');
+
 builder.queryFields((t) => ({
   roleAssignments: t.field({
     type: [RoleAssignment],
     nullable: true,
-    description: 'Role assignments on the accounts the caller may see, optionally filtered (GET /v1/user-account-roles).',
+    description: 'Role assignments on the accounts the caller may see, optionally filtered.',
+    deprecationReason: `Answers only the first ${MAX_LIMIT}; use roleAssignmentsConnection, which pages.`,
     authScopes: READ,
     args: {
+      userId: t.arg.string({ description: 'Only this user.' }),
+      accountId: t.arg.string({ description: 'Only this account.' }),
+      roleId: t.arg.string({ description: 'Only this role.' }),
+    },
+    resolve: async (_root, args, ctx) => (await listRoleAssignments(ctx, { ...args, limit: MAX_LIMIT })).nodes,
+  }),
+  roleAssignmentsConnection: t.field({
+    type: RoleAssignmentConnection,
+    nullable: true,
+    description:
+      'A page of the role assignments on the accounts the caller may see, oldest first, optionally filtered (GET /v1/user-account-roles).',
+    authScopes: READ,
+    args: {
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
       userId: t.arg.string({ description: 'Only this user.' }),
       accountId: t.arg.string({ description: 'Only this account.' }),
       roleId: t.arg.string({ description: 'Only this role.' }),

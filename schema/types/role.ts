@@ -1,6 +1,8 @@
 import { createRole, deleteRole, getRole, listRoles, updateRole } from '../../src/services/roles.ts';
 import { builder } from '../builder.ts';
 import { DeleteResult } from './common.ts';
+import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { MAX_LIMIT } from '../../src/pagination.ts';
 
 const READ = { $all: { organisation: true, organisationPermission: 'roles.read' } } as const;
 const WRITE = { $all: { organisation: true, organisationPermission: 'roles.write' } } as const;
@@ -39,13 +41,24 @@ const UpdateRoleInput = builder.inputType('UpdateRoleInput', {
   }),
 });
 
+const RoleConnection = pagedConnection(Role, 'RoleConnection', 'roles');
+
 builder.queryFields((t) => ({
   roles: t.field({
     type: [Role],
     nullable: true,
-    description: 'Roles of the organisation, system roles first (GET /v1/roles).',
+    description: 'Roles of the organisation, system roles first.',
+    deprecationReason: `Answers only the first ${MAX_LIMIT}; use rolesConnection, which pages.`,
     authScopes: READ,
-    resolve: (_root, _args, ctx) => listRoles(ctx),
+    resolve: async (_root, _args, ctx) => (await listRoles(ctx, { limit: MAX_LIMIT })).nodes,
+  }),
+  rolesConnection: t.field({
+    type: RoleConnection,
+    nullable: true,
+    description: 'A page of the roles of the organisation, system roles first (GET /v1/roles).',
+    authScopes: READ,
+    args: { ...pageArgsFor(t), ...t.arg.connectionArgs() },
+    resolve: (_root, args, ctx) => listRoles(ctx, args),
   }),
   role: t.field({
     type: Role,

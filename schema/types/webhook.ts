@@ -21,6 +21,7 @@ import {
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult, statusEnum } from './common.ts';
+import { MAX_LIMIT } from '../../src/pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'webhooks.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'webhooks.write' } } as const;
@@ -206,6 +207,8 @@ const RecoverWebhookEndpointInput = builder.inputType('RecoverWebhookEndpointInp
   }),
 });
 
+const WebhookEndpointConnection = pagedConnection(WebhookEndpoint, 'WebhookEndpointConnection', 'webhook endpoints');
+
 builder.queryFields((t) => ({
   webhookEventTypes: t.field({
     type: [WebhookEventTypeInfo],
@@ -217,9 +220,18 @@ builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: [WebhookEndpoint],
     nullable: true,
-    description: 'Webhook endpoints of the accounts you may read, oldest first (GET /v1/webhook-endpoints).',
+    description: 'Webhook endpoints of the accounts you may read, oldest first.',
+    deprecationReason: `Answers only the first ${MAX_LIMIT}; use webhookEndpointsConnection, which pages.`,
     authScopes: READ,
     args: { accountId: t.arg.string({ description: 'Only this account.' }) },
+    resolve: async (_root, args, ctx) => (await listWebhookEndpoints(ctx, { ...args, limit: MAX_LIMIT })).nodes,
+  }),
+  webhookEndpointsConnection: t.field({
+    type: WebhookEndpointConnection,
+    nullable: true,
+    description: 'A page of the webhook endpoints of the accounts you may read, oldest first (GET /v1/webhook-endpoints).',
+    authScopes: READ,
+    args: { ...pageArgsFor(t), ...t.arg.connectionArgs(), accountId: t.arg.string({ description: 'Only this account.' }) },
     resolve: (_root, args, ctx) => listWebhookEndpoints(ctx, args),
   }),
   webhookEndpoint: t.field({

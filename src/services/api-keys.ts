@@ -8,6 +8,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 
 export const scopeList = limitedArray(
   z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }),
@@ -73,13 +74,15 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
 }
 
 /** Keys the caller may see: every key with org-wide api_keys.read, else those of their accounts. */
-export function listApiKeys(ctx: RequestContext) {
+export function listApiKeys(ctx: RequestContext, args: RawPageArgs = {}) {
   staffUserId(ctx);
   const accounts = ctx.access.accountsFor('api_keys', 'read');
-  return ctx.db.apiKey.findMany({
-    where: accounts === 'all' ? {} : { accountId: { in: accounts } },
-    orderBy: { createdAt: 'desc' },
-  });
+  const where = accounts === 'all' ? {} : { accountId: { in: accounts } };
+  return paginate(
+    args,
+    () => ctx.db.apiKey.count({ where }),
+    ({ skip, take }) => ctx.db.apiKey.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+  );
 }
 
 /** Revokes a key (idempotent: revoking a revoked key answers it unchanged). */

@@ -6,6 +6,7 @@ import type { IdentityProvider, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
 import { assertDeliverableUrl, UrlPolicyError } from '../net/url-policy.ts';
+import { paginate, type Page, type RawPageArgs } from '../pagination.ts';
 
 /**
  * Identity providers of an organisation: the OpenID providers whose tokens POST /auth/federate
@@ -91,8 +92,14 @@ async function lockProviders(tx: { $executeRaw: TenantDatabase['$executeRaw'] },
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`identity-providers ${organisationId}`}, 0))`;
 }
 
-export function listIdentityProviders(ctx: RequestContext): Promise<IdentityProvider[]> {
-  return ctx.db.identityProvider.findMany({ orderBy: [{ isDefault: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }] });
+/** A page of the organisation's identity providers, the default first. */
+export function listIdentityProviders(ctx: RequestContext, args: RawPageArgs = {}): Promise<Page<IdentityProvider>> {
+  return paginate(
+    args,
+    () => ctx.db.identityProvider.count(),
+    ({ skip, take }) =>
+      ctx.db.identityProvider.findMany({ orderBy: [{ isDefault: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+  );
 }
 
 /** A provider of the request's organisation; another organisation's is simply not found. */

@@ -10,6 +10,7 @@ import { assertMayGrant } from '../auth/granting.ts';
 import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
 import { assertMay } from './access.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
+import { pageArgsOf, paginate, type RawPageArgs } from '../pagination.ts';
 
 const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
 const accountId = z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits');
@@ -30,22 +31,26 @@ const INCLUDE = {
 } as const;
 
 /** Assignments on the accounts where the caller may read them, optionally filtered. */
-export async function listRoleAssignments(ctx: RequestContext, raw: z.input<typeof listRoleAssignmentsFilters>) {
-  const filters = validate(listRoleAssignmentsFilters, raw);
+/** A page of the role assignments on the accounts the caller may see, oldest first. */
+export async function listRoleAssignments(ctx: RequestContext, raw: RawPageArgs & z.input<typeof listRoleAssignmentsFilters>) {
+  const { page, filters: rawFilters } = pageArgsOf(raw);
+  const filters = validate(listRoleAssignmentsFilters, rawFilters);
   const accounts = ctx.access.accountsFor('role_assignments', 'read');
-  return ctx.db.roleAssignment.findMany({
-    where: {
-      ...(filters.userId ? { userId: filters.userId } : {}),
-      ...(filters.roleId ? { roleId: filters.roleId } : {}),
-      accountId:
-        accounts === 'all'
-          ? (filters.accountId ?? undefined)
-          : { in: filters.accountId ? accounts.filter((a) => a === filters.accountId) : accounts },
-      role: { isDeleted: false },
-    },
-    include: INCLUDE,
-    orderBy: { createdAt: 'asc' },
-  });
+  const where = {
+    ...(filters.userId ? { userId: filters.userId } : {}),
+    ...(filters.roleId ? { roleId: filters.roleId } : {}),
+    accountId:
+      accounts === 'all'
+        ? (filters.accountId ?? undefined)
+        : { in: filters.accountId ? accounts.filter((a) => a === filters.accountId) : accounts },
+    role: { isDeleted: false },
+  };
+  return paginate(
+    page,
+    () => ctx.db.roleAssignment.count({ where }),
+    ({ skip, take }) =>
+      ctx.db.roleAssignment.findMany({ where, include: INCLUDE, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+  );
 }
 
 /**

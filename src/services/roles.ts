@@ -10,6 +10,7 @@ import { newId } from '../ids.ts';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 import { validate } from '../validation.ts';
+import { paginate, type RawPageArgs } from '../pagination.ts';
 
 const permissionList = limitedArray(
   z.string().refine(isValidPermission, {
@@ -31,8 +32,15 @@ export const updateRoleInput = createRoleInput.partial();
 export type CreateRoleInput = z.input<typeof createRoleInput>;
 export type UpdateRoleInput = z.input<typeof updateRoleInput>;
 
-export function listRoles(ctx: RequestContext) {
-  return ctx.db.role.findMany({ where: { isDeleted: false }, orderBy: [{ isSystemRole: 'desc' }, { createdAt: 'asc' }] });
+/** A page of the organisation's roles, system roles first. */
+export function listRoles(ctx: RequestContext, args: RawPageArgs = {}) {
+  const where = { isDeleted: false };
+  return paginate(
+    args,
+    () => ctx.db.role.count({ where }),
+    ({ skip, take }) =>
+      ctx.db.role.findMany({ where, orderBy: [{ isSystemRole: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+  );
 }
 
 export async function getRole(ctx: RequestContext, id: string) {

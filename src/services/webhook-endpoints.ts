@@ -17,6 +17,7 @@ import { instant } from '../time-zones.ts';
 import { validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
+import { pageArgsOf, paginate, type Page, type RawPageArgs } from '../pagination.ts';
 
 /**
  * Webhook endpoints (whe_): a URL of one account that receives signed deliveries of the event types
@@ -123,14 +124,22 @@ export function listWebhookEventTypes(): Array<{ type: WebhookEventType; descrip
 /** Endpoints of the accounts the caller may read (optionally one of them), oldest first. */
 export const listWebhookEndpointsFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
 
-export async function listWebhookEndpoints(ctx: RequestContext, args: { accountId?: string | null }): Promise<WebhookEndpoint[]> {
+/** A page of the webhook endpoints of the accounts the caller may read, oldest first. */
+export async function listWebhookEndpoints(
+  ctx: RequestContext,
+  raw: RawPageArgs & Raw<z.input<typeof listWebhookEndpointsFilters>>,
+): Promise<Page<WebhookEndpoint>> {
+  const { page, filters: rawFilters } = pageArgsOf(raw);
+  const filters = validate(listWebhookEndpointsFilters, rawFilters);
   const readable = ctx.access.accountsFor('webhooks', 'read');
-  const only = args.accountId ?? undefined;
+  const only = filters.accountId ?? undefined;
   const accountId = readable === 'all' ? only : { in: only ? readable.filter((account) => account === only) : readable };
-  return ctx.db.webhookEndpoint.findMany({
-    where: { deletedAt: null, ...(accountId === undefined ? {} : { accountId }) },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-  });
+  const where = { deletedAt: null, ...(accountId === undefined ? {} : { accountId }) };
+  return paginate(
+    page,
+    () => ctx.db.webhookEndpoint.count({ where }),
+    ({ skip, take }) => ctx.db.webhookEndpoint.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+  );
 }
 
 export function getWebhookEndpoint(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
