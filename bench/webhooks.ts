@@ -250,6 +250,8 @@ async function main() {
   await bundleWorkflows();
   const env = {
     NODE_ENV: 'production',
+    // Production refuses to start without SMTP or this; the benchmark sends no mail.
+    MAIL_OUTBOX_ALLOWED: 'true',
     JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'bench', secret: randomBytes(32).toString('hex') }]),
     DATABASE_URL: url,
     DATABASE_POOL_SIZE: WORKER_POOL_SIZE,
