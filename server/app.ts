@@ -5,7 +5,7 @@ import { toAppError } from '../src/errors.ts';
 import { createGraphqlPipeline, type GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { createCheckoutRouter } from '../src/http/checkout.ts';
 import { graphqlBody, mountErrors, mountHealth, requestIdAndLog, requestIdOf, salesCors, trustProxy } from '../src/http/middleware.ts';
-import { httpMetrics, httpTracing, metricsHandler } from '../src/http/metrics.ts';
+import { httpObservability, metricsHandler } from '../src/http/metrics.ts';
 import { requestContext } from '../src/http/request-context.ts';
 import { startServer, type RunningServer } from '../src/http/server.ts';
 import type { Runtime } from '../src/runtime.ts';
@@ -15,7 +15,7 @@ import type { Runtime } from '../src/runtime.ts';
  * auth, the GraphQL pipeline, HTTP plumbing) knows neither schema/ nor rest-compat/; they know src/;
  * this wires them onto one express app.
  *
- *   request ─▶ metrics, request id + log ─▶ requestContext (authenticate once)
+ *   request ─▶ request id + log ─▶ metrics + trace span ─▶ requestContext (authenticate once)
  *     ├─▶ /graphql Yoga ───────────┐
  *     ├─▶ /v1, /live route table ──┴─▶ GraphQL pipeline ─▶ resolver ─▶ service ─▶ PostgreSQL
  *     └─▶ /checkout hosted page ─▶ service
@@ -30,7 +30,7 @@ export function createApp(runtime: Runtime): App {
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(runtime.config.TRUST_PROXY));
   app.set('query parser', 'simple');
-  app.use(httpMetrics, requestIdAndLog(runtime.logger), httpTracing);
+  app.use(requestIdAndLog(runtime.logger), httpObservability);
   mountHealth(app, runtime);
   // Outside production by default; production serves it on METRICS_PORT (README "Metrics").
   if (runtime.config.METRICS_ON_API_PORT) app.get('/metrics', metricsHandler);

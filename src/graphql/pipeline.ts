@@ -78,44 +78,31 @@ function operationLabel(name: string | undefined): string {
   return name;
 }
 
-/** graphql_operations_total and graphql_operation_duration_seconds (src/metrics.ts), on every surface. */
-const operationMetrics: Plugin<RequestContext> = {
-  onExecute({ args: envelopArgs }) {
-    const args = graphqlArgs(envelopArgs);
-    const operation = getOperationAST(args.document, args.operationName);
-    const labels = { operation: operationLabel(args.operationName ?? operation?.name?.value), type: operation?.operation ?? 'unknown' };
-    const started = process.hrtime.bigint();
-    return {
-      onExecuteDone({ result }) {
-        if (Symbol.asyncIterator in result) return;
-        graphqlOperationDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-        graphqlOperations.inc({ ...labels, outcome: result.errors?.length ? 'error' : 'ok' });
-      },
-    };
-  },
-};
-
 /**
- * A span per operation (src/tracing.ts), around whatever executes it (compiled, cached): the last
- * plugin to set the execute function, so it wraps the others.
+ * Per operation, on every surface: graphql_operations_total and graphql_operation_duration_seconds
+ * (src/metrics.ts), and a span (src/tracing.ts). The last plugin to set the execute function, so
+ * it wraps whatever executes the operation (compiled, cached); the operation is read once for both.
  */
-const operationTracing: Plugin<RequestContext> = {
+const operationObservability: Plugin<RequestContext> = {
   onExecute({ args: envelopArgs, executeFn, setExecuteFn }) {
     const args = graphqlArgs(envelopArgs);
     const operation = getOperationAST(args.document, args.operationName);
-    const type = operation?.operation ?? 'unknown';
-    const name = operationLabel(args.operationName ?? operation?.name?.value);
+    const labels = { operation: operationLabel(args.operationName ?? operation?.name?.value), type: operation?.operation ?? 'unknown' };
     const ctx = args.contextValue as RequestContext;
     setExecuteFn((executeArgs) =>
       tracer.startActiveSpan(
-        `graphql ${type} ${name}`,
-        { attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name, 'request.id': ctx.requestId } },
+        `graphql ${labels.type} ${labels.operation}`,
+        { attributes: { 'graphql.operation.type': labels.type, 'graphql.operation.name': labels.operation, 'request.id': ctx.requestId } },
         async (span) => {
+          const started = process.hrtime.bigint();
           try {
             const result = (await executeFn(executeArgs)) as ExecutionResult;
-            if (result.errors?.length) span.setStatus({ code: SpanStatusCode.ERROR, message: result.errors[0]!.message });
+            const failed = Boolean(result.errors?.length);
+            if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: result.errors![0]!.message });
+            graphqlOperations.inc({ ...labels, outcome: failed ? 'error' : 'ok' });
             return result;
           } finally {
+            graphqlOperationDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
             span.end();
           }
         },
@@ -188,14 +175,7 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): 
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     // The context was built once by src/http/request-context.ts.
     context: ({ res }) => res.locals.ctx as RequestContext,
-    plugins: [
-      operationLimitsPlugin(),
-      operationMetrics,
-      compiledExecution<RequestContext>(),
-      resultCache,
-      operationTracing,
-      fastSerialisation,
-    ],
+    plugins: [operationLimitsPlugin(), compiledExecution<RequestContext>(), resultCache, operationObservability, fastSerialisation],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),
       info: (...args) => logger.info({ args }, 'yoga'),

@@ -33,9 +33,8 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.char
 /** The reference page of one surface, mounted at `<root>/docs`; `openapi.json` sits at `<root>/openapi.json`. */
 export function docsRouter(title: string): Router {
   const router = express.Router();
-  router.get('/', (req, res) => {
-    // Relative to the page's own URL (…/docs/), so a proxy's path prefix is kept.
-    const page = `<!doctype html>
+  // Relative to the page's own URL (…/docs/), so a proxy's path prefix is kept. Built once per surface.
+  const page = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -50,6 +49,7 @@ export function docsRouter(title: string): Router {
 </body>
 </html>
 `;
+  router.get('/', (req, res) => {
     if (!req.originalUrl.split('?')[0]!.endsWith('/')) return res.redirect(301, `${req.baseUrl}/`);
     res.setHeader('Content-Security-Policy', CSP);
     res.type('html').send(page);

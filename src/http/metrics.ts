@@ -25,32 +25,28 @@ function routeOf(req: Request, res: Response): string {
   return req.baseUrl || 'unmatched';
 }
 
-/** Counts and times every request once its response has finished. Mounted first. */
-export function httpMetrics(req: Request, res: Response, next: NextFunction): void {
-  const started = process.hrtime.bigint();
-  res.on('finish', () => {
-    const labels = { method: req.method, route: routeOf(req, res), status: String(res.statusCode) };
-    httpRequests.inc(labels);
-    httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-  });
-  next();
-}
-
 /**
- * A server span per request (src/tracing.ts; a no-op while tracing is off), continuing the caller's
- * trace when it sent `traceparent`. Everything the request does runs in its context; named by
- * method and route template, with the request id, once the response has finished.
+ * Per request, once its response has finished: http_requests_total and
+ * http_request_duration_seconds (src/metrics.ts) by route template and status, and a server span
+ * (src/tracing.ts; a no-op while tracing is off) continuing the caller's trace when it sent
+ * `traceparent`. Everything the request does runs in the span's context. Mounted after the request
+ * id is chosen (middleware.ts), which the span and its baggage carry.
  */
-export function httpTracing(req: Request, res: Response, next: NextFunction): void {
+export function httpObservability(req: Request, res: Response, next: NextFunction): void {
+  const started = process.hrtime.bigint();
   // The caller's trace, not its baggage (which would travel on to partners' webhook receivers):
   // the only baggage is this request's id, which every span started under it records (src/tracing.ts).
   const caller = propagation.extract(ROOT_CONTEXT, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate });
-  const parent = propagation.setBaggage(caller, propagation.createBaggage({ [REQUEST_ID_BAGGAGE]: { value: requestIdOf(res) } }));
+  const requestId = requestIdOf(res);
+  const parent = propagation.setBaggage(caller, propagation.createBaggage({ [REQUEST_ID_BAGGAGE]: { value: requestId } }));
   const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
   res.on('finish', () => {
     const route = routeOf(req, res);
+    const labels = { method: req.method, route, status: String(res.statusCode) };
+    httpRequests.inc(labels);
+    httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     span.updateName(`${req.method} ${route}`);
-    span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode, 'request.id': requestIdOf(res) });
+    span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode, 'request.id': requestId });
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
