@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createApiKeyInput } from '../../src/services/api-keys.ts';
 import type { RestRoute } from '../route.ts';
 import { listQuery } from '../../src/pagination.ts';
-import { pagination, PAGINATION_FIELDS } from '../shapes/common.ts';
+import { idParam, pagination, PAGINATION_FIELDS } from '../shapes/common.ts';
 
 const FIELDS = 'id organisationId accountId name keyPrefix scopes createdBy createdAt lastUsedAt expiresAt revokedAt';
 
@@ -53,7 +53,7 @@ export const apiKeysRoutes: RestRoute[] = [
     tag: 'API keys',
     organisation: true,
     operation: `mutation RevokeApiKey($id: String!) { revokeApiKey(id: $id) { ${FIELDS} } }`,
-    params: z.object({ id: z.string().min(1).max(100) }),
+    params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ apiKey: data.revokeApiKey }),
     response: z.object({ apiKey }),

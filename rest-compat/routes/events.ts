@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
-import { idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
+import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { listQuery } from '../../src/pagination.ts';
 import { createEventInput, listEventsFilters, updateEventInput } from '../../src/services/events.ts';
 import { createOccurrenceInput } from '../../src/services/occurrences.ts';
@@ -131,7 +131,7 @@ export const eventsRoutes: RestRoute[] = [
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => data.deleteEvent,
-    response: z.object({ success: z.boolean(), id: z.string() }),
+    response: deleted,
   },
   {
     method: 'GET',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createInvitationInput, redeemInvitationInput } from '../../src/services/invitations.ts';
 import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
+import { deleted, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { signInResult } from './auth.ts';
 
 /** ../shared/spec/service-spec.md §2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
@@ -18,15 +19,6 @@ const invitation = z.object({
   createdAt: z.string(),
 });
 
-const pagination = z.object({
-  page: z.number(),
-  limit: z.number(),
-  total: z.number(),
-  totalPages: z.number(),
-  hasNext: z.boolean(),
-  hasPrev: z.boolean(),
-});
-
 const byId = z.object({ id: z.string().min(1) });
 const TAG = 'User invitations';
 
@@ -39,7 +31,7 @@ export const invitationsRoutes: RestRoute[] = [
     organisation: true,
     operation: `query Invitations($page: Int, $limit: Int) {
       invitations(page: $page, limit: $limit) {
-        nodes { ${FIELDS} } pagination { page limit total totalPages hasNext hasPrev }
+        nodes { ${FIELDS} } ${PAGINATION_FIELDS}
       }
     }`,
     query: listQuery(),
@@ -83,7 +75,7 @@ export const invitationsRoutes: RestRoute[] = [
     params: byId,
     bind: { id: 'params.id' },
     result: (data) => data.deleteInvitation,
-    response: z.object({ success: z.boolean(), id: z.string() }),
+    response: deleted,
   },
   {
     method: 'POST',
