@@ -305,6 +305,7 @@ async function main() {
       const tarpitPath = phase === 'tarpit' ? endpoints[0]!.path : undefined;
       if (tarpitPath) receiver.pathBehaviours.set(tarpitPath, { sleepMs: TARPIT_MS });
       const cpuBefore = cpuByKind(pids);
+      const logsBefore = workers.map((w) => w.output().length);
       const result = await runPhase({ db, dispatcher, receiver, account, phase, ...(tarpitPath ? { tarpitPath } : {}) });
       const cpuAfter = cpuByKind(pids);
       if (process.env.BENCH_CPU) {
@@ -320,6 +321,8 @@ async function main() {
             ? `; the tarpit's ${EVENTS} arrived within ${result.tarpitDrainSeconds.toFixed(1)} s`
             : ''),
       );
+      const reasons = putBackReasons(workers.map((w, i) => w.output().slice(logsBefore[i])));
+      if (reasons) console.log(`  put back, by why the slot wait gave up: ${reasons}`);
     }
     for (const pid of pids) memory.push({ pid, ...memoryOf(pid) });
   } finally {
@@ -363,3 +366,22 @@ main().catch((error) => {
   console.error(error);
   process.exit(1);
 });
+
+/** The workers' put-back log lines (batch.ts) summed by reason, or '' when nothing was put back. */
+function putBackReasons(logs: readonly string[]): string {
+  const sums: Record<string, number> = {};
+  for (const log of logs) {
+    for (const line of log.split('\n')) {
+      if (!line.includes('put back into the outbox')) continue;
+      try {
+        const { reasons } = JSON.parse(line) as { reasons?: Record<string, number> };
+        for (const [reason, n] of Object.entries(reasons ?? {})) sums[reason] = (sums[reason] ?? 0) + n;
+      } catch {
+        // not a JSON log line
+      }
+    }
+  }
+  return Object.entries(sums)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
+}

@@ -65,6 +65,15 @@ export const webhookDeliveries = new Counter({
   registers: [registry],
 });
 
+export const webhookSlotGiveUps = new Counter({
+  name: 'webhook_slot_give_ups_total',
+  help:
+    'Attempts that stopped waiting for a slot (slots.ts), by reason: stalled (no waiter of the endpoint moved for the patience), ' +
+    'slow (its attempts outlast the patience), max (waited the longest allowed). A first attempt is then put back into the outbox.',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
 export const holdSweepCancellations = new Counter({
   name: 'hold_sweep_cancelled_orders_total',
   help: 'Pending orders cancelled because their ticket hold ran out (the sweep, or a checkout short of tickets).',

@@ -15,7 +15,7 @@ import {
   type Outcome,
 } from './deliver.ts';
 import { retryDelayMs } from './retry-delay.ts';
-import { leaseId, waitForSlots, type SlotOutcome } from './slots.ts';
+import { leaseId, waitForSlots, type GiveUpReason, type SlotOutcome } from './slots.ts';
 
 /**
  * The first attempt of every delivery of a batch (whb_), the one activity of the deliverBatch
@@ -122,6 +122,7 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
     }
 
     const byLease = new Map(toSend.map((delivery) => [leaseId(delivery.id, 1), delivery]));
+    const gaveUp = new Map<string, GiveUpReason>();
     const answers = await waitForSlots(
       deps.db,
       deps.config,
@@ -131,7 +132,7 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
         endpointId: delivery.endpointId,
         organisationId: delivery.organisationId,
       })),
-      { patienceMs: SLOT_WAIT_MS, maxMs: SLOT_WAIT_MAX_MS },
+      { patienceMs: SLOT_WAIT_MS, maxMs: SLOT_WAIT_MAX_MS, gaveUp },
       (lease: string, slot: SlotOutcome) => {
         const delivery = byLease.get(lease)!;
         attempt(delivery, slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)));
@@ -145,6 +146,12 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
         busy.map((delivery) => delivery.id),
       );
       for (const delivery of busy) results.set(delivery.id, { id: delivery.id, outcome: 'deferred', statusCode: null, error: null });
+      const reasons: Partial<Record<GiveUpReason, number>> = {};
+      for (const reason of gaveUp.values()) reasons[reason] = (reasons[reason] ?? 0) + 1;
+      deps.logger.info(
+        { batchId: input.batchId, putBack: busy.length, reasons },
+        'first attempts put back into the outbox for want of a slot',
+      );
     }
 
     // Every attempt is recorded (or has failed to be) before the activity answers; a database

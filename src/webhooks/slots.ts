@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/client.ts';
+import { webhookSlotGiveUps } from '../metrics.ts';
 
 /**
  * Fairness between tenants, and protection of receivers: an attempt is only sent while it holds a
@@ -20,6 +21,8 @@ import type { Database } from '../db/client.ts';
  */
 
 export type SlotOutcome = 'granted' | 'busy' | 'open';
+/** Why a waiter stopped waiting (see waitForSlots). */
+export type GiveUpReason = 'stalled' | 'slow' | 'max';
 
 export type SlotLimits = Pick<
   Config,
@@ -311,7 +314,7 @@ export async function waitForSlots(
   db: Database,
   limits: SlotLimits,
   requests: readonly SlotRequest[],
-  options: { patienceMs: number; maxMs: number },
+  options: { patienceMs: number; maxMs: number; gaveUp?: Map<string, GiveUpReason> },
   onAnswer?: (leaseId: string, outcome: SlotOutcome) => void,
 ): Promise<Map<string, SlotOutcome>> {
   const answers = new Map<string, SlotOutcome>(requests.map((r) => [r.leaseId, 'busy']));
@@ -322,25 +325,34 @@ export async function waitForSlots(
   const done = new Set<Waiting>();
   await new Promise<void>((resolve) => {
     let timer: NodeJS.Timeout | undefined;
-    const giveUp = (which: Waiting[]) => {
+    const giveUp = (which: Waiting[], reason: (w: Waiting) => GiveUpReason) => {
       line.leave(new Set(which));
-      for (const w of which) w.answer('busy');
+      for (const w of which) {
+        const why = reason(w);
+        webhookSlotGiveUps.inc({ reason: why });
+        options.gaveUp?.set(w.leaseId, why);
+        w.answer('busy');
+      }
     };
     const check = async () => {
       if (pending === 0) return;
-      if (Date.now() - started >= options.maxMs) return giveUp(waiting.filter((w) => !done.has(w)));
+      if (Date.now() - started >= options.maxMs)
+        return giveUp(
+          waiting.filter((w) => !done.has(w)),
+          () => 'max',
+        );
       const stalled = (w: Waiting) => Date.now() - Math.max(started, line.movedAt(w.endpointId)) >= options.patienceMs;
       const standing = waiting.filter((w) => !done.has(w) && stalled(w));
       if (standing.length > 0) await line.noteMovesElsewhere([...new Set(standing.map((w) => w.endpointId))]).catch(() => {});
       if (pending === 0) return;
       const waitingNow = waiting.filter((w) => !done.has(w));
       const waits = line.expectedWaits(new Set(waitingNow));
-      const hopeless = waitingNow.filter((w) => {
+      const slow = (w: Waiting) => {
         const expected = waits.get(w);
-        const slow = expected !== undefined && expected.attemptMs > options.patienceMs && expected.waitMs > options.patienceMs;
-        return stalled(w) || slow;
-      });
-      if (hopeless.length > 0) giveUp(hopeless);
+        return expected !== undefined && expected.attemptMs > options.patienceMs && expected.waitMs > options.patienceMs;
+      };
+      const hopeless = waitingNow.filter((w) => stalled(w) || slow(w));
+      if (hopeless.length > 0) giveUp(hopeless, (w) => (stalled(w) ? 'stalled' : 'slow'));
       if (pending > 0) timer = setTimeout(() => void check(), Math.max(1, Math.min(CHECK_MS, options.maxMs - (Date.now() - started))));
     };
     const waiting: Waiting[] = requests.map((r) => {

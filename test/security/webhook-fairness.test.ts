@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
+import { registry } from '../../src/metrics.ts';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
 import { views } from '../../src/webhooks/payloads.ts';
 import { createWorker } from '../../workflows/worker.ts';
@@ -150,6 +151,11 @@ describe('a tenant flooding a slow receiver', () => {
       }
       expect(settled).toBe(flooded.length);
       expect(await app.runtime.db.webhookAttempt.count({ where: { deliveryId: { in: flooded } } })).toBe(flooded.length);
+      // The backlog waited in the outbox, and the operator's metric says why each gave up its slot wait.
+      expect(await app.runtime.db.webhookDelivery.count({ where: { id: { in: flooded }, availableAt: { not: null } } })).toBeGreaterThan(0);
+      const giveUps = (await registry.getSingleMetric('webhook_slot_give_ups_total')!.get()).values;
+      expect(giveUps.reduce((sum, v) => sum + v.value, 0)).toBeGreaterThan(0);
+      expect(giveUps.every((v) => ['stalled', 'slow', 'max'].includes(String(v.labels.reason)))).toBe(true);
     },
   );
 
