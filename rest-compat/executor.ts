@@ -11,10 +11,12 @@ import { contextOf } from '../src/http/request-context.ts';
 import { operationOf } from '../src/graphql/variables.ts';
 import type { Binding, RestRoute } from './route.ts';
 import { labelRoute } from '../src/http/metrics.ts';
+import { routeVersioning, type RouteVersioning } from './versioned.ts';
 
 interface PreparedRoute {
   route: RestRoute;
   document: DocumentNode;
+  versioning: RouteVersioning;
 }
 
 /**
@@ -28,7 +30,7 @@ export function prepareRoutes(schema: GraphQLSchema, routes: readonly RestRoute[
     if (errors.length > 0) {
       throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
     }
-    return { route, document };
+    return { route, document, versioning: routeVersioning(route.response, route.body) };
   });
 }
 
@@ -82,7 +84,7 @@ export function methodNotAllowed(routes: readonly RestRoute[]) {
 }
 
 export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: readonly RestRoute[]): void {
-  for (const { route, document } of prepareRoutes(pipeline.schema, routes)) {
+  for (const { route, document, versioning } of prepareRoutes(pipeline.schema, routes)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const types = variableTypes(pipeline.schema, document);
     router[method](expressPath(route.path), async (req: Request, res: Response) => {
@@ -100,11 +102,13 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
           const problem = inputProblem(value, where === 'body' ? '' : where);
           if (problem) throw AppError.validation([{ ...problem, path: problem.path || '(root)' }]);
         }
+        // A body in an older version's shape is read in the current one (src/versions.ts).
+        req.body = versioning.body(req.body, ctx.apiVersion);
         const variables = variablesOf(route.bind ?? {}, types, req);
         assertInput(route, types, req);
         try {
           const data = await runOperation(pipeline, document, variables, ctx);
-          return { status: route.status ?? 200, body: route.result(data) };
+          return { status: route.status ?? 200, body: versioning.response(route.result(data), ctx.apiVersion) };
         } catch (error) {
           throw restPaths(error, route.bind ?? {}, req);
         }

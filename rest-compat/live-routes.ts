@@ -3,6 +3,7 @@ import { listQuery } from '../src/pagination.ts';
 import { customerOrdersFilters, customerTokenInput, magicLinkInput } from '../src/services/customers.ts';
 import { checkoutCartInput, createCartInput, updateCartInput } from '../src/services/carts.ts';
 import type { RestRoute } from './route.ts';
+import { versioned } from './versioned.ts';
 import { PAGINATION_FIELDS, idParam, pagination } from './shapes/common.ts';
 import { CUSTOMER_FIELDS, ORDER_CORE_FIELDS, customer, orderCore } from './shapes/orders.ts';
 import { statusOf } from '../src/statuses.ts';
@@ -21,41 +22,45 @@ const LISTING_FIELDS = `channel { id slug name }
   }
   ${PAGINATION_FIELDS}`;
 
-const listingEvent = z.object({
-  id: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  status: z.enum(LISTED_EVENT_STATUSES as [string, ...string[]]),
-  timezone: z.string(),
-  venueId: z.string().nullable(),
-  tags: z.array(z.string()),
-  occurrences: z.array(
-    z.object({
-      id: z.string(),
-      startDate: z.string(),
-      startTime: z.string(),
-      endDate: z.string().nullable(),
-      endTime: z.string().nullable(),
-      timezone: z.string(),
-      startsAt: z.string(),
-      endsAt: z.string().nullable(),
-      availability: z.array(z.object({ ticketTypeId: z.string(), available: z.number().int().nullable() })),
-    }),
-  ),
-  ticketTypes: z.array(
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      description: z.string().nullable(),
-      priceAmount: z.number().int(),
-      currency: z.string(),
-      maxPerOrder: z.number().int().nullable(),
-      salesStartAt: z.string().nullable(),
-      salesEndAt: z.string().nullable(),
-      onSale: z.boolean(),
-    }),
-  ),
-});
+/** A listed event is an Event: what a version changes of events changes here too. */
+const listingEvent = versioned(
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    status: z.enum(LISTED_EVENT_STATUSES as [string, ...string[]]),
+    timezone: z.string(),
+    venueId: z.string().nullable(),
+    tags: z.array(z.string()),
+    occurrences: z.array(
+      z.object({
+        id: z.string(),
+        startDate: z.string(),
+        startTime: z.string(),
+        endDate: z.string().nullable(),
+        endTime: z.string().nullable(),
+        timezone: z.string(),
+        startsAt: z.string(),
+        endsAt: z.string().nullable(),
+        availability: z.array(z.object({ ticketTypeId: z.string(), available: z.number().int().nullable() })),
+      }),
+    ),
+    ticketTypes: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        description: z.string().nullable(),
+        priceAmount: z.number().int(),
+        currency: z.string(),
+        maxPerOrder: z.number().int().nullable(),
+        salesStartAt: z.string().nullable(),
+        salesEndAt: z.string().nullable(),
+        onSale: z.boolean(),
+      }),
+    ),
+  }),
+  'Event',
+);
 
 const CART_FIELDS = `id sessionId status currency itemCount subtotalAmount totalAmount orderId expiresAt createdAt updatedAt
   items { occurrenceId ticketTypeId eventId eventName ticketTypeName startsAt quantity unitAmount totalAmount currency available }`;

@@ -303,7 +303,9 @@ export function buildOpenApiDocument(
   };
 
   const usable = API_VERSIONS.filter((v) => v.status !== 'sunset').map((v) => v.date);
-  const versionLines = API_VERSIONS.map((v) => `- ${v.date} (${v.status}): ${v.summary}`).join('\n');
+  const versionLines = API_VERSIONS.map(
+    (v) => `- ${v.date} (${v.status}): ${v.summary}${v.breakingChanges.length > 0 ? ` Changes: ${v.breakingChanges.join('; ')}.` : ''}`,
+  ).join('\n');
 
   const sales = surface === 'sales';
   return {
@@ -316,7 +318,7 @@ export function buildOpenApiDocument(
           ? 'The sales API at /live, for storefronts: listings, carts, checkout, secret-key confirmation and customer sign-in. Every route runs an operation of the GraphQL schema in-process. Routes take a sales channel key (publishable svpk_ for browsers, secret svsk_ for servers); the key names the organisation, so X-Service-Org is not needed. GET /sales/me/orders takes a customer token instead. A pending order is paid on the hosted checkout page (checkoutUrl of the checkout answer).'
           : 'The management REST API at /v1. Every route runs an operation of the GraphQL API (/graphql) in-process, with the same rights and errors.',
         '',
-        "The API is versioned by date. A request may pin a version with the Service-Version header; otherwise the organisation's pinned version applies, then the current one. Every response names the version it was answered at in its Service-Version header. An unknown or sunset version answers 400 UNSUPPORTED_VERSION.",
+        "The API is versioned by date. A request may pin a version with the Service-Version header; otherwise the organisation's pinned version applies, then the current one. Every response names the version it was answered at in its Service-Version header, and is shaped at that version: the schemas here are the current version's, and each older version undoes the changes listed below, newest first (the same changes shape webhook payloads). A request body in an older version's shape is accepted. A response at a deprecated version carries Deprecation, Sunset (when announced) and Link headers. An unknown or sunset version answers 400 UNSUPPORTED_VERSION.",
         '',
         versionLines,
         '',

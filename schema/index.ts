@@ -20,5 +20,6 @@ import './types/listing.ts';
 import './types/webhook.ts';
 import './types/order.ts';
 import './types/cart.ts';
+import './types/versioned-fields.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
+import { versioned } from '../versioned.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { listQuery } from '../../src/pagination.ts';
 import { createEventInput, listEventsFilters, updateEventInput } from '../../src/services/events.ts';
@@ -13,26 +14,29 @@ const OCCURRENCE_FIELDS = 'id organisationId accountId eventId startDate startTi
 const TICKET_TYPE_FIELDS = `id organisationId accountId eventId name description priceAmount currency capacity maxPerOrder
   salesStartAt salesEndAt createdAt updatedAt`;
 
-const event = z.object({
-  id: z.string(),
-  organisationId: z.string(),
-  accountId: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  status: statusOf('event'),
-  venueId: z.string().nullable(),
-  timezone: z.string(),
-  onSaleDate: z.string().nullable(),
-  offSaleDate: z.string().nullable(),
-  occurrenceCount: z.number(),
-  ticketCount: z.number(),
-  productCount: z.number(),
-  tags: z.array(z.string()),
-  isDeleted: z.boolean(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  createdBy: z.string().nullable(),
-});
+const event = versioned(
+  z.object({
+    id: z.string(),
+    organisationId: z.string(),
+    accountId: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    status: statusOf('event'),
+    venueId: z.string().nullable(),
+    timezone: z.string(),
+    onSaleDate: z.string().nullable(),
+    offSaleDate: z.string().nullable(),
+    occurrenceCount: z.number(),
+    ticketCount: z.number(),
+    productCount: z.number(),
+    tags: z.array(z.string()),
+    isDeleted: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    createdBy: z.string().nullable(),
+  }),
+  'Event',
+);
 
 const eventOccurrence = z.object({
   id: z.string(),
@@ -90,7 +94,7 @@ export const eventsRoutes: RestRoute[] = [
     tag: 'Events',
     organisation: true,
     operation: `mutation CreateEvent($input: CreateEventInput!) { createEvent(input: $input) { ${EVENT_FIELDS} } }`,
-    body: createEventInput,
+    body: versioned(createEventInput, 'Event'),
     bind: { input: 'body' },
     result: (data) => ({ event: data.createEvent }),
     status: 201,
@@ -116,7 +120,7 @@ export const eventsRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation UpdateEvent($id: String!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { ${EVENT_FIELDS} } }`,
     params: idParam,
-    body: updateEventInput,
+    body: versioned(updateEventInput, 'Event'),
     bind: { id: 'params.id', input: 'body' },
     result: (data) => ({ event: data.updateEvent }),
     response: z.object({ event }),

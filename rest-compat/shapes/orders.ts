@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { statusOf } from '../../src/statuses.ts';
+import { versioned } from '../versioned.ts';
 
 /** Order, customer and pass shapes shared by /v1 (management) and /live (sales API). */
 
@@ -21,15 +22,18 @@ export const ORDER_FIELDS = `${ORDER_CORE_FIELDS} customer { ${CUSTOMER_FIELDS} 
 
 const timestamp = z.string();
 
-export const customer = z.object({
-  id: z.string(),
-  accountId: z.string(),
-  email: z.string(),
-  firstName: z.string().nullable(),
-  lastName: z.string().nullable(),
-  createdAt: timestamp,
-  updatedAt: timestamp,
-});
+export const customer = versioned(
+  z.object({
+    id: z.string(),
+    accountId: z.string(),
+    email: z.string(),
+    firstName: z.string().nullable(),
+    lastName: z.string().nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  }),
+  'Customer',
+);
 
 export const pass = z.object({
   id: z.string(),
@@ -68,36 +72,43 @@ export const payment = z.object({
   createdAt: timestamp,
 });
 
-export const orderCore = z.object({
-  id: z.string(),
-  orderNumber: z.string(),
-  status: statusOf('order'),
-  accountId: z.string(),
-  channelId: z.string().nullable(),
-  customerId: z.string(),
-  currency: z.string(),
-  subtotalAmount: z.number().int(),
-  feeAmount: z.number().int(),
-  totalAmount: z.number().int(),
-  lineItemCount: z.number().int(),
-  checkoutUrl: z.string().nullable(),
-  holdExpiresAt: timestamp.nullable(),
-  confirmedAt: timestamp.nullable(),
-  cancelledAt: timestamp.nullable(),
-  refundedAt: timestamp.nullable(),
-  createdAt: timestamp,
-  updatedAt: timestamp,
-  lineItems: z.array(lineItem),
-  passes: z.array(pass),
-});
+export const orderCore = versioned(
+  z.object({
+    id: z.string(),
+    orderNumber: z.string(),
+    status: statusOf('order'),
+    accountId: z.string(),
+    channelId: z.string().nullable(),
+    customerId: z.string(),
+    currency: z.string(),
+    subtotalAmount: z.number().int(),
+    feeAmount: z.number().int(),
+    totalAmount: z.number().int(),
+    lineItemCount: z.number().int(),
+    checkoutUrl: z.string().nullable(),
+    holdExpiresAt: timestamp.nullable(),
+    confirmedAt: timestamp.nullable(),
+    cancelledAt: timestamp.nullable(),
+    refundedAt: timestamp.nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    lineItems: z.array(lineItem),
+    passes: z.array(pass),
+  }),
+  'Order',
+);
 
-export const order = orderCore.extend({ customer, payments: z.array(payment) });
+/** Orders (and what a version changed of them) read the same on /v1 and /live: both are marked Order. */
+export const order = versioned(orderCore.extend({ customer, payments: z.array(payment) }), 'Order');
 
-export const redemption = z.object({
-  id: z.string(),
-  passId: z.string(),
-  entitlementId: z.string(),
-  accountId: z.string(),
-  redeemedById: z.string().nullable(),
-  redeemedAt: timestamp,
-});
+export const redemption = versioned(
+  z.object({
+    id: z.string(),
+    passId: z.string(),
+    entitlementId: z.string(),
+    accountId: z.string(),
+    redeemedById: z.string().nullable(),
+    redeemedAt: timestamp,
+  }),
+  'Redemption',
+);

@@ -77,7 +77,7 @@ const ListingTicketTypeRef = builder.objectRef<ListingTicketType>('ListingTicket
   }),
 });
 
-const ListingEventRef = builder.objectRef<ListingEvent>('ListingEvent').implement({
+export const ListingEventRef = builder.objectRef<ListingEvent>('ListingEvent').implement({
   description: 'A published or on-sale event the channel sells.',
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Event id (evt_).' }),

@@ -82,7 +82,10 @@ export function mountHealth(app: Express, runtime: Runtime): void {
  */
 export function salesCors(req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'X-Live-Session, X-Request-Id, Service-Version, Idempotent-Replayed, Retry-After');
+  res.setHeader(
+    'Access-Control-Expose-Headers',
+    'X-Live-Session, X-Request-Id, Service-Version, Deprecation, Sunset, Link, Idempotent-Replayed, Retry-After',
+  );
   if (req.method !== 'OPTIONS') return next();
   res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, OPTIONS');
   res.setHeader(

@@ -5,11 +5,14 @@ import { tenantSql } from '../db/sql.ts';
 import { tenantDatabase } from '../db/tenant.ts';
 import { logScope } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
-import { resolveVersion } from '../versions.ts';
+import { deprecationHeaders, resolveVersion } from '../versions.ts';
 import { requestIdOf } from './middleware.ts';
 
 /** Scope of the database handle of a request without an organisation: matches no row. */
 const NO_ORGANISATION = 'org_none';
+
+/** Where a client at a deprecated version reads what changed since (the `Link` of its responses). */
+const VERSIONS_PATH = '/v1/meta/versions';
 
 const LIVE_SESSION_ID = /^ses_[0-9A-Za-z]{1,64}$/;
 
@@ -30,6 +33,7 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
     );
     const apiVersion = resolveVersion(req.get('service-version'), organisation?.apiVersion);
     res.setHeader('Service-Version', apiVersion);
+    for (const [name, value] of Object.entries(deprecationHeaders(apiVersion, VERSIONS_PATH))) res.setHeader(name, value);
     const scope = logScope.getStore();
     if (organisation && scope) scope.organisationId = organisation.id;
     const ctx: RequestContext = {

@@ -1,13 +1,12 @@
-import { API_VERSIONS, CURRENT_VERSION } from '../versions.ts';
+import { CURRENT_VERSION, transformDown as transformResource, type Json, type VersionedResource } from '../versions.ts';
 import type { WebhookEventType } from './event-types.ts';
 
 /**
  * Webhook payloads: built field by field from a fixed view at the current version (every
  * nullable field present as null, nothing else leaks), then transformed down one dated version at
- * a time to the version an endpoint pinned. ../shared/spec/contract.md "API versions" lists what each step undoes.
+ * a time to the version an endpoint pinned, by the changes src/versions.ts declares.
  */
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type Payload = { [key: string]: Json };
 
 const iso = (value: Date | string): string => (value instanceof Date ? value : new Date(value)).toISOString();
@@ -101,58 +100,24 @@ export const views = {
   }),
 };
 
-const ORDER_TYPES = new Set<WebhookEventType>(['order.created', 'order.confirmed', 'order.cancelled', 'order.refunded']);
-
-function without(payload: Payload, ...keys: string[]): Payload {
-  const copy = { ...payload };
-  for (const key of keys) delete copy[key];
-  return copy;
-}
-
-/**
- * Down-transforms keyed by the version they leave: `DOWN['2026-06-01']` turns a 2026-06-01 payload
- * into a 2025-10-01 one. A version without breaking payload changes has the identity.
- */
-const DOWN: Record<string, (type: WebhookEventType, data: Payload) => Payload> = {
-  '2026-06-01': (type, data) => {
-    if (ORDER_TYPES.has(type)) return without(data, 'lineItemCount');
-    if (type === 'event.created') return without(data, 'venueId');
-    return data;
-  },
-  '2025-10-01': (type, data) => {
-    if (ORDER_TYPES.has(type)) {
-      const { totalAmount, subtotalAmount, ...rest } = data;
-      const renamed: Payload = {};
-      for (const [key, value] of Object.entries(rest)) {
-        renamed[key] = value;
-        if (key === 'currency') {
-          renamed.total = totalAmount ?? null;
-          renamed.subtotal = subtotalAmount ?? null;
-        }
-      }
-      return renamed;
-    }
-    if (type === 'ticket.issued') return without(data, 'passCount');
-    return data;
-  },
-  '2025-04-01': (_type, data) => data,
+/** The resource each event type carries, for the version changes declared in src/versions.ts. */
+export const RESOURCE_OF: Record<WebhookEventType, VersionedResource> = {
+  'order.created': 'Order',
+  'order.confirmed': 'Order',
+  'order.cancelled': 'Order',
+  'order.refunded': 'Order',
+  'customer.created': 'Customer',
+  'event.created': 'Event',
+  'ticket.issued': 'TicketsIssued',
+  'ticket.redeemed': 'Redemption',
 };
 
-const ORDER = API_VERSIONS.map((v) => v.date);
-
-/** Transforms `data` (built at `from`) down to `to`, one version at a time. */
+/**
+ * Transforms `data` (built at `from`) down to `to`, one version at a time, by the changes declared
+ * in src/versions.ts: the same declarations shape `/v1` and `/live` responses.
+ */
 export function transformDown(type: WebhookEventType, data: Payload, to: string, from = CURRENT_VERSION): Payload {
-  let index = ORDER.indexOf(from);
-  const target = ORDER.indexOf(to);
-  if (index === -1 || target === -1 || target > index) throw new Error(`cannot transform ${type} from ${from} to ${to}`);
-  let current = data;
-  while (index > target) {
-    const step = DOWN[ORDER[index]!];
-    if (!step) throw new Error(`no down-transform from ${ORDER[index]}`);
-    current = step(type, current);
-    index -= 1;
-  }
-  return current;
+  return transformResource(RESOURCE_OF[type], data, to, from);
 }
 
 export interface Envelope {
