@@ -1,8 +1,10 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../src/errors.ts';
+import { overrideDocumented } from '../src/limits/limits.ts';
 import { API_VERSIONS, CURRENT_VERSION } from '../src/versions.ts';
 import type { RestRoute } from './route.ts';
+import { schemaAtVersion } from './versioned.ts';
 
 /**
  * The OpenAPI 3.1 documents of /v1 and of the sales API (/live), built from the route tables and nothing else: paths, parameters
@@ -154,7 +156,7 @@ class SchemaConverter {
   constructor(private readonly reserved: ReadonlySet<string>) {}
 
   convert(schema: z.ZodType, io: 'input' | 'output', hint: string): Json {
-    const raw = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+    const raw = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', override: overrideDocumented }) as Json;
     const { $schema: _dialect, $defs, ...rest } = raw;
     const defs = Object.entries(($defs ?? {}) as Record<string, Json>);
     // Anonymous defs (cycles) are named after the operation; id'd ones (`.meta({ id })`) keep their id,
@@ -195,9 +197,11 @@ function rewriteRefs(value: unknown, names: Map<string, string>): unknown {
 
 export function buildOpenApiDocument(
   routes: readonly RestRoute[],
-  options: { serverUrl?: string; surface?: Surface } = {},
+  options: { serverUrl?: string; surface?: Surface; version?: string } = {},
 ): OpenApiDocument {
   const surface = options.surface ?? 'management';
+  // Responses and bodies are described at this version (the served document follows the request's).
+  const version = options.version ?? CURRENT_VERSION;
   const byStatus = codesByStatus();
   const errorResponseName = (status: number) => `Error${status}`;
   const converter = new SchemaConverter(new Set(['ErrorResponse', 'ValidationIssue']));
@@ -244,7 +248,11 @@ export function buildOpenApiDocument(
     // The executor reads a missing body as {}: the body is optional exactly when {} is valid.
     const requestBody = route.body && {
       required: !route.body.safeParse({}).success,
-      content: { 'application/json': { schema: converter.convert(route.body, 'input', `${hint}Body`) } },
+      content: {
+        'application/json': {
+          schema: schemaAtVersion(converter.convert(route.body, 'input', `${hint}Body`), route.body, version, 'input'),
+        },
+      },
     };
 
     const status = route.status ?? 200;
@@ -257,7 +265,11 @@ export function buildOpenApiDocument(
           ...(surface === 'sales' && isSessionRoute(route) ? { 'X-Live-Session': ref('headers', 'X-Live-Session') } : {}),
         },
         content: {
-          'application/json': { schema: route.response ? converter.convert(route.response, 'output', `${hint}Response`) : {} },
+          'application/json': {
+            schema: route.response
+              ? schemaAtVersion(converter.convert(route.response, 'output', `${hint}Response`), route.response, version, 'output')
+              : {},
+          },
         },
       },
     };
@@ -312,13 +324,13 @@ export function buildOpenApiDocument(
     openapi: '3.1.0',
     info: {
       title: sales ? 'Ticketing sales API' : 'Ticketing management API (REST compatibility layer)',
-      version: CURRENT_VERSION,
+      version,
       description: [
         sales
           ? 'The sales API at /live, for storefronts: listings, carts, checkout, secret-key confirmation and customer sign-in. Every route runs an operation of the GraphQL schema in-process. Routes take a sales channel key (publishable svpk_ for browsers, secret svsk_ for servers); the key names the organisation, so X-Service-Org is not needed. GET /sales/me/orders takes a customer token instead. A pending order is paid on the hosted checkout page (checkoutUrl of the checkout answer).'
           : 'The management REST API at /v1. Every route runs an operation of the GraphQL API (/graphql) in-process, with the same rights and errors.',
         '',
-        "The API is versioned by date. A request may pin a version with the Service-Version header; otherwise the organisation's pinned version applies, then the current one. Every response names the version it was answered at in its Service-Version header, and is shaped at that version: the schemas here are the current version's, and each older version undoes the changes listed below, newest first (the same changes shape webhook payloads). A request body in an older version's shape is accepted. A response at a deprecated version carries Deprecation, Sunset (when announced) and Link headers. An unknown or sunset version answers 400 UNSUPPORTED_VERSION.",
+        `The API is versioned by date. A request may pin a version with the Service-Version header; otherwise the organisation's pinned version applies, then the current one. Every response names the version it was answered at in its Service-Version header, and is shaped at that version (the same changes shape webhook payloads); a request body in an older version's shape is accepted. This document describes version ${version}: fetched with a Service-Version header (or an organisation's credentials) it describes the version that resolves to. Each version's changes are listed below. A response at a deprecated version carries Deprecation, Sunset (when announced) and Link headers. An unknown or sunset version answers 400 UNSUPPORTED_VERSION.`,
         '',
         versionLines,
         '',

@@ -1,5 +1,13 @@
 import type { z } from 'zod';
-import { CURRENT_VERSION, changedSince, transformDown, upgradeInput, type JsonObject, type VersionedResource } from '../src/versions.ts';
+import {
+  CURRENT_VERSION,
+  changedSince,
+  transformDown,
+  transformSchemaDown,
+  upgradeInput,
+  type JsonObject,
+  type VersionedResource,
+} from '../src/versions.ts';
 
 /**
  * Dated versions on `/v1` and `/live` (src/versions.ts declares the changes). A route's response
@@ -122,4 +130,38 @@ export function routeVersioning(response: z.ZodType | undefined, body: z.ZodType
       return upgraded;
     },
   };
+}
+
+/**
+ * A JSON Schema (of a route's response or body, as the OpenAPI document prints it) as version
+ * `version` shows it: each versioned place of the zod schema it was made from is found in it
+ * (`properties`, `items`, and through `anyOf`/`oneOf` options such as a nullable's) and shaped.
+ */
+export function schemaAtVersion<T extends Record<string, unknown>>(
+  json: T,
+  zod: z.ZodType | undefined,
+  version: string,
+  direction: 'input' | 'output',
+): T {
+  if (version === CURRENT_VERSION) return json;
+  let shaped: unknown = json;
+  for (const place of placesOf(zod).reverse()) {
+    if (!changedSince(place.resource, version)) continue;
+    shaped = mapSchemaAt(shaped, place.path, (object) => transformSchemaDown(place.resource, object, version, direction));
+  }
+  return shaped as T;
+}
+
+function mapSchemaAt(node: unknown, path: readonly string[], change: (object: JsonObject) => JsonObject): unknown {
+  if (!isObject(node)) return node;
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const options = node[key];
+    if (Array.isArray(options)) return { ...node, [key]: options.map((option) => mapSchemaAt(option, path, change)) };
+  }
+  if (path.length === 0) return isObject(node.properties) ? change(node) : node;
+  const [head, ...rest] = path as [string, ...string[]];
+  if (head === '[]') return 'items' in node ? { ...node, items: mapSchemaAt(node.items, rest, change) as JsonObject[string] } : node;
+  const properties = node.properties;
+  if (!isObject(properties) || !(head in properties)) return node;
+  return { ...node, properties: { ...properties, [head]: mapSchemaAt(properties[head], rest, change) as JsonObject[string] } };
 }

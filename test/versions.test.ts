@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_VERSIONS, CURRENT_VERSION, describeChange } from '../src/versions.ts';
 import { createWorker } from '../workflows/worker.ts';
 import { useTestApp } from './support/app.ts';
+import { expectDocumentedResponse, responseProblems } from './support/openapi-check.ts';
 import { api, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
 import { placeOrder, seedCatalogue, storefront, type SeededCatalogue } from './support/sales.ts';
 import { createTestEndpoint, startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from './support/webhook-receiver.ts';
@@ -86,6 +87,10 @@ describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01),
     expect(one.headers.get('service-version')).toBe(version);
     const order = one.body.order as Record<string, unknown>;
     const list = await api(app(), 'GET', '/v1/orders?limit=5', { token: org.adminToken, org: org.slug, headers: at(version) });
+    // And each answer is what the OpenAPI document of that version describes (GET /v1/openapi.json at it).
+    expectDocumentedResponse('GET', '/orders/{id}', one, 'management', version);
+    expectDocumentedResponse('GET', '/orders', list, 'management', version);
+    if (version !== CURRENT_VERSION) expect(responseProblems('GET', '/orders', list, 'management', CURRENT_VERSION)).not.toEqual([]);
     expect(list.body.orders.find((o: { id: string }) => o.id === orderId)).toEqual(order);
     const hook = webhook(version, 'order.confirmed');
     expectSameObject(order, hook);
@@ -116,6 +121,7 @@ describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01),
       at('2025-04-01'),
     );
     expect(checkout.status).toBe(201);
+    expectDocumentedResponse('POST', '/sales/carts/{id}/checkout', checkout, 'sales', '2025-04-01');
     expect(checkout.body.order).toMatchObject({ total: 2 * PRICE, subtotal: 2 * PRICE });
     expect(checkout.body.order).not.toHaveProperty('totalAmount');
     expect(checkout.body.order).not.toHaveProperty('lineItemCount');
@@ -208,6 +214,8 @@ describe('Event: venueId added (2026-06-01)', () => {
       headers: { 'x-channel-key': catalogue.channel.publishable, ...at(version) },
     });
     expect(listings.status).toBe(200);
+    expectDocumentedResponse('GET', '/sales/listings', listings, 'sales', version);
+    expectDocumentedResponse('GET', '/events/{id}', res, 'management', version);
     const listed = listings.body.events.find((e: { id: string }) => e.id === catalogue.eventId) as Record<string, unknown>;
     for (const key of ['id', 'name', 'description', 'status', 'timezone', 'venueId'])
       expect(listed[key], key).toEqual(onSale.body.event[key]);
@@ -263,6 +271,26 @@ describe('deprecated versions and the version table', () => {
     ]);
     expect(byDate.get('2026-06-01')).toEqual(['Order: lineItemCount added', 'Event: venueId added (null when none)']);
     for (const version of API_VERSIONS) expect(byDate.get(version.date)).toEqual(version.changes.map(describeChange));
+  });
+
+  it('GET /v1/openapi.json and /live/openapi.json describe the version the request resolves to', async () => {
+    for (const [surface, path] of [
+      ['/v1', '/orders/{id}'],
+      ['/live', '/sales/orders/{id}/confirm'],
+    ] as const) {
+      const shapes: Record<string, string[]> = {};
+      for (const version of VERSIONS) {
+        const res = await api(app(), 'GET', `${surface}/openapi.json`, { headers: at(version) });
+        expect(res.body.info.version).toBe(version);
+        const operation = res.body.paths[path].get ?? res.body.paths[path].post;
+        shapes[version] = Object.keys(operation.responses['200'].content['application/json'].schema.properties.order.properties);
+      }
+      expect(shapes['2025-04-01']).toEqual(expect.arrayContaining(['total', 'subtotal']));
+      expect(shapes['2025-04-01']).not.toContain('totalAmount');
+      expect(shapes['2025-10-01']).toEqual(expect.arrayContaining(['totalAmount', 'subtotalAmount']));
+      expect(shapes['2025-10-01']).not.toContain('lineItemCount');
+      expect(shapes['2026-06-01']).toContain('lineItemCount');
+    }
   });
 
   it('ticket.issued carries passCount from 2025-10-01 on', () => {

@@ -41,10 +41,33 @@ export function inputProblem(value: unknown, rootPath: string): InputProblem | u
     const entries = Array.isArray(current) ? current.map((item, i) => [String(i), item] as const) : Object.entries(current);
     for (const [key, item] of entries) {
       const keyProblem = findUnsafeString(key);
+      if (keyProblem) {
+        // Named escaped: the answer holds no character it refuses (a replay stores it in PostgreSQL).
+        const printable = escapeUnsafe(key);
+        return { path: path ? `${path}.${printable}` : printable, message: `the key ${keyProblem}` };
+      }
       const itemPath = path ? `${path}.${key}` : key;
-      if (keyProblem) return { path: itemPath, message: `the key ${keyProblem}` };
       stack.push({ value: item, path: itemPath, depth: depth + 1 });
     }
   }
   return undefined;
+}
+
+/** `text` with each NUL and lone surrogate written as its \uXXXX escape. */
+export function escapeUnsafe(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    const high = unit >= 0xd800 && unit <= 0xdbff;
+    const low = unit >= 0xdc00 && unit <= 0xdfff;
+    if (high && i + 1 < text.length && text.charCodeAt(i + 1) >= 0xdc00 && text.charCodeAt(i + 1) <= 0xdfff) {
+      out += text.slice(i, i + 2);
+      i += 1;
+    } else if (unit === 0 || high || low) {
+      out += `\\u${unit.toString(16).padStart(4, '0')}`;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
 }

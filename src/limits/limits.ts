@@ -48,7 +48,7 @@ export function limitExceeded(path: string, limit: LimitName, message: string): 
  */
 export function limitedArray<T extends z.ZodType>(item: T, limit: LimitName, message: string) {
   const max = LIMITS[limit];
-  return z
+  const schema = z
     .unknown()
     .check((ctx) => {
       if (Array.isArray(ctx.value) && ctx.value.length > max) {
@@ -56,4 +56,41 @@ export function limitedArray<T extends z.ZodType>(item: T, limit: LimitName, mes
       }
     })
     .pipe(z.array(item));
+  // What the check-then-parse means to a client: an array of at most `max` items of this kind.
+  documentedAs(schema, () => ({ type: 'array', maxItems: max, items: inputJsonSchema(item) }));
+  return schema;
+}
+
+/**
+ * JSON Schemas of schemas zod cannot describe itself (a check before a pipe, a coercion): the
+ * OpenAPI documents (rest-compat/openapi.ts) print these instead, so they tell what the server checks.
+ */
+const DOCUMENTED = new WeakMap<z.ZodType, () => Record<string, unknown>>();
+
+export function documentedAs<T extends z.ZodType>(schema: T, json: () => Record<string, unknown>): T {
+  DOCUMENTED.set(schema, json);
+  return schema;
+}
+
+export function documentedJsonSchema(schema: z.ZodType): Record<string, unknown> | undefined {
+  return DOCUMENTED.get(schema)?.();
+}
+
+/** The JSON Schema (2020-12) of what `schema` accepts, as the OpenAPI documents print it. */
+export function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io: 'input',
+    unrepresentable: 'any',
+    override: overrideDocumented,
+  }) as Record<string, unknown>;
+  return json;
+}
+
+/** The `override` of z.toJSONSchema that prints documentedAs schemas. */
+export function overrideDocumented(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
+  const json = DOCUMENTED.get(ctx.zodSchema as z.ZodType)?.();
+  if (!json) return;
+  for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
+  Object.assign(ctx.jsonSchema, json);
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { mintKey, sha256 } from '../auth/keys.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { isValidScope } from '../auth/permissions.ts';
-import { LIMITS, limitedArray } from '../limits/limits.ts';
+import { LIMITS, documentedAs, limitedArray } from '../limits/limits.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -23,10 +23,10 @@ export const createApiKeyInput = z.strictObject({
     .string()
     .regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits')
     .nullish(),
-  expiresAt: z.coerce
-    .date()
-    .refine((date) => date.getTime() > Date.now(), 'must be in the future')
-    .nullish(),
+  expiresAt: documentedAs(
+    z.coerce.date().refine((date) => date.getTime() > Date.now(), 'must be in the future'),
+    () => ({ type: 'string', format: 'date-time', description: 'An ISO 8601 instant in the future.' }),
+  ).nullish(),
 });
 
 /** The staff user behind a request; API keys and embed tokens never reach these operations. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS, limitedArray } from '../limits/limits.ts';
+import { LIMITS, documentedAs, limitedArray } from '../limits/limits.ts';
 import { CHANNEL_KEY_PREFIXES } from '../auth/channel-keys.ts';
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { mintKey } from '../auth/keys.ts';
@@ -31,16 +31,19 @@ const eventIds = limitedArray(
   'idsPerRequest',
   `at most ${LIMITS.idsPerRequest} events (a channel selling more sells all events of its account)`,
 );
-const storefrontUrl = z
-  .string()
-  .max(2000)
-  .refine((value) => {
-    try {
-      return ['http:', 'https:'].includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'an http(s) URL');
+const storefrontUrl = documentedAs(
+  z
+    .string()
+    .max(2000)
+    .refine((value) => {
+      try {
+        return ['http:', 'https:'].includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    }, 'an http(s) URL'),
+  () => ({ type: 'string', format: 'uri', maxLength: 2000, description: 'An http(s) URL.' }),
+);
 
 export const createSalesChannelInput = z.strictObject({
   accountId: z.string().min(1).max(100),

@@ -8,7 +8,8 @@ import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '
 import { views, type Payload } from '../webhooks/payloads.ts';
 import { withWebhooks } from '../webhooks/record.ts';
 import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
-import { assertDeliverableUrl, parseWebhookUrl, UrlPolicyError } from '../net/url-policy.ts';
+import { assertDeliverableUrl, MAX_WEBHOOK_URL_LENGTH, parseWebhookUrl, UrlPolicyError } from '../net/url-policy.ts';
+import { documentedAs } from '../limits/limits.ts';
 import { describeDuration } from '../webhooks/recorder.ts';
 import { recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, temporalClient } from './webhook-workflows.ts';
@@ -29,14 +30,22 @@ import { pageArgsOf, paginate, type Page, type RawPageArgs } from '../pagination
 /** What a surface hands a service: any value per field; the service's schema checks them. */
 type Raw<T> = { [K in keyof T]?: unknown };
 
-const url = z.string().superRefine((value, issue) => {
-  try {
-    parseWebhookUrl(value);
-  } catch (error) {
-    if (!(error instanceof UrlPolicyError)) throw error;
-    issue.addIssue({ code: 'custom', message: error.message });
-  }
-});
+const url = documentedAs(
+  z.string().superRefine((value, issue) => {
+    try {
+      parseWebhookUrl(value);
+    } catch (error) {
+      if (!(error instanceof UrlPolicyError)) throw error;
+      issue.addIssue({ code: 'custom', message: error.message });
+    }
+  }),
+  () => ({
+    type: 'string',
+    format: 'uri',
+    maxLength: MAX_WEBHOOK_URL_LENGTH,
+    description: 'An https URL of a public host (the URL policy: no credentials, no private or reserved addresses).',
+  }),
+);
 
 const description = z.string().trim().max(500, 'At most 500 characters.').nullish();
 

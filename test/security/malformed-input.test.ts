@@ -63,6 +63,18 @@ describe('NUL bytes and lone surrogates on /v1', () => {
     expectRefused(await api(app, 'PATCH', '/v1/organisation', { ...admin(), body: { metadata: { 'k\u0000ey': 'v' } } }), /^metadata/);
   });
 
+  it('in a key of a POST with an Idempotency-Key: the refusal (naming the key) is stored for replays, never a 500', async () => {
+    // Found by the fuzzer (test/schemathesis.test.ts): the answer named the key as it came, and PostgreSQL
+    // cannot store a NUL or a lone surrogate in the replay's jsonb.
+    for (const key of ['\u0000', 'a\ud800b']) {
+      const headers = { 'idempotency-key': `nul-${key.length}` };
+      const res = await api(app, 'POST', '/v1/identity-providers', { ...admin(), headers, body: { [key]: 1, providerType: 'oidc' } });
+      expectRefused(res, key === '\u0000' ? '\\u0000' : 'a\\ud800b');
+      const again = await api(app, 'POST', '/v1/identity-providers', { ...admin(), headers, body: { [key]: 1, providerType: 'oidc' } });
+      expect(again.status).toBe(400);
+    }
+  });
+
   it('in a query string (GET /v1/passes?customerId=a%00b, GET /v1/events?q=%00)', async () => {
     expectRefused(await get('/v1/passes?customerId=a%00b'), 'query.customerId');
     expectRefused(await get('/v1/events?q=%00'), 'query.q');

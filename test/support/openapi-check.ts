@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { liveRoutes } from '../../rest-compat/live-routes.ts';
 import { buildOpenApiDocument, type OpenApiDocument, type Surface } from '../../rest-compat/openapi.ts';
 import { v1Routes } from '../../rest-compat/v1-routes.ts';
+import { CURRENT_VERSION } from '../../src/versions.ts';
 
 /**
  * Checks real answers of /v1 (or, with surface 'sales', of /live) against the OpenAPI document built from the route table, so a test
@@ -37,14 +38,15 @@ interface State {
   prefix: string;
 }
 
-const cached = new Map<Surface, State>();
+const cached = new Map<string, State>();
 
-function state(surface: Surface = 'management'): State {
-  const known = cached.get(surface);
+/** The checker of one surface's document at one version (each version's document describes its own shapes). */
+function state(surface: Surface = 'management', version = CURRENT_VERSION): State {
+  const known = cached.get(`${surface}:${version}`);
   if (known) return known;
   const { routes, prefix } = SURFACES[surface];
   const DOCUMENT_ID = `https://openapi.invalid${prefix}/openapi.json`;
-  const document = buildOpenApiDocument(routes, { surface });
+  const document = buildOpenApiDocument(routes, { surface, version });
   const ajv = new Ajv2020({ allErrors: true, strictSchema: true, strictTypes: false, strictTuples: false });
   addFormats.default(ajv);
   // Formats ajv-formats does not know (zod emits e.g. cuid, jwt, e164) are annotations, as JSON Schema allows.
@@ -54,7 +56,7 @@ function state(surface: Surface = 'management'): State {
   for (const key of Object.keys(document)) ajv.addKeyword({ keyword: key });
   ajv.addSchema({ ...document, $id: DOCUMENT_ID });
   const built = { document, ajv, validators: new Map(), documentId: DOCUMENT_ID, prefix };
-  cached.set(surface, built);
+  cached.set(`${surface}:${version}`, built);
   return built;
 }
 
@@ -80,8 +82,14 @@ export function matchPathTemplate(path: string, document: OpenApiDocument = docu
 }
 
 /** What is wrong with `response` as an answer to `method path` according to the document; [] when nothing. */
-export function responseProblems(method: string, path: string, response: ObservedResponse, surface: Surface = 'management'): string[] {
-  const { document, ajv, validators, documentId, prefix } = state(surface);
+export function responseProblems(
+  method: string,
+  path: string,
+  response: ObservedResponse,
+  surface: Surface = 'management',
+  version = CURRENT_VERSION,
+): string[] {
+  const { document, ajv, validators, documentId, prefix } = state(surface, version);
   const template = matchPathTemplate(path, document, prefix);
   if (!template) return [`no path of the document matches ${path}`];
   const methodKey = method.toLowerCase() as keyof (typeof document.paths)[string];
@@ -145,8 +153,14 @@ export function responseProblems(method: string, path: string, response: Observe
 }
 
 /** Throws, naming every problem and the body, when `response` is not what the document promises. */
-export function expectDocumentedResponse(method: string, path: string, response: ObservedResponse, surface: Surface = 'management'): void {
-  const problems = responseProblems(method, path, response, surface);
+export function expectDocumentedResponse(
+  method: string,
+  path: string,
+  response: ObservedResponse,
+  surface: Surface = 'management',
+  version = CURRENT_VERSION,
+): void {
+  const problems = responseProblems(method, path, response, surface, version);
   if (problems.length > 0) {
     throw new Error(
       `${method.toUpperCase()} ${path} -> ${response.status} does not match the OpenAPI document:\n  ${problems.join('\n  ')}\nbody: ${JSON.stringify(response.body, null, 2)}`,
