@@ -79,9 +79,11 @@ export async function deleteExpiredSlots(db: Database): Promise<number> {
  * MIN_ROUND_MS), one freed by another process within POLL_MS.
  *
  * Waiting is for busy endpoints, not slow ones. A waiter gives up (a batch then puts the delivery
- * back into the outbox) when its endpoint's waiters have not moved for its patience, or at once
- * when the endpoint's attempts each outlast its patience (this process's recent average, or how
- * long its oldest attempt still out has been out) and it is not among the next to go. A burst,
+ * back into the outbox) when its endpoint's waiters have not moved for its patience, or when the
+ * endpoint's attempts each outlast its patience (this process's recent average, or how long its
+ * oldest attempt still out has been out), one of them still out has outlasted it, and it is not
+ * among the next to go. (Without the attempt still out, an endpoint slow a minute ago and fast
+ * again would have its whole burst put back on the strength of an old average.) A burst,
  * whose slots turn over in milliseconds to a few hundred, queues here however long its line (up to
  * maxMs); a tarpit's backlog does not.
  */
@@ -203,7 +205,7 @@ class SlotLine {
    * the bound are out or ahead, a slot is expected at once: an endpoint once slow is not shunned
    * for it (other processes' attempts are not known here; the waiter's deadline covers them).
    */
-  expectedWaits(of: ReadonlySet<Waiting>): Map<Waiting, { waitMs: number; attemptMs: number }> {
+  expectedWaits(of: ReadonlySet<Waiting>): Map<Waiting, { waitMs: number; attemptMs: number; outForMs: number }> {
     const now = Date.now();
     const out = new Map<string, { count: number; oldest: number }>();
     for (const [lease, { endpointId, since }] of outstanding) {
@@ -216,7 +218,7 @@ class SlotLine {
     }
     const bound = this.limits.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT;
     const ahead = new Map<string, number>();
-    const waits = new Map<Waiting, { waitMs: number; attemptMs: number }>();
+    const waits = new Map<Waiting, { waitMs: number; attemptMs: number; outForMs: number }>();
     for (const w of this.#line) {
       const place = ahead.get(w.endpointId) ?? 0;
       ahead.set(w.endpointId, place + 1);
@@ -225,7 +227,7 @@ class SlotLine {
       const before = place + (endpointOut?.count ?? 0);
       const rounds = before < bound ? 0 : Math.floor((before - bound) / bound) + 1;
       const attemptMs = attemptEstimate(w.endpointId, endpointOut?.oldest, now);
-      waits.set(w, { waitMs: rounds * attemptMs, attemptMs });
+      waits.set(w, { waitMs: rounds * attemptMs, attemptMs, outForMs: endpointOut === undefined ? 0 : now - endpointOut.oldest });
     }
     return waits;
   }
@@ -347,9 +349,16 @@ export async function waitForSlots(
       if (pending === 0) return;
       const waitingNow = waiting.filter((w) => !done.has(w));
       const waits = line.expectedWaits(new Set(waitingNow));
+      // Slow now, not only once: an attempt of this process to the endpoint has been out longer than the
+      // patience. An endpoint that was a tarpit a minute ago and answers at once again keeps its waiters.
       const slow = (w: Waiting) => {
         const expected = waits.get(w);
-        return expected !== undefined && expected.attemptMs > options.patienceMs && expected.waitMs > options.patienceMs;
+        return (
+          expected !== undefined &&
+          expected.attemptMs > options.patienceMs &&
+          expected.waitMs > options.patienceMs &&
+          expected.outForMs >= options.patienceMs
+        );
       };
       const hopeless = waitingNow.filter((w) => stalled(w) || slow(w));
       if (hopeless.length > 0) giveUp(hopeless, (w) => (stalled(w) ? 'stalled' : 'slow'));
