@@ -159,6 +159,21 @@ describe('a tenant flooding a slow receiver', () => {
     },
   );
 
+  it(
+    'an endpoint slow a moment ago and fast again gets its next flood sent, none put back on the old average',
+    { timeout: 60_000 },
+    async () => {
+      const recovered = await endpoint(attacker, { sleepMs: 4_000 });
+      // Slower than the slot wait's patience (3 s), so this process's average for it is too.
+      await flood(attacker, recovered, PER_ENDPOINT);
+      await receiver.waitForRequests(PER_ENDPOINT, (r) => r.path === recovered.path && r.status === 200, 20_000);
+      receiver.pathBehaviours.set(recovered.path, {});
+      const flooded = await flood(attacker, recovered, 40);
+      await receiver.waitForRequests(PER_ENDPOINT + flooded.length, (r) => r.path === recovered.path && r.status === 200, 20_000);
+      expect(await app.runtime.db.webhookDelivery.count({ where: { id: { in: flooded }, availableAt: { not: null } } })).toBe(0);
+    },
+  );
+
   it('holds at most WEBHOOK_MAX_IN_FLIGHT_PER_ORGANISATION attempts across all its endpoints', { timeout: 120_000 }, async () => {
     const tarpits = [
       await endpoint(attacker, { sleepMs: TARPIT_MS }),
