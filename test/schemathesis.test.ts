@@ -76,10 +76,16 @@ async function fuzz(surface: '/v1' | '/live', version: string, headers: Record<s
     ...Object.entries(pinned).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
   ];
   // In the run's own folder: Schemathesis keeps a cache (.schemathesis/) where it runs.
-  const result = await run(st, args, { cwd: reports, maxBuffer: 1 << 26, env: { ...process.env, SCHEMATHESIS_HOOKS: '' } }).then(
-    (ok) => ({ code: 0, output: ok.stdout + ok.stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
-  );
+  const once = () =>
+    run(st, args, { cwd: reports, maxBuffer: 1 << 26, env: { ...process.env, SCHEMATHESIS_HOOKS: '' } }).then(
+      (ok) => ({ code: 0, output: ok.stdout + ok.stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
+    );
+  let result = await once();
+  // The tool itself can crash (CPython 3.11's "AST constructor recursion depth mismatch" when its
+  // worker threads describe strategies at once): a run that found no failure but ended in a runtime
+  // error is run once more. A failure of ours is never retried.
+  if (result.code !== 0 && /Runtime Error/.test(result.output) && !/^Failures:/m.test(result.output)) result = await once();
   rmSync(reports, { recursive: true, force: true });
   return result;
 }
