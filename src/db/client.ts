@@ -32,5 +32,5 @@ export function poolOf(db: Database): pg.Pool {
 
 /** The error Prisma raises on a unique-constraint violation. */
 export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2002';
+  return typeof error === 'object' && error !== null && ['P2002', '23505'].includes((error as { code?: unknown }).code as string);
 }

@@ -13,12 +13,27 @@ import { poolOf, type Database } from './client.ts';
  * before it reaches the database. A statement names every table's organisation condition itself
  * (each join and subquery), which review and the tenancy tests check.
  */
-export interface TenantSql {
+export interface TenantStatements {
   readonly organisationId: string;
   /** A new statement of this organisation (its `$1`). */
   statement(): Statement;
   /** The rows of `statement`. */
   rows<T>(statement: Statement): Promise<T[]>;
+  /**
+   * Takes transaction-level advisory locks on the keys, in the order given (one statement; held
+   * until the transaction ends). Outside a transaction it would end at once: only a transaction's
+   * handle has it meaningfully.
+   */
+  advisoryLock(...keys: string[]): Promise<void>;
+}
+
+export interface TenantSql extends TenantStatements {
+  /**
+   * Runs `work` in one transaction on one pooled connection (BEGIN ... COMMIT; ROLLBACK when it
+   * throws). Waiting for the connection is bounded like every query's (the pool's
+   * connectionTimeoutMillis; past it the request answers 503, src/errors.ts).
+   */
+  transaction<T>(work: (tx: TenantStatements) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -67,6 +82,29 @@ function preparedName(text: string): string | undefined {
 }
 
 const TENANT_CONDITION = /"organisationId"\s*=\s*\$1(?!\d)/;
+const INSERT = /INSERT\s+INTO/gi;
+/** An insert of this organisation's rows: "organisationId" is its first column and $1 its first value. */
+const TENANT_INSERT =
+  /INSERT\s+INTO\s+"?\w+"?\s*(?:AS\s+\w+\s*)?\(\s*"organisationId"\s*,[^)]*\)\s*(?:VALUES\s*\(\s*\$1\s*,|SELECT\s+\$1\s*,)/gi;
+
+/**
+ * Refuses a statement that is not visibly scoped to the organisation of `$1`: it must compare
+ * "organisationId" with $1 (reads, updates, deletes), and every INSERT in it must write $1 as the
+ * row's "organisationId" (its first column).
+ */
+export function assertScoped(statement: Statement, organisationId: string): void {
+  if (statement.values[0] !== organisationId) throw new Error('a statement of another organisation');
+  const text = statement.text;
+  const inserts = text.match(INSERT)?.length ?? 0;
+  const scopedInserts = text.match(TENANT_INSERT)?.length ?? 0;
+  if (inserts !== scopedInserts) throw new Error('a tenant INSERT must write $1 as its first column, "organisationId"');
+  if (inserts === 0 && !TENANT_CONDITION.test(text)) throw new Error('a tenant statement must compare "organisationId" with $1');
+}
+
+async function run<T>(on: pg.Pool | pg.PoolClient, statement: Statement): Promise<T[]> {
+  const result = await on.query({ name: preparedName(statement.text), text: statement.text, values: statement.values });
+  return result.rows as T[];
+}
 
 class ScopedSql implements TenantSql {
   constructor(
@@ -74,15 +112,51 @@ class ScopedSql implements TenantSql {
     readonly organisationId: string,
   ) {}
 
-  async rows<T>(statement: Statement): Promise<T[]> {
-    if (statement.values[0] !== this.organisationId) throw new Error('a statement of another organisation');
-    if (!TENANT_CONDITION.test(statement.text)) throw new Error('a tenant statement must compare "organisationId" with $1');
-    const result = await this.pool.query({ name: preparedName(statement.text), text: statement.text, values: statement.values });
-    return result.rows as T[];
+  rows<T>(statement: Statement): Promise<T[]> {
+    assertScoped(statement, this.organisationId);
+    return run<T>(this.pool, statement);
   }
 
   statement(): Statement {
     return new Statement(this.organisationId);
+  }
+
+  advisoryLock(): Promise<void> {
+    return Promise.reject(new Error('advisory locks are taken in a transaction (TenantSql.transaction)'));
+  }
+
+  async transaction<T>(work: (tx: TenantStatements) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const organisationId = this.organisationId;
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work({
+        organisationId,
+        statement: () => new Statement(organisationId),
+        rows<R>(statement: Statement): Promise<R[]> {
+          assertScoped(statement, organisationId);
+          return run<R>(client, statement);
+        },
+        async advisoryLock(...keys: string[]): Promise<void> {
+          if (keys.length === 0) return;
+          // The target list is evaluated left to right: the locks are taken in the order given.
+          const text = `SELECT ${keys.map((_, i) => `pg_advisory_xact_lock(hashtext($${i + 1}))`).join(', ')}`;
+          await client.query({ name: preparedName(text), text, values: keys });
+        },
+      });
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 }
 

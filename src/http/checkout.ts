@@ -1,9 +1,11 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { tenantDatabase } from '../db/tenant.ts';
+import { poolOf } from '../db/client.ts';
+import type { Order } from '../generated/prisma/client.ts';
 import { AppError } from '../errors.ts';
 import { publicUrl } from '../config.ts';
 import type { Runtime } from '../runtime.ts';
-import { confirmOrder, recordDeclinedPayment, releaseExpiredHolds } from '../services/orders.ts';
+import { confirmOrder, ORDER_COLUMNS, recordDeclinedPayment, releaseExpiredHolds } from '../services/orders.ts';
 
 /**
  * The hosted checkout page, `{checkout_url}/{orderId}` (../shared/spec/contract.md): a plain server-rendered page
@@ -47,27 +49,51 @@ function luhn(digits: string): boolean {
 
 const ORDER_ID = /^ord_[0-9A-Za-z]{22}$/;
 
+interface LoadedOrder extends Order {
+  channel: { name: string } | null;
+  lineItems: Array<{
+    quantity: number;
+    unitAmount: number;
+    currency: string;
+    ticketType: { name: string };
+    occurrence: { startsAt: Date; timezone: string; event: { name: string } };
+  }>;
+  _count: { passes: number };
+  /** Declined payment tries so far. */
+  declined: number;
+}
+
+/**
+ * The order of the page with what it shows, in one statement. The one cross-organisation read of
+ * this page: the order id names its organisation, and every other row is read in that organisation.
+ */
 async function loadOrder(runtime: Runtime, orderId: string) {
   if (!ORDER_ID.test(orderId)) return null;
-  // The one cross-organisation read of this page: the order id names its organisation.
-  const found = await runtime.db.order.findUnique({ where: { id: orderId }, select: { organisationId: true } });
-  if (!found) return null;
-  const db = tenantDatabase(runtime.db, found.organisationId);
-  const order = await db.order.findFirst({
-    where: { id: orderId },
-    include: {
-      channel: { select: { name: true } },
-      lineItems: {
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        include: {
-          ticketType: { select: { name: true } },
-          occurrence: { select: { startsAt: true, timezone: true, event: { select: { name: true } } } },
-        },
-      },
-      _count: { select: { passes: true } },
-    },
+  const result = await poolOf(runtime.db).query<LoadedOrder & { lineItems: Array<{ occurrence: { startsAt: string } }> }>({
+    name: 'checkout_page_order',
+    text: `SELECT ${ORDER_COLUMNS},
+        (SELECT json_build_object('name', c.name) FROM sales_channels c WHERE c."organisationId" = o."organisationId" AND c.id = o."channelId") AS channel,
+        (SELECT coalesce(json_agg(json_build_object('quantity', li.quantity, 'unitAmount', li."unitAmount", 'currency', li.currency,
+                  'ticketType', json_build_object('name', t.name),
+                  'occurrence', json_build_object('startsAt', oc."startsAt", 'timezone', oc.timezone, 'event', json_build_object('name', e.name)))
+                  ORDER BY li."createdAt", li.id), '[]')
+           FROM order_line_items li
+           JOIN ticket_types t ON t."organisationId" = li."organisationId" AND t.id = li."ticketTypeId"
+           JOIN event_occurrences oc ON oc."organisationId" = li."organisationId" AND oc.id = li."occurrenceId"
+           JOIN events e ON e."organisationId" = oc."organisationId" AND e.id = oc."eventId"
+          WHERE li."organisationId" = o."organisationId" AND li."orderId" = o.id) AS "lineItems",
+        json_build_object('passes', (SELECT count(*) FROM passes p WHERE p."organisationId" = o."organisationId" AND p."orderId" = o.id)) AS "_count",
+        (SELECT count(*)::int FROM payments p WHERE p."organisationId" = o."organisationId" AND p."orderId" = o.id AND p.status = 'declined') AS declined
+      FROM orders o WHERE o.id = $1`,
+    values: [orderId],
   });
-  return order ? { order, db, testPayments: runtime.config.TEST_PAYMENTS } : null;
+  const row = result.rows[0];
+  if (!row) return null;
+  const order: LoadedOrder = {
+    ...row,
+    lineItems: row.lineItems.map((line) => ({ ...line, occurrence: { ...line.occurrence, startsAt: new Date(line.occurrence.startsAt) } })),
+  };
+  return { order, db: tenantDatabase(runtime.db, order.organisationId), testPayments: runtime.config.TEST_PAYMENTS };
 }
 
 type Loaded = NonNullable<Awaited<ReturnType<typeof loadOrder>>>;
@@ -248,8 +274,7 @@ export function createCheckoutRouter(runtime: Runtime): Router {
     }
     const tooManyDeclined = () =>
       send(res, 429, render(loaded, { message: 'Too many declined payments for this order. Check out again to start over.' }));
-    if ((await loaded.db.payment.count({ where: { orderId: loaded.order.id, status: 'declined' } })) >= MAX_DECLINED)
-      return tooManyDeclined();
+    if (loaded.order.declined >= MAX_DECLINED) return tooManyDeclined();
     const problem = checkCard(fields);
     // The CVC is never echoed back into the page.
     const echo = { ...fields, cvc: '' };
@@ -278,7 +303,7 @@ export function createCheckoutRouter(runtime: Runtime): Router {
       return send(res, 402, render(loaded, { message, fields: { ...echo, cardNumber: '' } }));
     }
     try {
-      await confirmOrder(runtime, loaded.db, loaded.order.id, { method: 'test_card', cardLast4: last4 });
+      await confirmOrder(runtime, loaded.order.organisationId, loaded.order.id, { method: 'test_card', cardLast4: last4 });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       const reloaded = await loadOrder(runtime, req.params.orderId);

@@ -3,16 +3,17 @@ import { publicUrl } from '../config.ts';
 import type { ChannelPrincipal, RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
-import type { Cart, Prisma, SalesChannel } from '../generated/prisma/client.ts';
+import type { Cart, Customer, Order, SalesChannel } from '../generated/prisma/client.ts';
+import type { Statement, TenantStatements } from '../db/sql.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
-import { withWebhooks } from '../webhooks/record.ts';
+import { withWebhooksSql } from '../webhooks/record.ts';
 import { sha256 } from '../auth/keys.ts';
 import { clientBucket, tooMany } from '../limits/rate-limiter.ts';
-import { capacityOf, hold, lockOrder } from './inventory.ts';
+import { capacityOf, holdSql, lockOrder } from './inventory.ts';
 import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
 import { channelOfKey, remaining } from './listings.ts';
-import { orderNumber, releaseExpiredHolds } from './orders.ts';
+import { ORDER_COLUMNS, orderNumber, releaseExpiredHolds } from './orders.ts';
 import { validate } from '../validation.ts';
 import { type Raw } from '../validation.ts';
 
@@ -127,68 +128,70 @@ interface Appraisal {
 async function appraise(
   ctx: RequestContext,
   channel: SalesChannel,
-  items: readonly CartItemInput[],
+  items: readonly CartItemInput[] | { cartId: string },
   releaseHolds = true,
-): Promise<Appraisal> {
-  if (items.length === 0) return { lines: [], shown: [], issues: [], shortages: [] };
+): Promise<Appraisal & { items: CartItemInput[] }> {
+  if (!('cartId' in items) && items.length === 0) return { lines: [], shown: [], issues: [], shortages: [], items: [] };
   const now = new Date();
-  const [occurrences, ticketTypes] = await Promise.all([
-    ctx.db.eventOccurrence.findMany({
-      where: { id: { in: items.map((item) => item.occurrenceId) } },
-      include: { event: { include: { channelListings: { where: { channelId: channel.id }, select: { eventId: true } } } } },
-    }),
-    ctx.db.ticketType.findMany({ where: { id: { in: items.map((item) => item.ticketTypeId) } } }),
-  ]);
-  const occurrenceById = new Map(occurrences.map((o) => [o.id, o]));
-  const typeById = new Map(ticketTypes.map((t) => [t.id, t]));
-  const inventories = await ctx.db.inventory.findMany({
-    where: { OR: items.map((item) => ({ occurrenceId: item.occurrenceId, ticketTypeId: item.ticketTypeId })) },
-    select: { occurrenceId: true, ticketTypeId: true, held: true, sold: true },
-  });
-  const inventoryOf = new Map(inventories.map((row) => [`${row.ticketTypeId}|${row.occurrenceId}`, row]));
-
+  const rows = await catalogueOf(ctx, channel, items);
+  const given: CartItemInput[] = rows.map((row) => ({
+    occurrenceId: row.itemOccurrenceId,
+    ticketTypeId: row.itemTicketTypeId,
+    quantity: row.quantity,
+  }));
   const issues: ValidationIssue[] = [];
   const shortages: ValidationIssue[] = [];
   const lines: PricedLine[] = [];
   const shown: PricedLine[] = [];
   let currency: string | null = null;
-  items.forEach((item, index) => {
+  rows.forEach((row, index) => {
+    const item = given[index]!;
     const at = `items.${index}`;
-    const occurrence = occurrenceById.get(item.occurrenceId);
-    const event = occurrence?.event;
-    const type = typeById.get(item.ticketTypeId);
-    const capacity = occurrence && type ? capacityOf(occurrence, type) : null;
-    const row = occurrence && type ? inventoryOf.get(`${type.id}|${occurrence.id}`) : undefined;
+    const occurrence = row.occurrenceId === null ? null : row;
+    const event = row.eventId === null ? null : row;
+    const type =
+      row.ticketTypeId === null
+        ? null
+        : {
+            id: row.ticketTypeId,
+            eventId: row.typeEventId!,
+            isDeleted: row.typeDeleted!,
+            maxPerOrder: row.maxPerOrder,
+            currency: row.currency!,
+            salesStartAt: row.salesStartAt,
+            salesEndAt: row.salesEndAt,
+          };
+    const capacity = occurrence && type ? capacityOf({ capacity: row.occurrenceCapacity }, { capacity: row.typeCapacity }) : null;
     const line: PricedLine | null =
       occurrence && type
         ? {
-            occurrenceId: occurrence.id,
+            occurrenceId: row.occurrenceId!,
             ticketTypeId: type.id,
             quantity: item.quantity,
-            eventId: occurrence.eventId,
-            eventName: occurrence.event.name,
-            ticketTypeName: type.name,
-            startsAt: occurrence.startsAt,
-            unitAmount: type.priceAmount,
-            totalAmount: type.priceAmount * item.quantity,
+            eventId: row.eventId!,
+            eventName: row.eventName!,
+            ticketTypeName: row.ticketTypeName!,
+            startsAt: row.startsAt!,
+            unitAmount: row.priceAmount!,
+            totalAmount: row.priceAmount! * item.quantity,
             currency: type.currency,
             capacity,
-            available: remaining(capacity, row?.held ?? 0, row?.sold ?? 0),
+            available: remaining(capacity, row.held ?? 0, row.sold ?? 0),
           }
         : null;
     if (line) shown.push(line);
     const sold =
       occurrence &&
       event &&
-      event.accountId === channel.accountId &&
-      !event.isDeleted &&
-      LISTED_EVENT_STATUSES.includes(event.status) &&
-      (channel.sellsAllEvents || event.channelListings.length > 0);
+      event.eventAccountId === channel.accountId &&
+      !event.eventDeleted &&
+      (LISTED_EVENT_STATUSES as readonly string[]).includes(event.eventStatus!) &&
+      (channel.sellsAllEvents || event.listed);
     if (!occurrence || !event || !sold) {
       issues.push({ path: `${at}.occurrenceId`, message: 'No such occurrence on sale in this channel.' });
       return;
     }
-    if (occurrence.status !== 'scheduled' || occurrence.startsAt <= now) {
+    if (row.occurrenceStatus !== 'scheduled' || row.startsAt! <= now) {
       issues.push({ path: `${at}.occurrenceId`, message: 'This occurrence has started or was cancelled.' });
       return;
     }
@@ -197,7 +200,7 @@ async function appraise(
       issues.push({ path: `${at}.${eventClosed.field}`, message: eventClosed.message });
       return;
     }
-    if (!type || !line || type.isDeleted || type.eventId !== event.id) {
+    if (!type || !line || type.isDeleted || type.eventId !== row.eventId) {
       issues.push({ path: `${at}.ticketTypeId`, message: "Not a ticket type of this occurrence's event." });
       return;
     }
@@ -230,7 +233,73 @@ async function appraise(
     if ((await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0)
       return appraise(ctx, channel, items, false);
   }
-  return { lines, shown, issues, shortages };
+  return { lines, shown, issues, shortages, items: given };
+}
+
+interface CatalogueRow {
+  itemOccurrenceId: string;
+  itemTicketTypeId: string;
+  quantity: number;
+  occurrenceId: string | null;
+  occurrenceStatus: string | null;
+  startsAt: Date | null;
+  occurrenceCapacity: number | null;
+  eventId: string | null;
+  eventName: string | null;
+  eventAccountId: string | null;
+  eventDeleted: boolean | null;
+  eventStatus: string | null;
+  onSaleDate: Date | null;
+  offSaleDate: Date | null;
+  listed: boolean;
+  ticketTypeId: string | null;
+  ticketTypeName: string | null;
+  typeEventId: string | null;
+  typeDeleted: boolean | null;
+  priceAmount: number | null;
+  currency: string | null;
+  typeCapacity: number | null;
+  maxPerOrder: number | null;
+  salesStartAt: Date | null;
+  salesEndAt: Date | null;
+  held: number | null;
+  sold: number | null;
+}
+
+/**
+ * Each line (given, or a stored cart's in its order) with what the catalogue says of it now: its
+ * occurrence, event (and whether the channel lists it), ticket type and inventory; one statement.
+ * A line naming what does not exist (or is another organisation's) comes back with nulls.
+ */
+async function catalogueOf(
+  ctx: RequestContext,
+  channel: SalesChannel,
+  items: readonly CartItemInput[] | { cartId: string },
+): Promise<CatalogueRow[]> {
+  const sql = ctx.sql.statement();
+  const source = !('cartId' in items)
+    ? `SELECT * FROM unnest(${sql.param(items.map((item) => item.occurrenceId))}::text[], ${sql.param(
+        items.map((item) => item.ticketTypeId),
+      )}::text[], ${sql.param(items.map((item) => item.quantity))}::int[]) WITH ORDINALITY AS i(occurrence_id, ticket_type_id, quantity, idx)`
+    : `SELECT ci."occurrenceId" AS occurrence_id, ci."ticketTypeId" AS ticket_type_id, ci.quantity,
+         row_number() OVER (ORDER BY ci."createdAt", ci.id) AS idx
+         FROM cart_items ci WHERE ci."organisationId" = $1 AND ci."cartId" = ${sql.param(items.cartId)}`;
+  sql.add(`SELECT i.occurrence_id AS "itemOccurrenceId", i.ticket_type_id AS "itemTicketTypeId", i.quantity,
+      o.id AS "occurrenceId", o.status::text AS "occurrenceStatus", o."startsAt", o.capacity AS "occurrenceCapacity",
+      e.id AS "eventId", e.name AS "eventName", e."accountId" AS "eventAccountId", e."isDeleted" AS "eventDeleted",
+      e.status::text AS "eventStatus", e."onSaleDate", e."offSaleDate",
+      EXISTS (SELECT 1 FROM sales_channel_events l
+               WHERE l."organisationId" = $1 AND l."channelId" = ${sql.param(channel.id)} AND l."eventId" = e.id) AS listed,
+      t.id AS "ticketTypeId", t.name AS "ticketTypeName", t."eventId" AS "typeEventId", t."isDeleted" AS "typeDeleted",
+      t."priceAmount", t.currency, t.capacity AS "typeCapacity", t."maxPerOrder", t."salesStartAt", t."salesEndAt",
+      inv.held, inv.sold
+    FROM (${source}) i
+    LEFT JOIN event_occurrences o ON o."organisationId" = $1 AND o.id = i.occurrence_id
+    LEFT JOIN events e ON e."organisationId" = $1 AND e.id = o."eventId"
+    LEFT JOIN ticket_types t ON t."organisationId" = $1 AND t.id = i.ticket_type_id
+    LEFT JOIN inventories inv ON inv."organisationId" = $1 AND inv."ticketTypeId" = i.ticket_type_id AND inv."occurrenceId" = i.occurrence_id
+    ORDER BY i.idx`);
+  return ctx.sql.rows<CatalogueRow>(sql);
 }
 
 /** The lines, priced, when all may be sold now: else a 400 naming each field not for sale, or a 409 naming each line short of tickets. */
@@ -266,35 +335,36 @@ function cartView(cart: Cart, lines: PricedLine[], orderId: string | null): Cart
 
 /** Lines of a stored cart priced at today's catalogue, without refusing what is no longer for sale (reads never fail on it). */
 async function storedLines(ctx: RequestContext, channel: SalesChannel, cart: Cart): Promise<PricedLine[]> {
-  const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  const { lines, shown, issues, shortages } = await appraise(ctx, channel, items);
+  const { lines, shown, issues, shortages } = await appraise(ctx, channel, { cartId: cart.id });
   if (issues.length === 0 && shortages.length === 0) return lines;
   // Something went off sale or sold out since: show the lines at their current prices anyway,
   // without availability; changing or checking out the cart says what is wrong.
   return shown.map((line) => ({ ...line, available: null }));
 }
 
-/** The session named by the request when it is this channel's and still valid; else a new one. */
-async function sessionFor(ctx: RequestContext, channel: SalesChannel): Promise<string> {
-  const now = new Date();
-  const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-  if (ctx.liveSessionId) {
-    const renewed = await ctx.db.salesSession.updateMany({
-      where: { id: ctx.liveSessionId, channelId: channel.id, expiresAt: { gt: now } },
-      data: { lastSeenAt: now, expiresAt },
-    });
-    if (renewed.count === 1) return ctx.liveSessionId;
-  }
-  const session = await ctx.db.salesSession.create({
-    data: {
-      id: newId('salesSession'),
-      organisationId: channel.organisationId,
-      accountId: channel.accountId,
-      channelId: channel.id,
-      expiresAt,
-    },
-  });
-  return session.id;
+/** A cart's columns, as Prisma's Cart has them. */
+const CART_COLUMNS = `c.id, c."organisationId", c."accountId", c."channelId", c."sessionId", c.status::text AS status, c.currency,
+  c."expiresAt", c."createdAt", c."updatedAt"`;
+
+/**
+ * The session named by the request when it is this channel's and still valid (renewed), else a
+ * new one, as a statement's common table expression `session(id)`: the cart made with it commits
+ * in the same statement.
+ */
+function sessionFor(ctx: RequestContext, sql: Statement, channel: SalesChannel, now: Date): string {
+  const expiresAt = sql.param(new Date(now.getTime() + SESSION_TTL_MS));
+  const at = sql.param(now);
+  const channelId = sql.param(channel.id);
+  return `renewed AS (
+      UPDATE sales_sessions SET "lastSeenAt" = ${at}, "expiresAt" = ${expiresAt}
+       WHERE "organisationId" = $1 AND id = ${sql.param(ctx.liveSessionId ?? null)} AND "channelId" = ${channelId} AND "expiresAt" > ${at}
+      RETURNING id
+    ), created AS (
+      INSERT INTO sales_sessions ("organisationId", id, "accountId", "channelId", "expiresAt", "lastSeenAt")
+      SELECT $1, ${sql.param(newId('salesSession'))}, ${sql.param(channel.accountId)}, ${channelId}, ${expiresAt}, ${at}
+       WHERE NOT EXISTS (SELECT 1 FROM renewed)
+      RETURNING id
+    ), session AS (SELECT id FROM renewed UNION ALL SELECT id FROM created)`;
 }
 
 /** Answers the session in X-Live-Session and in the cookie hosted pages read. */
@@ -307,70 +377,82 @@ function announceSession(ctx: RequestContext, sessionId: string): void {
   );
 }
 
-/** A cart of the key's channel the request may reach (its session, or any with a secret key). */
-async function reachableCart(ctx: RequestContext, id: string): Promise<{ cart: Cart; channel: SalesChannel; principal: ChannelPrincipal }> {
-  const { principal, channel } = await channelOfKey(ctx);
-  const cart = await ctx.db.cart.findFirst({ where: { id, channelId: channel.id } });
-  const notFound = () => AppError.notFound('Cart not found (a cart is reached with the X-Live-Session its creation answered).');
-  if (!cart) throw notFound();
-  if (principal.keyKind !== 'secret') {
-    if (cart.sessionId !== ctx.liveSessionId) throw notFound();
-    // The session must still be alive; using it keeps it alive.
-    const now = new Date();
-    const renewed = await ctx.db.salesSession.updateMany({
-      where: { id: cart.sessionId, channelId: channel.id, expiresAt: { gt: now } },
-      data: { lastSeenAt: now, expiresAt: new Date(now.getTime() + SESSION_TTL_MS) },
-    });
-    if (renewed.count !== 1) throw notFound();
-  }
-  return { cart, channel, principal };
+interface ReachedCart {
+  cart: Cart;
+  channel: SalesChannel;
+  principal: ChannelPrincipal;
+  /** Pending orders of the cart's session whose hold is still running, soonest to end first (at most MAX_PENDING_PER_SESSION). */
+  pendingHolds: Date[];
+  /** The id of the order the cart became, if it was checked out. */
+  orderId: string | null;
 }
 
-async function orderIdOf(ctx: RequestContext, cartId: string): Promise<string | null> {
-  const order = await ctx.db.order.findFirst({ where: { cartId }, select: { id: true } });
-  return order?.id ?? null;
+/**
+ * A cart of the key's channel the request may reach (its session, or any with a secret key),
+ * with its session renewed, and what checkout asks of it: one statement.
+ */
+async function reachableCart(ctx: RequestContext, id: string): Promise<ReachedCart> {
+  const { principal, channel } = await channelOfKey(ctx);
+  const now = new Date();
+  const sql = ctx.sql.statement();
+  const at = sql.param(now);
+  // A publishable key reaches a cart only with its session, which must still be alive; using it
+  // keeps it alive.
+  const bySession = principal.keyKind !== 'secret';
+  sql.add(`WITH cart AS (
+      SELECT ${CART_COLUMNS} FROM carts c
+       WHERE c."organisationId" = $1 AND c.id = ${sql.param(id)} AND c."channelId" = ${sql.param(channel.id)}
+         ${bySession ? `AND c."sessionId" = ${sql.param(ctx.liveSessionId ?? null)}` : ''}
+    ), renewed AS (
+      UPDATE sales_sessions s SET "lastSeenAt" = ${at}, "expiresAt" = ${sql.param(new Date(now.getTime() + SESSION_TTL_MS))}
+        FROM cart
+       WHERE ${bySession ? 'true' : 'false'} AND s."organisationId" = $1 AND s.id = cart."sessionId" AND s."channelId" = cart."channelId" AND s."expiresAt" > ${at}
+      RETURNING s.id
+    )
+    SELECT cart.*, EXISTS (SELECT 1 FROM renewed) AS renewed,
+      (SELECT o.id FROM orders o WHERE o."organisationId" = $1 AND o."cartId" = cart.id) AS "orderId",
+      ARRAY(SELECT o."holdExpiresAt" FROM orders o JOIN carts oc ON oc."organisationId" = o."organisationId" AND oc.id = o."cartId"
+             WHERE o."organisationId" = $1 AND oc."sessionId" = cart."sessionId" AND o.status = 'pending' AND o."holdExpiresAt" > ${at}
+             ORDER BY o."holdExpiresAt" LIMIT ${MAX_PENDING_PER_SESSION}) AS "pendingHolds"
+      FROM cart`);
+  const [row] = await ctx.sql.rows<Cart & { renewed: boolean; orderId: string | null; pendingHolds: Date[] }>(sql);
+  if (!row || (bySession && !row.renewed))
+    throw AppError.notFound('Cart not found (a cart is reached with the X-Live-Session its creation answered).');
+  const { renewed: _renewed, orderId, pendingHolds, ...cart } = row;
+  return { cart, channel, principal, orderId, pendingHolds };
 }
 
 export async function createCart(ctx: RequestContext, raw: Raw<z.input<typeof createCartInput>>): Promise<CartView> {
   const input = validate(createCartInput, raw);
   const { channel } = await channelOfKey(ctx);
   const lines = await priceLines(ctx, channel, input.items ?? []);
-  const sessionId = await sessionFor(ctx, channel);
-  const cartId = newId('cart');
-  const cart = await ctx.db.$transaction(async (tx) => {
-    const created = await tx.cart.create({
-      data: {
-        id: cartId,
-        organisationId: channel.organisationId,
-        accountId: channel.accountId,
-        channelId: channel.id,
-        sessionId,
-        currency: lines[0]?.currency ?? null,
-        expiresAt: new Date(Date.now() + CART_TTL_MS),
-      },
-    });
-    if (lines.length > 0) {
-      await tx.cartItem.createMany({
-        data: lines.map((line) => ({
-          id: newId('cartItem'),
-          organisationId: channel.organisationId,
-          cartId,
-          occurrenceId: line.occurrenceId,
-          ticketTypeId: line.ticketTypeId,
-          quantity: line.quantity,
-        })),
-      });
-    }
-    return created;
-  });
-  announceSession(ctx, sessionId);
-  return cartView(cart, lines, null);
+  // One statement: the session (renewed or new), the cart and its lines commit together.
+  const now = new Date();
+  const sql = ctx.sql.statement();
+  const cartId = sql.param(newId('cart'));
+  sql.add(`WITH ${sessionFor(ctx, sql, channel, now)}, cart AS (
+      INSERT INTO carts AS c ("organisationId", id, "accountId", "channelId", "sessionId", status, currency, "expiresAt", "createdAt", "updatedAt")
+      SELECT $1, ${cartId}, ${sql.param(channel.accountId)}, ${sql.param(channel.id)}, session.id, 'open', ${sql.param(lines[0]?.currency ?? null)},
+             ${sql.param(new Date(now.getTime() + CART_TTL_MS))}, ${sql.param(now)}, ${sql.param(now)}
+        FROM session
+      RETURNING ${CART_COLUMNS}
+    ), items AS (
+      INSERT INTO cart_items ("organisationId", id, "cartId", "ticketTypeId", "occurrenceId", quantity, "createdAt", "updatedAt")
+      SELECT $1, item.id, ${cartId}, item.ticket_type_id, item.occurrence_id, item.quantity, ${sql.param(now)}, ${sql.param(now)}
+        FROM unnest(${sql.param(lines.map(() => newId('cartItem')))}::text[], ${sql.param(lines.map((line) => line.ticketTypeId))}::text[],
+                    ${sql.param(lines.map((line) => line.occurrenceId))}::text[], ${sql.param(lines.map((line) => line.quantity))}::int[])
+             AS item(id, ticket_type_id, occurrence_id, quantity)
+    )
+    SELECT * FROM cart`);
+  const [cart] = await ctx.sql.rows<Cart>(sql);
+  announceSession(ctx, cart!.sessionId);
+  return cartView(cart!, lines, null);
 }
 
 export async function getCart(ctx: RequestContext, id: string): Promise<CartView> {
-  const { cart, channel } = await reachableCart(ctx, id);
+  const { cart, channel, orderId } = await reachableCart(ctx, id);
   announceSession(ctx, cart.sessionId);
-  return cartView(cart, await storedLines(ctx, channel, cart), await orderIdOf(ctx, cart.id));
+  return cartView(cart, await storedLines(ctx, channel, cart), orderId);
 }
 
 function assertOpen(cart: Cart): void {
@@ -422,15 +504,16 @@ export function checkoutUrl(ctx: RequestContext, orderId: string): string {
  */
 export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof checkoutCartInput>>) {
   const input = validate(checkoutCartInput, raw);
-  const { cart, channel, principal } = await reachableCart(ctx, id);
+  const { cart, channel, principal, pendingHolds } = await reachableCart(ctx, id);
   const buyer = input.customer ?? (principal.customerId ? { id: principal.customerId } : null);
   if (!buyer)
     throw AppError.validation([{ path: 'customer.email', message: 'Required (unless a customer token is sent beside the channel key).' }]);
-  await assertMayCheckOut(ctx, principal, cart);
+  await assertMayCheckOut(ctx, principal, pendingHolds);
   assertOpen(cart);
-  const items = await ctx.db.cartItem.findMany({ where: { cartId: cart.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const { lines, issues, shortages, items } = await appraise(ctx, channel, { cartId: cart.id });
   if (items.length === 0) throw AppError.validation([{ path: 'items', message: 'The cart is empty.' }]);
-  const lines = await priceLines(ctx, channel, items);
+  if (issues.length > 0) throw AppError.validation(issues);
+  if (shortages.length > 0) throw soldOut(shortages);
 
   let released = false;
   for (let attempt = 0; ; attempt += 1) {
@@ -476,19 +559,12 @@ function checkoutBucket(ctx: RequestContext, principal: ChannelPrincipal): strin
   return principal.keyKind === 'secret' ? null : `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`;
 }
 
-async function assertMayCheckOut(ctx: RequestContext, principal: ChannelPrincipal, cart: Cart): Promise<void> {
+async function assertMayCheckOut(ctx: RequestContext, principal: ChannelPrincipal, pendingHolds: readonly Date[]): Promise<void> {
   const bucket = checkoutBucket(ctx, principal);
   if (bucket === null) return;
   await ctx.runtime.rateLimiter.check('checkout', bucket, CHECKOUTS_PER_MINUTE, 60_000);
-  const now = new Date();
-  const pending = await ctx.db.order.findMany({
-    where: { status: 'pending', holdExpiresAt: { gt: now }, cart: { sessionId: cart.sessionId } },
-    select: { holdExpiresAt: true },
-    orderBy: { holdExpiresAt: 'asc' },
-    take: MAX_PENDING_PER_SESSION,
-  });
-  if (pending.length >= MAX_PENDING_PER_SESSION) {
-    const seconds = Math.max(1, Math.ceil((pending[0]!.holdExpiresAt!.getTime() - now.getTime()) / 1000));
+  if (pendingHolds.length >= MAX_PENDING_PER_SESSION) {
+    const seconds = Math.max(1, Math.ceil((new Date(pendingHolds[0]!).getTime() - Date.now()) / 1000));
     throw tooMany(
       seconds,
       `${MAX_PENDING_PER_SESSION} orders of this session are waiting for payment; pay one, or wait until a hold ends.`,
@@ -496,37 +572,44 @@ async function assertMayCheckOut(ctx: RequestContext, principal: ChannelPrincipa
   }
 }
 
-type Tx = Parameters<Parameters<RequestContext['db']['$transaction']>[0]>[0];
-
 /**
  * Refuses (429, Retry-After = until the earliest of those holds ends) when the tickets already held
- * by `holder`'s pending orders plus `adding` would exceed `limit`. Runs in the checkout's
- * transaction under a lock on the holder, so two checkouts of one client are counted one after
- * the other.
+ * by the client address's (or the customer's) pending orders plus `adding` would exceed their
+ * limit. Runs in the checkout's transaction after locking the holders (client, then customer), so
+ * two checkouts of one client are counted one after the other: the counts are read by a statement
+ * that starts after the locks are taken.
  */
 async function assertHoldRoom(
-  tx: Tx,
-  holder: Prisma.OrderWhereInput,
-  lockKey: string,
+  tx: TenantStatements,
+  holders: { clientKey: string; customerId: string },
   adding: number,
-  limit: number,
-  whose: string,
+  limits: { perClient: number; perEmail: number },
 ): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`holds:${lockKey}`}))`;
+  await tx.advisoryLock(`holds:${holders.clientKey}`, `holds:${holders.customerId}`);
   const now = new Date();
-  const where: Prisma.OrderWhereInput = { ...holder, status: 'pending', holdExpiresAt: { gt: now } };
-  const [held, earliest] = await Promise.all([
-    tx.orderLineItem.aggregate({ where: { order: where }, _sum: { quantity: true } }),
-    tx.order.aggregate({ where, _min: { holdExpiresAt: true } }),
-  ]);
-  const holding = held._sum.quantity ?? 0;
-  if (holding + adding > limit) {
-    const until = earliest._min.holdExpiresAt ?? new Date(now.getTime() + 60_000);
-    throw tooMany(
-      (until.getTime() - now.getTime()) / 1000,
+  const sql = tx.statement();
+  const at = sql.param(now);
+  const held = (column: string, value: string) => `(SELECT coalesce(sum(li.quantity), 0)::int FROM orders o
+        JOIN order_line_items li ON li."organisationId" = o."organisationId" AND li."orderId" = o.id
+       WHERE o."organisationId" = $1 AND o.${column} = ${value} AND o.status = 'pending' AND o."holdExpiresAt" > ${at})`;
+  const earliest = (column: string, value: string) => `(SELECT min(o."holdExpiresAt") FROM orders o
+       WHERE o."organisationId" = $1 AND o.${column} = ${value} AND o.status = 'pending' AND o."holdExpiresAt" > ${at})`;
+  const client = sql.param(holders.clientKey);
+  const customer = sql.param(holders.customerId);
+  sql.add(`SELECT ${held('"clientKey"', client)} AS "clientHeld", ${earliest('"clientKey"', client)} AS "clientUntil",
+      ${held('"customerId"', customer)} AS "customerHeld", ${earliest('"customerId"', customer)} AS "customerUntil"`);
+  const [row] = await tx.rows<{ clientHeld: number; clientUntil: Date | null; customerHeld: number; customerUntil: Date | null }>(sql);
+  const refuse = (holding: number, until: Date | null, limit: number, whose: string) => {
+    const end = until ?? new Date(now.getTime() + 60_000);
+    return tooMany(
+      (end.getTime() - now.getTime()) / 1000,
       `At most ${limit} tickets may be held at once ${whose}; ${holding} are held by unpaid orders. Pay for one, or wait until a hold ends.`,
     );
-  }
+  };
+  if (row!.clientHeld + adding > limits.perClient)
+    throw refuse(row!.clientHeld, row!.clientUntil, limits.perClient, 'from one client address');
+  if (row!.customerHeld + adding > limits.perEmail)
+    throw refuse(row!.customerHeld, row!.customerUntil, limits.perEmail, 'for one customer email');
 }
 
 class ShortOfTickets extends Error {
@@ -535,6 +618,14 @@ class ShortOfTickets extends Error {
   }
 }
 
+/** A customer's columns, as Prisma's Customer has them. */
+const CUSTOMER_COLUMNS = `cu.id, cu."organisationId", cu."accountId", cu.email, cu."firstName", cu."lastName", cu."createdAt", cu."updatedAt"`;
+
+/**
+ * The checkout's transaction, in hand-written statements (the on-sale's hottest write; `npm run
+ * bench:onsale`): the cart closes, the customer is found or created, the hold limits are checked,
+ * the order and its lines are written, the webhooks recorded, and the tickets held, last.
+ */
 async function placeOrder(
   ctx: RequestContext,
   channel: SalesChannel,
@@ -551,98 +642,99 @@ async function placeOrder(
   } = ctx.runtime.config;
   const clientKey = bucket === null ? null : sha256(bucket);
   const tickets = lines.reduce((sum, line) => sum + line.quantity, 0);
-  const { order, customer } = await withWebhooks(ctx.db, ctx.runtime.dispatcher, async (tx, webhooks) => {
+  const { order, customer } = await withWebhooksSql(ctx.sql, ctx.runtime.dispatcher, async (tx, webhooks) => {
+    const now = new Date();
     // Closed only as it was read: a change committed meanwhile (another tab's PATCH) would make
-    // the order differ from the cart the buyer last saw.
-    const closed = await tx.cart.updateMany({
-      where: { id: cart.id, status: 'open', updatedAt: cart.updatedAt },
-      data: { status: 'checked_out' },
-    });
-    if (closed.count !== 1) {
-      const now = await tx.cart.findFirst({ where: { id: cart.id }, select: { status: true } });
-      throw new AppError(
-        'CONFLICT',
-        now?.status === 'open' ? 'The cart changed during checkout; look at it again and check out.' : 'This cart was checked out already.',
-      );
-    }
-
-    let customer =
-      'id' in buyer
-        ? await tx.customer.findFirst({ where: { id: buyer.id, accountId: channel.accountId } })
-        : await tx.customer.findFirst({ where: { accountId: channel.accountId, email: buyer.email } });
-    if (!customer) {
-      if ('id' in buyer) throw new AppError('UNAUTHENTICATED', 'The customer of this token no longer exists.');
-      const customerInput = buyer;
+    // the order differ from the cart the buyer last saw. The customer is found (or, for an email
+    // not seen before, created) in the same statement.
+    const sql = tx.statement();
+    const accountId = sql.param(channel.accountId);
+    const closing = `closed AS (
+        UPDATE carts SET status = 'checked_out', "updatedAt" = ${sql.param(now)}
+         WHERE "organisationId" = $1 AND id = ${sql.param(cart.id)} AND status = 'open' AND "updatedAt" = ${sql.param(cart.updatedAt)}
+        RETURNING id, "sessionId"
+      )`;
+    if ('id' in buyer) {
+      sql.add(`WITH ${closing}, found AS (SELECT ${CUSTOMER_COLUMNS} FROM customers cu
+          WHERE cu."organisationId" = $1 AND cu.id = ${sql.param(buyer.id)} AND cu."accountId" = ${accountId})
+        SELECT (SELECT count(*)::int FROM closed) AS closed, false AS created, found.* FROM (SELECT 1) one LEFT JOIN found ON true`);
+    } else {
       // A concurrent checkout with the same new email: the unique (accountId, email) index decides;
       // the loser's transaction fails and the caller retries against the winner's customer.
-      customer = await tx.customer.create({
-        data: {
-          id: newId('customer'),
-          organisationId,
-          accountId: channel.accountId,
-          email: customerInput.email,
-          firstName: customerInput.firstName ?? null,
-          lastName: customerInput.lastName ?? null,
-        },
-      });
-      await webhooks.record({
-        organisationId,
-        accountId: channel.accountId,
-        type: 'customer.created',
-        payload: views.customer(customer),
-      });
+      const email = sql.param(buyer.email);
+      sql.add(`WITH ${closing}, found AS (SELECT ${CUSTOMER_COLUMNS} FROM customers cu
+          WHERE cu."organisationId" = $1 AND cu."accountId" = ${accountId} AND cu.email = ${email}),
+        made AS (
+          INSERT INTO customers AS cu ("organisationId", id, "accountId", email, "firstName", "lastName", "createdAt", "updatedAt")
+          SELECT $1, ${sql.param(newId('customer'))}, ${accountId}, ${email}, ${sql.param(buyer.firstName ?? null)},
+                 ${sql.param(buyer.lastName ?? null)}, ${sql.param(now)}, ${sql.param(now)}
+           WHERE NOT EXISTS (SELECT 1 FROM found) AND EXISTS (SELECT 1 FROM closed)
+          RETURNING ${CUSTOMER_COLUMNS}
+        )
+        SELECT (SELECT count(*)::int FROM closed) AS closed, false AS created, found.* FROM found
+        UNION ALL SELECT (SELECT count(*)::int FROM closed), true, made.* FROM made
+        UNION ALL SELECT (SELECT count(*)::int FROM closed), false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         WHERE NOT EXISTS (SELECT 1 FROM found) AND NOT EXISTS (SELECT 1 FROM made)`);
     }
-
-    if (clientKey !== null) {
-      await assertHoldRoom(tx, { clientKey }, clientKey, tickets, perClient, 'from one client address');
-      await assertHoldRoom(tx, { customerId: customer.id }, customer.id, tickets, perEmail, 'for one customer email');
+    const [row] = await tx.rows<Customer & { closed: number; created: boolean }>(sql);
+    if (row!.closed !== 1) {
+      const state = tx.statement();
+      state.add(`SELECT status::text AS status FROM carts WHERE "organisationId" = $1 AND id = ${state.param(cart.id)}`);
+      const [current] = await tx.rows<{ status: string }>(state);
+      throw new AppError(
+        'CONFLICT',
+        current?.status === 'open'
+          ? 'The cart changed during checkout; look at it again and check out.'
+          : 'This cart was checked out already.',
+      );
     }
+    const { closed: _closed, created, ...customer } = row!;
+    if (customer.id === null) throw new AppError('UNAUTHENTICATED', 'The customer of this token no longer exists.');
 
+    if (clientKey !== null) await assertHoldRoom(tx, { clientKey, customerId: customer.id }, tickets, { perClient, perEmail });
+
+    // The order, its lines and the session's customer in one statement.
     const subtotal = lines.reduce((sum, line) => sum + line.totalAmount, 0);
-    const order = await tx.order.create({
-      data: {
-        id: newId('order'),
+    const write = tx.statement();
+    const orderId = write.param(newId('order'));
+    const at = write.param(now);
+    write.add(`WITH made AS (
+        INSERT INTO orders AS o ("organisationId", id, "accountId", "channelId", "customerId", "cartId", "orderNumber", status, currency,
+                                 "subtotalAmount", "feeAmount", "totalAmount", "holdExpiresAt", "clientKey", "createdAt", "updatedAt")
+        VALUES ($1, ${orderId}, ${write.param(channel.accountId)}, ${write.param(channel.id)}, ${write.param(customer.id)}, ${write.param(cart.id)},
+                ${write.param(orderNumber())}, 'pending', ${write.param(lines[0]!.currency)}, ${write.param(subtotal)}, 0, ${write.param(subtotal)},
+                ${write.param(new Date(now.getTime() + holdTtl))}, ${write.param(clientKey)}, ${at}, ${at})
+        RETURNING ${ORDER_COLUMNS}
+      ), lines AS (
+        INSERT INTO order_line_items ("organisationId", id, "orderId", "ticketTypeId", "occurrenceId", quantity, "unitAmount", "totalAmount", currency, "createdAt")
+        SELECT $1, line.id, ${orderId}, line.ticket_type_id, line.occurrence_id, line.quantity, line.unit_amount, line.total_amount, line.currency, ${at}
+          FROM unnest(${write.param(lines.map(() => newId('orderLineItem')))}::text[], ${write.param(lines.map((l) => l.ticketTypeId))}::text[],
+                      ${write.param(lines.map((l) => l.occurrenceId))}::text[], ${write.param(lines.map((l) => l.quantity))}::int[],
+                      ${write.param(lines.map((l) => l.unitAmount))}::int[], ${write.param(lines.map((l) => l.totalAmount))}::int[],
+                      ${write.param(lines.map((l) => l.currency))}::text[])
+               AS line(id, ticket_type_id, occurrence_id, quantity, unit_amount, total_amount, currency)
+      ), session AS (
+        UPDATE sales_sessions SET "customerId" = ${write.param(customer.id)} WHERE "organisationId" = $1 AND id = ${write.param(cart.sessionId)}
+      )
+      SELECT * FROM made`);
+    const [order] = await tx.rows<Order>(write);
+    await webhooks.record(
+      ...(created
+        ? [{ organisationId, accountId: channel.accountId, type: 'customer.created' as const, payload: views.customer(customer) }]
+        : []),
+      {
         organisationId,
         accountId: channel.accountId,
-        channelId: channel.id,
-        customerId: customer.id,
-        cartId: cart.id,
-        orderNumber: orderNumber(),
-        status: 'pending',
-        currency: lines[0]!.currency,
-        subtotalAmount: subtotal,
-        feeAmount: 0,
-        totalAmount: subtotal,
-        holdExpiresAt: new Date(Date.now() + holdTtl),
-        clientKey,
+        type: 'order.created',
+        payload: views.order({ ...order!, lineItemCount: lines.length }),
       },
-    });
-    await tx.orderLineItem.createMany({
-      data: lines.map((line) => ({
-        id: newId('orderLineItem'),
-        organisationId,
-        orderId: order.id,
-        ticketTypeId: line.ticketTypeId,
-        occurrenceId: line.occurrenceId,
-        quantity: line.quantity,
-        unitAmount: line.unitAmount,
-        totalAmount: line.totalAmount,
-        currency: line.currency,
-      })),
-    });
-    await tx.salesSession.updateMany({ where: { id: cart.sessionId }, data: { customerId: customer.id } });
-    await webhooks.record({
-      organisationId,
-      accountId: channel.accountId,
-      type: 'order.created',
-      payload: views.order({ ...order, lineItemCount: lines.length }),
-    });
+    );
     // The holds last: an inventory row is the one lock every buyer of a ticket type waits for, so
     // it is taken just before the commit, and held for as short a time as the transaction allows.
     for (const line of lockOrder(lines)) {
-      if (!(await hold(tx, organisationId, line))) throw new ShortOfTickets(line);
+      if (!(await holdSql(tx, line))) throw new ShortOfTickets(line);
     }
-    return { order, customer };
+    return { order: order!, customer };
   });
   return { order, customer, checkoutUrl: checkoutUrl(ctx, order.id) };
 }

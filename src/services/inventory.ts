@@ -1,5 +1,6 @@
 import type { TenantDatabase } from '../db/tenant.ts';
 import type { Database } from '../db/client.ts';
+import type { TenantStatements } from '../db/sql.ts';
 
 /**
  * Inventory of one ticket type at one occurrence: `held` by pending orders, `sold` to confirmed
@@ -48,6 +49,22 @@ export async function hold(tx: Tx, organisationId: string, line: InventoryLine &
   return updated === 1;
 }
 
+/** `hold` in a transaction of hand-written statements (src/db/sql.ts): the same statement. */
+export async function holdSql(tx: TenantStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
+  const sql = tx.statement();
+  const capacity = sql.param(line.capacity);
+  const quantity = sql.param(line.quantity);
+  sql.add(`INSERT INTO "inventories" ("organisationId", "ticketTypeId", "occurrenceId", "capacity", "held", "sold", "updatedAt")
+    SELECT $1, ${sql.param(line.ticketTypeId)}, ${sql.param(line.occurrenceId)}, ${capacity}::int, ${quantity}::int, 0, now()
+     WHERE ${capacity}::int IS NULL OR ${quantity}::int <= ${capacity}::int
+    ON CONFLICT ("ticketTypeId", "occurrenceId") DO UPDATE
+       SET "held" = "inventories"."held" + EXCLUDED."held", "capacity" = EXCLUDED."capacity", "updatedAt" = now()
+     WHERE "inventories"."organisationId" = EXCLUDED."organisationId"
+       AND (EXCLUDED."capacity" IS NULL OR "inventories"."held" + "inventories"."sold" + EXCLUDED."held" <= EXCLUDED."capacity")
+    RETURNING 1 AS held`);
+  return (await tx.rows(sql)).length === 1;
+}
+
 /** Moves tickets between the counters: held -> sold (confirm), held -> free (cancel pending), sold -> free (cancel/refund confirmed). */
 export async function move(tx: Tx, organisationId: string, line: InventoryLine, change: 'sell' | 'release' | 'return'): Promise<void> {
   const db = tx as unknown as Database;
@@ -57,4 +74,15 @@ export async function move(tx: Tx, organisationId: string, line: InventoryLine, 
     UPDATE "inventories" SET "held" = "held" + ${held}, "sold" = "sold" + ${sold}, "updatedAt" = now()
      WHERE "organisationId" = ${organisationId} AND "ticketTypeId" = ${line.ticketTypeId} AND "occurrenceId" = ${line.occurrenceId}`;
   if (updated !== 1) throw new Error(`inventory row of ${line.ticketTypeId}/${line.occurrenceId} is missing`);
+}
+
+/** `move` in a transaction of hand-written statements (src/db/sql.ts). */
+export async function moveSql(tx: TenantStatements, line: InventoryLine, change: 'sell' | 'release' | 'return'): Promise<void> {
+  const q = line.quantity;
+  const [held, sold] = change === 'sell' ? [-q, q] : change === 'release' ? [-q, 0] : [0, -q];
+  const sql = tx.statement();
+  sql.add(`UPDATE "inventories" SET "held" = "held" + ${sql.param(held)}::int, "sold" = "sold" + ${sql.param(sold)}::int, "updatedAt" = now()
+     WHERE "organisationId" = $1 AND "ticketTypeId" = ${sql.param(line.ticketTypeId)} AND "occurrenceId" = ${sql.param(line.occurrenceId)}
+    RETURNING 1 AS moved`);
+  if ((await tx.rows(sql)).length !== 1) throw new Error(`inventory row of ${line.ticketTypeId}/${line.occurrenceId} is missing`);
 }

@@ -1,8 +1,8 @@
 import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
-import type { EventOccurrence, SalesChannel } from '../generated/prisma/client.ts';
-import { eventsOfChannel, salesClosed } from './sellability.ts';
-import { paginate, type PageArgs, type RawPageArgs } from '../pagination.ts';
+import type { SalesChannel } from '../generated/prisma/client.ts';
+import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
+import { pageWindow, toPage, type RawPageArgs } from '../pagination.ts';
 import { occurrenceTimes } from './occurrences.ts';
 
 /**
@@ -10,8 +10,7 @@ import { occurrenceTimes } from './occurrences.ts';
  * channel's account (all of them, or those listed for the channel), each with its scheduled
  * occurrences still to come and its ticket types, and per occurrence what remains of each type.
  *
- * One page costs five queries whatever its size: count and page of events, then the occurrences,
- * ticket types and inventories of the whole page at once.
+ * One page is one statement whatever its size (listSalesListings).
  *
  * Remaining = capacity - held - sold, never below 0. The capacity is the catalogue's: the
  * occurrence's capacity when set (it overrides every ticket type's), else the ticket type's; null
@@ -66,101 +65,131 @@ export function remaining(capacity: number | null, held: number, sold: number): 
   return capacity === null ? null : Math.max(0, capacity - held - sold);
 }
 
+/** A sales channel's columns, as Prisma's SalesChannel has them. */
+const CHANNEL_COLUMNS = `id, "organisationId", "accountId", name, slug, "channelType"::text AS "channelType", "sellsAllEvents", "isActive",
+  "storefrontUrl", "createdAt", "updatedAt"`;
+
 /** The key's principal and its sales channel (every sales API service starts here). */
 export async function channelOfKey(ctx: RequestContext): Promise<{ principal: ChannelPrincipal; channel: SalesChannel }> {
   const principal = channelOf(ctx);
-  const channel = await ctx.db.salesChannel.findFirst({ where: { id: principal.channelId } });
+  const sql = ctx.sql.statement();
+  sql.add(`SELECT ${CHANNEL_COLUMNS} FROM sales_channels WHERE "organisationId" = $1 AND id = ${sql.param(principal.channelId)}`);
+  const [channel] = await ctx.sql.rows<SalesChannel>(sql);
   if (!channel) throw new AppError('UNAUTHENTICATED', 'The sales channel of this key no longer exists.');
   return { principal, channel };
 }
 
-export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) {
-  const { channel } = await channelOfKey(ctx);
-
-  const where = eventsOfChannel(channel);
-  const page = await paginate(
-    args as PageArgs,
-    () => ctx.db.event.count({ where }),
-    ({ skip, take }) => ctx.db.event.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
-  );
-
-  const eventIds = page.nodes.map((event) => event.id);
-  const now = new Date();
-  const [occurrences, ticketTypes] =
-    eventIds.length === 0
-      ? [[], []]
-      : await Promise.all([
-          ctx.db.eventOccurrence.findMany({
-            where: { eventId: { in: eventIds }, status: 'scheduled', startsAt: { gt: now } },
-            orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
-          }),
-          ctx.db.ticketType.findMany({
-            where: { eventId: { in: eventIds }, isDeleted: false },
-            orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-          }),
-        ]);
-  const inventories =
-    occurrences.length === 0 || ticketTypes.length === 0
-      ? []
-      : await ctx.db.inventory.findMany({
-          where: { occurrenceId: { in: occurrences.map((o) => o.id) }, ticketTypeId: { in: ticketTypes.map((t) => t.id) } },
-          select: { occurrenceId: true, ticketTypeId: true, held: true, sold: true },
-        });
-  const inventoryOf = new Map(inventories.map((row) => [`${row.ticketTypeId}|${row.occurrenceId}`, row]));
-
-  const typesByEvent = groupBy(ticketTypes, (type) => type.eventId);
-  const occurrencesByEvent = groupBy(occurrences, (occurrence) => occurrence.eventId);
-
-  const listing = (occurrence: EventOccurrence): ListingOccurrence => {
-    const times = occurrenceTimes(occurrence);
-    return {
-      id: occurrence.id,
-      startDate: times.startDate,
-      startTime: times.startTime,
-      endDate: times.endDate,
-      endTime: times.endTime,
-      timezone: occurrence.timezone,
-      startsAt: occurrence.startsAt,
-      endsAt: occurrence.endsAt,
-      availability: (typesByEvent.get(occurrence.eventId) ?? []).map((type) => {
-        const row = inventoryOf.get(`${type.id}|${occurrence.id}`);
-        return { ticketTypeId: type.id, available: remaining(occurrence.capacity ?? type.capacity, row?.held ?? 0, row?.sold ?? 0) };
-      }),
-    };
-  };
-
-  const events: ListingEvent[] = page.nodes.map((event) => ({
-    id: event.id,
-    name: event.name,
-    description: event.description,
-    status: event.status,
-    timezone: event.timezone,
-    venueId: event.venueId,
-    tags: event.tags,
-    occurrences: (occurrencesByEvent.get(event.id) ?? []).map(listing),
-    ticketTypes: (typesByEvent.get(event.id) ?? []).map((type) => ({
-      id: type.id,
-      name: type.name,
-      description: type.description,
-      priceAmount: type.priceAmount,
-      currency: type.currency,
-      maxPerOrder: type.maxPerOrder,
-      salesStartAt: type.salesStartAt,
-      salesEndAt: type.salesEndAt,
-      onSale: salesClosed(event, type, now) === null,
-    })),
-  }));
-
-  return { channel: { id: channel.id, slug: channel.slug, name: channel.name }, events, pagination: page.pagination };
+interface ListingRow {
+  total: number;
+  id: string | null;
+  name: string;
+  description: string | null;
+  status: string;
+  timezone: string;
+  venueId: string | null;
+  tags: string[];
+  onSaleDate: Date | null;
+  offSaleDate: Date | null;
+  occurrences: Array<{ id: string; startsAt: string; endsAt: string | null; timezone: string; capacity: number | null }>;
+  ticketTypes: Array<{
+    id: string;
+    name: string;
+    description: string | null;
+    priceAmount: number;
+    currency: string;
+    capacity: number | null;
+    maxPerOrder: number | null;
+    salesStartAt: string | null;
+    salesEndAt: string | null;
+  }>;
+  inventories: Array<{ ticketTypeId: string; occurrenceId: string; held: number; sold: number }>;
 }
 
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const group = groups.get(k);
-    if (group) group.push(item);
-    else groups.set(k, [item]);
-  }
-  return groups;
+/**
+ * The page of events a channel sells (its account's, listed, not deleted, all of them or those it names), its
+ * total, and per event its scheduled occurrences still to come, its ticket types and their
+ * inventories: one statement whatever the page size.
+ */
+export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) {
+  const { channel } = await channelOfKey(ctx);
+  const window = pageWindow(args);
+  const now = new Date();
+  const sql = ctx.sql.statement();
+  const at = sql.param(now);
+  sql.add(`WITH listed AS (
+      SELECT e.* FROM events e
+       WHERE e."organisationId" = $1 AND e."accountId" = ${sql.param(channel.accountId)} AND NOT e."isDeleted"
+         AND e.status::text = ANY(${sql.param([...LISTED_EVENT_STATUSES])}::text[])
+         AND (${sql.param(channel.sellsAllEvents)}::boolean OR EXISTS (SELECT 1 FROM sales_channel_events l
+               WHERE l."organisationId" = $1 AND l."channelId" = ${sql.param(channel.id)} AND l."eventId" = e.id))
+    ), page AS (
+      SELECT * FROM listed ORDER BY "createdAt", id LIMIT ${sql.param(window.take)} OFFSET ${sql.param(window.offset)}
+    )
+    SELECT (SELECT count(*)::int FROM listed) AS total, page.id, page.name, page.description, page.status::text AS status, page.timezone,
+      page."venueId", coalesce(page.tags, '{}') AS tags, page."onSaleDate", page."offSaleDate",
+      (SELECT coalesce(json_agg(json_build_object('id', o.id, 'startsAt', o."startsAt", 'endsAt', o."endsAt", 'timezone', o.timezone,
+                'capacity', o.capacity) ORDER BY o."startsAt", o.id), '[]')
+         FROM event_occurrences o
+        WHERE o."organisationId" = $1 AND o."eventId" = page.id AND o.status = 'scheduled' AND o."startsAt" > ${at}) AS occurrences,
+      (SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name, 'description', t.description, 'priceAmount', t."priceAmount",
+                'currency', t.currency, 'capacity', t.capacity, 'maxPerOrder', t."maxPerOrder", 'salesStartAt', t."salesStartAt",
+                'salesEndAt', t."salesEndAt") ORDER BY t."createdAt", t.id), '[]')
+         FROM ticket_types t WHERE t."organisationId" = $1 AND t."eventId" = page.id AND NOT t."isDeleted") AS "ticketTypes",
+      (SELECT coalesce(json_agg(json_build_object('ticketTypeId', inv."ticketTypeId", 'occurrenceId', inv."occurrenceId", 'held', inv.held,
+                'sold', inv.sold)), '[]')
+         FROM inventories inv JOIN event_occurrences o ON o."organisationId" = inv."organisationId" AND o.id = inv."occurrenceId"
+        WHERE inv."organisationId" = $1 AND o."eventId" = page.id AND o.status = 'scheduled' AND o."startsAt" > ${at}) AS inventories
+    FROM (SELECT 1) one LEFT JOIN page ON true
+    ORDER BY page."createdAt", page.id`);
+  const rows = await ctx.sql.rows<ListingRow>(sql);
+  const date = (value: string | null) => (value === null ? null : new Date(value));
+
+  const events: ListingEvent[] = rows
+    .filter((row) => row.id !== null)
+    .map((row) => {
+      const inventoryOf = new Map(row.inventories.map((inv) => [`${inv.ticketTypeId}|${inv.occurrenceId}`, inv]));
+      const types = row.ticketTypes.map((type) => ({ ...type, salesStartAt: date(type.salesStartAt), salesEndAt: date(type.salesEndAt) }));
+      const listing = (raw: ListingRow['occurrences'][number]): ListingOccurrence => {
+        const occurrence = { ...raw, startsAt: new Date(raw.startsAt), endsAt: date(raw.endsAt) };
+        const times = occurrenceTimes(occurrence);
+        return {
+          id: occurrence.id,
+          startDate: times.startDate,
+          startTime: times.startTime,
+          endDate: times.endDate,
+          endTime: times.endTime,
+          timezone: occurrence.timezone,
+          startsAt: occurrence.startsAt,
+          endsAt: occurrence.endsAt,
+          availability: types.map((type) => {
+            const inv = inventoryOf.get(`${type.id}|${occurrence.id}`);
+            return { ticketTypeId: type.id, available: remaining(occurrence.capacity ?? type.capacity, inv?.held ?? 0, inv?.sold ?? 0) };
+          }),
+        };
+      };
+      return {
+        id: row.id!,
+        name: row.name,
+        description: row.description,
+        status: row.status,
+        timezone: row.timezone,
+        venueId: row.venueId,
+        tags: row.tags,
+        occurrences: row.occurrences.map(listing),
+        ticketTypes: types.map((type) => ({
+          id: type.id,
+          name: type.name,
+          description: type.description,
+          priceAmount: type.priceAmount,
+          currency: type.currency,
+          maxPerOrder: type.maxPerOrder,
+          salesStartAt: type.salesStartAt,
+          salesEndAt: type.salesEndAt,
+          onSale: salesClosed(row, type, now) === null,
+        })),
+      };
+    });
+
+  const page = toPage(window, rows[0]?.total ?? 0, events);
+  return { channel: { id: channel.id, slug: channel.slug, name: channel.name }, events, pagination: page.pagination };
 }

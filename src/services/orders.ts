@@ -9,12 +9,14 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { views } from '../webhooks/payloads.ts';
-import { withWebhooks, type WebhookRecorder } from '../webhooks/record.ts';
+import { withWebhooks, withWebhooksSql, type WebhookBatchRecorder } from '../webhooks/record.ts';
+import { tenantSql, type TenantStatements } from '../db/sql.ts';
+import { tenantDatabase } from '../db/tenant.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { paginate, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
-import { lockOrder, move, type Tx } from './inventory.ts';
+import { lockOrder, move, moveSql, type Tx } from './inventory.ts';
 import { validate } from '../validation.ts';
 import { runPeriodically } from '../db/periodic.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
@@ -40,6 +42,11 @@ import { holdSweepCancellations } from '../metrics.ts';
 const RESOURCE = 'orders';
 const ORDER_NUMBER_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const PASS_CODE_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';
+
+/** An order's columns, as Prisma's Order has them. */
+export const ORDER_COLUMNS = `o.id, o."organisationId", o."accountId", o."channelId", o."customerId", o."cartId", o."orderNumber",
+  o.status::text AS status, o.currency, o."subtotalAmount", o."feeAmount", o."totalAmount", o."holdExpiresAt", o."clientKey",
+  o."confirmedAt", o."cancelledAt", o."refundedAt", o."createdAt", o."updatedAt"`;
 
 /** `SV-` and 8 Crockford base-32 characters: short enough to read out on the phone, unique per organisation. */
 export function orderNumber(): string {
@@ -105,23 +112,33 @@ export interface PaymentInput {
  * channel or account stopped selling since checkout 409; the last two are cancelled then and
  * there, their tickets back on sale.
  */
-export async function confirmOrder(services: Services, db: TenantDatabase, orderId: string, payment: PaymentInput): Promise<Order> {
-  const now = new Date();
+export async function confirmOrder(services: Services, organisationId: string, orderId: string, payment: PaymentInput): Promise<Order> {
+  const sql = tenantSql(services.db, organisationId);
   let outcome;
   try {
-    outcome = await withWebhooks(db, services.dispatcher, async (tx, webhooks) => {
-      const moved = await tx.order.updateMany({
-        where: { id: orderId, status: 'pending', holdExpiresAt: { gt: now } },
-        data: { status: 'confirmed', confirmedAt: now, holdExpiresAt: null },
-      });
-      const order = await tx.order.findFirst({ where: { id: orderId } });
-      if (!order) throw AppError.notFound('Order not found.');
-      if (moved.count !== 1) return { order, moved: false as const };
+    outcome = await withWebhooksSql(sql, services.dispatcher, async (tx, webhooks) => {
+      const now = new Date();
+      const move = tx.statement();
+      const at = move.param(now);
+      const id = move.param(orderId);
+      move.add(`WITH moved AS (
+          UPDATE orders o SET status = 'confirmed', "confirmedAt" = ${at}, "holdExpiresAt" = NULL, "updatedAt" = ${at}
+           WHERE o."organisationId" = $1 AND o.id = ${id} AND o.status = 'pending' AND o."holdExpiresAt" > ${at}
+          RETURNING ${ORDER_COLUMNS}
+        )
+        SELECT true AS moved, moved.* FROM moved
+        UNION ALL
+        SELECT false, ${ORDER_COLUMNS} FROM orders o WHERE o."organisationId" = $1 AND o.id = ${id} AND NOT EXISTS (SELECT 1 FROM moved)`);
+      const [row] = await tx.rows<Order & { moved: boolean }>(move);
+      if (!row) throw AppError.notFound('Order not found.');
+      const { moved, ...order } = row;
+      if (!moved) return { order, moved: false as const, passes: [] as IssuedPass[], customerEmail: null };
       // Checked under share locks, in this transaction: cancelling the occurrence (or the event,
       // the channel, the account) waits for this confirmation or is seen by it, never both missed.
-      const reason = await unsellable(tx, order);
+      const { reason, lines, customerEmail } = await confirmationFacts(tx, order);
       if (reason) throw new Unsellable(order, reason);
-      return confirmed(tx, webhooks, order, payment);
+      const passes = await confirmedSql(tx, webhooks, order, lines, payment);
+      return { order, moved: true as const, passes, customerEmail };
     });
   } catch (error) {
     if (!(error instanceof Unsellable)) throw error;
@@ -129,15 +146,22 @@ export async function confirmOrder(services: Services, db: TenantDatabase, order
       throw new AppError('CONFLICT', `This order can no longer be paid: ${error.reason}. It was cancelled and nothing was charged.`);
     }
     // Another request moved it meanwhile: answer from what it is now.
-    outcome = { order: await db.order.findFirstOrThrow({ where: { id: orderId } }), moved: false as const };
+    const db = tenantDatabase(services.db, organisationId);
+    outcome = {
+      order: await db.order.findFirstOrThrow({ where: { id: orderId } }),
+      moved: false as const,
+      passes: [],
+      customerEmail: null,
+    };
   }
   if (outcome.moved) {
-    if (services.mailer) {
-      await mailTickets(services.mailer, db, outcome.order).catch((error: unknown) =>
-        services.logger?.error({ err: error, orderId: outcome.order.id }, 'could not mail the tickets of a confirmed order'),
+    const { order, passes, customerEmail } = outcome;
+    if (services.mailer && customerEmail) {
+      await mailTickets(services.mailer, order, customerEmail, passes).catch((error: unknown) =>
+        services.logger?.error({ err: error, orderId: order.id }, 'could not mail the tickets of a confirmed order'),
       );
     }
-    return outcome.order;
+    return order;
   }
   const { order } = outcome;
   if (order.status === 'confirmed') throw new AppError('CONFLICT', 'This order is confirmed already.');
@@ -155,14 +179,92 @@ class Unsellable extends Error {
   }
 }
 
-/** The confirmation itself, in the caller's transaction: sold, paid, passes issued, webhooks recorded. */
-async function confirmed(tx: Tx, webhooks: WebhookRecorder, order: Order, payment: PaymentInput) {
-  const db = tx as unknown as Database;
-  const lines = await lineItemsOf(tx, order);
-  await db.payment.create({
-    data: paymentOf(order, { method: payment.method, cardLast4: payment.cardLast4 ?? null, status: 'succeeded' }),
-  });
-  const passes = lines.flatMap((line) =>
+interface ConfirmedLine {
+  id: string;
+  ticketTypeId: string;
+  occurrenceId: string;
+  quantity: number;
+  ticketTypeName: string;
+  eventName: string;
+  startsAt: string;
+}
+
+/** A pass as issued, with its line: what ticket.issued and the tickets' mail name. */
+interface IssuedPass {
+  id: string;
+  organisationId: string;
+  accountId: string;
+  orderId: string;
+  lineItemId: string;
+  customerId: string;
+  ticketTypeId: string;
+  occurrenceId: string;
+  code: string;
+  status: 'issued';
+  line: ConfirmedLine;
+}
+
+/**
+ * What confirming `order` needs to know, in one statement: why it can no longer be sold (its
+ * account was deleted, its channel turned off, or an occurrence or event of its lines cancelled,
+ * deleted or taken off sale since checkout; read under FOR SHARE, so a concurrent change to those
+ * rows waits), its lines, and the customer's email.
+ */
+async function confirmationFacts(
+  tx: TenantStatements,
+  order: Order,
+): Promise<{ reason: string | null; lines: ConfirmedLine[]; customerEmail: string | null }> {
+  const sql = tx.statement();
+  const orderId = sql.param(order.id);
+  sql.add(`SELECT
+      (SELECT a."isDeleted" FROM accounts a WHERE a."organisationId" = $1 AND a.id = ${sql.param(order.accountId)} FOR SHARE) AS "accountDeleted",
+      (SELECT c."isActive" FROM sales_channels c WHERE c."organisationId" = $1 AND c.id = ${sql.param(order.channelId)} FOR SHARE) AS "channelActive",
+      (SELECT coalesce(json_agg(json_build_object('occurrenceStatus', s.occurrence_status, 'eventStatus', s.event_status, 'isDeleted', s.is_deleted)), '[]')
+         FROM (SELECT o.status::text AS occurrence_status, e.status::text AS event_status, e."isDeleted" AS is_deleted
+                 FROM order_line_items li
+                 JOIN event_occurrences o ON o."organisationId" = li."organisationId" AND o.id = li."occurrenceId"
+                 JOIN events e ON e."organisationId" = o."organisationId" AND e.id = o."eventId"
+                WHERE li."organisationId" = $1 AND li."orderId" = ${orderId}
+                  FOR SHARE OF o, e) s) AS shows,
+      (SELECT coalesce(json_agg(json_build_object('id', li.id, 'ticketTypeId', li."ticketTypeId", 'occurrenceId', li."occurrenceId",
+                'quantity', li.quantity, 'ticketTypeName', t.name, 'eventName', e.name, 'startsAt', o."startsAt") ORDER BY li."createdAt", li.id), '[]')
+         FROM order_line_items li
+         JOIN ticket_types t ON t."organisationId" = li."organisationId" AND t.id = li."ticketTypeId"
+         JOIN event_occurrences o ON o."organisationId" = li."organisationId" AND o.id = li."occurrenceId"
+         JOIN events e ON e."organisationId" = o."organisationId" AND e.id = o."eventId"
+        WHERE li."organisationId" = $1 AND li."orderId" = ${orderId}) AS lines,
+      (SELECT cu.email FROM customers cu WHERE cu."organisationId" = $1 AND cu.id = ${sql.param(order.customerId)}) AS "customerEmail"`);
+  const [row] = await tx.rows<{
+    accountDeleted: boolean | null;
+    channelActive: boolean | null;
+    shows: Array<{ occurrenceStatus: string; eventStatus: string; isDeleted: boolean }>;
+    lines: ConfirmedLine[];
+    customerEmail: string | null;
+  }>(sql);
+  const facts = row!;
+  const answer = (reason: string | null) => ({ reason, lines: facts.lines, customerEmail: facts.customerEmail });
+  if (facts.accountDeleted !== false) return answer('its account was closed');
+  if (order.channelId && facts.channelActive === false) return answer('the shop it was placed in has closed');
+  for (const show of facts.shows) {
+    if (show.occurrenceStatus !== 'scheduled') return answer('a performance in it was cancelled');
+    if (show.isDeleted || !(PAYABLE_EVENT_STATUSES as readonly string[]).includes(show.eventStatus))
+      return answer('an event in it is no longer on sale');
+  }
+  return answer(null);
+}
+
+/**
+ * The confirmation itself, in the caller's transaction of hand-written statements: paid, passes
+ * and entitlements issued (one statement), webhooks recorded (one), tickets sold (one per line).
+ */
+async function confirmedSql(
+  tx: TenantStatements,
+  webhooks: WebhookBatchRecorder,
+  order: Order,
+  lines: ConfirmedLine[],
+  payment: PaymentInput,
+): Promise<IssuedPass[]> {
+  const passes: IssuedPass[] = lines.flatMap((line) =>
     Array.from({ length: line.quantity }, () => ({
       id: newId('pass'),
       organisationId: order.organisationId,
@@ -174,55 +276,56 @@ async function confirmed(tx: Tx, webhooks: WebhookRecorder, order: Order, paymen
       occurrenceId: line.occurrenceId,
       code: passCode(),
       status: 'issued' as const,
+      line,
     })),
   );
   // In id order: the order every list of passes answers in (same createdAt), so the ticket.issued
   // payload and GET /v1/passes agree.
   passes.sort((a, b) => (a.id < b.id ? -1 : 1));
-  await db.pass.createMany({ data: passes });
-  await db.entitlement.createMany({
-    data: passes.map((pass) => ({
-      id: newId('entitlement'),
+  const sql = tx.statement();
+  const at = sql.param(new Date());
+  const orderId = sql.param(order.id);
+  sql.add(`WITH paid AS (
+      INSERT INTO payments ("organisationId", id, "orderId", amount, currency, method, "cardLast4", status, "createdAt")
+      VALUES ($1, ${sql.param(newId('payment'))}, ${orderId}, ${sql.param(order.totalAmount)}, ${sql.param(order.currency)},
+              ${sql.param(payment.method)}, ${sql.param(payment.cardLast4 ?? null)}, 'succeeded', ${at})
+    ), issued AS (
+      INSERT INTO passes ("organisationId", id, "accountId", "orderId", "lineItemId", "customerId", "ticketTypeId", "occurrenceId", code, status, "createdAt", "updatedAt")
+      SELECT $1, p.id, ${sql.param(order.accountId)}, ${orderId}, p.line_item_id, ${sql.param(order.customerId)}, p.ticket_type_id, p.occurrence_id, p.code, 'issued', ${at}, ${at}
+        FROM unnest(${sql.param(passes.map((p) => p.id))}::text[], ${sql.param(passes.map((p) => p.lineItemId))}::text[],
+                    ${sql.param(passes.map((p) => p.ticketTypeId))}::text[], ${sql.param(passes.map((p) => p.occurrenceId))}::text[],
+                    ${sql.param(passes.map((p) => p.code))}::text[]) AS p(id, line_item_id, ticket_type_id, occurrence_id, code)
+    )
+    INSERT INTO entitlements ("organisationId", id, "passId", "occurrenceId", "createdAt")
+    SELECT $1, e.id, e.pass_id, e.occurrence_id, ${at}
+      FROM unnest(${sql.param(passes.map(() => newId('entitlement')))}::text[], ${sql.param(passes.map((p) => p.id))}::text[],
+                  ${sql.param(passes.map((p) => p.occurrenceId))}::text[]) AS e(id, pass_id, occurrence_id)`);
+  await tx.rows(sql);
+  const issued = passes.map(({ line: _line, ...pass }) => pass);
+  await webhooks.record(
+    { organisationId: order.organisationId, accountId: order.accountId, type: 'order.confirmed', payload: orderPayload(order, lines) },
+    {
       organisationId: order.organisationId,
-      passId: pass.id,
-      occurrenceId: pass.occurrenceId,
-    })),
-  });
-  await webhooks.record({
-    organisationId: order.organisationId,
-    accountId: order.accountId,
-    type: 'order.confirmed',
-    payload: orderPayload(order, lines),
-  });
-  await webhooks.record({
-    organisationId: order.organisationId,
-    accountId: order.accountId,
-    type: 'ticket.issued',
-    payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes }),
-  });
+      accountId: order.accountId,
+      type: 'ticket.issued',
+      payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes: issued }),
+    },
+  );
   // The inventory rows last, just before the commit: they are what every confirmation of a ticket
   // type waits for (see placeOrder in carts.ts).
-  for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'sell');
-  return { order, moved: true as const };
+  for (const line of lockOrder(lines)) await moveSql(tx, line, 'sell');
+  return passes;
 }
 
 /** The customer's tickets: one code per pass (also readable with a customer token, GET /live/sales/me/orders). */
-async function mailTickets(mailer: Mailer, db: TenantDatabase, order: Order): Promise<void> {
-  const [customer, passes] = await Promise.all([
-    db.customer.findFirstOrThrow({ where: { id: order.customerId } }),
-    db.pass.findMany({
-      where: { orderId: order.id },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      include: { ticketType: { select: { name: true } }, occurrence: { select: { startsAt: true, event: { select: { name: true } } } } },
-    }),
-  ]);
+async function mailTickets(mailer: Mailer, order: Order, email: string, passes: readonly IssuedPass[]): Promise<void> {
   await mailer.send({
-    to: customer.email,
+    to: email,
     subject: `Your tickets, order ${order.orderNumber}`,
     text: [
       `Order ${order.orderNumber} is confirmed. Show these codes at the door:`,
       '',
-      ...passes.map((p) => `${p.code}  ${p.occurrence.event.name}, ${p.occurrence.startsAt.toISOString()}, ${p.ticketType.name}`),
+      ...passes.map((p) => `${p.code}  ${p.line.eventName}, ${new Date(p.line.startsAt).toISOString()}, ${p.line.ticketTypeName}`),
     ].join('\n'),
     meta: { kind: 'tickets', orderId: order.id, passIds: passes.map((p) => p.id) },
   });
@@ -260,7 +363,7 @@ export async function confirmOrderWithSecretKey(ctx: RequestContext, orderId: st
   }
   const order = await ctx.db.order.findFirst({ where: { id: orderId, channelId: principal.channelId } });
   if (!order) throw AppError.notFound('Order not found.');
-  return confirmOrder(ctx.runtime, ctx.db, order.id, { method: 'server_confirmation' });
+  return confirmOrder(ctx.runtime, order.organisationId, order.id, { method: 'server_confirmation' });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -327,37 +430,6 @@ async function cancelPending(
     });
     return true;
   });
-}
-
-/**
- * Why a pending order can no longer be sold, or null: its account was deleted, its channel turned
- * off, or an occurrence or event of its lines cancelled, deleted or taken off sale since checkout.
- * Reads under FOR SHARE in the caller's transaction, so a concurrent change to those rows waits.
- */
-async function unsellable(tx: Tx, order: Order): Promise<string | null> {
-  const db = tx as unknown as Database;
-  const org = order.organisationId;
-  const [account] = await db.$queryRaw<Array<{ isDeleted: boolean }>>`
-    SELECT "isDeleted" FROM "accounts" WHERE "organisationId" = ${org} AND "id" = ${order.accountId} FOR SHARE`;
-  if (!account || account.isDeleted) return 'its account was closed';
-  if (order.channelId) {
-    const [channel] = await db.$queryRaw<Array<{ isActive: boolean }>>`
-      SELECT "isActive" FROM "sales_channels" WHERE "organisationId" = ${org} AND "id" = ${order.channelId} FOR SHARE`;
-    if (channel && !channel.isActive) return 'the shop it was placed in has closed';
-  }
-  const shows = await db.$queryRaw<Array<{ occurrenceStatus: string; eventStatus: string; isDeleted: boolean }>>`
-    SELECT o."status"::text AS "occurrenceStatus", e."status"::text AS "eventStatus", e."isDeleted"
-      FROM "order_line_items" li
-      JOIN "event_occurrences" o ON o."organisationId" = li."organisationId" AND o."id" = li."occurrenceId"
-      JOIN "events" e ON e."organisationId" = o."organisationId" AND e."id" = o."eventId"
-     WHERE li."organisationId" = ${org} AND li."orderId" = ${order.id}
-       FOR SHARE OF o, e`;
-  for (const show of shows) {
-    if (show.occurrenceStatus !== 'scheduled') return 'a performance in it was cancelled';
-    if (show.isDeleted || !(PAYABLE_EVENT_STATUSES as readonly string[]).includes(show.eventStatus))
-      return 'an event in it is no longer on sale';
-  }
-  return null;
 }
 
 /**

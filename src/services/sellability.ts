@@ -1,4 +1,3 @@
-import type { Prisma } from '../generated/prisma/client.ts';
 import type { STATUSES } from '../statuses.ts';
 
 /**
@@ -17,16 +16,6 @@ export const LISTED_EVENT_STATUSES: readonly EventStatus[] = ['published', 'on_s
  * holds being paid) must not stop their buyers.
  */
 export const PAYABLE_EVENT_STATUSES: readonly EventStatus[] = ['published', 'on_sale', 'sold_out'];
-
-/** The events a channel sells: its account's, listed, not deleted, all of them or those it names. */
-export function eventsOfChannel(channel: { id: string; accountId: string; sellsAllEvents: boolean }): Prisma.EventWhereInput {
-  return {
-    accountId: channel.accountId,
-    isDeleted: false,
-    status: { in: [...LISTED_EVENT_STATUSES] },
-    ...(channel.sellsAllEvents ? {} : { channelListings: { some: { channelId: channel.id } } }),
-  };
-}
 
 interface SaleDates {
   onSaleDate: Date | null;
