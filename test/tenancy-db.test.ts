@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TENANT_MODELS, tenantDatabase, TenancyViolation } from '../src/db/tenant.ts';
+import { tenantSql } from '../src/db/sql.ts';
 import { newId } from '../src/ids.ts';
 import { useTestApp } from './support/app.ts';
 import { prismaError } from './support/expect.ts';
@@ -81,5 +82,52 @@ describe('the tenant-scoped database handle', () => {
         },
       }),
     ).rejects.toSatisfy(prismaError('P2003')); // the foreign key (organisationId, accountId) is violated
+  });
+
+  it('hand-written statements (src/db/sql.ts): refuses any not scoped to $1, reads only its organisation, and a failed transaction leaves nothing', async () => {
+    const sql = tenantSql(app().runtime.db, a.organisation.id);
+    const statement = (text: string, ...values: unknown[]) => {
+      const s = sql.statement();
+      for (const value of values) s.param(value);
+      return s.add(text);
+    };
+    // Not scoped: no organisation condition, an INSERT that does not write $1 first, a mixed one.
+    await expect(sql.rows(statement('SELECT id FROM accounts'))).rejects.toThrow(/organisationId/);
+    await expect(
+      sql.rows(statement(`INSERT INTO accounts (id, "organisationId", name, "updatedAt") VALUES ($2, $1, 'x', now())`, newId('account'))),
+    ).rejects.toThrow(/INSERT/);
+    await expect(
+      sql.rows(
+        statement(
+          `WITH a AS (INSERT INTO accounts ("organisationId", id, name, "updatedAt") VALUES ($1, $2, 'x', now()))
+           INSERT INTO accounts (id, "organisationId", name, "updatedAt") VALUES ($3, $4, 'y', now())`,
+          newId('account'),
+          newId('account'),
+          b.organisation.id,
+        ),
+      ),
+    ).rejects.toThrow(/INSERT/);
+    const other = sql.statement();
+    other.values[0] = b.organisation.id;
+    await expect(sql.rows(other.add('SELECT id FROM accounts WHERE "organisationId" = $1'))).rejects.toThrow(/another organisation/);
+    // Scoped: another organisation's id finds nothing.
+    expect(await sql.rows(statement('SELECT id FROM accounts WHERE "organisationId" = $1 AND id = $2', b.account.id))).toEqual([]);
+    // A transaction that fails after a write rolls it back.
+    const id = newId('account');
+    await expect(
+      sql.transaction(async (tx) => {
+        const insert = tx.statement();
+        insert.add(`INSERT INTO accounts ("organisationId", id, name, "updatedAt") VALUES ($1, ${insert.param(id)}, 'Rolled back', now())`);
+        await tx.rows(insert);
+        throw new Error('fault mid-operation');
+      }),
+    ).rejects.toThrow('fault mid-operation');
+    expect(await app().runtime.db.account.findUnique({ where: { id } })).toBeNull();
+    await sql.transaction(async (tx) => {
+      const insert = tx.statement();
+      insert.add(`INSERT INTO accounts ("organisationId", id, name, "updatedAt") VALUES ($1, ${insert.param(id)}, 'Committed', now())`);
+      await tx.rows(insert);
+    });
+    expect((await app().runtime.db.account.findUnique({ where: { id } }))?.organisationId).toBe(a.organisation.id);
   });
 });

@@ -112,7 +112,7 @@ class ScopedSql implements TenantSql {
     readonly organisationId: string,
   ) {}
 
-  rows<T>(statement: Statement): Promise<T[]> {
+  async rows<T>(statement: Statement): Promise<T[]> {
     assertScoped(statement, this.organisationId);
     return run<T>(this.pool, statement);
   }
@@ -134,7 +134,7 @@ class ScopedSql implements TenantSql {
       const result = await work({
         organisationId,
         statement: () => new Statement(organisationId),
-        rows<R>(statement: Statement): Promise<R[]> {
+        async rows<R>(statement: Statement): Promise<R[]> {
           assertScoped(statement, organisationId);
           return run<R>(client, statement);
         },
