@@ -26,10 +26,19 @@ export const AUTH_TABLES: ReadonlySet<string> = new Set([
   'customers',
 ]);
 
+/** What a channel key's answer depends on (src/auth/channel-keys.ts). */
+export const CHANNEL_KEY_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts', 'sales_channels', 'channel_keys']);
+/** What an organisation API key's answer depends on. */
+export const API_KEY_TABLES: ReadonlySet<string> = new Set(['organisations', 'api_keys']);
+/** What a customer token's answer depends on. */
+export const CUSTOMER_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts', 'customers']);
+
 interface Entry {
   value: unknown;
   organisationId: string;
   expiresAt: number;
+  /** The tables whose changes can change this answer. */
+  dependsOn: ReadonlySet<string>;
 }
 
 export class AuthCache implements ChangeSubscriber {
@@ -40,6 +49,8 @@ export class AuthCache implements ChangeSubscriber {
    * it is answered but not kept.
    */
   #generation = 0;
+  /** Forgettings per table (a change notice names one), for answers that depend on a few tables only. */
+  #tableGenerations = new Map<string, number>();
 
   /**
    * @param ttlMs 0 disables the cache.
@@ -50,22 +61,37 @@ export class AuthCache implements ChangeSubscriber {
     private readonly canServe: () => boolean = () => true,
   ) {}
 
-  async get<T>(key: string, load: () => Promise<{ value: T; organisationId: string } | undefined>): Promise<T | undefined> {
+  /**
+   * The cached answer of `key`, or `load`'s. `dependsOn` names the tables whose changes can change
+   * the answer (by default every table of AUTH_TABLES): a change notice of another table, such as
+   * the customers an on-sale creates by the thousand, then leaves it cached.
+   */
+  async get<T>(
+    key: string,
+    load: () => Promise<{ value: T; organisationId: string } | undefined>,
+    dependsOn: ReadonlySet<string> = AUTH_TABLES,
+  ): Promise<T | undefined> {
     const now = Date.now();
     const serving = this.ttlMs > 0 && this.canServe();
     const hit = serving ? this.#entries.get(key) : undefined;
     if (hit && hit.expiresAt > now) return hit.value as T;
-    const generation = this.#generation;
+    const generation = this.#generationOf(dependsOn);
     const loaded = await load();
     if (!loaded) {
       this.#entries.delete(key);
       return undefined;
     }
-    if (serving && generation === this.#generation && this.canServe()) {
+    if (serving && generation === this.#generationOf(dependsOn) && this.canServe()) {
       if (this.#entries.size >= MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
-      this.#entries.set(key, { value: loaded.value, organisationId: loaded.organisationId, expiresAt: now + this.ttlMs });
+      this.#entries.set(key, { value: loaded.value, organisationId: loaded.organisationId, expiresAt: now + this.ttlMs, dependsOn });
     }
     return loaded.value;
+  }
+
+  #generationOf(tables: ReadonlySet<string>): number {
+    let sum = this.#generation;
+    for (const table of tables) sum += this.#tableGenerations.get(table) ?? 0;
+    return sum;
   }
 
   /** Forgets everything cached about one organisation (after any change to keys, roles or settings). */
@@ -74,8 +100,12 @@ export class AuthCache implements ChangeSubscriber {
     for (const [key, entry] of this.#entries) if (entry.organisationId === organisationId) this.#entries.delete(key);
   }
 
-  changed(organisationId: string): void {
-    this.forgetOrganisation(organisationId);
+  /** A change notice: forgets the organisation's answers that depend on `table` (all of them when no table is named). */
+  changed(organisationId: string, table?: string): void {
+    if (table === undefined || !AUTH_TABLES.has(table)) return this.forgetOrganisation(organisationId);
+    this.#tableGenerations.set(table, (this.#tableGenerations.get(table) ?? 0) + 1);
+    for (const [key, entry] of this.#entries)
+      if (entry.organisationId === organisationId && entry.dependsOn.has(table)) this.#entries.delete(key);
   }
 
   forgetAll(): void {

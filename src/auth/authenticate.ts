@@ -1,7 +1,7 @@
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
-import { AuthCache } from './auth-cache.ts';
+import { API_KEY_TABLES, AuthCache, CUSTOMER_TABLES } from './auth-cache.ts';
 import { authenticateChannelKey, isChannelKey, SALES_API_TAKES_CHANNEL_KEYS } from './channel-keys.ts';
 import { sha256 } from './keys.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
@@ -113,10 +113,14 @@ function assertSameOrganisation(organisation: Organisation, organisationSlug: st
 
 async function authenticateApiKey(db: Database, cache: AuthCache, key: string, organisationSlug: string | null): Promise<Authentication> {
   const keyHash = sha256(key);
-  const apiKey = await cache.get(`key:${keyHash}`, async () => {
-    const row = await db.apiKey.findUnique({ where: { keyHash }, include: { organisation: true } });
-    return row ? { value: row, organisationId: row.organisationId } : undefined;
-  });
+  const apiKey = await cache.get(
+    `key:${keyHash}`,
+    async () => {
+      const row = await db.apiKey.findUnique({ where: { keyHash }, include: { organisation: true } });
+      return row ? { value: row, organisationId: row.organisationId } : undefined;
+    },
+    API_KEY_TABLES,
+  );
   if (!apiKey) throw new AppError('UNAUTHENTICATED', 'Unknown API key.');
   if (apiKey.revokedAt) throw new AppError('API_KEY_REVOKED');
   const now = Date.now();
@@ -140,13 +144,17 @@ async function authenticateCustomer(
   organisationId: string,
   organisationSlug: string | null,
 ): Promise<Authentication> {
-  const customer = await cache.get(`customer:${customerId}`, async () => {
-    const row = await db.customer.findFirst({
-      where: { id: customerId, organisationId, account: { isDeleted: false } },
-      select: { id: true, accountId: true, organisation: true },
-    });
-    return row ? { value: row, organisationId: row.organisation.id } : undefined;
-  });
+  const customer = await cache.get(
+    `customer:${customerId}`,
+    async () => {
+      const row = await db.customer.findFirst({
+        where: { id: customerId, organisationId, account: { isDeleted: false } },
+        select: { id: true, accountId: true, organisation: true },
+      });
+      return row ? { value: row, organisationId: row.organisation.id } : undefined;
+    },
+    CUSTOMER_TABLES,
+  );
   if (!customer) throw new AppError('UNAUTHENTICATED', 'The customer of this token no longer exists.');
   assertSameOrganisation(customer.organisation, organisationSlug);
   return {

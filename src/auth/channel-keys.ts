@@ -1,6 +1,6 @@
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
-import type { AuthCache } from './auth-cache.ts';
+import { CHANNEL_KEY_TABLES, type AuthCache } from './auth-cache.ts';
 import type { Authentication } from './principal.ts';
 import { sha256 } from './keys.ts';
 import { Access } from './permissions.ts';
@@ -41,16 +41,20 @@ export async function authenticateChannelKey(
   if (!isChannelKey(key)) throw new AppError('UNAUTHENTICATED', 'A channel key starts with svpk_ or svsk_.');
   const keyHash = sha256(key);
   // Cached per organisation like API keys: revoking a key or changing its channel forgets it at once.
-  const channelKey = await cache.get(`channel-key:${keyHash}`, async () => {
-    const row = await db.channelKey.findUnique({
-      where: { keyHash },
-      include: {
-        organisation: true,
-        channel: { select: { id: true, accountId: true, isActive: true, account: { select: { isDeleted: true } } } },
-      },
-    });
-    return row ? { value: row, organisationId: row.organisationId } : undefined;
-  });
+  const channelKey = await cache.get(
+    `channel-key:${keyHash}`,
+    async () => {
+      const row = await db.channelKey.findUnique({
+        where: { keyHash },
+        include: {
+          organisation: true,
+          channel: { select: { id: true, accountId: true, isActive: true, account: { select: { isDeleted: true } } } },
+        },
+      });
+      return row ? { value: row, organisationId: row.organisationId } : undefined;
+    },
+    CHANNEL_KEY_TABLES,
+  );
   if (!channelKey) throw new AppError('UNAUTHENTICATED', 'Unknown channel key.');
   if (channelKey.revokedAt) throw new AppError('UNAUTHENTICATED', 'The channel key has been revoked.');
   if (!channelKey.channel.isActive) throw new AppError('UNAUTHENTICATED', 'The sales channel of this key is inactive.');
