@@ -2,7 +2,7 @@ import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
 import { API_KEY_TABLES, AuthCache, CUSTOMER_TABLES } from './auth-cache.ts';
-import { authenticateChannelKey, isChannelKey, SALES_API_TAKES_CHANNEL_KEYS } from './channel-keys.ts';
+import { authenticateChannelKey, isChannelKey, SALES_API_TAKES_CHANNEL_KEYS, sameChannel } from './channel-keys.ts';
 import { sha256 } from './keys.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
 import type { Authentication, Principal } from './principal.ts';
@@ -59,7 +59,7 @@ async function withChannelKeyHeader(
     if (principal.accountId !== customer.accountId || authentication.organisation!.id !== fromAuthorization.organisation?.id) {
       throw new AppError('UNAUTHENTICATED', 'The customer token and the channel key belong to different accounts.');
     }
-    principal = { ...principal, customerId: customer.customerId };
+    principal = sameChannel(principal, { ...principal, customerId: customer.customerId });
   }
   if (current?.kind === 'channel' && principal.kind === 'channel' && current.channelKeyId !== principal.channelKeyId) {
     throw new AppError('UNAUTHENTICATED', 'Authorization and X-Channel-Key carry different channel keys.');

@@ -1,7 +1,10 @@
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { CHANNEL_KEY_TABLES, type AuthCache } from './auth-cache.ts';
-import type { Authentication } from './principal.ts';
+import type { Authentication, Principal } from './principal.ts';
+import type { SalesChannel } from '../generated/prisma/client.ts';
+
+type ChannelPrincipal = Extract<Principal, { kind: 'channel' }>;
 import { sha256 } from './keys.ts';
 import { Access } from './permissions.ts';
 
@@ -48,7 +51,7 @@ export async function authenticateChannelKey(
         where: { keyHash },
         include: {
           organisation: true,
-          channel: { select: { id: true, accountId: true, isActive: true, account: { select: { isDeleted: true } } } },
+          channel: { include: { account: { select: { isDeleted: true } } } },
         },
       });
       return row ? { value: row, organisationId: row.organisationId } : undefined;
@@ -65,15 +68,32 @@ export async function authenticateChannelKey(
     channelKey.lastUsedAt = new Date(now);
     await db.channelKey.update({ where: { id: channelKey.id }, data: { lastUsedAt: channelKey.lastUsedAt } });
   }
-  return {
-    principal: {
-      kind: 'channel',
-      channelKeyId: channelKey.id,
-      channelId: channelKey.channel.id,
-      accountId: channelKey.channel.accountId,
-      keyKind: channelKey.kind,
-    },
-    organisation: channelKey.organisation,
-    access: Access.none(),
+  const principal: ChannelPrincipal = {
+    kind: 'channel',
+    channelKeyId: channelKey.id,
+    channelId: channelKey.channel.id,
+    accountId: channelKey.channel.accountId,
+    keyKind: channelKey.kind,
   };
+  const { account: _account, ...channel } = channelKey.channel;
+  channelsOf.set(principal, channel);
+  return { principal, organisation: channelKey.organisation, access: Access.none() };
+}
+
+/**
+ * The sales channel as authentication read it with the key (cached with it, so forgotten the
+ * moment the channel, its account or the key changes), for the principal authentication made.
+ */
+const channelsOf = new WeakMap<ChannelPrincipal, SalesChannel>();
+
+/** The channel of a principal `authenticateChannelKey` made (or made a copy of), if it is at hand; read-only. */
+export function authenticatedChannel(principal: ChannelPrincipal): SalesChannel | undefined {
+  return channelsOf.get(principal);
+}
+
+/** A principal made from another (a customer token beside the key) keeps its channel. */
+export function sameChannel(from: ChannelPrincipal, to: ChannelPrincipal): ChannelPrincipal {
+  const channel = channelsOf.get(from);
+  if (channel) channelsOf.set(to, channel);
+  return to;
 }

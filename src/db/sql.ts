@@ -19,12 +19,6 @@ export interface TenantStatements {
   statement(): Statement;
   /** The rows of `statement`. */
   rows<T>(statement: Statement): Promise<T[]>;
-  /**
-   * Takes transaction-level advisory locks on the keys, in the order given (one statement; held
-   * until the transaction ends). Outside a transaction it would end at once: only a transaction's
-   * handle has it meaningfully.
-   */
-  advisoryLock(...keys: string[]): Promise<void>;
 }
 
 export interface TenantSql extends TenantStatements {
@@ -121,10 +115,6 @@ class ScopedSql implements TenantSql {
     return new Statement(this.organisationId);
   }
 
-  advisoryLock(): Promise<void> {
-    return Promise.reject(new Error('advisory locks are taken in a transaction (TenantSql.transaction)'));
-  }
-
   async transaction<T>(work: (tx: TenantStatements) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     const organisationId = this.organisationId;
@@ -137,12 +127,6 @@ class ScopedSql implements TenantSql {
         async rows<R>(statement: Statement): Promise<R[]> {
           assertScoped(statement, organisationId);
           return run<R>(client, statement);
-        },
-        async advisoryLock(...keys: string[]): Promise<void> {
-          if (keys.length === 0) return;
-          // The target list is evaluated left to right: the locks are taken in the order given.
-          const text = `SELECT ${keys.map((_, i) => `pg_advisory_xact_lock(hashtext($${i + 1}))`).join(', ')}`;
-          await client.query({ name: preparedName(text), text, values: keys });
         },
       });
       await client.query('COMMIT');

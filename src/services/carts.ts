@@ -575,9 +575,8 @@ async function assertMayCheckOut(ctx: RequestContext, principal: ChannelPrincipa
 /**
  * Refuses (429, Retry-After = until the earliest of those holds ends) when the tickets already held
  * by the client address's (or the customer's) pending orders plus `adding` would exceed their
- * limit. Runs in the checkout's transaction after locking the holders (client, then customer), so
- * two checkouts of one client are counted one after the other: the counts are read by a statement
- * that starts after the locks are taken.
+ * limit. Runs in the checkout's transaction after the statement that locked the holders (client,
+ * then customer), so two checkouts of one client are counted one after the other.
  */
 async function assertHoldRoom(
   tx: TenantStatements,
@@ -585,7 +584,6 @@ async function assertHoldRoom(
   adding: number,
   limits: { perClient: number; perEmail: number },
 ): Promise<void> {
-  await tx.advisoryLock(`holds:${holders.clientKey}`, `holds:${holders.customerId}`);
   const now = new Date();
   const sql = tx.statement();
   const at = sql.param(now);
@@ -649,6 +647,14 @@ async function placeOrder(
     // not seen before, created) in the same statement.
     const sql = tx.statement();
     const accountId = sql.param(channel.accountId);
+    // The hold limits count a client's and a customer's holds under their locks (client first,
+    // then customer), taken here with the customer known, so the count that follows (a later
+    // statement, a later snapshot) sees every checkout of theirs that committed before.
+    const clientLock = clientKey === null ? null : sql.param(`holds:${clientKey}`);
+    const locks = (customerId: string) =>
+      clientLock === null
+        ? ''
+        : `, pg_advisory_xact_lock(hashtext(${clientLock})) AS "clientLocked", pg_advisory_xact_lock(hashtext('holds:' || ${customerId})) AS "customerLocked"`;
     const closing = `closed AS (
         UPDATE carts SET status = 'checked_out', "updatedAt" = ${sql.param(now)}
          WHERE "organisationId" = $1 AND id = ${sql.param(cart.id)} AND status = 'open' AND "updatedAt" = ${sql.param(cart.updatedAt)}
@@ -657,7 +663,9 @@ async function placeOrder(
     if ('id' in buyer) {
       sql.add(`WITH ${closing}, found AS (SELECT ${CUSTOMER_COLUMNS} FROM customers cu
           WHERE cu."organisationId" = $1 AND cu.id = ${sql.param(buyer.id)} AND cu."accountId" = ${accountId})
-        SELECT (SELECT count(*)::int FROM closed) AS closed, false AS created, found.* FROM (SELECT 1) one LEFT JOIN found ON true`);
+        SELECT buyer.*${locks('buyer.id')} FROM (
+          SELECT (SELECT count(*)::int FROM closed) AS closed, false AS created, found.* FROM (SELECT 1) one LEFT JOIN found ON true
+        ) buyer`);
     } else {
       // A concurrent checkout with the same new email: the unique (accountId, email) index decides;
       // the loser's transaction fails and the caller retries against the winner's customer.
@@ -671,12 +679,14 @@ async function placeOrder(
            WHERE NOT EXISTS (SELECT 1 FROM found) AND EXISTS (SELECT 1 FROM closed)
           RETURNING ${CUSTOMER_COLUMNS}
         )
-        SELECT (SELECT count(*)::int FROM closed) AS closed, false AS created, found.* FROM found
-        UNION ALL SELECT (SELECT count(*)::int FROM closed), true, made.* FROM made
-        UNION ALL SELECT (SELECT count(*)::int FROM closed), false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-         WHERE NOT EXISTS (SELECT 1 FROM found) AND NOT EXISTS (SELECT 1 FROM made)`);
+        SELECT buyer.*${locks('buyer.id')} FROM (
+          SELECT (SELECT count(*)::int FROM closed) AS closed, false AS created, found.* FROM found
+          UNION ALL SELECT (SELECT count(*)::int FROM closed), true, made.* FROM made
+          UNION ALL SELECT (SELECT count(*)::int FROM closed), false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           WHERE NOT EXISTS (SELECT 1 FROM found) AND NOT EXISTS (SELECT 1 FROM made)
+        ) buyer`);
     }
-    const [row] = await tx.rows<Customer & { closed: number; created: boolean }>(sql);
+    const [row] = await tx.rows<Customer & { closed: number; created: boolean; clientLocked?: unknown; customerLocked?: unknown }>(sql);
     if (row!.closed !== 1) {
       const state = tx.statement();
       state.add(`SELECT status::text AS status FROM carts WHERE "organisationId" = $1 AND id = ${state.param(cart.id)}`);
@@ -688,7 +698,7 @@ async function placeOrder(
           : 'This cart was checked out already.',
       );
     }
-    const { closed: _closed, created, ...customer } = row!;
+    const { closed: _closed, created, clientLocked: _client, customerLocked: _customer, ...customer } = row!;
     if (customer.id === null) throw new AppError('UNAUTHENTICATED', 'The customer of this token no longer exists.');
 
     if (clientKey !== null) await assertHoldRoom(tx, { clientKey, customerId: customer.id }, tickets, { perClient, perEmail });

@@ -1,5 +1,6 @@
 import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
+import { authenticatedChannel } from '../auth/channel-keys.ts';
 import type { SalesChannel } from '../generated/prisma/client.ts';
 import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
 import { pageWindow, toPage, type RawPageArgs } from '../pagination.ts';
@@ -72,6 +73,9 @@ const CHANNEL_COLUMNS = `id, "organisationId", "accountId", name, slug, "channel
 /** The key's principal and its sales channel (every sales API service starts here). */
 export async function channelOfKey(ctx: RequestContext): Promise<{ principal: ChannelPrincipal; channel: SalesChannel }> {
   const principal = channelOf(ctx);
+  // Read with the key by authentication, and cached with it (forgotten when the channel changes).
+  const known = authenticatedChannel(principal);
+  if (known) return { principal, channel: known };
   const sql = ctx.sql.statement();
   sql.add(`SELECT ${CHANNEL_COLUMNS} FROM sales_channels WHERE "organisationId" = $1 AND id = ${sql.param(principal.channelId)}`);
   const [channel] = await ctx.sql.rows<SalesChannel>(sql);
