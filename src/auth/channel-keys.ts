@@ -1,10 +1,9 @@
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { CHANNEL_KEY_TABLES, type AuthCache } from './auth-cache.ts';
-import type { Authentication, Principal } from './principal.ts';
+import type { Authentication } from './principal.ts';
+import type { ChannelPrincipal } from '../context.ts';
 import type { SalesChannel } from '../generated/prisma/client.ts';
-
-type ChannelPrincipal = Extract<Principal, { kind: 'channel' }>;
 import { sha256 } from './keys.ts';
 import { Access } from './permissions.ts';
 

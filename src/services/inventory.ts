@@ -33,24 +33,13 @@ export function capacityOf(occurrence: { capacity: number | null }, ticketType: 
   return occurrence.capacity ?? ticketType.capacity;
 }
 
-/** Holds `quantity` more tickets if they remain; false (and nothing changed) when they do not. */
-export async function hold(tx: Tx, organisationId: string, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
-  const db = tx as unknown as Database;
-  // One statement: the row is created on the first hold, or its counter raised while the
-  // capacity allows (ON CONFLICT ... WHERE answers 0 rows when it does not).
-  const updated = await db.$executeRaw`
-    INSERT INTO "inventories" ("organisationId", "ticketTypeId", "occurrenceId", "capacity", "held", "sold", "updatedAt")
-    SELECT ${organisationId}, ${line.ticketTypeId}, ${line.occurrenceId}, ${line.capacity}::int, ${line.quantity}::int, 0, now()
-     WHERE ${line.capacity}::int IS NULL OR ${line.quantity}::int <= ${line.capacity}::int
-    ON CONFLICT ("ticketTypeId", "occurrenceId") DO UPDATE
-       SET "held" = "inventories"."held" + EXCLUDED."held", "capacity" = EXCLUDED."capacity", "updatedAt" = now()
-     WHERE "inventories"."organisationId" = EXCLUDED."organisationId"
-       AND (EXCLUDED."capacity" IS NULL OR "inventories"."held" + "inventories"."sold" + EXCLUDED."held" <= EXCLUDED."capacity")`;
-  return updated === 1;
-}
-
-/** `hold` in a transaction of hand-written statements (src/db/sql.ts): the same statement. */
+/**
+ * Holds `quantity` more tickets if they remain, in a transaction of hand-written statements
+ * (src/db/sql.ts); false (and nothing changed) when they do not.
+ */
 export async function holdSql(tx: TenantStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
+  // One statement: the row is created on the first hold, or its counter raised while the
+  // capacity allows (ON CONFLICT ... WHERE answers no row when it does not).
   const sql = tx.statement();
   const capacity = sql.param(line.capacity);
   const quantity = sql.param(line.quantity);
@@ -65,11 +54,17 @@ export async function holdSql(tx: TenantStatements, line: InventoryLine & { capa
   return (await tx.rows(sql)).length === 1;
 }
 
+type Change = 'sell' | 'release' | 'return';
+
+/** What a change adds to `held` and to `sold`. */
+function counterChanges(change: Change, q: number): [held: number, sold: number] {
+  return change === 'sell' ? [-q, q] : change === 'release' ? [-q, 0] : [0, -q];
+}
+
 /** Moves tickets between the counters: held -> sold (confirm), held -> free (cancel pending), sold -> free (cancel/refund confirmed). */
-export async function move(tx: Tx, organisationId: string, line: InventoryLine, change: 'sell' | 'release' | 'return'): Promise<void> {
+export async function move(tx: Tx, organisationId: string, line: InventoryLine, change: Change): Promise<void> {
   const db = tx as unknown as Database;
-  const q = line.quantity;
-  const [held, sold] = change === 'sell' ? [-q, q] : change === 'release' ? [-q, 0] : [0, -q];
+  const [held, sold] = counterChanges(change, line.quantity);
   const updated = await db.$executeRaw`
     UPDATE "inventories" SET "held" = "held" + ${held}, "sold" = "sold" + ${sold}, "updatedAt" = now()
      WHERE "organisationId" = ${organisationId} AND "ticketTypeId" = ${line.ticketTypeId} AND "occurrenceId" = ${line.occurrenceId}`;
@@ -77,9 +72,8 @@ export async function move(tx: Tx, organisationId: string, line: InventoryLine, 
 }
 
 /** `move` in a transaction of hand-written statements (src/db/sql.ts). */
-export async function moveSql(tx: TenantStatements, line: InventoryLine, change: 'sell' | 'release' | 'return'): Promise<void> {
-  const q = line.quantity;
-  const [held, sold] = change === 'sell' ? [-q, q] : change === 'release' ? [-q, 0] : [0, -q];
+export async function moveSql(tx: TenantStatements, line: InventoryLine, change: Change): Promise<void> {
+  const [held, sold] = counterChanges(change, line.quantity);
   const sql = tx.statement();
   sql.add(`UPDATE "inventories" SET "held" = "held" + ${sql.param(held)}::int, "sold" = "sold" + ${sql.param(sold)}::int, "updatedAt" = now()
      WHERE "organisationId" = $1 AND "ticketTypeId" = ${sql.param(line.ticketTypeId)} AND "occurrenceId" = ${sql.param(line.occurrenceId)}

@@ -83,15 +83,11 @@ export async function channelOfKey(ctx: RequestContext): Promise<{ principal: Ch
   return { principal, channel };
 }
 
-interface ListingRow {
+/** A page row: the event's own fields as a listing has them, with what the checks need and its parts as JSON. */
+interface ListingRow extends Omit<ListingEvent, 'id' | 'occurrences' | 'ticketTypes'> {
   total: number;
+  /** Null on the one row of an empty page (which still carries the total). */
   id: string | null;
-  name: string;
-  description: string | null;
-  status: string;
-  timezone: string;
-  venueId: string | null;
-  tags: string[];
   onSaleDate: Date | null;
   offSaleDate: Date | null;
   occurrences: Array<{ id: string; startsAt: string; endsAt: string | null; timezone: string; capacity: number | null }>;
