@@ -13,7 +13,7 @@ import { views } from '../src/webhooks/payloads.ts';
 import { recordWebhookEvent } from '../src/webhooks/record.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
 import { createTestEndpoint, startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../test/support/webhook-receiver.ts';
-import { freshDatabase } from './support.ts';
+import { freshDatabase, grewAcrossRounds } from './support.ts';
 
 /**
  * `npm run bench:webhooks`: webhook delivery end to end — PostgreSQL, the embedded Temporal dev
@@ -371,7 +371,7 @@ async function main() {
   for (const pid of new Set(memory.map((m) => m.pid))) {
     const rounds = memory.filter((m) => m.pid === pid);
     const [first, last] = [rounds[0]!, rounds.at(-1)!];
-    const grew = last.rssMb > first.rssMb * 1.1;
+    const grew = grewAcrossRounds(first.rssMb, last.rssMb);
     console.log(
       `| ${pid} | ${rounds.map((m) => m.rssMb.toFixed(0)).join(' / ')} | ${last.peakMb.toFixed(0)} | ` +
         `${met(last.rssMb < TARGET.workerRssMb)}${rounds.length > 1 ? `; growth ${met(!grew)} (${(last.rssMb - first.rssMb).toFixed(0)} MB)` : ''} |`,
