@@ -1,6 +1,6 @@
 import type { TenantDatabase } from '../db/tenant.ts';
 import type { Database } from '../db/client.ts';
-import type { TenantSql, TenantStatements } from '../db/sql.ts';
+import { Statement, type TenantSql, type TenantStatements } from '../db/sql.ts';
 import { newId } from '../ids.ts';
 import { CURRENT_VERSION } from '../versions.ts';
 import type { WebhookEventType } from './event-types.ts';
@@ -63,28 +63,46 @@ export interface RecordedWebhookEvent {
  * webhooks commit or roll back together. The dispatcher starts the deliveries' batch after the
  * commit (and the sweep any it could not start).
  *
- * Two statements (raw SQL): it runs inside the requests that change things, and the model API's
- * three round trips cost those requests about a millisecond of CPU more (bench/webhooks.ts).
+ * One statement (raw SQL, the same as `recordWebhookEventsSql`'s): it runs inside the requests
+ * that change things, and the model API's three round trips cost those requests about a
+ * millisecond of CPU more (bench/webhooks.ts).
  */
 export async function recordWebhookEvent(tx: Tx, event: WebhookEventInput): Promise<RecordedWebhookEvent> {
-  const client = tx as unknown as Database;
-  const eventId = newId('webhookEvent');
-  const endpoints = await client.$queryRaw<Array<{ id: string }>>`
-    SELECT id FROM webhook_endpoints
-     WHERE "organisationId" = ${event.organisationId} AND "accountId" = ${event.accountId} AND enabled AND "deletedAt" IS NULL
-       AND (cardinality("eventTypes") = 0 OR ${event.type} = ANY("eventTypes"))
-       AND (${event.endpointId ?? null}::text IS NULL OR id = ${event.endpointId ?? null})
-     ORDER BY "createdAt", id`;
-  const deliveryIds = endpoints.map(() => newId('webhookDelivery'));
-  await client.$executeRaw`
-    WITH source AS (
-      INSERT INTO webhook_events (id, "organisationId", "accountId", type, payload, version)
-      VALUES (${eventId}, ${event.organisationId}, ${event.accountId}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb, ${CURRENT_VERSION})
+  const { statement, eventIds } = recordingStatement(event.organisationId, [event]);
+  const rows = await (tx as unknown as Database).$queryRawUnsafe<Array<{ id: string }>>(statement.text, ...statement.values);
+  return { eventId: eventIds[0]!, deliveryIds: rows.map((row) => row.id) };
+}
+
+/**
+ * The one statement that records source events of one organisation (`$1`) and their deliveries:
+ * one per enabled, not deleted endpoint of each event's account subscribed to its type (or only
+ * its `endpointId`), in the endpoints' order, with ids drawn by the database's new_id (the same
+ * form as newId's). It answers the deliveries' ids.
+ */
+function recordingStatement(organisationId: string, events: readonly WebhookEventInput[]): { statement: Statement; eventIds: string[] } {
+  for (const event of events) if (event.organisationId !== organisationId) throw new Error('a webhook of another organisation');
+  const sql = new Statement(organisationId);
+  const eventIds = events.map(() => newId('webhookEvent'));
+  const ids = sql.param(eventIds);
+  const accounts = sql.param(events.map((event) => event.accountId));
+  const types = sql.param(events.map((event) => event.type));
+  const payloads = sql.param(events.map((event) => JSON.stringify(event.payload)));
+  const only = sql.param(events.map((event) => event.endpointId ?? null));
+  sql.add(`WITH input AS (
+      SELECT * FROM unnest(${ids}::text[], ${accounts}::text[], ${types}::text[], ${payloads}::text[], ${only}::text[])
+        WITH ORDINALITY AS i(event_id, account_id, type, payload, endpoint_id, place)
+    ), source AS (
+      INSERT INTO webhook_events ("organisationId", id, "accountId", type, payload, version)
+      SELECT $1, event_id, account_id, type, payload::jsonb, ${sql.param(CURRENT_VERSION)} FROM input
     )
-    INSERT INTO webhook_deliveries (id, "organisationId", "accountId", "eventId", "endpointId", "eventType", "updatedAt")
-    SELECT delivery, ${event.organisationId}, ${event.accountId}, ${eventId}, endpoint, ${event.type}, now()
-      FROM unnest(${deliveryIds}::text[], ${endpoints.map((e) => e.id)}::text[]) AS d(delivery, endpoint)`;
-  return { eventId, deliveryIds };
+    INSERT INTO webhook_deliveries ("organisationId", id, "accountId", "eventId", "endpointId", "eventType", "updatedAt")
+    SELECT $1, new_id('whd'), i.account_id, i.event_id, e.id, i.type, now()
+      FROM input i JOIN webhook_endpoints e
+        ON e."organisationId" = $1 AND e."accountId" = i.account_id AND e.enabled AND e."deletedAt" IS NULL
+       AND (cardinality(e."eventTypes") = 0 OR i.type = ANY(e."eventTypes")) AND (i.endpoint_id IS NULL OR e.id = i.endpoint_id)
+     ORDER BY i.place, e."createdAt", e.id
+    RETURNING id`);
+  return { statement: sql, eventIds };
 }
 
 /** Records source events into the raw transaction it was handed to; see `withWebhooksSql`. */
@@ -123,26 +141,7 @@ export async function withWebhooksSql<T>(
  */
 export async function recordWebhookEventsSql(tx: TenantStatements, events: readonly WebhookEventInput[]): Promise<string[]> {
   if (events.length === 0) return [];
-  for (const event of events) if (event.organisationId !== tx.organisationId) throw new Error('a webhook of another organisation');
-  const sql = tx.statement();
-  const ids = sql.param(events.map(() => newId('webhookEvent')));
-  const accounts = sql.param(events.map((event) => event.accountId));
-  const types = sql.param(events.map((event) => event.type));
-  const payloads = sql.param(events.map((event) => JSON.stringify(event.payload)));
-  const only = sql.param(events.map((event) => event.endpointId ?? null));
-  sql.add(`WITH input AS (
-      SELECT * FROM unnest(${ids}::text[], ${accounts}::text[], ${types}::text[], ${payloads}::text[], ${only}::text[])
-        AS i(event_id, account_id, type, payload, endpoint_id)
-    ), source AS (
-      INSERT INTO webhook_events ("organisationId", id, "accountId", type, payload, version)
-      SELECT $1, event_id, account_id, type, payload::jsonb, ${sql.param(CURRENT_VERSION)} FROM input
-    )
-    INSERT INTO webhook_deliveries ("organisationId", id, "accountId", "eventId", "endpointId", "eventType", "updatedAt")
-    SELECT $1, new_id('whd'), i.account_id, i.event_id, e.id, i.type, now()
-      FROM input i JOIN webhook_endpoints e
-        ON e."organisationId" = $1 AND e."accountId" = i.account_id AND e.enabled AND e."deletedAt" IS NULL
-       AND (cardinality(e."eventTypes") = 0 OR i.type = ANY(e."eventTypes")) AND (i.endpoint_id IS NULL OR e.id = i.endpoint_id)
-    RETURNING id`);
+  const { statement: sql } = recordingStatement(tx.organisationId, events);
   const rows = await tx.rows<{ id: string }>(sql);
   return rows.map((row) => row.id);
 }
