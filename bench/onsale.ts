@@ -72,11 +72,16 @@ let soldOutInListings = 0;
 let confirmed = 0;
 let lastConfirmedAt = 0;
 const failures: string[] = [];
+/** With one connection each step's API CPU is its own (ONSALE_CONNECTIONS=1 prints it per step). */
+const stepCpu: Record<Step, number> = { listings: 0, cart: 0, checkout: 0, pay: 0, confirmation: 0 };
+let apiPid = 0;
 
 async function step(name: Step, run: () => Promise<Answer>): Promise<Answer> {
   const started = performance.now();
+  const cpuBefore = CONNECTIONS === 1 ? cpuMsOf(apiPid) : 0;
   const answer = await run();
   timings[name].push(performance.now() - started);
+  if (CONNECTIONS === 1) stepCpu[name] += cpuMsOf(apiPid) - cpuBefore;
   const key = `${name} ${answer.status}`;
   statuses.set(key, (statuses.get(key) ?? 0) + 1);
   if (answer.status >= 500) {
@@ -234,6 +239,7 @@ async function main() {
     console.log(`on-sale: ${TICKETS} tickets (${CAPACITIES.join(' + ')}) for ${BUYERS} buyers over ${CONNECTIONS} connections`);
 
     let next = 0;
+    apiPid = api.child.pid!;
     const cpuBefore = cpuMsOf(api.child.pid!);
     const started = performance.now();
     await Promise.all(
@@ -263,12 +269,14 @@ async function main() {
     console.log(`confirmed orders: ${confirmed}, ${perSecond.toFixed(0)}/s (target >= 100/s: ${verdict(perSecond >= 100)})`);
     console.log(`API process CPU: ${cpuPerBuyer.toFixed(1)} ms per buyer (all five steps; load-independent, unlike the rates)`);
     console.log(`buyers told sold out: ${soldOutAnswers} answered 409, ${soldOutInListings} saw no availability in the listings\n`);
-    console.log('| step | requests | p50 ms | p99 ms | target p99 < 1 s |');
-    console.log('|---|---|---|---|---|');
+    const perStep = CONNECTIONS === 1;
+    console.log(`| step | requests | p50 ms | p99 ms | target p99 < 1 s |${perStep ? ' API CPU ms/request |' : ''}`);
+    console.log(`|---|---|---|---|---|${perStep ? '---|' : ''}`);
     for (const name of STEPS) {
       const p99 = percentile(timings[name], 99);
+      const cpu = perStep ? ` ${(stepCpu[name] / Math.max(1, timings[name].length)).toFixed(2)} |` : '';
       console.log(
-        `| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99.toFixed(0)} | ${verdict(p99 < 1000)} |`,
+        `| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99.toFixed(0)} | ${verdict(p99 < 1000)} |${cpu}`,
       );
     }
     console.log(`\nanswers by step and status: ${[...statuses].map(([k, v]) => `${k}: ${v}`).join(', ')}`);

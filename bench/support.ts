@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
 import pg from 'pg';
@@ -32,10 +32,39 @@ export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
-/** Resident memory of a process, in MB (Linux). */
+/**
+ * A process and its descendants (Linux): the API is one process, or a primary and the
+ * API_PROCESSES it forked (BENCH_API_PROCESSES).
+ */
+function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i += 1) tree.push(...(children.get(tree[i]!) ?? []));
+  return tree;
+}
+
+function rssOfOne(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident memory in MB (Linux) of the largest API process: the target (< 300 MB) is per process. */
 export function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+  return Math.max(...processTree(pid).map(rssOfOne));
 }
 
 /** Samples a process's RSS every 200 ms; `peak()` is the highest seen. */
@@ -59,11 +88,19 @@ export function peakRssSampler(pid: () => number) {
   return { peak: () => peak, stop: () => clearInterval(timer) };
 }
 
-/** CPU time a process has used so far (user + system), in ms (Linux; clock ticks of 10 ms). */
+/** CPU time a process and its descendants have used so far (user + system), in ms (Linux; clock ticks of 10 ms). */
 export function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  let ms = 0;
+  for (const one of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${one}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ms += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ms;
 }
 
 /**
@@ -95,6 +132,7 @@ export async function startBenchApi(url: string, env: Record<string, string> = {
       NODE_ENV: 'development',
       JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'bench', secret: 'b'.repeat(32) }]),
       DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? '10',
+      API_PROCESSES: process.env.BENCH_API_PROCESSES ?? '1',
       ...env,
     },
     { command: process.execPath },

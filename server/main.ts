@@ -1,25 +1,41 @@
-import { ConfigError, loadConfig } from '../src/config.ts';
+import cluster from 'node:cluster';
+import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { startApi } from './app.ts';
 import { startMetricsServer } from '../src/http/metrics.ts';
 import { createRuntime } from '../src/runtime.ts';
 import { startTracing } from '../src/tracing.ts';
+import { createLogger } from '../src/log.ts';
 
 /**
  * The API process: `npm run serve`. Stops gracefully on SIGTERM and SIGINT: /readyz answers 503 at
  * once, requests are still served for SHUTDOWN_DRAIN_DELAY (load balancers take the process out),
  * then it stops accepting and exits once in-flight requests are answered.
+ *
+ * With API_PROCESSES > 1 this process is a primary that forks that many API processes sharing
+ * PORT (node:cluster hands connections out in turn), forks again any that dies unasked, and on
+ * SIGTERM/SIGINT passes the signal on and exits once all of them have. Everything the processes
+ * must agree on lives in PostgreSQL (README "Many processes"), so they are replicas like any other.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  if (cluster.isPrimary && config.API_PROCESSES > 1) return primary(config);
   // Before anything that could start a span or a Temporal client (README "Traces").
   const tracing = startTracing(config, 'api');
   const runtime = createRuntime(config);
   const running = await startApi(runtime, config.PORT, config.HOST);
-  runtime.logger.info({ url: running.url }, 'API listening');
-  if (config.METRICS_PORT !== undefined) await startMetricsServer(config.METRICS_PORT, config.METRICS_HOST, runtime.logger);
+  runtime.logger.info({ url: running.url, pid: process.pid }, 'API listening');
+  if (config.METRICS_PORT !== undefined) {
+    // One scrape target per process: the n-th forked process (from 0) adds n to the port.
+    const index = Number(process.env.API_PROCESS_INDEX ?? 0);
+    const port = config.METRICS_PORT === 0 ? 0 : config.METRICS_PORT + index;
+    await startMetricsServer(port, config.METRICS_HOST, runtime.logger);
+  }
   // Starts delivery workflows that a crash or a Temporal outage left unstarted (workers sweep too).
   runtime.dispatcher.start();
+  let stopping = false;
   const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     runtime.logger.info({ signal, drainMs: config.SHUTDOWN_DRAIN_DELAY }, 'shutting down: not ready, finishing requests');
     running
       .stop({ drainMs: config.SHUTDOWN_DRAIN_DELAY, graceMs: 30_000 })
@@ -32,8 +48,40 @@ async function main(): Promise<void> {
         },
       );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+function primary(config: Config): void {
+  const logger = createLogger(config.LOG_LEVEL, 'api-primary');
+  let stopping = false;
+  let alive = 0;
+  const fork = (index: number) => {
+    const child = cluster.fork({ API_PROCESS_INDEX: String(index) });
+    alive += 1;
+    child.once('exit', (code, signal) => {
+      alive -= 1;
+      if (stopping) {
+        if (alive === 0) process.exit(0);
+        return;
+      }
+      logger.error({ pid: child.process.pid, code, signal }, 'API process died; forking another');
+      // A process that dies at once (a bad configuration) would otherwise be forked in a tight loop.
+      setTimeout(() => fork(index), 1_000).unref();
+    });
+  };
+  for (let index = 0; index < config.API_PROCESSES; index += 1) fork(index);
+  logger.info({ processes: config.API_PROCESSES, pid: process.pid }, 'API primary forked its processes');
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping the API processes');
+    if (alive === 0) process.exit(0);
+    // A terminal's Ctrl-C reaches every process of the group already; a process ignores repeats.
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

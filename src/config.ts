@@ -34,6 +34,11 @@ const schema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * API processes on this host sharing PORT (node:cluster): a primary forks this many and forks
+   * again any that dies. Each has its own DATABASE_POOL_SIZE connections. 1 = no primary.
+   */
+  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('ticketing'),

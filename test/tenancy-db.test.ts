@@ -130,4 +130,39 @@ describe('the tenant-scoped database handle', () => {
     });
     expect((await app().runtime.db.account.findUnique({ where: { id } }))?.organisationId).toBe(a.organisation.id);
   });
+
+  it('a last statement sent with its COMMIT (rowsThenCommit): its raise undoes the whole transaction, its success commits, and nothing runs after it', async () => {
+    const sql = tenantSql(app().runtime.db, a.organisation.id);
+    const names = async (...ids: string[]) =>
+      (await app().runtime.db.account.findMany({ where: { id: { in: ids } }, orderBy: { name: 'asc' } })).map((row) => row.name);
+    const insert = (tx: { statement(): ReturnType<typeof sql.statement> }, id: string, name: string) => {
+      const s = tx.statement();
+      return s.add(`INSERT INTO accounts ("organisationId", id, name, "updatedAt") VALUES ($1, ${s.param(id)}, ${s.param(name)}, now())`);
+    };
+    const [first, last] = [newId('account'), newId('account')];
+    // The last statement raises (as a hold that finds too few tickets does): neither row stays.
+    const raising = (tx: { statement(): ReturnType<typeof sql.statement> }, ok: boolean) => {
+      const s = tx.statement();
+      return s.add(`WITH made AS (INSERT INTO accounts ("organisationId", id, name, "updatedAt") VALUES ($1, ${s.param(last)}, 'Last', now()) RETURNING id)
+        SELECT raise_unless(${s.param(ok)}::boolean AND EXISTS (SELECT 1 FROM made), 'TS001', 'short') AS ok`);
+    };
+    await expect(
+      sql.transaction(async (tx) => {
+        await tx.rows(insert(tx, first, 'First'));
+        return tx.rowsThenCommit(raising(tx, false));
+      }),
+    ).rejects.toMatchObject({ code: 'TS001' });
+    expect(await names(first, last)).toEqual([]);
+    // The same succeeding commits both; a statement after the commit is refused.
+    await expect(
+      sql.transaction(async (tx) => {
+        await tx.rows(insert(tx, first, 'First'));
+        await tx.rowsThenCommit(raising(tx, true));
+        return tx.rows(insert(tx, newId('account'), 'Too late'));
+      }),
+    ).rejects.toThrow(/after the transaction committed/);
+    expect(await names(first, last)).toEqual(['First', 'Last']);
+    // The connection went back to the pool out of pipeline mode, and the pool still works.
+    expect(await sql.rows(sql.statement().add('SELECT count(*)::int AS n FROM accounts WHERE "organisationId" = $1'))).toHaveLength(1);
+  });
 });

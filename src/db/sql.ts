@@ -21,13 +21,27 @@ export interface TenantStatements {
   rows<T>(statement: Statement): Promise<T[]>;
 }
 
+/** The statements of a transaction (TenantSql.transaction). */
+export interface TransactionStatements extends TenantStatements {
+  /**
+   * The rows of `statement`, the transaction's last: it is sent together with COMMIT, so the row
+   * locks it takes are held only while PostgreSQL runs it and commits, not for a round trip
+   * through a busy API process (the inventory rows every buyer of a ticket type waits for). It must
+   * raise an error (see raise_unless) where a short answer would have to undo the transaction,
+   * since the commit does not wait for its rows; nothing may run after it.
+   */
+  rowsThenCommit<T>(statement: Statement): Promise<T[]>;
+}
+
 export interface TenantSql extends TenantStatements {
   /**
    * Runs `work` in one transaction on one pooled connection (BEGIN ... COMMIT; ROLLBACK when it
-   * throws). Waiting for the connection is bounded like every query's (the pool's
-   * connectionTimeoutMillis; past it the request answers 503, src/errors.ts).
+   * throws). BEGIN goes out with the first statement and COMMIT with the last (the connection is
+   * in pg's pipeline mode meanwhile), so a transaction costs no round trips of its own. Waiting for
+   * the connection is bounded like every query's (the pool's connectionTimeoutMillis; past it the
+   * request answers 503, src/errors.ts).
    */
-  transaction<T>(work: (tx: TenantStatements) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: TransactionStatements) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -115,30 +129,57 @@ class ScopedSql implements TenantSql {
     return new Statement(this.organisationId);
   }
 
-  async transaction<T>(work: (tx: TenantStatements) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: TransactionStatements) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     const organisationId = this.organisationId;
     let broken = false;
+    let committed = false;
+    // pg's pipeline mode, for this transaction only (the connection is idle now and again when it is
+    // released): each query is written at once instead of after the previous one's answer, so BEGIN
+    // travels with the first statement and COMMIT with the last. Every query still has its own
+    // Sync, so a failed one leaves the transaction aborted and the COMMIT behind it answers ROLLBACK.
+    const pipelined = client as pg.PoolClient & { pipeline: boolean };
+    pipelined.pipeline = true;
+    const begun = client.query('BEGIN');
+    begun.catch(() => undefined); // awaited below; a failure fails the first statement too
+    const ended = (answer: pg.QueryResult) => {
+      if (answer.command !== 'COMMIT') throw new Error(`the transaction did not commit (${answer.command})`);
+      committed = true;
+    };
     try {
-      await client.query('BEGIN');
       const result = await work({
         organisationId,
         statement: () => new Statement(organisationId),
         async rows<R>(statement: Statement): Promise<R[]> {
+          if (committed) throw new Error('a statement after the transaction committed');
           assertScoped(statement, organisationId);
           return run<R>(client, statement);
         },
+        async rowsThenCommit<R>(statement: Statement): Promise<R[]> {
+          if (committed) throw new Error('a statement after the transaction committed');
+          assertScoped(statement, organisationId);
+          const rows = run<R>(client, statement);
+          const commit = client.query('COMMIT');
+          commit.catch(() => undefined); // awaited below, once the statement's own error is known
+          const answer = await rows;
+          ended(await commit);
+          return answer;
+        },
       });
-      await client.query('COMMIT');
+      await begun;
+      if (!committed) ended(await client.query('COMMIT'));
       return result;
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
-        broken = true;
+      if (!committed) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
       }
       throw error;
     } finally {
+      pipelined.pipeline = false;
       client.release(broken);
     }
   }

@@ -10,7 +10,7 @@ import { views } from '../webhooks/payloads.ts';
 import { withWebhooksSql } from '../webhooks/record.ts';
 import { sha256 } from '../auth/keys.ts';
 import { clientBucket, tooMany } from '../limits/rate-limiter.ts';
-import { capacityOf, holdSql, lockOrder } from './inventory.ts';
+import { capacityOf, holdLastSql, holdSql, lockOrder } from './inventory.ts';
 import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
 import { channelOfKey, remaining } from './listings.ts';
 import { ORDER_COLUMNS, orderNumber, releaseExpiredHolds } from './orders.ts';
@@ -740,10 +740,12 @@ async function placeOrder(
       },
     );
     // The holds last: an inventory row is the one lock every buyer of a ticket type waits for, so
-    // it is taken just before the commit, and held for as short a time as the transaction allows.
-    for (const line of lockOrder(lines)) {
+    // it is taken just before the commit, the last of them in the commit's own round trip.
+    const ordered = lockOrder(lines);
+    for (const line of ordered.slice(0, -1)) {
       if (!(await holdSql(tx, line))) throw new ShortOfTickets(line);
     }
+    if (!(await holdLastSql(tx, ordered.at(-1)!))) throw new ShortOfTickets(ordered.at(-1)!);
     return { order: order!, customer };
   });
   return { order, customer, checkoutUrl: checkoutUrl(ctx, order.id) };

@@ -1,6 +1,6 @@
 import type { TenantDatabase } from '../db/tenant.ts';
 import type { Database } from '../db/client.ts';
-import type { TenantStatements } from '../db/sql.ts';
+import type { Statement, TenantStatements, TransactionStatements } from '../db/sql.ts';
 
 /**
  * Inventory of one ticket type at one occurrence: `held` by pending orders, `sold` to confirmed
@@ -38,6 +38,35 @@ export function capacityOf(occurrence: { capacity: number | null }, ticketType: 
  * (src/db/sql.ts); false (and nothing changed) when they do not.
  */
 export async function holdSql(tx: TenantStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
+  return (await tx.rows(holdStatement(tx, line))).length === 1;
+}
+
+/** SQLSTATE of a last hold that found too few tickets left (raise_unless; migration 20261123180000). */
+const SHORT_OF_TICKETS = 'TS001';
+/** SQLSTATE of a last move whose inventory row is missing. */
+const MISSING_ROW = 'TS002';
+
+/**
+ * `holdSql` as the transaction's last statement, sent with its COMMIT (rowsThenCommit): the row
+ * lock every buyer of the ticket type waits for is held only while PostgreSQL holds and commits.
+ * False when the tickets do not remain: the statement raised, and nothing of the transaction stays.
+ */
+export async function holdLastSql(tx: TransactionStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
+  const hold = holdStatement(tx, line);
+  const sql = tx.statement();
+  for (const value of hold.values.slice(1)) sql.param(value);
+  sql.add(`WITH held AS (${hold.text})
+    SELECT raise_unless(EXISTS (SELECT 1 FROM held), '${SHORT_OF_TICKETS}', 'short of tickets') AS held`);
+  try {
+    await tx.rowsThenCommit(sql);
+    return true;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === SHORT_OF_TICKETS) return false;
+    throw error;
+  }
+}
+
+function holdStatement(tx: TenantStatements, line: InventoryLine & { capacity: number | null }): Statement {
   // One statement: the row is created on the first hold, or its counter raised while the
   // capacity allows (ON CONFLICT ... WHERE answers no row when it does not).
   const sql = tx.statement();
@@ -51,7 +80,7 @@ export async function holdSql(tx: TenantStatements, line: InventoryLine & { capa
      WHERE "inventories"."organisationId" = EXCLUDED."organisationId"
        AND (EXCLUDED."capacity" IS NULL OR "inventories"."held" + "inventories"."sold" + EXCLUDED."held" <= EXCLUDED."capacity")
     RETURNING 1 AS held`);
-  return (await tx.rows(sql)).length === 1;
+  return sql;
 }
 
 type Change = 'sell' | 'release' | 'return';
@@ -73,10 +102,32 @@ export async function move(tx: Tx, organisationId: string, line: InventoryLine, 
 
 /** `move` in a transaction of hand-written statements (src/db/sql.ts). */
 export async function moveSql(tx: TenantStatements, line: InventoryLine, change: Change): Promise<void> {
+  if ((await tx.rows(moveStatement(tx, line, change))).length !== 1) throw missingRow(line);
+}
+
+/** `moveSql` as the transaction's last statement, sent with its COMMIT (see holdLastSql). */
+export async function moveLastSql(tx: TransactionStatements, line: InventoryLine, change: Change): Promise<void> {
+  const move = moveStatement(tx, line, change);
+  const sql = tx.statement();
+  for (const value of move.values.slice(1)) sql.param(value);
+  sql.add(`WITH moved AS (${move.text})
+    SELECT raise_unless(EXISTS (SELECT 1 FROM moved), '${MISSING_ROW}', 'inventory row missing') AS moved`);
+  try {
+    await tx.rowsThenCommit(sql);
+  } catch (error) {
+    throw (error as { code?: unknown }).code === MISSING_ROW ? missingRow(line) : error;
+  }
+}
+
+function moveStatement(tx: TenantStatements, line: InventoryLine, change: Change): Statement {
   const [held, sold] = counterChanges(change, line.quantity);
   const sql = tx.statement();
   sql.add(`UPDATE "inventories" SET "held" = "held" + ${sql.param(held)}::int, "sold" = "sold" + ${sql.param(sold)}::int, "updatedAt" = now()
      WHERE "organisationId" = $1 AND "ticketTypeId" = ${sql.param(line.ticketTypeId)} AND "occurrenceId" = ${sql.param(line.occurrenceId)}
     RETURNING 1 AS moved`);
-  if ((await tx.rows(sql)).length !== 1) throw new Error(`inventory row of ${line.ticketTypeId}/${line.occurrenceId} is missing`);
+  return sql;
+}
+
+function missingRow(line: InventoryLine): Error {
+  return new Error(`inventory row of ${line.ticketTypeId}/${line.occurrenceId} is missing`);
 }

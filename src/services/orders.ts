@@ -10,13 +10,13 @@ import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { views } from '../webhooks/payloads.ts';
 import { withWebhooks, withWebhooksSql, type WebhookBatchRecorder } from '../webhooks/record.ts';
-import { tenantSql, type TenantStatements } from '../db/sql.ts';
+import { tenantSql, type TenantStatements, type TransactionStatements } from '../db/sql.ts';
 import { tenantDatabase } from '../db/tenant.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { paginate, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
-import { lockOrder, move, moveSql, type Tx } from './inventory.ts';
+import { lockOrder, move, moveLastSql, moveSql, type Tx } from './inventory.ts';
 import { validate } from '../validation.ts';
 import { runPeriodically } from '../db/periodic.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
@@ -258,7 +258,7 @@ async function confirmationFacts(
  * and entitlements issued (one statement), webhooks recorded (one), tickets sold (one per line).
  */
 async function confirmedSql(
-  tx: TenantStatements,
+  tx: TransactionStatements,
   webhooks: WebhookBatchRecorder,
   order: Order,
   lines: ConfirmedLine[],
@@ -311,9 +311,11 @@ async function confirmedSql(
       payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes: issued }),
     },
   );
-  // The inventory rows last, just before the commit: they are what every confirmation of a ticket
-  // type waits for (see placeOrder in carts.ts).
-  for (const line of lockOrder(lines)) await moveSql(tx, line, 'sell');
+  // The inventory rows last, the last of them sent with the commit: they are what every
+  // confirmation of a ticket type waits for (see placeOrder in carts.ts).
+  const ordered = lockOrder(lines);
+  for (const line of ordered.slice(0, -1)) await moveSql(tx, line, 'sell');
+  await moveLastSql(tx, ordered.at(-1)!, 'sell');
   return passes;
 }
 

@@ -1,6 +1,6 @@
 import type { TenantDatabase } from '../db/tenant.ts';
 import type { Database } from '../db/client.ts';
-import { Statement, type TenantSql, type TenantStatements } from '../db/sql.ts';
+import { Statement, type TenantSql, type TenantStatements, type TransactionStatements } from '../db/sql.ts';
 import { newId } from '../ids.ts';
 import { CURRENT_VERSION } from '../versions.ts';
 import type { WebhookEventType } from './event-types.ts';
@@ -119,7 +119,7 @@ export interface WebhookBatchRecorder {
 export async function withWebhooksSql<T>(
   sql: TenantSql,
   dispatcher: { dispatch(deliveryIds: readonly string[]): void },
-  work: (tx: TenantStatements, webhooks: WebhookBatchRecorder) => Promise<T>,
+  work: (tx: TransactionStatements, webhooks: WebhookBatchRecorder) => Promise<T>,
 ): Promise<T> {
   const deliveryIds: string[] = [];
   const result = await sql.transaction((tx) =>
