@@ -72,7 +72,14 @@ const CheckoutCustomerInput = builder.inputType('CheckoutCustomerInput', {
 const Checkout = builder.objectRef<Awaited<ReturnType<typeof checkoutCart>>>('SalesCheckout').implement({
   description: 'A pending order made from a cart, and where to pay it.',
   fields: (t) => ({
-    order: t.field({ type: Order, description: 'The pending order; its tickets are held until holdExpiresAt.', resolve: (r) => r.order }),
+    // Loaded once with everything the selection asks of it (lines, their event and ticket type,
+    // passes, counts) in one statement, rather than relation by relation from the bare row the
+    // checkout's transaction answered (issue 16: two statements and ~2.5 ms of CPU per checkout).
+    order: t.prismaField({
+      type: 'Order',
+      description: 'The pending order; its tickets are held until holdExpiresAt.',
+      resolve: (query, r, _args, ctx) => ctx.db.order.findUniqueOrThrow({ ...(query as object), where: { id: r.order.id } }),
+    }),
     checkoutUrl: t.exposeString('checkoutUrl', { description: 'The hosted checkout page that pays it ({checkout_url}/{orderId}).' }),
   }),
 });
