@@ -1,5 +1,5 @@
 import { sha256 } from '../auth/keys.ts';
-import type { Database } from '../db/client.ts';
+import { poolOf, type Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { throttleRefusals } from '../metrics.ts';
@@ -8,7 +8,8 @@ import { throttleRefusals } from '../metrics.ts';
  * Rate limits and throttles kept in PostgreSQL, so every API process counts the same uses: with
  * counters in each process's memory, N processes behind a load balancer would allow N times the
  * limit, and a client alternating between them would never be throttled. Each check is one
- * statement on a primary key. The subject (a client address, an email, a key id) is stored only as
+ * statement on a primary key (rate limits: a prepared pg statement, not Prisma, since every
+ * checkout runs two; issue 16). The subject (a client address, an email, a key id) is stored only as
  * part of a sha256, never in the clear.
  */
 
@@ -43,8 +44,11 @@ export class RateLimiter {
   /** Refuses (429) when `max` uses are counted in the current window already; counts nothing. */
   async check(limit: string, subject: string, max: number, windowMs: number, message?: string): Promise<void> {
     const start = windowStart(windowMs);
-    const rows = await this.db.$queryRaw<Array<{ count: number }>>`
-      SELECT count FROM rate_limit_windows WHERE key = ${keyOf(limit, subject)} AND "windowStart" = ${start}`;
+    const { rows } = await poolOf(this.db).query<{ count: number }>({
+      name: 'rate_limit_check',
+      text: 'SELECT count FROM rate_limit_windows WHERE key = $1 AND "windowStart" = $2',
+      values: [keyOf(limit, subject), start],
+    });
     if ((rows[0]?.count ?? 0) >= max) throw refused(limit, (start.getTime() + windowMs - Date.now()) / 1000, message);
   }
 
@@ -55,12 +59,15 @@ export class RateLimiter {
 
   async #add(limit: string, subject: string, windowMs: number): Promise<{ count: number; retryAfterMs: number }> {
     const start = windowStart(windowMs);
-    const rows = await this.db.$queryRaw<Array<{ count: number }>>`
-      INSERT INTO rate_limit_windows (key, "windowStart", count) VALUES (${keyOf(limit, subject)}, ${start}, 1)
+    const { rows } = await poolOf(this.db).query<{ count: number }>({
+      name: 'rate_limit_add',
+      text: `INSERT INTO rate_limit_windows (key, "windowStart", count) VALUES ($1, $2, 1)
       ON CONFLICT (key) DO UPDATE SET
         count = CASE WHEN rate_limit_windows."windowStart" = EXCLUDED."windowStart" THEN rate_limit_windows.count + 1 ELSE 1 END,
         "windowStart" = EXCLUDED."windowStart"
-      RETURNING count`;
+      RETURNING count`,
+      values: [keyOf(limit, subject), start],
+    });
     return { count: rows[0]!.count, retryAfterMs: start.getTime() + windowMs - Date.now() };
   }
 }
