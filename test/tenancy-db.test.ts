@@ -162,6 +162,18 @@ describe('the tenant-scoped database handle', () => {
       }),
     ).rejects.toThrow(/after the transaction committed/);
     expect(await names(first, last)).toEqual(['First', 'Last']);
+    // A statement sent without waiting for it (pipelined) that fails: the transaction answers its
+    // error, not the last statement's, and nothing of it stays.
+    const [early, late] = [newId('account'), newId('account')];
+    await expect(
+      sql.transaction(async (tx) => {
+        void tx.rows(insert(tx, early, 'Early'));
+        const failing = tx.statement();
+        void tx.rows(failing.add(`SELECT 1 / 0 AS x FROM accounts WHERE "organisationId" = $1`));
+        return tx.rowsThenCommit(insert(tx, late, 'Late'));
+      }),
+    ).rejects.toThrow(/division by zero/);
+    expect(await names(early, late)).toEqual([]);
     // The connection went back to the pool out of pipeline mode, and the pool still works.
     expect(await sql.rows(sql.statement().add('SELECT count(*)::int AS n FROM accounts WHERE "organisationId" = $1'))).toHaveLength(1);
   });

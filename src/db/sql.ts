@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type pg from 'pg';
 import { poolOf, type Database } from './client.ts';
 
@@ -21,7 +22,11 @@ export interface TenantStatements {
   rows<T>(statement: Statement): Promise<T[]>;
 }
 
-/** The statements of a transaction (TenantSql.transaction). */
+/**
+ * The statements of a transaction (TenantSql.transaction). `rows` sends its statement at once
+ * (pipeline mode), so a statement whose answer is not needed yet can be sent and awaited later;
+ * the transaction still commits only once every statement sent has succeeded.
+ */
 export interface TransactionStatements extends TenantStatements {
   /**
    * The rows of `statement`, the transaction's last: it is sent together with COMMIT, so the row
@@ -136,12 +141,32 @@ class ScopedSql implements TenantSql {
     let committed = false;
     // pg's pipeline mode, for this transaction only (the connection is idle now and again when it is
     // released): each query is written at once instead of after the previous one's answer, so BEGIN
-    // travels with the first statement and COMMIT with the last. Every query still has its own
-    // Sync, so a failed one leaves the transaction aborted and the COMMIT behind it answers ROLLBACK.
-    const pipelined = client as pg.PoolClient & { pipeline: boolean };
+    // travels with the first statement and COMMIT with the last, and a statement whose rows are not
+    // needed yet (webhooks being recorded) need not be waited for before the next is sent. Every
+    // query still has its own Sync, so a failed one leaves the transaction aborted, the statements
+    // behind it fail and the COMMIT behind them answers ROLLBACK.
+    const pipelined = client as pg.PoolClient & { pipeline: boolean; connection: { stream: Socket } };
     pipelined.pipeline = true;
+    // Queries written together leave in one write: a socket write (writev) was the largest single
+    // cost of the API process under an on-sale's load (issue 16).
+    const socket = pipelined.connection.stream;
+    socket.cork();
     const begun = client.query('BEGIN');
     begun.catch(() => undefined); // awaited below; a failure fails the first statement too
+    process.nextTick(() => socket.uncork()); // after the synchronous start of `work`: its first statement
+    /** Every statement sent, in order: the first failure is the one to answer with. */
+    const sent: Promise<unknown>[] = [begun];
+    const send = <R>(statement: Statement): Promise<R[]> => {
+      if (committed) throw new Error('a statement after the transaction committed');
+      assertScoped(statement, organisationId);
+      const rows = run<R>(client, statement);
+      rows.catch(() => undefined); // awaited by its caller, or by settle()
+      sent.push(rows);
+      return rows;
+    };
+    const settle = async () => {
+      for (const statement of sent) await statement;
+    };
     const ended = (answer: pg.QueryResult) => {
       if (answer.command !== 'COMMIT') throw new Error(`the transaction did not commit (${answer.command})`);
       committed = true;
@@ -150,23 +175,33 @@ class ScopedSql implements TenantSql {
       const result = await work({
         organisationId,
         statement: () => new Statement(organisationId),
-        async rows<R>(statement: Statement): Promise<R[]> {
-          if (committed) throw new Error('a statement after the transaction committed');
-          assertScoped(statement, organisationId);
-          return run<R>(client, statement);
+        // The promise send() made (not an async wrapper of it): one sent without being awaited
+        // reports its failure through the transaction, never as an unhandled rejection.
+        rows: <R>(statement: Statement): Promise<R[]> => {
+          try {
+            return send<R>(statement);
+          } catch (error) {
+            return Promise.reject(error as Error);
+          }
         },
         async rowsThenCommit<R>(statement: Statement): Promise<R[]> {
-          if (committed) throw new Error('a statement after the transaction committed');
-          assertScoped(statement, organisationId);
-          const rows = run<R>(client, statement);
-          const commit = client.query('COMMIT');
-          commit.catch(() => undefined); // awaited below, once the statement's own error is known
+          socket.cork();
+          let rows: Promise<R[]>;
+          let commit: Promise<pg.QueryResult>;
+          try {
+            rows = send<R>(statement);
+            commit = client.query('COMMIT');
+            commit.catch(() => undefined); // awaited below, once the statements' own errors are known
+          } finally {
+            socket.uncork();
+          }
+          await settle();
           const answer = await rows;
           ended(await commit);
           return answer;
         },
       });
-      await begun;
+      await settle();
       if (!committed) ended(await client.query('COMMIT'));
       return result;
     } catch (error) {

@@ -728,7 +728,8 @@ async function placeOrder(
       )
       SELECT * FROM made`);
     const [order] = await tx.rows<Order>(write);
-    await webhooks.record(
+    // Not waited for: the holds and the commit follow in the same flight (src/db/sql.ts's pipeline).
+    const recorded = webhooks.record(
       ...(created
         ? [{ organisationId, accountId: channel.accountId, type: 'customer.created' as const, payload: views.customer(customer) }]
         : []),
@@ -739,6 +740,7 @@ async function placeOrder(
         payload: views.order({ ...order!, lineItemCount: lines.length }),
       },
     );
+    recorded.catch(() => undefined); // awaited below
     // The holds last: an inventory row is the one lock every buyer of a ticket type waits for, so
     // it is taken just before the commit, the last of them in the commit's own round trip.
     const ordered = lockOrder(lines);
@@ -746,6 +748,7 @@ async function placeOrder(
       if (!(await holdSql(tx, line))) throw new ShortOfTickets(line);
     }
     if (!(await holdLastSql(tx, ordered.at(-1)!))) throw new ShortOfTickets(ordered.at(-1)!);
+    await recorded;
     return { order: order!, customer };
   });
   return { order, customer, checkoutUrl: checkoutUrl(ctx, order.id) };

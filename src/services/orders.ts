@@ -300,9 +300,12 @@ async function confirmedSql(
     SELECT $1, e.id, e.pass_id, e.occurrence_id, ${at}
       FROM unnest(${sql.param(passes.map(() => newId('entitlement')))}::text[], ${sql.param(passes.map((p) => p.id))}::text[],
                   ${sql.param(passes.map((p) => p.occurrenceId))}::text[]) AS e(id, pass_id, occurrence_id)`);
-  await tx.rows(sql);
+  // Sent without waiting for its answer, like the webhooks after it (the transaction's pipeline,
+  // src/db/sql.ts): the moves and the commit follow at once, and a failure of either still fails
+  // the transaction (rowsThenCommit answers the first error).
+  const written = tx.rows(sql);
   const issued = passes.map(({ line: _line, ...pass }) => pass);
-  await webhooks.record(
+  const recorded = webhooks.record(
     { organisationId: order.organisationId, accountId: order.accountId, type: 'order.confirmed', payload: orderPayload(order, lines) },
     {
       organisationId: order.organisationId,
@@ -311,11 +314,14 @@ async function confirmedSql(
       payload: views.ticketsIssued({ orderId: order.id, accountId: order.accountId, passes: issued }),
     },
   );
+  recorded.catch(() => undefined); // awaited below
   // The inventory rows last, the last of them sent with the commit: they are what every
   // confirmation of a ticket type waits for (see placeOrder in carts.ts).
   const ordered = lockOrder(lines);
   for (const line of ordered.slice(0, -1)) await moveSql(tx, line, 'sell');
   await moveLastSql(tx, ordered.at(-1)!, 'sell');
+  await written;
+  await recorded;
   return passes;
 }
 
