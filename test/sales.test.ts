@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { checkedOutOrder } from '../src/services/carts.ts';
 import { startHoldSweep } from '../src/services/orders.ts';
 import { useTestApp } from './support/app.ts';
 import { asAdmin, staffWithRoles } from './support/credentials.ts';
@@ -152,6 +153,56 @@ describe('carts and sales sessions', () => {
 });
 
 describe('checkout holds tickets', () => {
+  it("builds a checkout's answer from what it wrote only for the selection it knows; anything else is read from the database", () => {
+    // The REST route's selection (see the next test for its answer against the database's) ...
+    const known = {
+      include: {
+        lineItems: {
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+          include: { occurrence: { select: { eventId: true } }, ticketType: { select: { name: true } } },
+        },
+        passes: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], include: { entitlements: { take: 1, select: { id: true } } } },
+        _count: { select: { lineItems: true } },
+      },
+    };
+    const at = new Date();
+    const line = (id: string) => ({
+      id,
+      organisationId: 'org_1',
+      orderId: 'ord_1',
+      ticketTypeId: 'tkt_1',
+      occurrenceId: 'eoc_1',
+      quantity: 1,
+      unitAmount: 100,
+      totalAmount: 100,
+      currency: 'GBP',
+      createdAt: at,
+      occurrence: { eventId: 'evt_1' },
+      ticketType: { name: 'Standing' },
+    });
+    const checkout = { order: { id: 'ord_1' } as never, lineItems: [line('oli_b'), line('oli_a')] };
+    expect(checkedOutOrder(known, checkout)).toMatchObject({
+      id: 'ord_1',
+      lineItems: [
+        { id: 'oli_a', occurrence: { eventId: 'evt_1' } },
+        { id: 'oli_b', ticketType: { name: 'Standing' } },
+      ],
+      passes: [],
+      _count: { lineItems: 2 },
+    });
+    // ... and nothing else: the customer, payments, another count or order are loaded instead.
+    for (const other of [
+      { include: { ...known.include, customer: true } },
+      { include: { payments: true } },
+      { include: { _count: { select: { passes: true } } } },
+      { include: { lineItems: { orderBy: [{ id: 'desc' }] } } },
+      { include: { lineItems: { include: { ticketType: true } } } },
+      { select: { id: true } },
+    ]) {
+      expect(checkedOutOrder(other, checkout)).toBeNull();
+    }
+  });
+
   it('creates the customer (once per email) and a pending order; holds the tickets; records customer.created and order.created', async () => {
     const catalogue = await createCatalogue(app, org, { capacity: 10 });
     const channel = await createChannel(app, org);
@@ -175,6 +226,9 @@ describe('checkout holds tickets', () => {
       passes: [],
     });
     expect(res.body.checkoutUrl).toMatch(new RegExp(`/checkout/${order.id}$`));
+    // The answer is built from what the checkout wrote (checkedOutOrder), not read back: it must be
+    // what the database holds, field for field, as management reads it.
+    expect((await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order).toMatchObject(order);
     expect(new Date(order.holdExpiresAt).getTime() - Date.now()).toBeGreaterThan(14 * 60_000);
     expect(await inventory(catalogue)).toMatchObject({ held: 2, sold: 0, capacity: 10 });
     expect((await shop.call('GET', `/sales/carts/${cart.id}`)).body.cart).toMatchObject({ status: 'checked_out', orderId: order.id });
