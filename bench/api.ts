@@ -356,7 +356,7 @@ async function main() {
         if (wanted(key)) rows.push(await measure(`${label}${name}`, kind, origin, api.child.pid!, () => next(tenants)));
       }
       rssAfterRound.push(rssOf(api.child.pid!));
-      console.log(`API RSS after round ${round}: ${rssAfterRound.at(-1)!.toFixed(0)} MB`);
+      console.log(`API RSS after round ${round}: ${rssAfterRound.at(-1)!.toFixed(0)} MB (${await heapOf(origin)})`);
     }
     const endRss = rssOf(api.child.pid!);
 
@@ -390,6 +390,19 @@ async function main() {
     rss.stop();
     await Promise.all([api.stop(), baseline.stop()]);
   }
+}
+
+/** Where the API's memory is, from its own /metrics (prom-client's process and heap gauges). */
+async function heapOf(origin: string): Promise<string> {
+  const text = await fetch(`${origin}/metrics`).then(
+    (res) => (res.ok ? res.text() : ''),
+    () => '',
+  );
+  const gauge = (name: string) => {
+    const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+    return match ? `${(Number(match[1]) / 1_048_576).toFixed(0)} MB` : '?';
+  };
+  return `V8 heap ${gauge('nodejs_heap_size_total_bytes')} of which used ${gauge('nodejs_heap_size_used_bytes')}, external ${gauge('nodejs_external_memory_bytes')}`;
 }
 
 main().catch((error) => {

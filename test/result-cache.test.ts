@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from './support/app.ts';
 import { asAdmin, createApiKey } from './support/credentials.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
+import { ResultCache } from '../src/http/result-cache.ts';
 
 /** The catalogue result cache (src/http/result-cache.ts) must never change what a caller sees. */
 const app = useTestApp();
@@ -52,5 +53,21 @@ describe('cached catalogue reads', () => {
     await api(app, 'GET', '/v1/events', admin);
     const noScope = await createApiKey(app, org, ['roles.read']);
     expect((await api(app, 'GET', '/v1/events', { token: noScope.key, org: org.slug })).status).toBe(404);
+  });
+});
+
+describe('the result cache is bounded', () => {
+  it('keeps no result past its expiry and at most 1,000, however many distinct queries come', async () => {
+    const cache = new ResultCache(50);
+    const result = { data: { events: [] } };
+    for (let i = 0; i < 1_500; i += 1) cache.set(`org_1|key:${i}`, 'org_1', result);
+    expect(cache.size).toBe(1_000);
+    expect(cache.get('org_1|key:0')).toBeUndefined(); // the oldest went first
+    expect(cache.get('org_1|key:1499')).toBe(result);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    // Past the TTL the next result drops every expired one, not only the one it replaces.
+    cache.set('org_1|key:new', 'org_1', result);
+    expect(cache.size).toBe(1);
+    expect(cache.get('org_1|key:new')).toBe(result);
   });
 });
