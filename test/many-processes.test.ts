@@ -233,3 +233,52 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
     expect(served).toBeGreaterThan(50);
   });
 });
+
+describe('API_PROCESSES: one port, several API processes under one primary', { timeout: 120_000 }, () => {
+  const listening = (output: string) => [...output.matchAll(/"pid":(\d+)[^\n]*"msg":"API listening"/g)].map((m) => Number(m[1]));
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('serves one port from two processes, forks again one that dies, and stops them all on SIGTERM', async () => {
+    const port = await findFreePort();
+    const primary = spawnProcess(
+      ['--import', 'tsx', 'server/main.ts'],
+      { ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, API_PROCESSES: '2' },
+      { command: process.execPath },
+    );
+    try {
+      await primary.waitFor(/API primary forked its processes/, 60_000);
+      await within(60_000, async () => new Set(listening(primary.output())).size === 2);
+      const [first, second] = listening(primary.output());
+      expect(first).not.toBe(primary.child.pid);
+      expect(second).not.toBe(first);
+      const api: Api = { url: `http://127.0.0.1:${port}`, process: primary, port };
+      // Signed-in requests on fresh connections, spread over both processes, all answered.
+      const token = await signIn(api);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => call(api, 'GET', '/v1/events', { token, headers: { connection: 'close' } })),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, () => 200));
+
+      // One process dies: the primary forks another, and the port keeps answering meanwhile.
+      process.kill(first!, 'SIGKILL');
+      await primary.waitFor(/API process died; forking another/, 10_000);
+      expect((await call(api, 'GET', '/v1/events', { token })).status).toBe(200);
+      await within(30_000, async () => new Set(listening(primary.output())).size === 3);
+      const third = listening(primary.output()).at(-1)!;
+      expect(alive(third)).toBe(true);
+
+      // SIGTERM to the primary stops every process, and it exits 0.
+      expect(await primary.stop('SIGTERM')).toBe(0);
+      await within(5_000, async () => !alive(second!) && !alive(third));
+    } finally {
+      await primary.stop('SIGKILL').catch(() => undefined);
+    }
+  });
+});
