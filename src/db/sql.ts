@@ -181,7 +181,7 @@ class ScopedSql implements TenantSql {
           try {
             return send<R>(statement);
           } catch (error) {
-            return Promise.reject(error as Error);
+            return Promise.reject(error instanceof Error ? error : new Error(String(error)));
           }
         },
         async rowsThenCommit<R>(statement: Statement): Promise<R[]> {

@@ -52,16 +52,24 @@ const MISSING_ROW = 'TS002';
  * False when the tickets do not remain: the statement raised, and nothing of the transaction stays.
  */
 export async function holdLastSql(tx: TransactionStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
-  const hold = holdStatement(tx, line);
+  return lastWithCommit(tx, holdStatement(tx, line), SHORT_OF_TICKETS);
+}
+
+/**
+ * Sends `statement` with the transaction's COMMIT, made to raise `code` (raise_unless) when it
+ * answers no row, so that an empty answer undoes the transaction instead of being committed.
+ * False when it raised `code`; true once committed.
+ */
+async function lastWithCommit(tx: TransactionStatements, statement: Statement, code: string): Promise<boolean> {
   const sql = tx.statement();
-  for (const value of hold.values.slice(1)) sql.param(value);
-  sql.add(`WITH held AS (${hold.text})
-    SELECT raise_unless(EXISTS (SELECT 1 FROM held), '${SHORT_OF_TICKETS}', 'short of tickets') AS held`);
+  for (const value of statement.values.slice(1)) sql.param(value);
+  sql.add(`WITH answered AS (${statement.text})
+    SELECT raise_unless(EXISTS (SELECT 1 FROM answered), '${code}', 'no row') AS answered`);
   try {
     await tx.rowsThenCommit(sql);
     return true;
   } catch (error) {
-    if ((error as { code?: unknown }).code === SHORT_OF_TICKETS) return false;
+    if ((error as { code?: unknown }).code === code) return false;
     throw error;
   }
 }
@@ -107,16 +115,7 @@ export async function moveSql(tx: TenantStatements, line: InventoryLine, change:
 
 /** `moveSql` as the transaction's last statement, sent with its COMMIT (see holdLastSql). */
 export async function moveLastSql(tx: TransactionStatements, line: InventoryLine, change: Change): Promise<void> {
-  const move = moveStatement(tx, line, change);
-  const sql = tx.statement();
-  for (const value of move.values.slice(1)) sql.param(value);
-  sql.add(`WITH moved AS (${move.text})
-    SELECT raise_unless(EXISTS (SELECT 1 FROM moved), '${MISSING_ROW}', 'inventory row missing') AS moved`);
-  try {
-    await tx.rowsThenCommit(sql);
-  } catch (error) {
-    throw (error as { code?: unknown }).code === MISSING_ROW ? missingRow(line) : error;
-  }
+  if (!(await lastWithCommit(tx, moveStatement(tx, line, change), MISSING_ROW))) throw missingRow(line);
 }
 
 function moveStatement(tx: TenantStatements, line: InventoryLine, change: Change): Statement {
