@@ -241,6 +241,7 @@ async function main() {
     let next = 0;
     apiPid = api.child.pid!;
     const cpuBefore = cpuMsOf(api.child.pid!);
+    const clientCpuBefore = process.cpuUsage();
     const started = performance.now();
     await Promise.all(
       Array.from({ length: CONNECTIONS }, async () => {
@@ -256,6 +257,7 @@ async function main() {
     );
     const finished = performance.now();
     const cpuPerBuyer = (cpuMsOf(api.child.pid!) - cpuBefore) / BUYERS;
+    const clientCpu = process.cpuUsage(clientCpuBefore);
     const soldOutSeconds = (lastConfirmedAt - started) / 1000;
     const perSecond = confirmed / soldOutSeconds;
 
@@ -268,6 +270,9 @@ async function main() {
     );
     console.log(`confirmed orders: ${confirmed}, ${perSecond.toFixed(0)}/s (target >= 100/s: ${verdict(perSecond >= 100)})`);
     console.log(`API process CPU: ${cpuPerBuyer.toFixed(1)} ms per buyer (all five steps; load-independent, unlike the rates)`);
+    console.log(
+      `this load generator's CPU: ${((clientCpu.user + clientCpu.system) / 1000 / BUYERS).toFixed(1)} ms per buyer (it shares the machine with the API and PostgreSQL)`,
+    );
     console.log(`buyers told sold out: ${soldOutAnswers} answered 409, ${soldOutInListings} saw no availability in the listings\n`);
     const perStep = CONNECTIONS === 1;
     console.log(`| step | requests | p50 ms | p99 ms | target p99 < 1 s |${perStep ? ' API CPU ms/request |' : ''}`);
