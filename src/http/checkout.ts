@@ -28,10 +28,31 @@ const DECLINED = '4000000000000002';
 const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+/**
+ * Intl formatters by currency and by time zone, made once: building one costs more than the rest of
+ * a line's rendering (the hosted page renders on every payment and confirmation, issue 16). Both
+ * sets are small and closed (ISO 4217 codes, IANA zones), so the maps stay bounded.
+ */
+const moneyFormats = new Map<string, { format: Intl.NumberFormat; digits: number }>();
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+
 function money(amount: number, currency: string): string {
-  const format = new Intl.NumberFormat('en', { style: 'currency', currency });
-  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-  return format.format(amount / 10 ** digits);
+  let known = moneyFormats.get(currency);
+  if (!known) {
+    const format = new Intl.NumberFormat('en', { style: 'currency', currency });
+    known = { format, digits: format.resolvedOptions().maximumFractionDigits ?? 2 };
+    moneyFormats.set(currency, known);
+  }
+  return known.format.format(amount / 10 ** known.digits);
+}
+
+function dateFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = dateFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone });
+    dateFormats.set(timeZone, format);
+  }
+  return format;
 }
 
 function luhn(digits: string): boolean {
@@ -134,9 +155,7 @@ ${body}
 function summary({ order }: Loaded): string {
   const rows = order.lineItems
     .map((line) => {
-      const when = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: line.occurrence.timezone }).format(
-        line.occurrence.startsAt,
-      );
+      const when = dateFormat(line.occurrence.timezone).format(line.occurrence.startsAt);
       return `<tr><td>${escape(line.occurrence.event.name)}<br><span class="muted">${escape(when)} · ${escape(line.ticketType.name)}</span></td><td class="amount">${line.quantity} × ${escape(money(line.unitAmount, line.currency))}</td></tr>`;
     })
     .join('\n');
