@@ -10,7 +10,7 @@ import { views } from '../webhooks/payloads.ts';
 import { withWebhooksSql } from '../webhooks/record.ts';
 import { sha256 } from '../auth/keys.ts';
 import { clientBucket, tooMany } from '../limits/rate-limiter.ts';
-import { capacityOf, holdLastSql, holdSql, lockOrder } from './inventory.ts';
+import { capacityOf, holdAllThenCommit } from './inventory.ts';
 import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
 import { channelOfKey, remaining } from './listings.ts';
 import { ORDER_COLUMNS, orderNumber, releaseExpiredHolds } from './orders.ts';
@@ -807,11 +807,8 @@ async function placeOrder(
     recorded.catch(() => undefined); // awaited below
     // The holds last: an inventory row is the one lock every buyer of a ticket type waits for, so
     // it is taken just before the commit, the last of them in the commit's own round trip.
-    const ordered = lockOrder(lines);
-    for (const line of ordered.slice(0, -1)) {
-      if (!(await holdSql(tx, line))) throw new ShortOfTickets(line);
-    }
-    if (!(await holdLastSql(tx, ordered.at(-1)!))) throw new ShortOfTickets(ordered.at(-1)!);
+    const short = await holdAllThenCommit(tx, lines);
+    if (short) throw new ShortOfTickets(short);
     await recorded;
     const lineItems: CheckedOutLine[] = lines.map((line, i) => ({
       id: lineIds[i]!,

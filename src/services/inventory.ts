@@ -37,7 +37,7 @@ export function capacityOf(occurrence: { capacity: number | null }, ticketType: 
  * Holds `quantity` more tickets if they remain, in a transaction of hand-written statements
  * (src/db/sql.ts); false (and nothing changed) when they do not.
  */
-export async function holdSql(tx: TenantStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
+async function holdSql(tx: TenantStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
   return (await tx.rows(holdStatement(tx, line))).length === 1;
 }
 
@@ -51,7 +51,7 @@ const MISSING_ROW = 'TS002';
  * lock every buyer of the ticket type waits for is held only while PostgreSQL holds and commits.
  * False when the tickets do not remain: the statement raised, and nothing of the transaction stays.
  */
-export async function holdLastSql(tx: TransactionStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
+async function holdLastSql(tx: TransactionStatements, line: InventoryLine & { capacity: number | null }): Promise<boolean> {
   return lastWithCommit(tx, holdStatement(tx, line), SHORT_OF_TICKETS);
 }
 
@@ -109,12 +109,12 @@ export async function move(tx: Tx, organisationId: string, line: InventoryLine, 
 }
 
 /** `move` in a transaction of hand-written statements (src/db/sql.ts). */
-export async function moveSql(tx: TenantStatements, line: InventoryLine, change: Change): Promise<void> {
+async function moveSql(tx: TenantStatements, line: InventoryLine, change: Change): Promise<void> {
   if ((await tx.rows(moveStatement(tx, line, change))).length !== 1) throw missingRow(line);
 }
 
 /** `moveSql` as the transaction's last statement, sent with its COMMIT (see holdLastSql). */
-export async function moveLastSql(tx: TransactionStatements, line: InventoryLine, change: Change): Promise<void> {
+async function moveLastSql(tx: TransactionStatements, line: InventoryLine, change: Change): Promise<void> {
   if (!(await lastWithCommit(tx, moveStatement(tx, line, change), MISSING_ROW))) throw missingRow(line);
 }
 
@@ -129,4 +129,26 @@ function moveStatement(tx: TenantStatements, line: InventoryLine, change: Change
 
 function missingRow(line: InventoryLine): Error {
   return new Error(`inventory row of ${line.ticketTypeId}/${line.occurrenceId} is missing`);
+}
+
+/**
+ * Holds every line (in lockOrder), the last of them sent with the transaction's COMMIT (see
+ * holdLastSql): nothing may run in the transaction after it. Answers the first line whose tickets
+ * do not remain (the caller throws, and nothing of the transaction stays), or null once committed.
+ */
+export async function holdAllThenCommit<T extends InventoryLine & { capacity: number | null }>(
+  tx: TransactionStatements,
+  lines: readonly T[],
+): Promise<T | null> {
+  const ordered = lockOrder(lines);
+  for (const line of ordered.slice(0, -1)) if (!(await holdSql(tx, line))) return line;
+  const last = ordered.at(-1)!;
+  return (await holdLastSql(tx, last)) ? null : last;
+}
+
+/** Moves every line (in lockOrder), the last of them sent with the transaction's COMMIT (see holdAllThenCommit). */
+export async function moveAllThenCommit(tx: TransactionStatements, lines: readonly InventoryLine[], change: Change): Promise<void> {
+  const ordered = lockOrder(lines);
+  for (const line of ordered.slice(0, -1)) await moveSql(tx, line, change);
+  await moveLastSql(tx, ordered.at(-1)!, change);
 }

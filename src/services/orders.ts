@@ -16,7 +16,7 @@ import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { paginate, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
-import { lockOrder, move, moveLastSql, moveSql, type Tx } from './inventory.ts';
+import { lockOrder, move, moveAllThenCommit, type Tx } from './inventory.ts';
 import { validate } from '../validation.ts';
 import { runPeriodically } from '../db/periodic.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
@@ -317,9 +317,7 @@ async function confirmedSql(
   recorded.catch(() => undefined); // awaited below
   // The inventory rows last, the last of them sent with the commit: they are what every
   // confirmation of a ticket type waits for (see placeOrder in carts.ts).
-  const ordered = lockOrder(lines);
-  for (const line of ordered.slice(0, -1)) await moveSql(tx, line, 'sell');
-  await moveLastSql(tx, ordered.at(-1)!, 'sell');
+  await moveAllThenCommit(tx, lines, 'sell');
   await written;
   await recorded;
   return passes;
