@@ -113,11 +113,11 @@ export function checkedOutOrder(
     const lines = wanted.lineItems === true ? {} : wanted.lineItems;
     if (!onlyKeys(lines, ['orderBy', 'include'])) return null;
     const { orderBy, include: nested = {} } = lines as { orderBy?: unknown; include?: unknown };
-    if (orderBy !== undefined && JSON.stringify(orderBy) !== JSON.stringify([{ createdAt: 'asc' }, { id: 'asc' }])) return null;
+    if (orderBy !== undefined && JSON.stringify(orderBy) !== KNOWN.lineOrder) return null;
     if (!onlyKeys(nested, ['occurrence', 'ticketType'])) return null;
     const { occurrence, ticketType } = nested as { occurrence?: unknown; ticketType?: unknown };
-    if (occurrence !== undefined && JSON.stringify(occurrence) !== JSON.stringify({ select: { eventId: true } })) return null;
-    if (ticketType !== undefined && JSON.stringify(ticketType) !== JSON.stringify({ select: { name: true } })) return null;
+    if (occurrence !== undefined && JSON.stringify(occurrence) !== KNOWN.occurrence) return null;
+    if (ticketType !== undefined && JSON.stringify(ticketType) !== KNOWN.ticketType) return null;
     // One createdAt for every line: the order is by id, as the database's would be.
     answer.lineItems = [...checkout.lineItems]
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
@@ -130,11 +130,19 @@ export function checkedOutOrder(
   // Passes are issued on confirmation: a pending order has none, whatever their selection.
   if (wanted.passes !== undefined) answer.passes = [];
   if (wanted._count !== undefined) {
-    if (JSON.stringify(wanted._count) !== JSON.stringify({ select: { lineItems: true } })) return null;
+    if (JSON.stringify(wanted._count) !== KNOWN.count) return null;
     answer._count = { lineItems: checkout.lineItems.length };
   }
   return answer;
 }
+
+/** The parts of a query checkedOutOrder can answer, as JSON (the Order type's relation queries). */
+const KNOWN = {
+  lineOrder: JSON.stringify([{ createdAt: 'asc' }, { id: 'asc' }]),
+  occurrence: JSON.stringify({ select: { eventId: true } }),
+  ticketType: JSON.stringify({ select: { name: true } }),
+  count: JSON.stringify({ select: { lineItems: true } }),
+};
 
 function onlyKeys(value: unknown, allowed: readonly string[]): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).every((key) => allowed.includes(key));
