@@ -402,7 +402,12 @@ async function heapOf(origin: string): Promise<string> {
     const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
     return match ? `${(Number(match[1]) / 1_048_576).toFixed(0)} MB` : '?';
   };
-  return `V8 heap ${gauge('nodejs_heap_size_total_bytes')} of which used ${gauge('nodejs_heap_size_used_bytes')}, external ${gauge('nodejs_external_memory_bytes')}`;
+  // Collection pauses on the main thread since the process started, over every kind of collection.
+  const gcSeconds = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([0-9.e+-]+)$/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+  return `V8 heap ${gauge('nodejs_heap_size_total_bytes')} of which used ${gauge('nodejs_heap_size_used_bytes')}, external ${gauge('nodejs_external_memory_bytes')}; GC pauses so far ${gcSeconds.toFixed(1)} s`;
 }
 
 main().catch((error) => {

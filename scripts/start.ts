@@ -11,6 +11,7 @@ import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts
 import { CHANNEL_KEY_PREFIXES } from '../src/auth/channel-keys.ts';
 import { mintKey } from '../src/auth/keys.ts';
 import { Supervisor } from './supervisor.ts';
+import { withApiMallocEnv } from '../src/malloc-env.ts';
 import { newId } from '../src/ids.ts';
 
 /**
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
         name,
         command: process.execPath,
         args: ['--import', 'tsx', entry],
-        options: { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] },
+        options: { cwd: REPO_ROOT, env: name === 'api' ? withApiMallocEnv(childEnv) : childEnv, stdio: ['ignore', 'inherit', 'inherit'] },
       });
     }
 

@@ -1,10 +1,12 @@
 import cluster from 'node:cluster';
+import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { startApi } from './app.ts';
 import { startMetricsServer } from '../src/http/metrics.ts';
 import { createRuntime } from '../src/runtime.ts';
 import { startTracing } from '../src/tracing.ts';
 import { createLogger } from '../src/log.ts';
+import { withApiMallocEnv } from '../src/malloc-env.ts';
 
 /**
  * The API process: `npm run serve`. Stops gracefully on SIGTERM and SIGINT: /readyz answers 503 at
@@ -19,6 +21,9 @@ import { createLogger } from '../src/log.ts';
 async function main(): Promise<void> {
   const config = loadConfig();
   if (cluster.isPrimary && config.API_PROCESSES > 1) return primary(config);
+  // V8 reads this factor each time it sets the heap's next limit, so setting it now applies it from
+  // the first full collection on.
+  if (config.API_HEAP_GROWTH_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.API_HEAP_GROWTH_PERCENT}`);
   // Before anything that could start a span or a Temporal client (README "Traces").
   const tracing = startTracing(config, 'api');
   const runtime = createRuntime(config);
@@ -57,7 +62,7 @@ function primary(config: Config): void {
   let stopping = false;
   let alive = 0;
   const fork = (index: number) => {
-    const child = cluster.fork({ API_PROCESS_INDEX: String(index) });
+    const child = cluster.fork(withApiMallocEnv({ ...process.env, API_PROCESS_INDEX: String(index) }));
     alive += 1;
     child.once('exit', (code, signal) => {
       alive -= 1;

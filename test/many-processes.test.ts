@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createDatabase, type Database } from '../src/db/client.ts';
@@ -258,6 +259,10 @@ describe('API_PROCESSES: one port, several API processes under one primary', { t
       const [first, second] = listening(primary.output());
       expect(first).not.toBe(primary.child.pid);
       expect(second).not.toBe(first);
+      // Forked with the API's allocator settings (src/malloc-env.ts; the test's own env has none).
+      const environ = readFileSync(`/proc/${first}/environ`, 'utf8').split('\0');
+      expect(environ).toContain('MALLOC_ARENA_MAX=1');
+      expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=32768');
       const api: Api = { url: `http://127.0.0.1:${port}`, process: primary, port };
       // Signed-in requests on fresh connections, spread over both processes, all answered.
       const token = await signIn(api);
