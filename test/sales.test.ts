@@ -157,10 +157,7 @@ describe('checkout holds tickets', () => {
     // The REST route's selection (see the next test for its answer against the database's) ...
     const known = {
       include: {
-        lineItems: {
-          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-          include: { occurrence: { select: { eventId: true } }, ticketType: { select: { name: true } } },
-        },
+        lineItems: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
         passes: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], include: { entitlements: { take: 1, select: { id: true } } } },
         _count: { select: { lineItems: true } },
       },
@@ -177,15 +174,15 @@ describe('checkout holds tickets', () => {
       totalAmount: 100,
       currency: 'GBP',
       createdAt: at,
-      occurrence: { eventId: 'evt_1' },
-      ticketType: { name: 'Standing' },
+      eventId: 'evt_1',
+      ticketTypeName: 'Standing',
     });
     const checkout = { order: { id: 'ord_1' } as never, lineItems: [line('oli_b'), line('oli_a')] };
     expect(checkedOutOrder(known, checkout)).toMatchObject({
       id: 'ord_1',
       lineItems: [
-        { id: 'oli_a', occurrence: { eventId: 'evt_1' } },
-        { id: 'oli_b', ticketType: { name: 'Standing' } },
+        { id: 'oli_a', eventId: 'evt_1' },
+        { id: 'oli_b', ticketTypeName: 'Standing' },
       ],
       passes: [],
       _count: { lineItems: 2 },
@@ -229,6 +226,13 @@ describe('checkout holds tickets', () => {
     // The answer is built from what the checkout wrote (checkedOutOrder), not read back: it must be
     // what the database holds, field for field, as management reads it.
     expect((await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order).toMatchObject(order);
+    expect(order.lineItems[0]).toMatchObject({ eventId: catalogue.eventId, ticketTypeName: 'General admission' });
+    // A line keeps the ticket type's name it was bought under, as a receipt does.
+    const renamed = await api(app, 'PATCH', `/v1/ticket-types/${catalogue.ticketTypeId}`, { ...asAdmin(org), body: { name: 'Standing' } });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    expect((await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order.lineItems[0]).toMatchObject({
+      ticketTypeName: 'General admission',
+    });
     expect(new Date(order.holdExpiresAt).getTime() - Date.now()).toBeGreaterThan(14 * 60_000);
     expect(await inventory(catalogue)).toMatchObject({ held: 2, sold: 0, capacity: 10 });
     expect((await shop.call('GET', `/sales/carts/${cart.id}`)).body.cart).toMatchObject({ status: 'checked_out', orderId: order.id });

@@ -75,15 +75,9 @@ export const OrderLineItem = builder.prismaObject('OrderLineItem', {
     id: t.exposeString('id', { description: 'Line item id (oli_).' }),
     ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type (tkt_).' }),
     occurrenceId: t.exposeString('occurrenceId', { description: 'Occurrence (eoc_).' }),
-    eventId: t.string({
-      description: 'Event (evt_) of the occurrence.',
-      select: { occurrence: { select: { eventId: true } } },
-      resolve: (line) => line.occurrence.eventId,
-    }),
-    ticketTypeName: t.string({
-      description: 'Name of the ticket type.',
-      select: { ticketType: { select: { name: true } } },
-      resolve: (line) => line.ticketType.name,
+    eventId: t.exposeString('eventId', { description: 'Event (evt_) of the occurrence.' }),
+    ticketTypeName: t.exposeString('ticketTypeName', {
+      description: 'Name of the ticket type when the order was checked out (a later rename does not change it).',
     }),
     quantity: t.exposeInt('quantity', { description: 'Tickets on this line.' }),
     unitAmount: t.exposeInt('unitAmount', { description: 'Price of one ticket in minor units of currency.' }),

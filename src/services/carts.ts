@@ -77,7 +77,7 @@ export const checkoutCartInput = z.strictObject({
 
 export type CartItemInput = z.input<typeof itemInput>;
 
-/** A line of an order just checked out, as Prisma would load it with its event and ticket type name. */
+/** A line of an order just checked out, as Prisma would load it. */
 export interface CheckedOutLine {
   id: string;
   organisationId: string;
@@ -89,14 +89,13 @@ export interface CheckedOutLine {
   totalAmount: number;
   currency: string;
   createdAt: Date;
-  occurrence: { eventId: string };
-  ticketType: { name: string };
+  eventId: string;
+  ticketTypeName: string;
 }
 
 /**
  * The order a checkout answered, in the shape Prisma would load for `query` (what the GraphQL
- * selection asks: the REST route's is lines with their event and ticket type name, passes and the
- * line count), built from what the checkout's transaction wrote instead of read back: a pending
+ * selection asks: the REST route's is lines, passes and the line count), built from what the checkout's transaction wrote instead of read back: a pending
  * order just made has exactly these lines and no passes. Null when the query asks for anything
  * else (the customer, payments, other counts), which is then loaded (issue 16: the reload was
  * two Prisma statements and ~2 ms of CPU per checkout).
@@ -113,19 +112,11 @@ export function checkedOutOrder(
     const lines = wanted.lineItems === true ? {} : wanted.lineItems;
     if (!onlyKeys(lines, ['orderBy', 'include'])) return null;
     const { orderBy, include: nested = {} } = lines as { orderBy?: unknown; include?: unknown };
+    // A line's own columns answer every OrderLineItem field; a relation asked of it is loaded.
+    if (!onlyKeys(nested, [])) return null;
     if (orderBy !== undefined && JSON.stringify(orderBy) !== KNOWN.lineOrder) return null;
-    if (!onlyKeys(nested, ['occurrence', 'ticketType'])) return null;
-    const { occurrence, ticketType } = nested as { occurrence?: unknown; ticketType?: unknown };
-    if (occurrence !== undefined && JSON.stringify(occurrence) !== KNOWN.occurrence) return null;
-    if (ticketType !== undefined && JSON.stringify(ticketType) !== KNOWN.ticketType) return null;
     // One createdAt for every line: the order is by id, as the database's would be.
-    answer.lineItems = [...checkout.lineItems]
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-      .map(({ occurrence: o, ticketType: t, ...line }) => ({
-        ...line,
-        ...(occurrence !== undefined ? { occurrence: o } : {}),
-        ...(ticketType !== undefined ? { ticketType: t } : {}),
-      }));
+    answer.lineItems = [...checkout.lineItems].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
   // Passes are issued on confirmation: a pending order has none, whatever their selection.
   if (wanted.passes !== undefined) answer.passes = [];
@@ -139,8 +130,6 @@ export function checkedOutOrder(
 /** The parts of a query checkedOutOrder can answer, as JSON (the Order type's relation queries). */
 const KNOWN = {
   lineOrder: JSON.stringify([{ createdAt: 'asc' }, { id: 'asc' }]),
-  occurrence: JSON.stringify({ select: { eventId: true } }),
-  ticketType: JSON.stringify({ select: { name: true } }),
   count: JSON.stringify({ select: { lineItems: true } }),
 };
 
@@ -788,13 +777,16 @@ async function placeOrder(
                 ${write.param(new Date(now.getTime() + holdTtl))}, ${write.param(clientKey)}, ${at}, ${at})
         RETURNING ${ORDER_COLUMNS}
       ), lines AS (
-        INSERT INTO order_line_items ("organisationId", id, "orderId", "ticketTypeId", "occurrenceId", quantity, "unitAmount", "totalAmount", currency, "createdAt")
-        SELECT $1, line.id, ${orderId}, line.ticket_type_id, line.occurrence_id, line.quantity, line.unit_amount, line.total_amount, line.currency, ${at}
+        INSERT INTO order_line_items ("organisationId", id, "orderId", "ticketTypeId", "occurrenceId", "eventId", "ticketTypeName",
+                                      quantity, "unitAmount", "totalAmount", currency, "createdAt")
+        SELECT $1, line.id, ${orderId}, line.ticket_type_id, line.occurrence_id, line.event_id, line.ticket_type_name,
+               line.quantity, line.unit_amount, line.total_amount, line.currency, ${at}
           FROM unnest(${write.param(lineIds)}::text[], ${write.param(lines.map((l) => l.ticketTypeId))}::text[],
-                      ${write.param(lines.map((l) => l.occurrenceId))}::text[], ${write.param(lines.map((l) => l.quantity))}::int[],
+                      ${write.param(lines.map((l) => l.occurrenceId))}::text[], ${write.param(lines.map((l) => l.eventId))}::text[],
+                      ${write.param(lines.map((l) => l.ticketTypeName))}::text[], ${write.param(lines.map((l) => l.quantity))}::int[],
                       ${write.param(lines.map((l) => l.unitAmount))}::int[], ${write.param(lines.map((l) => l.totalAmount))}::int[],
                       ${write.param(lines.map((l) => l.currency))}::text[])
-               AS line(id, ticket_type_id, occurrence_id, quantity, unit_amount, total_amount, currency)
+               AS line(id, ticket_type_id, occurrence_id, event_id, ticket_type_name, quantity, unit_amount, total_amount, currency)
       ), session AS (
         UPDATE sales_sessions SET "customerId" = ${write.param(customer.id)} WHERE "organisationId" = $1 AND id = ${write.param(cart.sessionId)}
       )
@@ -829,8 +821,8 @@ async function placeOrder(
       totalAmount: line.totalAmount,
       currency: line.currency,
       createdAt: now,
-      occurrence: { eventId: line.eventId },
-      ticketType: { name: line.ticketTypeName },
+      eventId: line.eventId,
+      ticketTypeName: line.ticketTypeName,
     }));
     return { order: order!, customer, lineItems };
   });

@@ -227,9 +227,8 @@ async function confirmationFacts(
                 WHERE li."organisationId" = $1 AND li."orderId" = ${orderId}
                   FOR SHARE OF o, e) s) AS shows,
       (SELECT coalesce(json_agg(json_build_object('id', li.id, 'ticketTypeId', li."ticketTypeId", 'occurrenceId', li."occurrenceId",
-                'quantity', li.quantity, 'ticketTypeName', t.name, 'eventName', e.name, 'startsAt', o."startsAt") ORDER BY li."createdAt", li.id), '[]')
+                'quantity', li.quantity, 'ticketTypeName', li."ticketTypeName", 'eventName', e.name, 'startsAt', o."startsAt") ORDER BY li."createdAt", li.id), '[]')
          FROM order_line_items li
-         JOIN ticket_types t ON t."organisationId" = li."organisationId" AND t.id = li."ticketTypeId"
          JOIN event_occurrences o ON o."organisationId" = li."organisationId" AND o.id = li."occurrenceId"
          JOIN events e ON e."organisationId" = o."organisationId" AND e.id = o."eventId"
         WHERE li."organisationId" = $1 AND li."orderId" = ${orderId}) AS lines,
