@@ -81,7 +81,8 @@ const Checkout = builder.objectRef<Awaited<ReturnType<typeof checkoutCart>>>('Sa
   description: 'A pending order made from a cart, and where to pay it.',
   fields: (t) => ({
     // What the selection asks of it, from what the checkout's transaction wrote when that is all
-    // it asks (checkedOutOrder: lines, passes, line count: the REST route's selection), else loaded with everything it asks planned as one query (issue 16).
+    // it asks (checkedOutOrder: lines, passes, line count: the REST route's selection), else
+    // loaded with everything it asks planned as one query (issue 16).
     order: t.prismaField({
       type: 'Order',
       description: 'The pending order; its tickets are held until holdExpiresAt.',

@@ -95,10 +95,11 @@ export interface CheckedOutLine {
 
 /**
  * The order a checkout answered, in the shape Prisma would load for `query` (what the GraphQL
- * selection asks: the REST route's is lines, passes and the line count), built from what the checkout's transaction wrote instead of read back: a pending
- * order just made has exactly these lines and no passes. Null when the query asks for anything
- * else (the customer, payments, other counts), which is then loaded (issue 16: the reload was
- * two Prisma statements and ~2 ms of CPU per checkout).
+ * selection asks: the REST route's is lines, passes and the line count), built from what the
+ * checkout's transaction wrote instead of read back: a pending order just made has exactly these
+ * lines and no passes. Null when the query asks for anything else (the customer, payments, other
+ * counts), which is then loaded (issue 16: the reload was two Prisma statements and ~2 ms of CPU
+ * per checkout).
  */
 export function checkedOutOrder(
   query: unknown,
