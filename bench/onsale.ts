@@ -221,7 +221,7 @@ async function seed(url: string, origin: string, slug = 'onsale', capacities = C
   const channel = (await json(origin, 'POST', '/v1/sales-channels', admin, { accountId, name: 'Box office online', slug: 'online' }))
     .salesChannel;
   const key = (await json(origin, 'POST', `/v1/sales-channels/${channel.id}/keys`, admin, { kind: 'publishable' })).key as string;
-  return { key, eventId: event.id as string, organisationId: boot.organisation.id as string };
+  return { key, eventId: event.id as string, organisationId: boot.organisation.id };
 }
 
 /** What the database says afterwards; each line is a check with its verdict. */
