@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
-import { withApiMallocEnv } from '../src/malloc-env.ts';
+import { apiMallocEnvFrom } from '../src/malloc-env.ts';
 import pg from 'pg';
 import { migrateDeploy } from '../src/db/migrate.ts';
 import { databaseUrl, PG_ADMIN_URL } from '../test/support/env.ts';
@@ -126,9 +126,7 @@ export async function startBenchApi(url: string, env: Record<string, string> = {
     apiArgs(),
     {
       // As the launchers start it (src/malloc-env.ts); BENCH_MALLOC_DEFAULTS=0 leaves glibc's own.
-      ...(process.env.BENCH_MALLOC_DEFAULTS === '0'
-        ? {}
-        : withApiMallocEnv({ MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ })),
+      ...(process.env.BENCH_MALLOC_DEFAULTS === '0' ? {} : apiMallocEnvFrom(process.env)),
       DATABASE_URL: url,
       PORT: String(port),
       HOST: '127.0.0.1',

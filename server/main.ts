@@ -6,7 +6,7 @@ import { startMetricsServer } from '../src/http/metrics.ts';
 import { createRuntime } from '../src/runtime.ts';
 import { startTracing } from '../src/tracing.ts';
 import { createLogger } from '../src/log.ts';
-import { withApiMallocEnv } from '../src/malloc-env.ts';
+import { apiMallocEnvFrom } from '../src/malloc-env.ts';
 
 /**
  * The API process: `npm run serve`. Stops gracefully on SIGTERM and SIGINT: /readyz answers 503 at
@@ -62,7 +62,8 @@ function primary(config: Config): void {
   let stopping = false;
   let alive = 0;
   const fork = (index: number) => {
-    const child = cluster.fork(withApiMallocEnv({ ...process.env, API_PROCESS_INDEX: String(index) }));
+    // cluster.fork adds these to this process's environment.
+    const child = cluster.fork({ ...apiMallocEnvFrom(process.env), API_PROCESS_INDEX: String(index) });
     alive += 1;
     child.once('exit', (code, signal) => {
       alive -= 1;

@@ -18,9 +18,12 @@ export const API_MALLOC_ENV: Readonly<Record<string, string>> = {
   MALLOC_MMAP_THRESHOLD_: '32768',
 };
 
+/** The allocator variables for an API started from `env`: `env`'s own values, else API_MALLOC_ENV's. */
+export function apiMallocEnvFrom(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(API_MALLOC_ENV).map(([name, value]) => [name, env[name] ?? value]));
+}
+
 /** `env` with API_MALLOC_ENV's values for the ones it leaves unset. */
 export function withApiMallocEnv<T extends Record<string, string | undefined>>(env: T): T & Record<string, string> {
-  const filled: Record<string, string | undefined> = { ...env };
-  for (const [name, value] of Object.entries(API_MALLOC_ENV)) if (filled[name] === undefined) filled[name] = value;
-  return filled as T & Record<string, string>;
+  return { ...env, ...apiMallocEnvFrom(env) };
 }

@@ -3,7 +3,7 @@ import { publicUrl } from '../config.ts';
 import type { ChannelPrincipal, RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
-import type { Cart, Customer, Order, SalesChannel } from '../generated/prisma/client.ts';
+import type { Cart, Customer, Order, OrderLineItem, SalesChannel } from '../generated/prisma/client.ts';
 import type { Statement, TenantStatements } from '../db/sql.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
@@ -77,22 +77,6 @@ export const checkoutCartInput = z.strictObject({
 
 export type CartItemInput = z.input<typeof itemInput>;
 
-/** A line of an order just checked out, as Prisma would load it. */
-export interface CheckedOutLine {
-  id: string;
-  organisationId: string;
-  orderId: string;
-  ticketTypeId: string;
-  occurrenceId: string;
-  quantity: number;
-  unitAmount: number;
-  totalAmount: number;
-  currency: string;
-  createdAt: Date;
-  eventId: string;
-  ticketTypeName: string;
-}
-
 /**
  * The order a checkout answered, in the shape Prisma would load for `query` (what the GraphQL
  * selection asks: the REST route's is lines, passes and the line count), built from what the
@@ -103,7 +87,7 @@ export interface CheckedOutLine {
  */
 export function checkedOutOrder(
   query: unknown,
-  checkout: { order: Order; lineItems: readonly CheckedOutLine[] },
+  checkout: { order: Order; lineItems: readonly OrderLineItem[] },
 ): (Order & Record<string, unknown>) | null {
   const include = onlyKeys(query, ['include']) ? (query as { include?: unknown }).include : undefined;
   if (include === undefined || !onlyKeys(include, ['lineItems', 'passes', '_count'])) return null;
@@ -811,7 +795,8 @@ async function placeOrder(
     const short = await holdAllThenCommit(tx, lines);
     if (short) throw new ShortOfTickets(short);
     await recorded;
-    const lineItems: CheckedOutLine[] = lines.map((line, i) => ({
+    // The lines as Prisma would load them: every column is one this statement wrote.
+    const lineItems: OrderLineItem[] = lines.map((line, i) => ({
       id: lineIds[i]!,
       organisationId,
       orderId: order!.id,
