@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
 import { apiMallocEnvFrom } from '../src/malloc-env.ts';
@@ -132,7 +133,13 @@ export async function startBenchApi(url: string, env: Record<string, string> = {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       TEMPORAL_ADDRESS: '127.0.0.1:1',
-      NODE_ENV: 'development',
+      // As production runs (libraries such as graphql-js skip development-only checks), with what
+      // production requires: no SMTP (mail stays in the outbox, where bench reads invitation codes),
+      // a generated encryption key, and /metrics on the API port (the benchmark reads the heap there).
+      NODE_ENV: 'production',
+      MAIL_OUTBOX_ALLOWED: 'true',
+      METRICS_ON_API_PORT: 'true',
+      SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       JWT_SIGNING_KEYS: JSON.stringify([{ kid: 'bench', secret: 'b'.repeat(32) }]),
       DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? '10',
       API_PROCESSES: process.env.BENCH_API_PROCESSES ?? '1',
