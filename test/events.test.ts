@@ -403,6 +403,26 @@ describe('event lists: filters', () => {
     expect(await names(`from=2026-07-01&accountId=${extra.id}`)).toEqual(['Opera night']);
   });
 
+  it("by date range in the zones farthest from UTC: a local day's first and last minutes are in it", async () => {
+    const far = await createOrganisation(app, 'evfarzone');
+    // 00:30 on 4 July at UTC+14 is 10:30 on 3 July in UTC; 23:30 on 4 July at UTC-11 is 10:30 on 5 July.
+    const east = await newEvent({ name: 'Kiritimati dawn', timezone: 'Pacific/Kiritimati' }, far);
+    const west = await newEvent({ name: 'Pago Pago midnight', timezone: 'Pacific/Pago_Pago' }, far);
+    await addOccurrence(east.id, { startDate: '2026-07-04', startTime: '00:30' }, far);
+    await addOccurrence(west.id, { startDate: '2026-07-04', startTime: '23:30' }, far);
+    const farNames = async (query: string) => {
+      const res = await api(app, 'GET', `/v1/events?${query}`, asAdmin(far));
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.pagination.total).toBe(res.body.events.length);
+      return res.body.events.map((e: EventBody) => e.name).sort();
+    };
+    expect(await farNames('from=2026-07-04&to=2026-07-04')).toEqual(['Kiritimati dawn', 'Pago Pago midnight']);
+    expect(await farNames('from=2026-07-05')).toEqual([]);
+    expect(await farNames('to=2026-07-03')).toEqual([]);
+    expect(await farNames('from=2026-07-03&to=2026-07-03')).toEqual([]);
+    expect(await farNames('from=2026-07-05&to=2026-07-05')).toEqual([]);
+  });
+
   it('by instant range: a date and time is exact', async () => {
     expect(await names('from=2026-07-05T00:00:00Z')).toEqual(['Opera night', 'Rock 100% live']);
     expect(await names('from=2026-07-04T19:00:00Z&to=2026-07-04T19:00:00Z')).toEqual(['Summer Jazz']);
