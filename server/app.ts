@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createLiveRouter, createV1Router } from '../rest-compat/index.ts';
 import { schema } from '../schema/index.ts';
 import { toAppError } from '../src/errors.ts';
+import { graphqlFastPath } from '../src/graphql/fast-path.ts';
 import { createGraphqlPipeline, type GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { createCheckoutRouter } from '../src/http/checkout.ts';
 import { graphqlBody, mountErrors, mountHealth, requestIdAndLog, requestIdOf, salesCors, trustProxy } from '../src/http/middleware.ts';
@@ -16,7 +17,7 @@ import type { Runtime } from '../src/runtime.ts';
  * this wires them onto one express app.
  *
  *   request ─▶ request id + log ─▶ metrics + trace span ─▶ requestContext (authenticate once)
- *     ├─▶ /graphql Yoga ───────────┐
+ *     ├─▶ /graphql fast path | Yoga┐
  *     ├─▶ /v1, /live route table ──┴─▶ GraphQL pipeline ─▶ resolver ─▶ service ─▶ PostgreSQL
  *     └─▶ /checkout hosted page ─▶ service
  */
@@ -36,7 +37,9 @@ export function createApp(runtime: Runtime): App {
   if (runtime.config.METRICS_ON_API_PORT) app.get('/metrics', metricsHandler);
 
   const pipeline = createGraphqlPipeline(runtime, schema);
-  app.use('/graphql', graphqlBody, requestContext(runtime, 'management'), (req: Request, res: Response) => pipeline.yoga(req, res));
+  app.use('/graphql', graphqlBody, requestContext(runtime, 'management'), graphqlFastPath(pipeline), (req: Request, res: Response) =>
+    pipeline.yoga(req, res),
+  );
   // A credential refused before GraphQL runs still answers in GraphQL's shape on /graphql.
   app.use('/graphql', (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(error);

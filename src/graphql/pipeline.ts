@@ -33,19 +33,35 @@ export interface GraphqlPipeline {
 const serialised = new WeakMap<object, string>();
 const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'];
 
-/** The media type Yoga's regular result processor would answer with (the last match wins, as there). */
-function negotiatedJsonMediaType(accept: string | null): string | undefined {
-  const requested = (accept ?? '*/*')
-    .split(',')
-    .map((part) => part.split(';')[0]!.trim().toLowerCase())
-    .filter(Boolean);
+/**
+ * The JSON media type Yoga's result processors answer a (non-streamed) result with for this Accept
+ * header, or undefined when Yoga would pick another processor or none: Yoga's own reading
+ * (plugins/result-processor/accept.js and use-result-processor.js) — whitespace dropped, types
+ * with a charset other than utf-8 skipped, and of the types that match, the first one listed wins.
+ */
+export function negotiatedJsonMediaType(accept: string | null | undefined): string | undefined {
+  const requested = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',').reverse();
   let chosen: string | undefined;
-  for (const type of requested.length ? requested : ['*/*']) {
+  for (const part of requested) {
+    const [type = '', ...params] = part.split(';');
+    if ((params.find((param) => param.includes('charset=')) ?? 'charset=utf-8') !== 'charset=utf-8') continue;
+    const [pre, suf] = type.split('/');
     for (const candidate of JSON_MEDIA_TYPES) {
-      if (type === '*/*' || type === candidate || (type.endsWith('/*') && candidate.startsWith(type.slice(0, -1)))) chosen = candidate;
+      const [candidatePre, candidateSuf] = candidate.split('/');
+      if ((pre === '*' || pre === candidatePre) && (suf === '*' || suf === candidateSuf)) chosen = candidate;
     }
   }
   return chosen;
+}
+
+/** An error-free result as JSON, serialised once per result object (see above). */
+export function serialisedResult(result: object): string {
+  let body = serialised.get(result);
+  if (body === undefined) {
+    body = JSON.stringify(result);
+    serialised.set(result, body);
+  }
+  return body;
 }
 
 const fastSerialisation: Plugin<RequestContext> = {
@@ -55,14 +71,14 @@ const fastSerialisation: Plugin<RequestContext> = {
     if ((result as ExecutionResult).errors?.length) return;
     const mediaType = negotiatedJsonMediaType(request.headers.get('accept'));
     if (!mediaType) return;
-    payload.setResultProcessor((processed, fetchAPI, accepted) => {
-      let body = serialised.get(processed as object);
-      if (body === undefined) {
-        body = JSON.stringify(processed);
-        serialised.set(processed as object, body);
-      }
-      return new fetchAPI.Response(body, { status: 200, headers: { 'Content-Type': `${accepted}; charset=utf-8` } });
-    }, mediaType);
+    payload.setResultProcessor(
+      (processed, fetchAPI, accepted) =>
+        new fetchAPI.Response(serialisedResult(processed as object), {
+          status: 200,
+          headers: { 'Content-Type': `${accepted}; charset=utf-8` },
+        }),
+      mediaType,
+    );
   },
 };
 
