@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from './support/app.ts';
 import { asAdmin, createApiKey } from './support/credentials.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from './support/fixtures.ts';
+import { parse } from 'graphql';
 import { ResultCache } from '../src/http/result-cache.ts';
 
 /** The catalogue result cache (src/http/result-cache.ts) must never change what a caller sees. */
@@ -69,5 +70,33 @@ describe('the result cache is bounded', () => {
     cache.set('org_1|key:new', 'org_1', result);
     expect(cache.size).toBe(1);
     expect(cache.get('org_1|key:new')).toBe(result);
+  });
+});
+
+describe('the result cache keeps only what is asked for again', () => {
+  it('stores a result at its second ask within the TTL and answers the third from memory', async () => {
+    const cache = new ResultCache(200);
+    const document = parse('{ events { nodes { id } } }');
+    const caller = { principal: null, organisation: { id: 'org_1' }, apiVersion: '2026-01-01' };
+    let executions = 0;
+    const ask = (variables: Record<string, unknown>) =>
+      cache.run({ document, variableValues: variables, contextValue: caller }, () => {
+        executions += 1;
+        return { data: { events: { nodes: [{ id: `run ${executions}` }] } } };
+      });
+    const first = await ask({ page: 1 });
+    expect(cache.size).toBe(0); // asked once: only its key is kept
+    const second = await ask({ page: 1 });
+    expect(second).not.toBe(first);
+    expect(cache.size).toBe(1);
+    expect(await ask({ page: 1 })).toBe(second);
+    expect(executions).toBe(2);
+    await ask({ page: 2 }); // another query: asked once, not kept
+    expect(cache.size).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Past the TTL the earlier asks count no more: asked once again, not kept.
+    await ask({ page: 2 });
+    expect(executions).toBe(4);
+    expect(cache.get(cache.keyFor(document, null, { page: 2 }, caller)!)).toBeUndefined();
   });
 });

@@ -17,6 +17,13 @@ export interface CacheCaller {
  * reads its own writes), and so does every other API process when PostgreSQL's change notice of any
  * of the organisation's rows arrives (src/db/change-notices.ts); while notices are not known to
  * arrive, nothing is cached.
+ *
+ * A result is kept only for a query asked for a second time within the TTL (admission on second
+ * sight): the first ask leaves only its key. Under varied traffic nearly every result is asked for
+ * once, and keeping each one for the TTL made it outlive the young generation — copied by every
+ * scavenge, then promoted — which cost the API more collection time than the cache ever saved
+ * (issue 16: the uncached list rows answered ~10% more requests with the cache off). A query that
+ * repeats (a dashboard's poll, a popular page) is answered from memory from its third ask on.
  */
 export const RESULT_CACHE_TTL_MS = 1_000;
 /**
@@ -26,6 +33,8 @@ export const RESULT_CACHE_TTL_MS = 1_000;
  * again held ~300 MB of expired results in `npm run bench` (issue 16).
  */
 const MAX_ENTRIES = 1_000;
+/** Keys asked for once (strings of a few hundred bytes) are kept for admission, at most this many. */
+const MAX_SEEN = 10_000;
 
 /** Root fields whose results may be cached; a document selecting anything else never is. */
 export const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set([
@@ -78,6 +87,8 @@ function principalKey(ctx: CacheCaller): string {
 
 export class ResultCache implements ChangeSubscriber {
   #entries = new Map<string, Entry>();
+  /** Keys asked for once, until their expiry: a second ask within it stores the result. */
+  #seen = new Map<string, number>();
   /** Executions in flight, so concurrent misses of one key run the query once. */
   #inFlight = new Map<string, Promise<ExecutionResult>>();
   /** Any change of an organisation's rows can change a cached answer (counts, rights). */
@@ -97,6 +108,7 @@ export class ResultCache implements ChangeSubscriber {
 
   forgetAll(): void {
     this.#entries.clear();
+    this.#seen.clear();
     this.#inFlight.clear();
   }
 
@@ -133,6 +145,23 @@ export class ResultCache implements ChangeSubscriber {
     }
     this.#entries.delete(key);
     this.#entries.set(key, { result, organisationId, expiresAt: now + this.ttlMs });
+  }
+
+  /**
+   * Whether `key` was asked for before, within the TTL; records this ask. The keys are bounded like
+   * the entries (MAX_SEEN, in the order they expire).
+   */
+  #seenBefore(key: string): boolean {
+    const now = Date.now();
+    const seenUntil = this.#seen.get(key);
+    if (seenUntil !== undefined && seenUntil > now) return true;
+    for (const [oldest, expiresAt] of this.#seen) {
+      if (expiresAt > now && this.#seen.size < MAX_SEEN) break;
+      this.#seen.delete(oldest);
+    }
+    this.#seen.delete(key);
+    this.#seen.set(key, now + this.ttlMs);
+    return false;
   }
 
   /** Results held (expired ones are dropped as new ones come). */
@@ -173,6 +202,7 @@ export class ResultCache implements ChangeSubscriber {
     if (hit) return hit;
     const pending = this.#inFlight.get(key);
     if (pending) return pending;
+    if (!this.#seenBefore(key)) return execute();
     const organisationId = ctx.organisation!.id;
     const running = Promise.resolve(execute()).then(
       (result) => {
