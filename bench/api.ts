@@ -402,12 +402,18 @@ async function heapOf(origin: string): Promise<string> {
     const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
     return match ? `${(Number(match[1]) / 1_048_576).toFixed(0)} MB` : '?';
   };
-  // Collection pauses on the main thread since the process started, over every kind of collection.
-  const gcSeconds = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([0-9.e+-]+)$/gm)].reduce(
-    (sum, m) => sum + Number(m[1]),
-    0,
-  );
-  return `V8 heap ${gauge('nodejs_heap_size_total_bytes')} of which used ${gauge('nodejs_heap_size_used_bytes')}, external ${gauge('nodejs_external_memory_bytes')}; GC pauses so far ${gcSeconds.toFixed(1)} s`;
+  // Collection pauses on the main thread since the process started, per kind of collection
+  // (minor: the young generation's scavenges; major: mark-compact; incremental: marking steps).
+  const byKind = new Map<string, { seconds: number; count: number }>();
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} ([0-9.e+-]+)$/gm)) {
+    const kind = byKind.get(m[2]!) ?? { seconds: 0, count: 0 };
+    if (m[1] === 'sum') kind.seconds = Number(m[3]);
+    else kind.count = Number(m[3]);
+    byKind.set(m[2]!, kind);
+  }
+  const gcSeconds = [...byKind.values()].reduce((sum, kind) => sum + kind.seconds, 0);
+  const kinds = [...byKind].map(([kind, { seconds, count }]) => `${kind} ${count} ${seconds.toFixed(1)} s`).join(', ');
+  return `V8 heap ${gauge('nodejs_heap_size_total_bytes')} of which used ${gauge('nodejs_heap_size_used_bytes')}, external ${gauge('nodejs_external_memory_bytes')}; GC pauses so far ${gcSeconds.toFixed(1)} s (${kinds})`;
 }
 
 main().catch((error) => {
