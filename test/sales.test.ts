@@ -233,6 +233,9 @@ describe('checkout holds tickets', () => {
     expect((await api(app, 'GET', `/v1/orders/${order.id}`, asAdmin(org))).body.order.lineItems[0]).toMatchObject({
       ticketTypeName: 'General admission',
     });
+    const page = await (await fetch(`${app().url}/checkout/${order.id}`)).text();
+    expect(page).toContain('General admission');
+    expect(page).not.toContain('Standing');
     expect(new Date(order.holdExpiresAt).getTime() - Date.now()).toBeGreaterThan(14 * 60_000);
     expect(await inventory(catalogue)).toMatchObject({ held: 2, sold: 0, capacity: 10 });
     expect((await shop.call('GET', `/sales/carts/${cart.id}`)).body.cart).toMatchObject({ status: 'checked_out', orderId: order.id });

@@ -85,7 +85,8 @@ interface LoadedOrder extends Order {
 }
 
 /**
- * The order of the page with what it shows, in one statement. The one cross-organisation read of
+ * The order of the page with what it shows, in one statement. A line shows the ticket type's name
+ * it was bought under (stored on the line), as the API's order and the confirmation mail do. The one cross-organisation read of
  * this page: the order id names its organisation, and every other row is read in that organisation.
  */
 async function loadOrder(runtime: Runtime, orderId: string) {
@@ -95,11 +96,10 @@ async function loadOrder(runtime: Runtime, orderId: string) {
     text: `SELECT ${ORDER_COLUMNS},
         (SELECT json_build_object('name', c.name) FROM sales_channels c WHERE c."organisationId" = o."organisationId" AND c.id = o."channelId") AS channel,
         (SELECT coalesce(json_agg(json_build_object('quantity', li.quantity, 'unitAmount', li."unitAmount", 'currency', li.currency,
-                  'ticketType', json_build_object('name', t.name),
+                  'ticketType', json_build_object('name', li."ticketTypeName"),
                   'occurrence', json_build_object('startsAt', oc."startsAt", 'timezone', oc.timezone, 'event', json_build_object('name', e.name)))
                   ORDER BY li."createdAt", li.id), '[]')
            FROM order_line_items li
-           JOIN ticket_types t ON t."organisationId" = li."organisationId" AND t.id = li."ticketTypeId"
            JOIN event_occurrences oc ON oc."organisationId" = li."organisationId" AND oc.id = li."occurrenceId"
            JOIN events e ON e."organisationId" = oc."organisationId" AND e.id = oc."eventId"
           WHERE li."organisationId" = o."organisationId" AND li."orderId" = o.id) AS "lineItems",
