@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../log.ts';
 import { httpRequestDuration, httpRequests, registry } from '../metrics.ts';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { REQUEST_ID_BAGGAGE, tracer } from '../tracing.ts';
+import { activeTracing, REQUEST_ID_BAGGAGE, tracer } from '../tracing.ts';
 import { requestIdOf } from './middleware.ts';
 
 /** Names the route template of this request for its metrics (the REST routes: `/v1/events/{id}`). */
@@ -34,6 +34,18 @@ function routeOf(req: Request, res: Response): string {
  */
 export function httpObservability(req: Request, res: Response, next: NextFunction): void {
   const started = process.hrtime.bigint();
+  const count = (): string => {
+    const route = routeOf(req, res);
+    const labels = { method: req.method, route, status: String(res.statusCode) };
+    httpRequests.inc(labels);
+    httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    return route;
+  };
+  // Tracing off (the default): no context, baggage or no-op span to make per request.
+  if (activeTracing() === null) {
+    res.on('finish', count);
+    return next();
+  }
   // The caller's trace, not its baggage (which would travel on to partners' webhook receivers):
   // the only baggage is this request's id, which every span started under it records (src/tracing.ts).
   const caller = propagation.extract(ROOT_CONTEXT, { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate });
@@ -41,10 +53,7 @@ export function httpObservability(req: Request, res: Response, next: NextFunctio
   const parent = propagation.setBaggage(caller, propagation.createBaggage({ [REQUEST_ID_BAGGAGE]: { value: requestId } }));
   const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
   res.on('finish', () => {
-    const route = routeOf(req, res);
-    const labels = { method: req.method, route, status: String(res.statusCode) };
-    httpRequests.inc(labels);
-    httpRequestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    const route = count();
     span.updateName(`${req.method} ${route}`);
     span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode, 'request.id': requestId });
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
