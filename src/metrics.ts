@@ -28,6 +28,13 @@ export const httpRequestDuration = new Histogram({
   registers: [registry],
 });
 
+export const graphqlFastPathAnswers = new Counter({
+  name: 'graphql_fast_path_total',
+  help: 'POST /graphql requests answered by the fast path (src/graphql/fast-path.ts) rather than by Yoga, by outcome (ok, error: a result with errors).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 export const graphqlOperations = new Counter({
   name: 'graphql_operations_total',
   help: 'GraphQL operations executed (on /graphql, /v1 and /live), by operation name, type and outcome (ok, error).',

@@ -55,46 +55,69 @@ async function send(sent: Sent, origin?: string) {
   };
 }
 
+/** graphql_fast_path_total of the app's process, over its outcomes. */
+async function fastPathAnswers(): Promise<number> {
+  const text = await (await fetch(`${app().url}/metrics`)).text();
+  return [...text.matchAll(/^graphql_fast_path_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
 const query = (q: string, variables?: unknown, operationName?: string) => JSON.stringify({ query: q, variables, operationName });
+/** 20 lists of orders with nested lists: over the cost budget (maxCost) at a limit of 100. */
+const OVER_BUDGET = `query($limit: Int) { ${Array.from(
+  { length: 20 },
+  (_, i) => `o${i}: orders(limit: $limit) { nodes { id lineItems { id } passes { id } payments { id } } }`,
+).join(' ')} }`;
 const LIST = '{ events(limit: 2) { nodes { id name status occurrenceCount } pagination { total hasNext } } }';
 
-const cases: Array<[string, Sent]> = [
-  ['a list', { body: query(LIST) }],
-  ['a list, variables and an operation name', { body: query('query L($n: Int) { events(limit: $n) { nodes { name } } }', { n: 1 }, 'L') }],
+/** Each case, and whether the fast path answers it (else Yoga does). */
+const cases: Array<[string, Sent, boolean]> = [
+  ['a list', { body: query(LIST) }, true],
+  [
+    'a list, variables and an operation name',
+    { body: query('query L($n: Int) { events(limit: $n) { nodes { name } } }', { n: 1 }, 'L') },
+    true,
+  ],
   [
     'one of two operations by name',
     { body: query('query A { events { pagination { total } } } query B { venues { nodes { id } } }', null, 'B') },
+    true,
   ],
-  ['two operations, no name', { body: query('query A { events { pagination { total } } } query B { venues { nodes { id } } }') }],
-  ['an unknown operation name', { body: query(LIST, null, 'Nope') }],
-  ['a missing event (an error in the result)', { body: query('{ event(id: "evt_missing") { id } }') }],
-  ['a field the key may not read', { body: query(LIST), venuesOnly: true }],
-  ['a syntax error', { body: query('{ events {') }],
-  ['a validation error', { body: query('{ nope }') }],
-  ['a variable of the wrong type', { body: query('query($n: Int) { events(limit: $n) { nodes { id } } }', { n: 'many' }) }],
-  ['a page over the cost budget', { body: query('{ events(limit: 100) { nodes { id occurrences { id } } } }') }],
-  ['a mutation', { body: query('mutation { createVenue(input: { name: "" }) { venue { id } } }') }],
-  ['an extra parameter', { body: JSON.stringify({ query: LIST, extra: 1 }) }],
-  ['a batch', { body: JSON.stringify([{ query: LIST }]) }],
-  ['a query that is not a string', { body: JSON.stringify({ query: 1 }) }],
-  ['variables that are a list', { body: JSON.stringify({ query: LIST, variables: [1] }) }],
-  ['a body that is not JSON', { body: '{ "query": ' }],
-  ['Accept: application/json', { body: query(LIST), accept: 'application/json' }],
-  ['Accept: application/graphql-response+json', { body: query(LIST), accept: 'application/graphql-response+json' }],
-  ['Accept: both, graphql-response first', { body: query(LIST), accept: 'application/graphql-response+json, application/json' }],
-  ['Accept: both, json first', { body: query(LIST), accept: 'application/json;charset=utf-8, application/graphql-response+json' }],
-  ['Accept: application/*', { body: query(LIST), accept: 'application/*' }],
-  ['Accept: a JSON error, graphql-response', { body: query('{ nope }'), accept: 'application/json' }],
-  ['Accept: another charset only', { body: query(LIST), accept: 'application/json; charset=utf-16' }],
-  ['Accept: an event stream', { body: query(LIST), accept: 'text/event-stream' }],
-  ['Content-Type with charset', { body: query(LIST), contentType: 'application/json; charset=utf-8' }],
+  ['two operations, no name', { body: query('query A { events { pagination { total } } } query B { venues { nodes { id } } }') }, false],
+  ['an unknown operation name', { body: query(LIST, null, 'Nope') }, false],
+  ['a missing event (an error in the result)', { body: query('{ event(id: "evt_missing") { id } }') }, true],
+  ['a field the key may not read', { body: query(LIST), venuesOnly: true }, true],
+  ['a syntax error', { body: query('{ events {') }, false],
+  ['a validation error', { body: query('{ nope }') }, false],
+  ['a variable of the wrong type', { body: query('query($n: Int) { events(limit: $n) { nodes { id } } }', { n: 'many' }) }, true],
+  ['a field that does not exist', { body: query('{ events(limit: 100) { nodes { id occurrences { id } } } }') }, false],
+  ['pages over the cost budget (refused before execution)', { body: query(OVER_BUDGET, { limit: 100 }) }, true],
+  ['a mutation', { body: query('mutation { createVenue(input: { name: "" }) { venue { id } } }') }, false],
+  ['an extra parameter', { body: JSON.stringify({ query: LIST, extra: 1 }) }, false],
+  ['a batch', { body: JSON.stringify([{ query: LIST }]) }, false],
+  ['a query that is not a string', { body: JSON.stringify({ query: 1 }) }, false],
+  ['variables that are a list', { body: JSON.stringify({ query: LIST, variables: [1] }) }, false],
+  ['a body that is not JSON', { body: '{ "query": ' }, false],
+  ['Accept: application/json', { body: query(LIST), accept: 'application/json' }, true],
+  ['Accept: application/graphql-response+json', { body: query(LIST), accept: 'application/graphql-response+json' }, true],
+  ['Accept: both, graphql-response first', { body: query(LIST), accept: 'application/graphql-response+json, application/json' }, true],
+  ['Accept: both, json first', { body: query(LIST), accept: 'application/json;charset=utf-8, application/graphql-response+json' }, true],
+  ['Accept: application/*', { body: query(LIST), accept: 'application/*' }, true],
+  ['Accept: a JSON error, graphql-response', { body: query('{ nope }'), accept: 'application/json' }, false],
+  ['Accept: another charset only', { body: query(LIST), accept: 'application/json; charset=utf-16' }, false],
+  ['Accept: an event stream', { body: query(LIST), accept: 'text/event-stream' }, false],
+  ['Content-Type with charset', { body: query(LIST), contentType: 'application/json; charset=utf-8' }, true],
 ];
 
 describe('the /graphql fast path answers as Yoga does', () => {
-  it.each(cases)('%s', async (_name, sent) => {
+  it.each(cases)('%s', async (_name, sent, onFastPath) => {
+    const before = await fastPathAnswers();
     const fast = await send(sent);
+    const afterFast = await fastPathAnswers();
     const viaYoga = await send(sent, 'https://admin.example');
     expect(fast).toEqual(viaYoga);
+    // Which path answered (graphql_fast_path_total): with an Origin always Yoga.
+    expect(afterFast - before).toBe(onFastPath ? 1 : 0);
+    expect(await fastPathAnswers()).toBe(afterFast);
   });
 
   it('answers a list with its data (so the comparison above is not of two errors)', async () => {

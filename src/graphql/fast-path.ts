@@ -3,6 +3,7 @@ import { getOperationAST, OperationTypeNode, type DocumentNode, type ExecutionRe
 import { processRegularResult } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { inputProblem } from '../http/input-safety.ts';
+import { graphqlFastPathAnswers } from '../metrics.ts';
 import { exceedsTokenLimit } from './limits.ts';
 import { negotiatedJsonMediaType, serialisedResult, type GraphqlPipeline } from './pipeline.ts';
 
@@ -52,8 +53,14 @@ function plainParams(body: unknown): Params | undefined {
  * differently from it: other methods and media types, bodies that are not one plain query object
  * (Yoga answers those with its errors), documents that do not parse or validate, mutations and
  * subscriptions, requests with an Origin (Yoga's CORS), and parameters over the operation limits.
- * A query whose execution throws (not a result with errors, which is answered here) is handed to
- * Yoga to run again: a query changes nothing, so running it twice is safe.
+ * A query whose execution throws (not a result with errors, which is answered here; a throw is an
+ * internal failure, resolvers' errors are results) is handed to Yoga to run again, so Yoga answers
+ * it: a query changes nothing, so running it twice is safe, though its metrics, span and error log
+ * line then count it twice.
+ *
+ * Yoga's plugins are handed a stand-in request with only a method (see below): a plugin added to
+ * the pipeline that reads more of the request while parsing, validating or executing must be
+ * checked against this path (test/graphql-fast-path.test.ts compares both answers).
  */
 export function graphqlFastPath(pipeline: GraphqlPipeline) {
   const { yoga } = pipeline;
@@ -97,12 +104,14 @@ export function graphqlFastPath(pipeline: GraphqlPipeline) {
     }
     if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return next();
     if (result.errors?.length) {
+      graphqlFastPathAnswers.inc({ outcome: 'error' });
       const response = processRegularResult(result, yoga.fetchAPI, mediaType);
       res.status(response.status);
       response.headers.forEach((value, name) => res.setHeader(name, value));
       res.end(await response.text());
       return;
     }
+    graphqlFastPathAnswers.inc({ outcome: 'ok' });
     res.status(200).setHeader('Content-Type', `${mediaType}; charset=utf-8`);
     res.end(serialisedResult(result));
   };
