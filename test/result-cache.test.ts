@@ -99,4 +99,13 @@ describe('the result cache keeps only what is asked for again', () => {
     expect(executions).toBe(4);
     expect(cache.get(cache.keyFor(document, null, { page: 2 }, caller)!)).toBeUndefined();
   });
+
+  it('caches no query whose key would be long (large variables), and keys a document by a digest of its text', () => {
+    const cache = new ResultCache(200);
+    const document = parse(`{ events { nodes { id ${'name '.repeat(2_000)} } } }`);
+    const caller = { principal: null, organisation: { id: 'org_1' }, apiVersion: '2026-01-01' };
+    const key = cache.keyFor(document, null, { page: 1 }, caller)!;
+    expect(key.length).toBeLessThan(200);
+    expect(cache.keyFor(document, null, { q: 'x'.repeat(5_000) }, caller)).toBeNull();
+  });
 });

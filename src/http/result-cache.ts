@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { getOperationAST, Kind, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Principal } from '../auth/principal.ts';
 import type { ChangeSubscriber } from '../db/change-notices.ts';
@@ -33,8 +34,10 @@ export const RESULT_CACHE_TTL_MS = 1_000;
  * again held ~300 MB of expired results in `npm run bench` (issue 16).
  */
 const MAX_ENTRIES = 1_000;
-/** Keys asked for once (strings of a few hundred bytes) are kept for admission, at most this many. */
+/** Keys asked for once are kept for admission, at most this many. */
 const MAX_SEEN = 10_000;
+/** Longer keys (variables of many kilobytes) are not cached: ~45 MB of keys at most. */
+const MAX_KEY_LENGTH = 4_000;
 
 /** Root fields whose results may be cached; a document selecting anything else never is. */
 export const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set([
@@ -70,7 +73,13 @@ function cacheableDocumentId(document: DocumentNode, operationName: string | nul
     operation.selectionSet.selections.every(
       (selection) => selection.kind === Kind.FIELD && CACHEABLE_ROOT_FIELDS.has(selection.name.value),
     );
-  const id = cacheable ? `${operationName ?? ''}:${document.loc?.source.body ?? print(document)}` : null;
+  // A digest of the text, not the text: keys are held (up to MAX_SEEN of them), and a document
+  // may be long; one digest per document object.
+  const id = cacheable
+    ? createHash('sha256')
+        .update(`${operationName ?? ''}\0${document.loc?.source.body ?? print(document)}`)
+        .digest('base64url')
+    : null;
   documentIds.set(document, id);
   return id;
 }
@@ -121,7 +130,10 @@ export class ResultCache implements ChangeSubscriber {
     if (this.ttlMs <= 0 || !ctx.organisation || !this.canServe()) return null;
     const documentId = cacheableDocumentId(document, operationName);
     if (documentId === null) return null;
-    return `${ctx.organisation.id}|${principalKey(ctx)}|${ctx.apiVersion}|${documentId}|${JSON.stringify(variables ?? {})}`;
+    const key = `${ctx.organisation.id}|${principalKey(ctx)}|${ctx.apiVersion}|${documentId}|${JSON.stringify(variables ?? {})}`;
+    // Variables can make a key long (up to the body limit): such a query is not cached, so every
+    // key held is small (MAX_KEY_LENGTH x (MAX_SEEN + MAX_ENTRIES) at most).
+    return key.length <= MAX_KEY_LENGTH ? key : null;
   }
 
   get(key: string): ExecutionResult | undefined {
