@@ -2,9 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { getOperationAST, OperationTypeNode, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { processRegularResult } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
-import { inputProblem } from '../http/input-safety.ts';
 import { graphqlFastPathAnswers } from '../metrics.ts';
-import { exceedsTokenLimit } from './limits.ts';
+import { paramsRefusal } from './limits.ts';
 import { negotiatedJsonMediaType, serialisedResult, type GraphqlPipeline } from './pipeline.ts';
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i;
@@ -72,7 +71,7 @@ export function graphqlFastPath(pipeline: GraphqlPipeline) {
     if (!mediaType) return next();
     const params = plainParams(req.body);
     if (!params) return next();
-    if (exceedsTokenLimit(params.query) || inputProblem(params.variables, 'variables')) return next();
+    if (paramsRefusal(params)) return next();
 
     const ctx = res.locals.ctx as RequestContext;
     // The initial context Yoga would hand its plugins (the server's, the request, the parameters);

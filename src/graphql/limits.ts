@@ -298,6 +298,24 @@ export function costRefusal(
 }
 
 /**
+ * Why a request's parameters are refused before parsing (a document over the token limit, or
+ * variables that are unsafe to store or nested too deep), or undefined: the plugin's onParams, and
+ * /graphql's fast path (src/graphql/fast-path.ts), which leaves a refused request to Yoga.
+ */
+export function paramsRefusal(params: { query?: unknown; variables?: unknown }): GraphQLError | undefined {
+  if (typeof params.query === 'string' && exceedsTokenLimit(params.query)) {
+    return limitError('maxTokens', `The document has more than ${LIMITS.maxTokens} tokens.`);
+  }
+  const problem = inputProblem(params.variables, 'variables');
+  if (!problem) return undefined;
+  const error = problem.limit
+    ? limitError('jsonDepth', `${problem.path}: ${problem.message}`)
+    : limitFreeError(`${problem.path}: ${problem.message}`);
+  error.extensions.details = [problem];
+  return error;
+}
+
+/**
  * The limits as a Yoga (envelop) plugin: the token-bounded parser, the validation rule, variables
  * that are safe to store and not nested too deep, and the cost check before execution.
  */
@@ -306,18 +324,8 @@ export function operationLimitsPlugin<Context extends object>(): Plugin<Context>
     // Answered here rather than from the parser: Yoga marks parse errors as the GraphQL-over-HTTP
     // kind that application/json answers with 200, and a refused limit is a 400 for every client.
     onParams({ params, setResult }) {
-      if (typeof params.query === 'string' && exceedsTokenLimit(params.query)) {
-        setResult({ errors: [limitError('maxTokens', `The document has more than ${LIMITS.maxTokens} tokens.`)] });
-        return;
-      }
-      const problem = inputProblem(params.variables, 'variables');
-      if (problem) {
-        const error = problem.limit
-          ? limitError('jsonDepth', `${problem.path}: ${problem.message}`)
-          : limitFreeError(`${problem.path}: ${problem.message}`);
-        error.extensions.details = [problem];
-        setResult({ errors: [error] });
-      }
+      const refusal = paramsRefusal(params);
+      if (refusal) setResult({ errors: [refusal] });
     },
     onParse({ setParseFn }) {
       setParseFn((source: string | Source) => parseBounded(typeof source === 'string' ? source : source.body));

@@ -86,8 +86,9 @@ interface LoadedOrder extends Order {
 
 /**
  * The order of the page with what it shows, in one statement. A line shows the ticket type's name
- * it was bought under (stored on the line), as the API's order and the confirmation mail do. The one cross-organisation read of
- * this page: the order id names its organisation, and every other row is read in that organisation.
+ * it was bought under (stored on the line), as the API's order and the confirmation mail do. The
+ * one cross-organisation read of this page: the order id names its organisation, and every other
+ * row is read in that organisation.
  */
 async function loadOrder(runtime: Runtime, orderId: string) {
   if (!ORDER_ID.test(orderId)) return null;

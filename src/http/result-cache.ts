@@ -94,6 +94,18 @@ function principalKey(ctx: CacheCaller): string {
   return `embed:${principal.sessionId}`;
 }
 
+/**
+ * Drops from the front of `map` what has expired, and the oldest while it holds `max` or more. Its
+ * keys are in the order they expire (one TTL, a key set again moves to the end), so the expired
+ * ones are at the front: at most as many are dropped as were added since.
+ */
+function dropOldest<V>(map: Map<string, V>, now: number, max: number, expiresAt: (value: V) => number): void {
+  for (const [oldest, value] of map) {
+    if (expiresAt(value) > now && map.size < max) break;
+    map.delete(oldest);
+  }
+}
+
 export class ResultCache implements ChangeSubscriber {
   #entries = new Map<string, Entry>();
   /** Keys asked for once, until their expiry: a second ask within it stores the result. */
@@ -149,12 +161,7 @@ export class ResultCache implements ChangeSubscriber {
   set(key: string, organisationId: string, result: ExecutionResult): void {
     if (result.errors?.length) return;
     const now = Date.now();
-    // Entries are in the order they expire (one TTL, a key set again moves to the end), so the
-    // expired ones are at the front: dropped here, at most as many as were added since.
-    for (const [oldest, entry] of this.#entries) {
-      if (entry.expiresAt > now && this.#entries.size < MAX_ENTRIES) break;
-      this.#entries.delete(oldest);
-    }
+    dropOldest(this.#entries, now, MAX_ENTRIES, (entry) => entry.expiresAt);
     this.#entries.delete(key);
     this.#entries.set(key, { result, organisationId, expiresAt: now + this.ttlMs });
   }
@@ -167,10 +174,7 @@ export class ResultCache implements ChangeSubscriber {
     const now = Date.now();
     const seenUntil = this.#seen.get(key);
     if (seenUntil !== undefined && seenUntil > now) return true;
-    for (const [oldest, expiresAt] of this.#seen) {
-      if (expiresAt > now && this.#seen.size < MAX_SEEN) break;
-      this.#seen.delete(oldest);
-    }
+    dropOldest(this.#seen, now, MAX_SEEN, (expiresAt) => expiresAt);
     this.#seen.delete(key);
     this.#seen.set(key, now + this.ttlMs);
     return false;
