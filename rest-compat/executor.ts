@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { getNamedType, parse, specifiedRules, typeFromAST, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { getNamedType, Kind, parse, specifiedRules, typeFromAST, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
 import type { z } from 'zod';
 import { AppError, issuesFrom, toAppError, type ValidationIssue } from '../src/errors.ts';
@@ -12,11 +12,14 @@ import { operationOf } from '../src/graphql/variables.ts';
 import type { Binding, RestRoute } from './route.ts';
 import { labelRoute } from '../src/http/metrics.ts';
 import { routeVersioning, type RouteVersioning } from './versioned.ts';
+import { rootFieldRefusal } from '../schema/root-field-access.ts';
 
 interface PreparedRoute {
   route: RestRoute;
   document: DocumentNode;
   versioning: RouteVersioning;
+  /** The operation's one root field, whose scopes are judged before the request's input. */
+  root: { operation: 'query' | 'mutation'; field: string };
 }
 
 /**
@@ -30,7 +33,17 @@ export function prepareRoutes(schema: GraphQLSchema, routes: readonly RestRoute[
     if (errors.length > 0) {
       throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
     }
-    return { route, document, versioning: routeVersioning(route.response, route.body) };
+    const operation = operationOf(document)!;
+    const [first] = operation.selectionSet.selections;
+    if (operation.selectionSet.selections.length !== 1 || first?.kind !== Kind.FIELD || operation.operation === 'subscription') {
+      throw new Error(`REST route ${route.method} ${route.path}: the operation must be a query or mutation of one root field`);
+    }
+    return {
+      route,
+      document,
+      versioning: routeVersioning(route.response, route.body),
+      root: { operation: operation.operation, field: first.name.value },
+    };
   });
 }
 
@@ -84,7 +97,13 @@ export function methodNotAllowed(routes: readonly RestRoute[]) {
 }
 
 export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: readonly RestRoute[]): void {
-  for (const { route, document, versioning } of prepareRoutes(pipeline.schema, routes)) {
+  const idempotency = (route: RestRoute, config: RequestContext['runtime']['config']) => ({
+    replay: route.replay ?? 'replay',
+    claimTimeoutMs: config.IDEMPOTENCY_CLAIM_TIMEOUT,
+    keysPerCredential: config.IDEMPOTENCY_KEYS_PER_CREDENTIAL,
+    keysPerAddress: config.IDEMPOTENCY_KEYS_PER_ADDRESS,
+  });
+  for (const { route, document, versioning, root } of prepareRoutes(pipeline.schema, routes)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const types = variableTypes(pipeline.schema, document);
     router[method](expressPath(route.path), async (req: Request, res: Response) => {
@@ -93,6 +112,9 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
       if (route.organisation && !ctx.organisationSlug) {
         throw new AppError(ctx.principal ? 'ORG_REQUIRED' : 'UNAUTHENTICATED');
       }
+      // Who is calling is judged before what they sent (the body, the Idempotency-Key).
+      const refused = await rootFieldRefusal(pipeline.schema, root.operation, root.field, ctx);
+      if (refused) throw refused;
       const answer = async () => {
         for (const [where, value] of [
           ['params', req.params],
@@ -113,7 +135,7 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
           throw restPaths(error, route.bind ?? {}, req);
         }
       };
-      if (route.method === 'POST') await idempotently(ctx.runtime.db, ctx, req, res, answer);
+      if (route.method === 'POST') await idempotently(ctx.runtime.db, ctx, req, res, idempotency(route, ctx.runtime.config), answer);
       else {
         const { status, body } = await answer();
         res.status(status).json(body);

@@ -206,6 +206,7 @@ export const liveRoutes: RestRoute[] = [
     body: customerTokenInput,
     bind: { '...': 'body' },
     result: (data) => data.createCustomerToken,
+    replay: 'never',
     status: 201,
     response: z.object({ customerToken: z.string(), expiresAt: z.string(), customer }),
   },

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AnswerReplay } from '../src/http/idempotency.ts';
 
 /**
  * Where the value of one GraphQL variable comes from: a path parameter, a query parameter, the whole
@@ -43,4 +44,11 @@ export interface RestRoute {
   status?: number;
   /** Schema of the success body, for the OpenAPI document. */
   response?: z.ZodType;
+  /**
+   * How a retry with the same Idempotency-Key is answered (POST only; default `replay`): a route
+   * whose answer carries a token pair says `never`, one whose answer carries key material names
+   * those fields (src/http/idempotency.ts). test/security/idempotency-attacks.test.ts checks that
+   * every route answering a secret says which.
+   */
+  replay?: AnswerReplay;
 }

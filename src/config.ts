@@ -79,6 +79,17 @@ const schema = z.object({
    * every API process). 0s turns the cache off.
    */
   RESULT_CACHE_TTL: duration.default(parseDuration('1s') as never),
+  /**
+   * Idempotency-Key: a request holding a key renews its claim every third of this while it runs; a
+   * claim not renewed for this long was lost with its process, and a retry may run the request.
+   */
+  IDEMPOTENCY_CLAIM_TIMEOUT: duration.default(parseDuration('30s') as never),
+  /**
+   * Idempotency-Keys stored per day for one credential, and for one client address among callers
+   * whose credential is public (a storefront's publishable key): beyond them 429 RATE_LIMITED.
+   */
+  IDEMPOTENCY_KEYS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
+  IDEMPOTENCY_KEYS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
   /** How long a pending order holds its tickets before it is cancelled and they return to sale. */
   ORDER_HOLD_TTL: duration.default(parseDuration('15m') as never),
   /**

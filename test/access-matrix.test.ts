@@ -206,6 +206,11 @@ interface Row<Request> {
   check?(body: any, cell: Cell): void;
   /** Cells that reveal a defect of the service: they fail today (it.fails), each naming what is wrong. */
   defects?: Partial<Record<Column, string>>;
+  /**
+   * Why a refusal here is decided only once the request's input is read (what it asks for, or a
+   * rule of the service rather than of the field): a garbled request is then judged as such.
+   */
+  refusedAfterInput?: string;
 }
 
 interface RestRequest {
@@ -441,6 +446,7 @@ const v1: Record<string, Row<RestRequest>> = {
     access: { ...ACCOUNT_READ, embedWith: 'NOT_FOUND' },
     scopes: ['events.read'],
     names: 'NOT_FOUND',
+    refusedAfterInput: 'whether a caller may mint depends on the scopes and account it asks for',
     request: ({ things }) => ({ path: '/embed/sessions', body: { accountId: things.org.account.id, scopes: ['events.read'] } }),
     check: (body, { things }) => expect(body.accountId).toBe(things.org.account.id),
   },
@@ -853,6 +859,7 @@ const live: Record<string, Row<RestRequest>> = {
   'POST /sales/orders/{id}/confirm': {
     access: { ...CHANNEL_KEYS, publishable: 'NOT_FOUND' }, // servers only
     names: 'NOT_FOUND',
+    refusedAfterInput: 'the service, not the field, tells a publishable key from a secret one',
     request: async ({ things, own }) => ({
       path: `/sales/orders/${(await own(() => things.fresh.order({ pending: true }))).order.id}/confirm`,
       body: {},
@@ -1483,8 +1490,11 @@ describe('every route and root field has a row', () => {
 /** What the refused cells of a row consume, shared: per row and organisation, the k-th thing a cell asks for. */
 const sharedThings = new Map<Row<unknown>, Map<OrganisationThings, Array<Promise<unknown>>>>();
 
-/** Runs the cell's request: its credential, X-Service-Org of the organisation, its own client address. */
-async function send(surface: Surface, row: Row<RestRequest | GraphqlRequest>, column: Column, outcome: Outcome, method: string) {
+/**
+ * Runs the cell's request: its credential, X-Service-Org of the organisation, its own client address.
+ * `garbled`: with a body no route accepts and a malformed Idempotency-Key instead of its own.
+ */
+async function send(surface: Surface, row: Row<RestRequest | GraphqlRequest>, column: Column, outcome: Outcome, method: string, garbled = false) {
   const n = ++cells;
   const things = column === 'otherOrgThing' ? theirs : mine;
   let asked = 0;
@@ -1508,7 +1518,8 @@ async function send(surface: Surface, row: Row<RestRequest | GraphqlRequest>, co
   }
   const { path, body, session } = request as RestRequest;
   if (session) headers['x-live-session'] = session;
-  return { cell, res: await api(app, method, `/${surface}${path}`, { token, org: org.slug, body, headers }) };
+  if (garbled) headers['idempotency-key'] = 'not a valid key';
+  return { cell, res: await api(app, method, `/${surface}${path}`, { token, org: org.slug, body: garbled ? [] : body, headers }) };
 }
 
 /** One test per cell; a cell naming a defect is expected to fail until the service is fixed. */
@@ -1536,6 +1547,13 @@ function restTable(surface: 'v1' | 'live', rows: Record<string, Row<RestRequest>
       } else {
         expect(`${res.status} ${res.body?.code}`, seen).toBe(`${STATUS[outcome]} ${outcome}`);
         expect(res.body.requestId).toBe(res.headers.get('x-request-id'));
+        // Who is calling is judged before what they sent: the same caller with a body no route
+        // accepts (and a malformed Idempotency-Key) is refused alike. A refusal about the things
+        // named (another organisation's) needs a body that names them.
+        if (method !== 'GET' && method !== 'DELETE' && column !== 'otherOrgThing' && !row.refusedAfterInput) {
+          const { res: garbled } = await send(surface, row, column, outcome, method, true);
+          expect(`${garbled.status} ${garbled.body?.code}`, JSON.stringify(garbled.body).slice(0, 300)).toBe(`${STATUS[outcome]} ${outcome}`);
+        }
       }
     });
   });

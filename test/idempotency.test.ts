@@ -2,11 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from './support/app.ts';
 import { asAdmin } from './support/credentials.ts';
 import { api, createOrganisation, type TestOrganisation } from './support/fixtures.ts';
-import { createCatalogue, createChannel } from './support/sales.ts';
+import { createCatalogue, createChannel, storefront } from './support/sales.ts';
 
 /**
- * Issue 15 / ../shared/spec/contract.md "Decided later": Idempotency-Key on every POST of /v1 and
- * /live. (Concurrency across two API processes: test/many-processes.test.ts.)
+ * Idempotency-Key on every POST of /v1 and /live (README "Idempotency"). Concurrency across two API
+ * processes: test/many-processes.test.ts; what an attacker tries: test/security/idempotency-attacks.test.ts.
  */
 
 const app = useTestApp();
@@ -76,17 +76,28 @@ describe('Idempotency-Key', () => {
     expect(made[0]!.body.venue.id).not.toBe(made[1]!.body.venue.id);
   });
 
-  it('replays a sales answer with the headers it set (the sales session)', async () => {
+  it('replays a sales answer within its sales session, with the headers it set', async () => {
     const catalogue = await createCatalogue(app, org);
     const { publishable } = await createChannel(app, org);
+    const shop = storefront(app, publishable);
+    await shop.call('POST', '/sales/carts', { items: [] });
     const body = { items: [{ occurrenceId: catalogue.occurrenceId, ticketTypeId: catalogue.ticketTypeId, quantity: 1 }] };
-    const headers = withKey('cart-1', { 'x-channel-key': publishable });
-    const first = await api(app, 'POST', '/live/sales/carts', { body, headers });
-    const again = await api(app, 'POST', '/live/sales/carts', { body, headers });
-    expect([first.status, again.status]).toEqual([201, 201]);
+    const first = await shop.call('POST', '/sales/carts', body, withKey('cart-1'));
+    const again = await shop.call('POST', '/sales/carts', body, withKey('cart-1'));
+    expect([first.status, again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
     expect(again.body.cart.id).toBe(first.body.cart.id);
     expect(again.headers.get('x-live-session')).toBe(first.headers.get('x-live-session'));
-    expect(await app().runtime.db.cart.count({ where: { sessionId: first.body.cart.sessionId } })).toBe(1);
+    expect(again.headers.get('set-cookie')).toBe(first.headers.get('set-cookie'));
+    expect(await app().runtime.db.cart.count({ where: { sessionId: first.body.cart.sessionId } })).toBe(2);
+  });
+
+  it('keeps nothing for a storefront call with no sales session yet: the publishable key is every browser’s', async () => {
+    const { publishable } = await createChannel(app, org);
+    const headers = withKey('first-cart', { 'x-channel-key': publishable });
+    const first = await api(app, 'POST', '/live/sales/carts', { body: { items: [] }, headers });
+    const again = await api(app, 'POST', '/live/sales/carts', { body: { items: [] }, headers });
+    expect([first.status, again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 201, null]);
+    expect(again.body.cart.id).not.toBe(first.body.cart.id);
   });
 
   it('refuses a malformed key with 400 naming the header', async () => {

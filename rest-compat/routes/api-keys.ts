@@ -43,6 +43,11 @@ export const apiKeysRoutes: RestRoute[] = [
     body: createApiKeyInput,
     bind: { input: 'body' },
     result: (data) => data.createApiKey,
+    replay: {
+      secrets: ['key'],
+      readWith: (answer) =>
+        `The key ${(answer as { apiKey: { id: string } }).apiKey.id} is listed by GET /v1/api-keys; if its key was lost, revoke it and create another.`,
+    },
     status: 201,
     response: z.object({ apiKey, key: z.string() }),
   },

@@ -23,6 +23,7 @@ export const authRoutes: RestRoute[] = [
     bind: { input: 'body' },
     result: (data) => data.login,
     response: signInResult,
+    replay: 'never',
   },
   {
     method: 'POST',
@@ -34,6 +35,7 @@ export const authRoutes: RestRoute[] = [
     body: refreshInput,
     bind: { input: 'body' },
     result: (data) => data.refreshTokens,
+    replay: 'never',
     response: z.object({ accessToken: z.string(), refreshToken: z.string() }),
   },
   {

@@ -17,6 +17,10 @@ export const embedSessionsRoutes: RestRoute[] = [
     body: createEmbedSessionInput,
     bind: { input: 'body' },
     result: (data) => data.createEmbedSession,
+    replay: {
+      secrets: ['token'],
+      readWith: () => 'An embed session is read only with its token: if the token was lost, mint another.',
+    },
     status: 201,
     response: z.object({ token: z.string(), expiresAt: z.string(), accountId: z.string(), organisation }),
   },

@@ -109,6 +109,7 @@ export const identityProvidersRoutes: RestRoute[] = [
     body: federateInput,
     bind: { input: 'body' },
     result: (data) => data.federate,
+    replay: 'never',
     response: signInResult,
   },
 ];

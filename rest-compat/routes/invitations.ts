@@ -104,6 +104,7 @@ export const invitationsRoutes: RestRoute[] = [
     body: redeemInvitationInput.partial(),
     bind: { input: 'body' },
     result: (data) => data.redeemInvitation,
+    replay: 'never',
     response: signInResult,
   },
 ];

@@ -21,6 +21,14 @@ export const partnerRoutes: RestRoute[] = [
     body: provisionPartnerAccountInput,
     bind: { input: 'body' },
     result: (data) => data.provisionPartnerAccount,
+    replay: {
+      secrets: ['publishableKey.key'],
+      readWith: (answer) => {
+        const made = answer as { account: { id: string }; salesChannel: { id: string }; publishableKey: { id: string } };
+        const channel = `/v1/sales-channels/${made.salesChannel.id}`;
+        return `The account ${made.account.id} and its sales channel (GET ${channel}) were made; if the publishable key was lost, revoke it (POST ${channel}/keys/${made.publishableKey.id}/revoke) and issue another.`;
+      },
+    },
     status: 201,
     response: z.object({
       account,

@@ -105,6 +105,13 @@ export const salesChannelsRoutes: RestRoute[] = [
     body: createChannelKeyInput,
     bind: { channelId: 'params.id', input: 'body' },
     result: (data) => data.createChannelKey,
+    replay: {
+      secrets: ['key'],
+      readWith: (answer) => {
+        const { id, channelId } = (answer as { channelKey: { id: string; channelId: string } }).channelKey;
+        return `The channel key ${id} was issued; if its key was lost, revoke it (POST /v1/sales-channels/${channelId}/keys/${id}/revoke) and issue another.`;
+      },
+    },
     status: 201,
     response: z.object({ channelKey, key: z.string() }),
   },

@@ -1,32 +1,77 @@
+import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { sha256 } from '../auth/keys.ts';
 import type { RequestContext } from '../context.ts';
 import type { Database } from '../db/client.ts';
 import { AppError, errorBody, toAppError } from '../errors.ts';
 import { clientBucket } from '../limits/rate-limiter.ts';
+import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
 
 /**
- * Idempotency keys, as payment APIs have them (../shared/spec/contract.md, "Decided later"): a POST
- * of /v1 or /live with `Idempotency-Key` (1 to 255 printable characters) is answered once; the same
- * key from the same credential with the same request within 24 hours gets that first answer again
- * (status, body, and the headers it set) with `Idempotent-Replayed: true`, without the work being
- * done twice, whichever API process receives it. The same key with another request (method, path,
- * query or body) is 409 CONFLICT. Requests with one key that arrive together run once: the others
- * wait for the first answer (up to WAIT_MS, then 409 asking to retry).
+ * Idempotency keys, as payment APIs have them (docs in README "Idempotency"): a POST of /v1 or /live
+ * with `Idempotency-Key` (1 to 255 printable characters) is answered once; the same key in the same
+ * namespace with the same request within 24 hours gets that first answer again (status, body, and
+ * the headers it set) with `Idempotent-Replayed: true`, without the work being done twice, whichever
+ * API process receives it. The same key with another request (method, path, query or body) is 409
+ * CONFLICT. Requests with one key that arrive together run once: the others wait for the first
+ * answer (up to WAIT_MS, then 409 asking to retry).
  *
- * Kept in PostgreSQL (`idempotency_keys`), keyed by the credential (an API key, a user, a channel
- * key; without one, the client address) and scoped to its organisation. Answers that did nothing
- * (429 throttles, 5xx faults) are not kept, so a retry runs again. A claim whose process died is
- * taken over after CLAIM_MS. Rows older than a day are deleted by the worker.
+ * The namespace is everything that tells callers apart: the credential (an API key, a person, an
+ * embed session, a channel key, a customer), the organisation, the API version and, for a storefront
+ * calling with its public publishable key and no signed-in shopper, the sales session. Such a call
+ * without a session (a browser's first cart) has nothing that is its own: its key is not kept.
+ *
+ * Secrets: an answer is stored encrypted with the secrets key. Routes whose answer carries a token
+ * pair keep nothing (`never`): every request runs, so a refresh token presented twice is still
+ * caught. Routes whose answer carries key material keep the answer without it, and a retry is 409
+ * CONFLICT naming what was made and where to read it (test/security/idempotency-attacks.test.ts).
+ *
+ * Bounded: keys stored per credential per day (and per client address for callers whose
+ * credential is public); refusals of callers without a credential of their own are not kept; a
+ * waiting request polls with growing pauses, or waits in memory when its own process holds the
+ * claim, and only so many wait at once. A claim is renewed while its request runs, so only a
+ * request whose process died is ever taken over.
  */
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-const CLAIM_MS = 60_000;
+/** How long a retry waits for the answer of a request with its key that is still running. */
 const WAIT_MS = 10_000;
-const POLL_MS = 50;
+/** Pauses between reads of a claim held by another process: growing, so a waiter costs ~15 reads. */
+const FIRST_POLL_MS = 50;
+const MAX_POLL_MS = 1_000;
+/**
+ * Requests one process lets wait for claims at once, and for one claim: beyond them a retry is told
+ * to come back (409 with Retry-After) instead of holding a connection and a timer.
+ */
+const MAX_WAITERS = 1_000;
+const MAX_WAITERS_PER_KEY = 20;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 /** Headers an answer sets that belong to it and are repeated on replay. */
 const REPLAYED_HEADERS = ['x-live-session', 'set-cookie', 'location', 'service-version'];
+/** The window of the per-credential and per-address quotas of stored keys. */
+const QUOTA_WINDOW_MS = IDEMPOTENCY_TTL_MS;
+
+/**
+ * How a route's answer may be replayed. `replay`: as it was. `never`: the answer carries a token
+ * pair, the key is not kept and every request runs. Otherwise the answer carries key material at
+ * `secrets` (dotted paths in the body): it is kept without them and a retry is 409 CONFLICT whose
+ * details hold what was made and `readWith`, where to read it.
+ */
+export type AnswerReplay =
+  | 'replay'
+  | 'never'
+  | {
+      secrets: readonly string[];
+      /** Where the thing made can be read (or revoked), from the answer. */
+      readWith: (answer: unknown) => string;
+    };
+
+export interface IdempotencyOptions {
+  replay: AnswerReplay;
+  claimTimeoutMs: number;
+  keysPerCredential: number;
+  keysPerAddress: number;
+}
 
 interface StoredAnswer {
   status: number;
@@ -38,19 +83,24 @@ interface Row {
   requestHash: string;
   state: string;
   responseStatus: number | null;
-  responseBody: unknown;
-  responseHeaders: Record<string, string | string[]> | null;
-  expired: boolean;
+  answer: string | null;
+  replayable: boolean;
+  lapsed: boolean;
 }
 
-function credentialOf(ctx: RequestContext): string {
+/** Who is calling, as the namespace of their keys; `public` when the credential is not theirs alone. */
+function callerOf(ctx: RequestContext): { credential: string; public: boolean } | null {
   const p = ctx.principal;
-  if (!p) return `address:${clientBucket(ctx.clientIp)}`;
-  if (p.kind === 'staff') return `staff:${p.personId}`;
-  if (p.kind === 'apiKey') return `key:${p.apiKeyId}`;
-  if (p.kind === 'embed') return `embed:${p.sessionId}`;
-  if (p.kind === 'channel') return `channel:${p.channelKeyId}${p.customerId ? `:${p.customerId}` : ''}`;
-  return `customer:${p.customerId}`;
+  if (!p) return { credential: `address:${clientBucket(ctx.clientIp)}`, public: true };
+  if (p.kind === 'staff') return { credential: `staff:${p.personId}`, public: false };
+  if (p.kind === 'apiKey') return { credential: `key:${p.apiKeyId}`, public: false };
+  if (p.kind === 'embed') return { credential: `embed:${p.sessionId}`, public: false };
+  if (p.kind === 'customer') return { credential: `customer:${p.customerId}`, public: false };
+  if (p.customerId) return { credential: `channel:${p.channelKeyId}:customer:${p.customerId}`, public: false };
+  if (p.keyKind === 'secret') return { credential: `channel:${p.channelKeyId}`, public: false };
+  // A publishable key lives in every browser of the storefront: only the sales session is the shopper's.
+  if (!ctx.liveSessionId) return null;
+  return { credential: `channel:${p.channelKeyId}:session:${ctx.liveSessionId}`, public: true };
 }
 
 /** JSON with object keys in order, so two encodings of one body hash alike. */
@@ -65,6 +115,12 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/** Requests of this process waiting for a claim, per claim: bounded by MAX_WAITERS(_PER_KEY). */
+const waiting = new Map<string, number>();
+let waitingTotal = 0;
+/** Claims this process holds: a waiter here is woken when the answer is stored, without reading. */
+const held = new Map<string, Promise<void>>();
+
 /**
  * Answers `req` through its Idempotency-Key when it has one: runs `answer` once and stores what it
  * answered, or replays the stored answer. `answer` produces the success (status, body); an error
@@ -75,6 +131,7 @@ export async function idempotently(
   ctx: RequestContext,
   req: Request,
   res: Response,
+  options: IdempotencyOptions,
   answer: () => Promise<{ status: number; body: unknown }>,
 ): Promise<void> {
   const key = req.get('idempotency-key');
@@ -82,51 +139,146 @@ export async function idempotently(
   if (!KEY.test(key)) {
     throw AppError.validation([{ path: 'Idempotency-Key', message: '1 to 255 printable ASCII characters (no spaces)' }]);
   }
-  const id = sha256(`${credentialOf(ctx)}\u0000${key}`);
-  const requestHash = sha256(`${req.method} ${req.originalUrl}\u0000${canonical(req.body ?? null)}`);
+  const caller = callerOf(ctx);
+  if (options.replay === 'never' || !caller) return send(res, await answer());
   const organisationId = ctx.organisation?.id ?? null;
+  const id = sha256([caller.credential, organisationId ?? '-', ctx.apiVersion, key].join('\u0000'));
+  const requestHash = sha256(`${req.method} ${req.originalUrl}\u0000${canonical(req.body ?? null)}`);
+  const claimToken = randomBytes(16).toString('base64url');
 
   const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    if (await claim(db, id, organisationId, requestHash)) break;
-    const row = await read(db, id);
-    if (!row) continue;
-    if (row.requestHash !== requestHash) {
-      throw new AppError('CONFLICT', 'This Idempotency-Key was used with another request; use a new key for a new request.');
-    }
-    if (row.state === 'done') {
-      res.setHeader('Idempotent-Replayed', 'true');
-      for (const [name, value] of Object.entries(row.responseHeaders ?? {})) res.setHeader(name, value);
-      res.status(row.responseStatus!).json(row.responseBody);
-      return;
-    }
-    if (Date.now() >= deadline) {
-      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being answered; retry shortly.', undefined, {
-        'Retry-After': '1',
-      });
-    }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  let claimed = await claim(db, id, organisationId, requestHash, claimToken, options.claimTimeoutMs);
+  if (claimed) await withinQuota(ctx, caller, options, () => release(db, id, claimToken));
+  else {
+    const replayed = await waitForAnswer(db, ctx, id, requestHash, deadline, res, () =>
+      claim(db, id, organisationId, requestHash, claimToken, options.claimTimeoutMs),
+    );
+    if (replayed) return;
+    claimed = true;
   }
 
-  let stored: StoredAnswer;
+  let settle = () => {};
+  const settled = new Promise<void>((resolve) => (settle = resolve));
+  held.set(id, settled);
+  const renewal = setInterval(() => void renew(db, id, claimToken, options.claimTimeoutMs).catch(() => undefined), options.claimTimeoutMs / 3);
+  renewal.unref();
   try {
-    const { status, body } = await answer();
-    stored = { status, body, headers: replayedHeaders(res) };
-  } catch (error) {
-    const appError = toAppError(error);
-    if (appError.status === 429 || appError.status >= 500) {
-      await release(db, id);
+    let stored: StoredAnswer;
+    try {
+      const { status, body } = await answer();
+      stored = { status, body, headers: replayedHeaders(res) };
+    } catch (error) {
+      const appError = toAppError(error);
+      // Throttles and faults did nothing: a retry runs again. A caller without a credential of
+      // its own leaves nothing behind by being refused.
+      if (appError.status === 429 || appError.status >= 500 || (caller.public && appError.status >= 400)) {
+        await release(db, id, claimToken);
+        throw error;
+      }
+      await store(db, ctx, id, claimToken, options.replay, {
+        status: appError.status,
+        body: errorBody(appError, ctx.requestId),
+        headers: { ...appError.headers, ...replayedHeaders(res) },
+      });
       throw error;
     }
-    await store(db, id, {
-      status: appError.status,
-      body: errorBody(appError, ctx.requestId),
-      headers: { ...appError.headers, ...replayedHeaders(res) },
-    });
+    await store(db, ctx, id, claimToken, options.replay, stored);
+    send(res, stored);
+  } finally {
+    clearInterval(renewal);
+    held.delete(id);
+    settle();
+  }
+}
+
+/**
+ * Counts a newly stored key against the caller's quotas (a fixed day, shared by every API process);
+ * beyond one, the claim is given back and the request refused with 429.
+ */
+async function withinQuota(
+  ctx: RequestContext,
+  caller: { credential: string; public: boolean },
+  options: IdempotencyOptions,
+  giveBack: () => Promise<void>,
+): Promise<void> {
+  const message = 'Too many Idempotency-Keys stored for this caller today; send requests without one, or retry later.';
+  try {
+    await ctx.runtime.rateLimiter.take('idempotency-keys:credential', caller.credential, options.keysPerCredential, QUOTA_WINDOW_MS, message);
+    if (caller.public) {
+      await ctx.runtime.rateLimiter.take('idempotency-keys:address', clientBucket(ctx.clientIp), options.keysPerAddress, QUOTA_WINDOW_MS, message);
+    }
+  } catch (error) {
+    await giveBack();
     throw error;
   }
-  await store(db, id, stored);
-  send(res, stored);
+}
+
+/**
+ * Waits for the answer of the request holding the key: replays it (true), refuses a different
+ * request or one still running at the deadline, or takes the claim over when its process died
+ * (false: the caller runs the request).
+ */
+async function waitForAnswer(
+  db: Database,
+  ctx: RequestContext,
+  id: string,
+  requestHash: string,
+  deadline: number,
+  res: Response,
+  takeOver: () => Promise<boolean>,
+): Promise<boolean> {
+  const perKey = waiting.get(id) ?? 0;
+  if (waitingTotal >= MAX_WAITERS || perKey >= MAX_WAITERS_PER_KEY) throw stillRunning();
+  waiting.set(id, perKey + 1);
+  waitingTotal += 1;
+  try {
+    let pause = FIRST_POLL_MS;
+    for (;;) {
+      const row = await read(db, id);
+      if (!row) {
+        // Released (the first request was throttled or failed) or expired: this one may run.
+        if (await takeOver()) return false;
+        continue;
+      }
+      if (row.requestHash !== requestHash) {
+        throw new AppError('CONFLICT', 'This Idempotency-Key was used with another request; use a new key for a new request.');
+      }
+      if (row.state === 'done') return replay(ctx, row, res);
+      if (row.lapsed && (await takeOver())) return false;
+      const now = Date.now();
+      if (now >= deadline) throw stillRunning();
+      const local = held.get(id);
+      const timeout = local ? deadline - now : Math.min(pause, deadline - now);
+      await Promise.race([local, new Promise((resolve) => setTimeout(resolve, timeout).unref())]);
+      pause = Math.min(pause * 2, MAX_POLL_MS);
+    }
+  } finally {
+    waitingTotal -= 1;
+    const left = (waiting.get(id) ?? 1) - 1;
+    if (left === 0) waiting.delete(id);
+    else waiting.set(id, left);
+  }
+}
+
+function stillRunning(): AppError {
+  return new AppError('CONFLICT', 'A request with this Idempotency-Key is still being answered; retry shortly.', undefined, {
+    'Retry-After': '1',
+  });
+}
+
+function replay(ctx: RequestContext, row: Row, res: Response): true {
+  const stored = JSON.parse(decryptSecret(row.answer!, ctx.runtime.encryptionKey)) as StoredAnswer & { readWith?: string };
+  if (!row.replayable) {
+    throw new AppError(
+      'CONFLICT',
+      `This Idempotency-Key was answered already, and its answer held a secret that is shown only once: it is not sent again. Read what was made with ${stored.readWith}.`,
+      { created: stored.body, readWith: stored.readWith },
+    );
+  }
+  res.setHeader('Idempotent-Replayed', 'true');
+  for (const [name, value] of Object.entries(stored.headers)) res.setHeader(name, value);
+  res.status(stored.status).json(stored.body);
+  return true;
 }
 
 function send(res: Response, { status, body }: { status: number; body: unknown }): void {
@@ -142,17 +294,36 @@ function replayedHeaders(res: Response): Record<string, string | string[]> {
   return headers;
 }
 
+/** The answer without the secrets at `paths` (dotted). */
+function withoutSecrets(body: unknown, paths: readonly string[]): unknown {
+  const copy = structuredClone(body) as Record<string, unknown>;
+  for (const path of paths) {
+    const parts = path.split('.');
+    let node: unknown = copy;
+    for (const part of parts.slice(0, -1)) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+    if (node && typeof node === 'object') delete (node as Record<string, unknown>)[parts.at(-1)!];
+  }
+  return copy;
+}
+
 /**
  * Takes the key for this request: a new row, or one whose claim lapsed (its process died) or that
  * expired (a day old) — in one statement, so of concurrent requests exactly one wins.
  */
-async function claim(db: Database, id: string, organisationId: string | null, requestHash: string): Promise<boolean> {
+async function claim(
+  db: Database,
+  id: string,
+  organisationId: string | null,
+  requestHash: string,
+  claimToken: string,
+  claimMs: number,
+): Promise<boolean> {
   const rows = await db.$queryRaw<Array<{ id: string }>>`
-    INSERT INTO idempotency_keys (id, "organisationId", "requestHash", state, "lockedUntil", "createdAt")
-    VALUES (${id}, ${organisationId}, ${requestHash}, 'running', now() + ${`${CLAIM_MS} milliseconds`}::interval, now())
+    INSERT INTO idempotency_keys (id, "organisationId", "requestHash", state, "claimToken", "lockedUntil", "createdAt")
+    VALUES (${id}, ${organisationId}, ${requestHash}, 'running', ${claimToken}, now() + ${`${claimMs} milliseconds`}::interval, now())
     ON CONFLICT (id) DO UPDATE SET
-      "requestHash" = EXCLUDED."requestHash", state = 'running', "responseStatus" = NULL, "responseBody" = NULL,
-      "responseHeaders" = NULL, "lockedUntil" = EXCLUDED."lockedUntil", "createdAt" = now()
+      "requestHash" = EXCLUDED."requestHash", state = 'running', "claimToken" = EXCLUDED."claimToken", "responseStatus" = NULL,
+      answer = NULL, replayable = true, "lockedUntil" = EXCLUDED."lockedUntil", "createdAt" = now()
     WHERE idempotency_keys."createdAt" < now() - ${`${IDEMPOTENCY_TTL_MS} milliseconds`}::interval
        OR (idempotency_keys.state = 'running' AND idempotency_keys."lockedUntil" < now()
            AND idempotency_keys."requestHash" = EXCLUDED."requestHash")
@@ -160,24 +331,36 @@ async function claim(db: Database, id: string, organisationId: string | null, re
   return rows.length === 1;
 }
 
+/** Keeps a running claim from lapsing while its request runs. */
+async function renew(db: Database, id: string, claimToken: string, claimMs: number): Promise<void> {
+  await db.$executeRaw`
+    UPDATE idempotency_keys SET "lockedUntil" = now() + ${`${claimMs} milliseconds`}::interval
+     WHERE id = ${id} AND state = 'running' AND "claimToken" = ${claimToken}`;
+}
+
 async function read(db: Database, id: string): Promise<Row | undefined> {
-  const rows = await db.$queryRaw<Row[]>`
-    SELECT "requestHash", state, "responseStatus", "responseBody", "responseHeaders",
+  const rows = await db.$queryRaw<Array<Row & { expired: boolean }>>`
+    SELECT "requestHash", state, "responseStatus", answer, replayable,
+           state = 'running' AND "lockedUntil" < now() AS lapsed,
            "createdAt" < now() - ${`${IDEMPOTENCY_TTL_MS} milliseconds`}::interval AS expired
       FROM idempotency_keys WHERE id = ${id}`;
   const row = rows[0];
   return row && !row.expired ? row : undefined;
 }
 
-async function store(db: Database, id: string, answer: StoredAnswer): Promise<void> {
+async function store(db: Database, ctx: RequestContext, id: string, claimToken: string, replay: AnswerReplay, answer: StoredAnswer): Promise<void> {
+  const secret = typeof replay === 'object' && answer.status < 400 ? replay : undefined;
+  const kept = secret
+    ? { status: answer.status, headers: {}, body: withoutSecrets(answer.body, secret.secrets), readWith: secret.readWith(answer.body) }
+    : answer;
   await db.$executeRaw`
-    UPDATE idempotency_keys SET state = 'done', "responseStatus" = ${answer.status},
-      "responseBody" = ${JSON.stringify(answer.body ?? null)}::jsonb, "responseHeaders" = ${JSON.stringify(answer.headers)}::jsonb
-    WHERE id = ${id}`;
+    UPDATE idempotency_keys SET state = 'done', "claimToken" = NULL, "responseStatus" = ${answer.status},
+      answer = ${encryptSecret(JSON.stringify(kept), ctx.runtime.encryptionKey)}, replayable = ${!secret}
+    WHERE id = ${id} AND "claimToken" = ${claimToken}`;
 }
 
-async function release(db: Database, id: string): Promise<void> {
-  await db.$executeRaw`DELETE FROM idempotency_keys WHERE id = ${id} AND state = 'running'`;
+async function release(db: Database, id: string, claimToken: string): Promise<void> {
+  await db.$executeRaw`DELETE FROM idempotency_keys WHERE id = ${id} AND state = 'running' AND "claimToken" = ${claimToken}`;
 }
 
 /** Deletes keys older than a day (the worker runs this). */
