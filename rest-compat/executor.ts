@@ -1,5 +1,15 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { getNamedType, Kind, parse, specifiedRules, typeFromAST, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  Kind,
+  OperationTypeNode,
+  parse,
+  specifiedRules,
+  typeFromAST,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+} from 'graphql';
 import type { RequestContext } from '../src/context.ts';
 import type { z } from 'zod';
 import { AppError, issuesFrom, toAppError, type ValidationIssue } from '../src/errors.ts';
@@ -35,7 +45,11 @@ export function prepareRoutes(schema: GraphQLSchema, routes: readonly RestRoute[
     }
     const operation = operationOf(document)!;
     const [first] = operation.selectionSet.selections;
-    if (operation.selectionSet.selections.length !== 1 || first?.kind !== Kind.FIELD || operation.operation === 'subscription') {
+    if (
+      operation.selectionSet.selections.length !== 1 ||
+      first?.kind !== Kind.FIELD ||
+      operation.operation === OperationTypeNode.SUBSCRIPTION
+    ) {
       throw new Error(`REST route ${route.method} ${route.path}: the operation must be a query or mutation of one root field`);
     }
     return {

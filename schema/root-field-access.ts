@@ -23,7 +23,7 @@ export async function rootFieldRefusal(
   const scopes = (field?.extensions as { pothosOptions?: { authScopes?: unknown } } | undefined)?.pothosOptions?.authScopes;
   if (!type || scopes === undefined || typeof scopes === 'function') return null;
   // No resolve info: it serves only scopes a parent granted, and a root field has no parent.
-  const cache = RequestCache.fromContext(ctx as never, builder as never) as RequestCache<never>;
+  const cache: RequestCache<never> = RequestCache.fromContext<never>(ctx as never, builder as never);
   const failure: AuthFailure | null = await cache.evaluateScopeMap(scopes as Parameters<typeof cache.evaluateScopeMap>[0]);
   return failure ? refusal(ctx, failure) : null;
 }

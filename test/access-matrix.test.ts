@@ -1494,7 +1494,14 @@ const sharedThings = new Map<Row<unknown>, Map<OrganisationThings, Array<Promise
  * Runs the cell's request: its credential, X-Service-Org of the organisation, its own client address.
  * `garbled`: with a body no route accepts and a malformed Idempotency-Key instead of its own.
  */
-async function send(surface: Surface, row: Row<RestRequest | GraphqlRequest>, column: Column, outcome: Outcome, method: string, garbled = false) {
+async function send(
+  surface: Surface,
+  row: Row<RestRequest | GraphqlRequest>,
+  column: Column,
+  outcome: Outcome,
+  method: string,
+  garbled = false,
+) {
   const n = ++cells;
   const things = column === 'otherOrgThing' ? theirs : mine;
   let asked = 0;
@@ -1552,7 +1559,9 @@ function restTable(surface: 'v1' | 'live', rows: Record<string, Row<RestRequest>
         // named (another organisation's) needs a body that names them.
         if (method !== 'GET' && method !== 'DELETE' && column !== 'otherOrgThing' && !row.refusedAfterInput) {
           const { res: garbled } = await send(surface, row, column, outcome, method, true);
-          expect(`${garbled.status} ${garbled.body?.code}`, JSON.stringify(garbled.body).slice(0, 300)).toBe(`${STATUS[outcome]} ${outcome}`);
+          expect(`${garbled.status} ${garbled.body?.code}`, JSON.stringify(garbled.body).slice(0, 300)).toBe(
+            `${STATUS[outcome]} ${outcome}`,
+          );
         }
       }
     });

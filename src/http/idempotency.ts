@@ -147,20 +147,15 @@ export async function idempotently(
   const claimToken = randomBytes(16).toString('base64url');
 
   const deadline = Date.now() + WAIT_MS;
-  let claimed = await claim(db, id, organisationId, requestHash, claimToken, options.claimTimeoutMs);
-  if (claimed) await withinQuota(ctx, caller, options, () => release(db, id, claimToken));
-  else {
-    const replayed = await waitForAnswer(db, ctx, id, requestHash, deadline, res, () =>
-      claim(db, id, organisationId, requestHash, claimToken, options.claimTimeoutMs),
-    );
-    if (replayed) return;
-    claimed = true;
-  }
+  const claimKey = () => claim(db, id, organisationId, requestHash, claimToken, options.claimTimeoutMs);
+  if (await claimKey()) await withinQuota(ctx, caller, options, () => release(db, id, claimToken));
+  else if (await waitForAnswer(db, ctx, id, requestHash, deadline, res, claimKey)) return;
 
   let settle = () => {};
   const settled = new Promise<void>((resolve) => (settle = resolve));
   held.set(id, settled);
-  const renewal = setInterval(() => void renew(db, id, claimToken, options.claimTimeoutMs).catch(() => undefined), options.claimTimeoutMs / 3);
+  const renewClaim = () => void renew(db, id, claimToken, options.claimTimeoutMs).catch(() => undefined);
+  const renewal = setInterval(renewClaim, options.claimTimeoutMs / 3);
   renewal.unref();
   try {
     let stored: StoredAnswer;
@@ -203,9 +198,21 @@ async function withinQuota(
 ): Promise<void> {
   const message = 'Too many Idempotency-Keys stored for this caller today; send requests without one, or retry later.';
   try {
-    await ctx.runtime.rateLimiter.take('idempotency-keys:credential', caller.credential, options.keysPerCredential, QUOTA_WINDOW_MS, message);
+    await ctx.runtime.rateLimiter.take(
+      'idempotency-keys:credential',
+      caller.credential,
+      options.keysPerCredential,
+      QUOTA_WINDOW_MS,
+      message,
+    );
     if (caller.public) {
-      await ctx.runtime.rateLimiter.take('idempotency-keys:address', clientBucket(ctx.clientIp), options.keysPerAddress, QUOTA_WINDOW_MS, message);
+      await ctx.runtime.rateLimiter.take(
+        'idempotency-keys:address',
+        clientBucket(ctx.clientIp),
+        options.keysPerAddress,
+        QUOTA_WINDOW_MS,
+        message,
+      );
     }
   } catch (error) {
     await giveBack();
@@ -348,7 +355,14 @@ async function read(db: Database, id: string): Promise<Row | undefined> {
   return row && !row.expired ? row : undefined;
 }
 
-async function store(db: Database, ctx: RequestContext, id: string, claimToken: string, replay: AnswerReplay, answer: StoredAnswer): Promise<void> {
+async function store(
+  db: Database,
+  ctx: RequestContext,
+  id: string,
+  claimToken: string,
+  replay: AnswerReplay,
+  answer: StoredAnswer,
+): Promise<void> {
   const secret = typeof replay === 'object' && answer.status < 400 ? replay : undefined;
   const kept = secret
     ? { status: answer.status, headers: {}, body: withoutSecrets(answer.body, secret.secrets), readWith: secret.readWith(answer.body) }

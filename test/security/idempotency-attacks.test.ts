@@ -6,7 +6,7 @@ import { liveRoutes } from '../../rest-compat/live-routes.ts';
 import { v1Routes } from '../../rest-compat/v1-routes.ts';
 import { bootstrapOrganisation } from '../../src/services/bootstrap-organisation.ts';
 import { useTestApp, type AppRef } from '../support/app.ts';
-import { asAdmin, createApiKey, customerToken, magicLinkCode, staffWithoutRights } from '../support/credentials.ts';
+import { asAdmin, createApiKey, magicLinkCode, staffWithoutRights } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, signIn, type TestOrganisation } from '../support/fixtures.ts';
 import { buy, cartLine, createChannel, seedCatalogue, storefront, type SeededCatalogue } from '../support/sales.ts';
@@ -58,7 +58,11 @@ describe('answers that carry secrets', () => {
     const created = await api(app, 'POST', '/v1/webhook-endpoints', { ...asAdmin(org), body, headers: withKey('hook-once') });
     expect(created.status).toBe(201);
     const id = created.body.endpoint.id as string;
-    const rotated = await api(app, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { ...asAdmin(org), body: {}, headers: withKey('rot') });
+    const rotated = await api(app, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, {
+      ...asAdmin(org),
+      body: {},
+      headers: withKey('rot'),
+    });
     expect(rotated.status).toBe(200);
     const rotatedAgain = await api(app, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, {
       ...asAdmin(org),
@@ -189,7 +193,12 @@ describe('the namespace of a key', () => {
     });
     const { accessToken } = await signIn(app, org.email, org.password);
     const body = (accountId: string) => ({ accountId, name: 'Twin hall' });
-    const inA = await api(app, 'POST', '/v1/venues', { token: accessToken, org: org.slug, body: body(org.account.id), headers: withKey('twin') });
+    const inA = await api(app, 'POST', '/v1/venues', {
+      token: accessToken,
+      org: org.slug,
+      body: body(org.account.id),
+      headers: withKey('twin'),
+    });
     const inB = await api(app, 'POST', '/v1/venues', {
       token: accessToken,
       org: b.organisation.slug,
@@ -210,7 +219,9 @@ describe('the namespace of a key', () => {
     const body = { accountId: org.account.id, name: `Versioned ${tag()}` };
     const answers = [];
     for (const version of supported.slice(0, 2)) {
-      answers.push(await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body, headers: withKey('per-version', { 'service-version': version }) }));
+      answers.push(
+        await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body, headers: withKey('per-version', { 'service-version': version }) }),
+      );
     }
     expect(answers.map((a) => [a.status, a.headers.get('service-version'), a.headers.get('idempotent-replayed')])).toEqual(
       supported.slice(0, 2).map((version) => [201, version, null]),
@@ -239,7 +250,12 @@ describe('bounded storage', () => {
     // A storefront shopper's refused cart is not kept either.
     const shop = storefront(app, catalogue.channel.publishable);
     await shop.call('POST', '/sales/carts', { items: [] }, from(client));
-    const refused = await shop.call('POST', '/sales/carts', { items: [{ ...cartLine(catalogue), quantity: 0 }] }, withKey('bad-cart', from(client)));
+    const refused = await shop.call(
+      'POST',
+      '/sales/carts',
+      { items: [{ ...cartLine(catalogue), quantity: 0 }] },
+      withKey('bad-cart', from(client)),
+    );
     expect(refused.status).toBe(400);
     expect(await storedText(app)).toBe(before);
   });
@@ -321,7 +337,12 @@ describe('waiting for a running request', () => {
 
   it('waiters do not poll the database in a tight loop, and only so many wait for one key', async () => {
     const scans = async () =>
-      (await query<{ n: string }>(app, `SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = 'idempotency_keys'`))[0]!.n;
+      (
+        await query<{ n: string }>(
+          app,
+          `SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = 'idempotency_keys'`,
+        )
+      )[0]!.n;
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     const before = Number(await scans());
     const release = await holdAccount();
@@ -363,7 +384,11 @@ describe('credential before body', () => {
     const staff = await staffWithoutRights(app, org);
     const res = await api(app, 'POST', '/v1/venues', { token: staff.token, org: org.slug, body: { name: 42 } });
     expect([res.status, res.body.code]).toEqual([403, 'FORBIDDEN']);
-    const anonymous = await api(app, 'POST', '/v1/venues', { org: org.slug, body: { name: 42 }, headers: withKey(randomBytes(2).toString('hex')) });
+    const anonymous = await api(app, 'POST', '/v1/venues', {
+      org: org.slug,
+      body: { name: 42 },
+      headers: withKey(randomBytes(2).toString('hex')),
+    });
     expect(anonymous.status).toBe(401);
   });
 });
