@@ -28,8 +28,8 @@ export const AUTH_TABLES: ReadonlySet<string> = new Set([
 
 /** What a channel key's answer depends on (src/auth/channel-keys.ts). */
 export const CHANNEL_KEY_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts', 'sales_channels', 'channel_keys']);
-/** What an organisation API key's answer depends on. */
-export const API_KEY_TABLES: ReadonlySet<string> = new Set(['organisations', 'api_keys']);
+/** What an organisation API key's answer depends on: a key pinned to an account dies with it. */
+export const API_KEY_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts', 'api_keys']);
 /** What a customer token's answer depends on. */
 export const CUSTOMER_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts', 'customers']);
 

@@ -111,12 +111,20 @@ function assertSameOrganisation(organisation: Organisation, organisationSlug: st
   }
 }
 
+/**
+ * A key pinned to an account acts for that account only, so it stops with it: while the account is
+ * inactive (not trading) and for good once it is deleted, the key answers 401 UNAUTHENTICATED (an
+ * administrator reactivates the account). test/security/account-key-lifecycle.test.ts.
+ */
 async function authenticateApiKey(db: Database, cache: AuthCache, key: string, organisationSlug: string | null): Promise<Authentication> {
   const keyHash = sha256(key);
   const apiKey = await cache.get(
     `key:${keyHash}`,
     async () => {
-      const row = await db.apiKey.findUnique({ where: { keyHash }, include: { organisation: true } });
+      const row = await db.apiKey.findUnique({
+        where: { keyHash },
+        include: { organisation: true, account: { select: { isDeleted: true, status: true } } },
+      });
       return row ? { value: row, organisationId: row.organisationId } : undefined;
     },
     API_KEY_TABLES,
@@ -125,6 +133,10 @@ async function authenticateApiKey(db: Database, cache: AuthCache, key: string, o
   if (apiKey.revokedAt) throw new AppError('API_KEY_REVOKED');
   const now = Date.now();
   if (apiKey.expiresAt && apiKey.expiresAt.getTime() <= now) throw new AppError('API_KEY_EXPIRED');
+  if (apiKey.account?.isDeleted) throw new AppError('UNAUTHENTICATED', 'The account of this API key was deleted.');
+  if (apiKey.account && apiKey.account.status !== 'active') {
+    throw new AppError('UNAUTHENTICATED', 'The account of this API key is inactive; an administrator can reactivate it.');
+  }
   assertSameOrganisation(apiKey.organisation, organisationSlug);
   if (!apiKey.lastUsedAt || now - apiKey.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
     apiKey.lastUsedAt = new Date(now);
