@@ -13,6 +13,12 @@ import type { Logger } from '../log.ts';
  * off), and false again the moment that connection is lost, when every subscriber is told to forget
  * everything. The connection is retried with backoff; on success subscribers forget everything again
  * (notices may have been missed meanwhile) and caching resumes.
+ *
+ * A connection can also go half-open: the socket stays "connected" while nothing arrives, so neither
+ * an error nor an end ever comes. A query on the listening connection every HEALTH_CHECK_INTERVAL_MS
+ * must answer within HEALTH_CHECK_TIMEOUT_MS (notices travel on the same connection, so an answer
+ * proves they can arrive); otherwise the connection counts as lost. A notice missed that way stops
+ * being trusted within HEALTH_CHECK_INTERVAL_MS + HEALTH_CHECK_TIMEOUT_MS.
  */
 
 export const CHANGE_CHANNEL = 'service_changes';
@@ -26,6 +32,11 @@ export interface ChangeSubscriber {
   forgetAll(): void;
 }
 
+/** How often the listening connection must prove it still carries what the server sends. */
+export const HEALTH_CHECK_INTERVAL_MS = 2_000;
+/** How long that proof (and any other query of ours) may take before the connection counts as lost. */
+export const HEALTH_CHECK_TIMEOUT_MS = 2_000;
+
 const PROBE_TIMEOUT_MS = 2_000;
 const MAX_BACKOFF_MS = 5_000;
 
@@ -35,6 +46,9 @@ export class ChangeNotices {
   #stopped = false;
   #backoffMs = 250;
   #retry: NodeJS.Timeout | undefined;
+  #healthCheck: NodeJS.Timeout | undefined;
+  /** Whether the loss of notices has been reported and not yet their return: a condition is logged once. */
+  #reportedUnavailable = false;
   #probe: { id: string; resolve: () => void } | undefined;
   readonly #subscribers: ChangeSubscriber[] = [];
   /** Connections already given up (an error is usually followed by an end). */
@@ -63,31 +77,53 @@ export class ChangeNotices {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
+    clearTimeout(this.#healthCheck);
     this.#lost();
     const client = this.#client;
     this.#client = undefined;
-    await client?.end().catch(() => undefined);
+    if (client) await close(client);
   }
 
   async #connect(): Promise<void> {
     if (this.#stopped) return;
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, keepAlive: true });
+    const client = new pg.Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: HEALTH_CHECK_TIMEOUT_MS,
+      keepAlive: true,
+    });
     client.on('error', (error) => this.#failed(client, error));
     client.on('end', () => this.#failed(client, new Error('connection ended')));
     client.on('notification', (message) => this.#received(message.payload ?? ''));
     try {
       await client.connect();
-      if (this.#stopped) return void (await client.end());
+      if (this.#stopped) return void (await close(client));
       this.#client = client;
       await client.query(`LISTEN ${CHANGE_CHANNEL}`);
       await this.#proveDelivery();
       this.#backoffMs = 250;
       for (const subscriber of this.#subscribers) subscriber.forgetAll();
       this.#listening = true;
-      this.logger.debug('listening for change notices');
+      this.#watch(client);
+      if (this.#reportedUnavailable) this.logger.info('change notices are back: caches are on again');
+      else this.logger.debug('listening for change notices');
+      this.#reportedUnavailable = false;
     } catch (error) {
       this.#failed(client, error);
     }
+  }
+
+  /** Schedules the next round trip on the listening connection; a late or failed answer loses it. */
+  #watch(client: pg.Client): void {
+    this.#healthCheck = setTimeout(() => {
+      client.query('SELECT 1').then(
+        () => {
+          if (this.#client === client) this.#watch(client);
+        },
+        (error: unknown) => this.#failed(client, new Error(`the listening connection did not answer: ${messageOf(error)}`)),
+      );
+    }, HEALTH_CHECK_INTERVAL_MS);
+    this.#healthCheck.unref();
   }
 
   /** Sends a probe from another connection and waits for it on ours. */
@@ -97,14 +133,17 @@ export class ChangeNotices {
       this.#probe = { id, resolve };
       setTimeout(() => reject(new Error('change notices do not arrive on this database (embedded PGlite?)')), PROBE_TIMEOUT_MS).unref();
     });
-    const sender = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
-    try {
-      await sender.connect();
-      await sender.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, id]);
-    } finally {
-      await sender.end().catch(() => undefined);
-    }
-    await arrived.finally(() => (this.#probe = undefined));
+    const sender = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, query_timeout: HEALTH_CHECK_TIMEOUT_MS });
+    const send = async () => {
+      try {
+        await sender.connect();
+        await sender.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, id]);
+      } finally {
+        await close(sender);
+      }
+    };
+    // Both awaited together, so a failed send leaves no unheard timeout of the probe behind.
+    await Promise.all([send(), arrived]).finally(() => (this.#probe = undefined));
   }
 
   #received(payload: string): void {
@@ -126,13 +165,29 @@ export class ChangeNotices {
     if (this.#dead.has(client)) return;
     this.#dead.add(client);
     this.#lost();
-    if (this.#client === client) this.#client = undefined;
-    void client.end().catch(() => undefined);
+    if (this.#client === client) {
+      this.#client = undefined;
+      clearTimeout(this.#healthCheck);
+    }
+    void close(client);
     if (this.#stopped) return;
-    this.logger.warn({ err: error, retryInMs: this.#backoffMs }, 'change notices unavailable: caches are off until they are back');
+    const reason = messageOf(error);
+    if (this.#reportedUnavailable) this.logger.debug({ reason, retryInMs: this.#backoffMs }, 'change notices still unavailable');
+    else this.logger.warn({ reason, retryInMs: this.#backoffMs }, 'change notices unavailable: caches are off until they are back');
+    this.#reportedUnavailable = true;
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => void this.#connect(), this.#backoffMs);
     this.#retry.unref();
     this.#backoffMs = Math.min(this.#backoffMs * 2, MAX_BACKOFF_MS);
   }
 }
+
+/** Ends a connection; a half-open one never answers the goodbye, so it is dropped after the timeout. */
+async function close(client: pg.Client): Promise<void> {
+  const drop = setTimeout(() => client.connection.stream.destroy(), HEALTH_CHECK_TIMEOUT_MS);
+  drop.unref();
+  await client.end().catch(() => undefined);
+  clearTimeout(drop);
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
