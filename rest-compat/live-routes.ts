@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { listQuery } from '../src/pagination.ts';
 import { customerOrdersFilters, customerTokenInput, magicLinkInput } from '../src/services/customers.ts';
-import { checkoutCartInput, createCartInput, updateCartInput } from '../src/services/carts.ts';
+import { checkoutCartInput } from '../src/services/sales/check-out-cart.ts';
+import { createCartInput } from '../src/services/sales/create-cart.ts';
+import { updateCartInput } from '../src/services/sales/update-cart.ts';
 import type { RestRoute } from './route.ts';
 import { versioned } from './versioned.ts';
 import { PAGINATION_FIELDS, idParam, pagination } from './shapes/common.ts';

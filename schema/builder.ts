@@ -2,7 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import { GraphQLScalarType } from 'graphql';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
-import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from '@pothos/plugin-scope-auth';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import {
   DateTimeResolver,
   EmailAddressResolver,
@@ -12,12 +12,10 @@ import {
   TimeZoneResolver,
   URLResolver,
 } from 'graphql-scalars';
-import { CHANNEL_KEYS_SALES_ONLY, SALES_API_TAKES_CHANNEL_KEYS } from '../src/auth/channel-keys.ts';
 import { signedInCustomer, type RequestContext } from '../src/context.ts';
-import { AppError } from '../src/errors.ts';
 import type PrismaTypes from '../src/generated/pothos-types.ts';
 import { getDatamodel } from '../src/generated/pothos-types.ts';
-import { missingRight } from '../src/auth/refusal.ts';
+import { refusal } from './refusal.ts';
 
 /**
  * Scopes every root field and every object holding tenant data declares with `authScopes`.
@@ -46,42 +44,6 @@ function split(permission: string): [string, string] {
   const [resource, action] = permission.split('.');
   return [resource!, action!];
 }
-
-/** The scope names a failed authorisation check tripped over. */
-function failedScopes(failure: AuthFailure): string[] {
-  if (failure.kind === AuthScopeFailureType.AuthScope) return [failure.scope];
-  if (failure.kind === AuthScopeFailureType.AnyAuthScopes || failure.kind === AuthScopeFailureType.AllAuthScopes) {
-    return failure.failures.flatMap(failedScopes);
-  }
-  return [];
-}
-
-/**
- * The contract's answer to a refused field: no credential 401; a channel key on a management
- * field, or anything but a channel key on a sales field, 401; an API key or embed token on a
- * signed-in-only field 403 SIGNED_IN_USER_REQUIRED; no X-Service-Org 400; a signed-in user
- * without the permission 403 FORBIDDEN; an API key or embed token without the scope 404 (the
- * existence of the thing is not confirmed).
- */
-export function refusal(ctx: RequestContext, failure: AuthFailure): AppError {
-  if (ctx.principal?.kind !== 'channel' && failedScopes(failure).includes('salesChannel')) {
-    return new AppError('UNAUTHENTICATED', SALES_API_TAKES_CHANNEL_KEYS);
-  }
-  if (!signedInCustomer(ctx.principal) && failedScopes(failure).includes('customer')) {
-    return new AppError('UNAUTHENTICATED', CUSTOMER_TOKEN_REQUIRED);
-  }
-  if (!ctx.principal) return new AppError('UNAUTHENTICATED');
-  if (ctx.principal.kind === 'customer') return new AppError('UNAUTHENTICATED', CUSTOMER_TOKENS_ONLY);
-  if (ctx.principal.kind === 'channel') return new AppError('UNAUTHENTICATED', CHANNEL_KEYS_SALES_ONLY);
-  if (ctx.principal.kind !== 'staff' && failedScopes(failure).includes('signedInUser')) {
-    return new AppError('SIGNED_IN_USER_REQUIRED');
-  }
-  if (!ctx.organisation) return new AppError('ORG_REQUIRED');
-  return missingRight(ctx);
-}
-
-const CUSTOMER_TOKEN_REQUIRED = 'This route takes a customer token (POST /live/sales/customer-tokens) as Authorization: Bearer <token>.';
-const CUSTOMER_TOKENS_ONLY = "A customer token authenticates only the customer's own routes (GET /live/sales/me/orders).";
 
 export const builder = new SchemaBuilder<{
   Context: RequestContext;

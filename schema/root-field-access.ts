@@ -2,7 +2,8 @@ import { RequestCache, type AuthFailure } from '@pothos/plugin-scope-auth';
 import type { GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
 import type { AppError } from '../src/errors.ts';
-import { builder, refusal } from './builder.ts';
+import { builder } from './builder.ts';
+import { refusal } from './refusal.ts';
 
 /**
  * Whether the caller may call a root field at all, by the field's own `authScopes` (who: signed in,

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkedOutOrder } from '../src/services/carts.ts';
-import { startHoldSweep } from '../src/services/orders.ts';
+import { checkedOutOrder } from '../src/services/sales/checked-out-order.ts';
+import { startHoldSweep } from '../src/services/sales/hold-sweep.ts';
 import { useTestApp } from './support/app.ts';
 import { asAdmin, staffWithRoles } from './support/credentials.ts';
 import { query } from './support/db.ts';

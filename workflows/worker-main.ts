@@ -6,7 +6,7 @@ import { createLogger } from '../src/log.ts';
 import { TemporalAccess } from '../src/temporal.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { ensureSearchAttributes } from '../src/webhooks/starts.ts';
-import { startHoldSweep } from '../src/services/orders.ts';
+import { startHoldSweep } from '../src/services/sales/hold-sweep.ts';
 import { pruneLimits } from '../src/limits/rate-limiter.ts';
 import { pruneIdempotencyKeys } from '../src/http/idempotency.ts';
 import { runPeriodically } from '../src/db/periodic.ts';

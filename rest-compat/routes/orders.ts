@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listQuery } from '../../src/pagination.ts';
-import { listOrdersFilters } from '../../src/services/orders.ts';
+import { listOrdersFilters } from '../../src/services/sales/list-orders.ts';
 import { listCustomersFilters } from '../../src/services/customers.ts';
 import { listPassesFilters, redeemPassByCodeBody, redeemPassByIdBody } from '../../src/services/passes.ts';
 import type { RestRoute } from '../route.ts';

@@ -1,14 +1,12 @@
-import {
-  checkedOutOrder,
-  checkoutCart,
-  createCart,
-  getCart,
-  updateCart,
-  type CartView,
-  type PricedLine,
-} from '../../src/services/carts.ts';
 import { createCustomerToken, customerOrders, requestMagicLink } from '../../src/services/customers.ts';
-import { confirmOrderWithSecretKey } from '../../src/services/orders.ts';
+import type { CartView } from '../../src/services/sales/cart-rows.ts';
+import { checkoutCart } from '../../src/services/sales/check-out-cart.ts';
+import { checkedOutOrder } from '../../src/services/sales/checked-out-order.ts';
+import { confirmOrderWithSecretKey } from '../../src/services/sales/confirm-order.ts';
+import { createCart } from '../../src/services/sales/create-cart.ts';
+import { getCart } from '../../src/services/sales/get-cart.ts';
+import type { PricedLine } from '../../src/services/sales/pricing.ts';
+import { updateCart } from '../../src/services/sales/update-cart.ts';
 import { builder } from '../builder.ts';
 import { Pagination, pageArgsFor } from '../pagination.ts';
 import { Order } from './order.ts';
@@ -82,7 +80,7 @@ const Checkout = builder.objectRef<Awaited<ReturnType<typeof checkoutCart>>>('Sa
   fields: (t) => ({
     // What the selection asks of it, from what the checkout's transaction wrote when that is all
     // it asks (checkedOutOrder: lines, passes, line count: the REST route's selection), else
-    // loaded with everything it asks planned as one query (issue 16).
+    // loaded with everything it asks planned as one query.
     order: t.prismaField({
       type: 'Order',
       description: 'The pending order; its tickets are held until holdExpiresAt.',

@@ -1,8 +1,9 @@
 import type { RequestContext } from '../../src/context.ts';
-import { changeOrder, getOrder, listOrders } from '../../src/services/orders.ts';
 import { getCustomer, listCustomers } from '../../src/services/customers.ts';
 import { getPass, listPasses, redeemPass } from '../../src/services/passes.ts';
-import { checkoutUrl } from '../../src/services/carts.ts';
+import { changeOrder } from '../../src/services/sales/change-order.ts';
+import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
+import { checkoutUrl } from '../../src/services/sales/order-rows.ts';
 import { builder } from '../builder.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';

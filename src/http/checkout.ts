@@ -5,16 +5,19 @@ import type { Order } from '../generated/prisma/client.ts';
 import { AppError } from '../errors.ts';
 import { publicUrl } from '../config.ts';
 import type { Runtime } from '../runtime.ts';
-import { confirmOrder, ORDER_COLUMNS, recordDeclinedPayment, releaseExpiredHolds } from '../services/orders.ts';
+import { confirmOrder } from '../services/sales/confirm-order.ts';
+import { releaseExpiredHolds } from '../services/sales/hold-sweep.ts';
+import { ORDER_COLUMNS } from '../services/sales/order-rows.ts';
+import { recordDeclinedPayment } from '../services/sales/record-declined-payment.ts';
 
 /**
- * The hosted checkout page, `{checkout_url}/{orderId}` (../shared/spec/contract.md): a plain server-rendered page
+ * The hosted checkout page, `{checkout_url}/{orderId}` (docs/spec/contract.md): a plain server-rendered page
  * (no script) that shows a pending order and takes a test card. The order id in the URL is the
  * capability, as with hosted payment pages generally: ids carry ~131 random bits, the page shows
  * no personal data (not even the email), it can only pay the order, the request log shows the
  * path without the id, and posts from other sites are refused.
  *
- * Test cards (../shared/spec/contract.md): 4242 4242 4242 4242 succeeds and confirms the order; 4000 0000 0000
+ * Test cards (docs/spec/contract.md): 4242 4242 4242 4242 succeeds and confirms the order; 4000 0000 0000
  * 0002 is declined (the order stays pending and the page says why). Any other well-formed number
  * is declined as not a test card. Every try is recorded as a payment of the order.
  */
@@ -30,7 +33,7 @@ const escape = (text: string) =>
 
 /**
  * Intl formatters by currency and by time zone, made once: building one costs more than the rest of
- * a line's rendering (the hosted page renders on every payment and confirmation, issue 16). Both
+ * a line's rendering (the hosted page renders on every payment and confirmation). Both
  * sets are small and closed (ISO 4217 codes, IANA zones), so the maps stay bounded.
  */
 const moneyFormats = new Map<string, { format: Intl.NumberFormat; digits: number }>();

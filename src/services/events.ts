@@ -11,7 +11,7 @@ import { validate, type Raw } from '../validation.ts';
 import { owningAccount } from './accounts.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { instant, localDate, timeZone } from '../time-zones.ts';
-import { cancelPendingOrdersOfEvent } from './orders.ts';
+import { cancelPendingOrdersOfEvent } from './sales/hold-sweep.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
 import { STATUSES, statusOf } from '../statuses.ts';
 
