@@ -361,6 +361,48 @@ describe('webhook delivery', () => {
   });
 });
 
+describe('a last attempt that finds its endpoint’s circuit open', () => {
+  it('is put back, not spent, when it is also the first (no retries): sent once the circuit lets attempts through', async () => {
+    const receiver = await startWebhookReceiver();
+    const dispatcher = new WebhookDispatcher(
+      app().runtime.db,
+      app().runtime.temporal,
+      { ...app().config, WEBHOOK_RETRY_SCHEDULE: [] },
+      app().runtime.logger,
+      { sweepIntervalMs: 200 },
+    );
+    try {
+      const target = await endpoint(receiver);
+      // Its breaker tripped by earlier failures: open for the next 1.5 s, then one attempt at a time.
+      const openUntil = new Date(Date.now() + 1_500);
+      await app().runtime.db.webhookEndpoint.update({
+        where: { id: target.id },
+        data: { consecutiveFailures: app().config.WEBHOOK_BREAKER_THRESHOLD, failingSince: new Date(), circuitOpenUntil: openUntil },
+      });
+      const { deliveryIds } = await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() });
+      const [id] = deliveryIds as [string];
+      const { batchIds } = await dispatcher.startBatch(deliveryIds);
+      const batch = (await client.workflow.getHandle(batchIds[0]!).result()) as DeliverBatchResult;
+      expect(batch.deliveries).toEqual([{ id, outcome: 'deferred', statusCode: null, error: null }]);
+      expect(await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } })).toMatchObject({
+        status: 'pending',
+        attemptCount: 0,
+      });
+
+      // The sweep claims it again once the circuit lets attempts through.
+      dispatcher.start();
+      const [request] = await receiver.waitForRequests(1, (r) => r.headers['service-delivery-id'] === id, 15_000);
+      expect(request!.receivedAt).toBeGreaterThanOrEqual(openUntil.getTime());
+      await waitUntil(async () => (await app().runtime.db.webhookDelivery.findUniqueOrThrow({ where: { id } })).status === 'succeeded');
+      const attempts = await app().runtime.db.webhookAttempt.findMany({ where: { deliveryId: id } });
+      expect(attempts.map((a) => [a.attemptNumber, a.scheduledAttempt, a.statusCode])).toEqual([[1, 1, 200]]);
+    } finally {
+      await dispatcher.stop();
+      await receiver.close();
+    }
+  });
+});
+
 describe('one attempt (the activity)', () => {
   const deps = () => ({
     db: app().runtime.db,

@@ -14,7 +14,7 @@ import { expectDocumentedResponse } from './support/openapi-check.ts';
 import { recordTestEvent, startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
- * What partners and operators do with deliveries beyond receiving them (issue 12): resend one,
+ * What partners and operators do with deliveries beyond receiving them: resend one,
  * recover an endpoint's failures since a time, rotate a signing secret (both signatures verified
  * with Stripe's library), and what the service does on its own: the circuit breaker, automatic
  * disabling, and pruning old history. Over HTTP against the real app, a real in-process worker, the
@@ -206,9 +206,12 @@ describe('POST /webhook-endpoints/{id}/recover', () => {
     const failed = [];
     for (let i = 0; i < 3; i += 1) failed.push((await announce(target)).deliveryIds[0]!);
     for (const id of [before, ...failed]) await settledAs(id, 'failed');
-    // Healthy again, once its circuit breaker (opened by those failures) has cooled down.
+    // Healthy again, once its circuit breaker (opened by those failures) has cooled down. The last
+    // attempts waited for the circuit to let them through, long enough here (WEBHOOK_DISABLE_AFTER
+    // is 4 s) for the endpoint to have been disabled meanwhile: the partner enables it again.
     receiver.pathBehaviours.delete(target.path);
     await new Promise((resolve) => setTimeout(resolve, 1_600));
+    expect((await api(app, 'PATCH', `/v1/webhook-endpoints/${target.id}`, { ...admin(), body: { enabled: true } })).status).toBe(200);
     const succeeded = (await announce(target)).deliveryIds[0]!;
     await settledAs(succeeded, 'succeeded');
     const sentBefore = receiver.requests.filter(on(target.path)).length;
@@ -219,9 +222,13 @@ describe('POST /webhook-endpoints/{id}/recover', () => {
     expect(res.body.recovery).toEqual({
       id: `whr_${target.id.slice(4)}`,
       endpointId: target.id,
+      url: `${receiver.url}${target.path}`,
       since,
       until: expect.any(String),
       deliveryCount: 3,
+      includedOtherUrlCount: 0,
+      skippedOtherUrlCount: 0,
+      remainingCount: 0,
     });
     for (const id of failed) await settledAs(id, 'succeeded', 4);
     expect((await delivery(before)).status).toBe('failed');
@@ -416,6 +423,36 @@ describe('an endpoint that keeps failing', () => {
     await settledAs(third, 'succeeded', 1);
     const row = await app.runtime.db.webhookEndpoint.findUniqueOrThrow({ where: { id: target.id } });
     expect(row).toMatchObject({ consecutiveFailures: 0, failingSince: null, circuitOpenUntil: null });
+  });
+
+  it('sends a delivery’s last attempt even when the circuit is open at its time: it waits for the circuit instead of being spent', async () => {
+    const target = await endpoint();
+    // Its breaker tripped by failures in a row (the threshold, 3), and open for longer than a
+    // delivery's whole schedule (600 ms): every attempt of the next delivery falls within it.
+    const openUntil = new Date(Date.now() + 4_000);
+    await app.runtime.db.webhookEndpoint.update({
+      where: { id: target.id },
+      data: { consecutiveFailures: 3, circuitOpenUntil: openUntil },
+    });
+    const id = (await announce(target)).deliveryIds[0]!;
+    await waitUntil(async () => (await delivery(id)).attemptCount >= 2);
+
+    // The last attempt was due 300 ms later: it waits for the circuit, the delivery still pending.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const waiting = await api(app, 'GET', `/v1/webhook-deliveries/${id}`, admin());
+    expect(waiting.body.delivery).toMatchObject({ status: 'pending', attemptCount: 2 });
+    expect(Date.parse(waiting.body.delivery.nextAttemptAt)).toBeGreaterThanOrEqual(openUntil.getTime());
+
+    await settledAs(id, 'succeeded', 3);
+    const attempts = (await delivery(id)).attempts;
+    expect(attempts.map((a) => [a.attemptNumber, a.trigger, a.statusCode, a.error])).toEqual([
+      [1, 'scheduled', null, expect.stringMatching(/circuit open/)],
+      [2, 'scheduled', null, expect.stringMatching(/circuit open/)],
+      [3, 'scheduled', 200, null],
+    ]);
+    const sent = receiver.requests.filter((r) => r.headers['service-delivery-id'] === id);
+    expect(sent.map((r) => [r.status, r.verified])).toEqual([[200, true]]);
+    expect(sent[0]!.receivedAt).toBeGreaterThanOrEqual(openUntil.getTime());
   });
 
   it('is disabled once every attempt failed for WEBHOOK_DISABLE_AFTER, with the reason shown and logged; enabling it again clears the reason', async () => {

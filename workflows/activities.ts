@@ -4,7 +4,7 @@ import type { Database } from '../src/db/client.ts';
 import type { Logger } from '../src/log.ts';
 import { attemptBatch, type DeliverBatchInput } from '../src/webhooks/batch.ts';
 import { attemptDelivery, type AttemptOptions, type AttemptResult, type DeliveryConfig } from '../src/webhooks/deliver.ts';
-import { recoverFailedDeliveries, resendDelivery, type RecoverInput } from '../src/webhooks/manual.ts';
+import { recoverStep, resendDelivery, type ManualHooks, type RecoverInput } from '../src/webhooks/manual.ts';
 import { labelOf, startRetryWorkflow } from '../src/webhooks/starts.ts';
 
 export interface ActivityDependencies {
@@ -18,9 +18,9 @@ export interface ActivityDependencies {
 /** Activities receive their dependencies from the worker that hosts them. */
 export function createActivities(deps: ActivityDependencies) {
   const { db } = deps;
-  const manualHooks = () => {
+  const manualHooks = (): ManualHooks => {
     const context = Context.current();
-    return { heartbeat: (progress?: unknown) => context.heartbeat(progress), progress: context.info.heartbeatDetails as unknown };
+    return { heartbeat: () => context.heartbeat() };
   };
   return {
     /** The first attempt of every delivery of a batch; starts the retry workflows of those that failed. */
@@ -46,12 +46,14 @@ export function createActivities(deps: ActivityDependencies) {
       return attemptDelivery(deps, deliveryId, attemptNumber, options);
     },
 
+    /** One manual attempt of a delivery, or `deferred` when its endpoint has no free slot. */
     resendDelivery(input: { deliveryId: string; attemptId: string }) {
       return resendDelivery(deps, input, manualHooks());
     },
 
+    /** One step of a recovery: a few failed deliveries of an endpoint sent again (src/webhooks/manual.ts). */
     recoverFailedDeliveries(input: RecoverInput) {
-      return recoverFailedDeliveries(deps, input, manualHooks());
+      return recoverStep(deps, input, manualHooks());
     },
 
     /** When the next attempt is due (shown to users); the workflow's timer is what actually waits. */

@@ -6,19 +6,11 @@
  * imported as types only.
  */
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
-import { retryDelayMs } from '../src/webhooks/retry-delay.ts';
+import { circuitRetryDelayMs, retryDelayMs, slotRetryDelayMs } from '../src/webhooks/retry-delay.ts';
 import type { DeliverWebhookInput, DeliverWebhookResult } from '../src/webhooks/workflow-contract.ts';
 import type { Activities } from './activities.ts';
 
 export { retryDelayMs };
-
-/**
- * Waits between tries of an attempt that found no free slot (its endpoint or organisation has its
- * bound of attempts in flight): growing, so a long backlog costs few workflow tasks.
- */
-function slotRetryDelayMs(tries: number): number {
-  return Math.min(60_000, 1_000 * 2 ** tries) * (0.75 + Math.random() / 2);
-}
 
 export async function deliverWebhook(input: DeliverWebhookInput): Promise<DeliverWebhookResult> {
   // Local activities: run by the worker that runs the workflow task, recorded as markers, so an
@@ -39,7 +31,14 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   for (let n = input.fromAttempt ?? 1; n <= total; n += 1) {
     let result = await attemptDelivery(input.deliveryId, n, { timeoutMs: input.attemptTimeoutMs, lastAttempt: n === total });
     for (let tries = 0; result.deferred; tries += 1) {
-      await sleep(slotRetryDelayMs(tries));
+      if (result.circuitOpenForMs === undefined) await sleep(slotRetryDelayMs(tries));
+      else {
+        // The last attempt is not spent on an open circuit: it waits until the circuit lets attempts
+        // through (shown as the delivery's next attempt), then is really sent.
+        const delay = circuitRetryDelayMs(result.circuitOpenForMs, tries);
+        await scheduleNextAttempt(input.deliveryId, new Date(Date.now() + delay).toISOString());
+        await sleep(delay);
+      }
       result = await attemptDelivery(input.deliveryId, n, { timeoutMs: input.attemptTimeoutMs, lastAttempt: n === total });
     }
     attempts.push({ attemptNumber: n, at: new Date().toISOString(), ok: result.ok, statusCode: result.statusCode, error: result.error });

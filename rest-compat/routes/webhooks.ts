@@ -10,8 +10,18 @@ import {
   webhookEventType,
 } from '../../src/services/webhook-endpoints.ts';
 import type { RestRoute } from '../route.ts';
+import type { AnswerReplay } from '../../src/http/idempotency.ts';
 import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { STATUSES } from '../../src/statuses.ts';
+import {
+  RECOVERIES_PER_ENDPOINT_PER_HOUR,
+  RECOVERIES_PER_ORGANISATION_PER_HOUR,
+  RECOVERY_MAX_DELIVERIES,
+  RECOVERY_STEP_INTERVAL_MS,
+  RECOVERY_STEP_SIZE,
+  RESENDS_PER_ENDPOINT_PER_MINUTE,
+  RESENDS_PER_ORGANISATION_PER_MINUTE,
+} from '../../src/webhooks/operator-limits.ts';
 
 const ENDPOINT_FIELDS =
   'id accountId url description eventTypes enabled disabledReason apiVersion rotationOverlapEndsAt createdAt updatedAt';
@@ -56,6 +66,15 @@ const delivery = z.object({
   attempts: z.array(attempt),
 });
 
+/** An answer holding the endpoint's signing secret: a retry is told where the endpoint is, not the secret again. */
+const SECRET_ANSWER: AnswerReplay = {
+  secrets: ['secret'],
+  readWith: (answer) => {
+    const { id } = (answer as { endpoint: { id: string } }).endpoint;
+    return `The endpoint is GET /v1/webhook-endpoints/${id}; if its secret was lost, rotate it (POST /v1/webhook-endpoints/${id}/rotate-secret).`;
+  },
+};
+
 export const webhooksRoutes: RestRoute[] = [
   {
     method: 'GET',
@@ -94,6 +113,7 @@ export const webhooksRoutes: RestRoute[] = [
     body: createWebhookEndpointInput,
     bind: { input: 'body' },
     result: (data) => data.createWebhookEndpoint,
+    replay: SECRET_ANSWER,
     status: 201,
     response: z.object({ endpoint, secret: z.string() }),
   },
@@ -165,17 +185,19 @@ export const webhooksRoutes: RestRoute[] = [
     body: rotateWebhookEndpointSecretInput,
     bind: { id: 'params.id', input: 'body' },
     result: (data) => data.rotateWebhookEndpointSecret,
+    replay: SECRET_ANSWER,
     response: z.object({ endpoint, secret: z.string() }),
   },
   {
     method: 'POST',
     path: '/webhook-endpoints/{id}/recover',
-    summary:
-      'Send every failed delivery of this endpoint created since a time (ISO 8601, at most WEBHOOK_RETENTION ago) again, as manual attempts, in the background (202). One recovery per endpoint at a time (409 while one runs); a disabled endpoint answers 409.',
+    summary: `Send the failed deliveries of this endpoint created since a time (ISO 8601, at most WEBHOOK_RETENTION ago) again, as manual attempts, in the background (202): those made for its current URL, or with includeOtherUrls: true also those made for a URL it had before; oldest first, at most ${RECOVERY_MAX_DELIVERIES}, ${RECOVERY_STEP_SIZE} at a time every ${RECOVERY_STEP_INTERVAL_MS / 1000} s. The answer counts the deliveries sent, those left out for another URL (skippedOtherUrlCount) and those beyond the maximum (remainingCount). One recovery per endpoint at a time (409 while one runs); at most ${RECOVERIES_PER_ENDPOINT_PER_HOUR} an hour per endpoint and ${RECOVERIES_PER_ORGANISATION_PER_HOUR} per organisation (429 RATE_LIMITED with Retry-After beyond); a disabled endpoint answers 409.`,
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation RecoverWebhookEndpoint($id: String!, $input: RecoverWebhookEndpointInput!) {
-      recoverWebhookEndpoint(id: $id, input: $input) { id endpointId since until deliveryCount }
+      recoverWebhookEndpoint(id: $id, input: $input) {
+        id endpointId url since until deliveryCount includedOtherUrlCount skippedOtherUrlCount remainingCount
+      }
     }`,
     params: idParam,
     body: recoverWebhookEndpointInput,
@@ -183,7 +205,17 @@ export const webhooksRoutes: RestRoute[] = [
     result: (data) => ({ recovery: data.recoverWebhookEndpoint }),
     status: 202,
     response: z.object({
-      recovery: z.object({ id: z.string(), endpointId: z.string(), since: z.string(), until: z.string(), deliveryCount: z.number().int() }),
+      recovery: z.object({
+        id: z.string(),
+        endpointId: z.string(),
+        url: z.string(),
+        since: z.string(),
+        until: z.string(),
+        deliveryCount: z.number().int(),
+        includedOtherUrlCount: z.number().int(),
+        skippedOtherUrlCount: z.number().int(),
+        remainingCount: z.number().int(),
+      }),
     }),
   },
   {
@@ -201,8 +233,7 @@ export const webhooksRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/webhook-deliveries/{id}/resend',
-    summary:
-      'Send a delivery again now, whatever its status, as a manual attempt (same Service-Event-Id and Service-Delivery-Id), in the background (202): the attempt appears among its attempts once made. A success settles it as succeeded. A disabled endpoint answers 409.',
+    summary: `Send a delivery again now, whatever its status, as a manual attempt (same Service-Event-Id and Service-Delivery-Id), in the background (202): the attempt appears among its attempts once made (later while its endpoint is busy). A success settles it as succeeded. At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} a minute per endpoint and ${RESENDS_PER_ORGANISATION_PER_MINUTE} per organisation (429 RATE_LIMITED with Retry-After beyond). A disabled endpoint answers 409.`,
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation ResendWebhookDelivery($id: String!) { resendWebhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,

@@ -22,6 +22,15 @@ import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult, statusEnum } from './common.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
+import {
+  RECOVERIES_PER_ENDPOINT_PER_HOUR,
+  RECOVERIES_PER_ORGANISATION_PER_HOUR,
+  RECOVERY_MAX_DELIVERIES,
+  RECOVERY_STEP_INTERVAL_MS,
+  RECOVERY_STEP_SIZE,
+  RESENDS_PER_ENDPOINT_PER_MINUTE,
+  RESENDS_PER_ORGANISATION_PER_MINUTE,
+} from '../../src/webhooks/operator-limits.ts';
 
 const READ = { $all: { organisation: true, permission: 'webhooks.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'webhooks.write' } } as const;
@@ -31,7 +40,7 @@ const mayRead = (accountId: string, ctx: RequestContext) =>
   ctx.access.allows('webhooks', 'read', accountId) || ctx.access.allows('webhooks', 'write', accountId);
 
 const WebhookEventTypeInfo = builder.objectRef<{ type: string; description: string }>('WebhookEventType').implement({
-  description: 'A kind of change announced by webhooks (../shared/spec/service-spec.md §6).',
+  description: 'A kind of change announced by webhooks (docs/spec/service-spec.md §6).',
   fields: (t) => ({
     type: t.exposeString('type', { description: 'Name, such as order.confirmed; the `type` of delivered envelopes.' }),
     description: t.exposeString('description', { description: 'When it is sent.' }),
@@ -88,14 +97,28 @@ const RotatedWebhookEndpointSecret = builder
   });
 
 const WebhookRecoveryRef = builder.objectRef<WebhookRecovery>('WebhookRecovery').implement({
-  description: 'A recovery in progress: the failed deliveries of an endpoint in a time range, sent again as manual attempts.',
+  description: `A recovery in progress: failed deliveries of an endpoint in a time range, sent again as manual attempts, oldest first, at most ${RECOVERY_MAX_DELIVERIES}, ${RECOVERY_STEP_SIZE} at a time every ${RECOVERY_STEP_INTERVAL_MS / 1000} s.`,
   fields: (t) => ({
     id: t.exposeString('id', { description: 'The recovery (whr_ + the endpoint id; its workflow id in Temporal).' }),
     endpointId: t.exposeString('endpointId', { description: 'The endpoint (whe_).' }),
+    url: t.expose('url', {
+      type: 'URL',
+      description: "Where it sends: the endpoint's URL when the recovery was asked for. Changing the endpoint's URL ends the recovery.",
+    }),
     since: t.expose('since', { type: 'DateTime', description: 'Deliveries created from this time...' }),
     until: t.expose('until', { type: 'DateTime', description: '...up to this one (when the recovery was asked for).' }),
     deliveryCount: t.exposeInt('deliveryCount', {
-      description: 'Failed deliveries in the range when it was asked for; each gets one manual attempt.',
+      description: `Failed deliveries in the range it sends again, when it was asked for: those made for the endpoint's current URL (any URL with includeOtherUrls), at most ${RECOVERY_MAX_DELIVERIES}. Each gets one manual attempt.`,
+    }),
+    includedOtherUrlCount: t.exposeInt('includedOtherUrlCount', {
+      description: 'Of deliveryCount, the deliveries made for another URL than the current one (only with includeOtherUrls; else 0).',
+    }),
+    skippedOtherUrlCount: t.exposeInt('skippedOtherUrlCount', {
+      description:
+        'Failed deliveries in the range made for another URL than the current one, left out (0 with includeOtherUrls). Ask again with includeOtherUrls: true to send them to the current URL.',
+    }),
+    remainingCount: t.exposeInt('remainingCount', {
+      description: `Failed deliveries in the range it would send but for the maximum of ${RECOVERY_MAX_DELIVERIES}: recover again once this recovery has finished.`,
     }),
   }),
 });
@@ -143,6 +166,11 @@ export const WebhookDelivery = builder.objectRef<DeliveryView>('WebhookDelivery'
     endpointId: t.exposeString('endpointId', { description: 'The receiving endpoint (whe_).' }),
     eventId: t.exposeString('eventId', { description: 'The source event (wev_, the Service-Event-Id), shared by its deliveries.' }),
     eventType: t.exposeString('eventType', { description: 'Event type, such as order.confirmed.' }),
+    url: t.expose('url', {
+      type: 'URL',
+      description:
+        "The endpoint's URL when the delivery was recorded: what it was made for. A recovery sends it again only while the endpoint still has this URL, unless asked to include other URLs.",
+    }),
     status: t.field({ type: WebhookDeliveryStatus, description: 'pending, succeeded or failed.', resolve: (d) => d.status }),
     attemptCount: t.exposeInt('attemptCount', { description: 'Attempts made so far.' }),
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When the next attempt is due, or null.' }),
@@ -203,6 +231,10 @@ const RecoverWebhookEndpointInput = builder.inputType('RecoverWebhookEndpointInp
       required: true,
       description:
         'ISO 8601 date and time: deliveries created from then until now; not in the future, at most WEBHOOK_RETENTION (30 days) ago.',
+    }),
+    includeOtherUrls: t.boolean({
+      description:
+        'true also sends deliveries made while the endpoint had another URL, to its current URL (their data was meant for the old one: confirm it belongs to the same receiver). Omitted or false: only deliveries made for the current URL; the others are counted in skippedOtherUrlCount.',
     }),
   }),
 });
@@ -305,8 +337,7 @@ builder.mutationFields((t) => ({
   }),
   recoverWebhookEndpoint: t.field({
     type: WebhookRecoveryRef,
-    description:
-      'Sends every failed delivery of the endpoint created since a time again, as manual attempts, in the background (POST /v1/webhook-endpoints/{id}/recover). One recovery per endpoint at a time (CONFLICT while one runs); a disabled endpoint answers CONFLICT.',
+    description: `Sends the failed deliveries of the endpoint created since a time again, as manual attempts, in the background (POST /v1/webhook-endpoints/{id}/recover): those made for its current URL (any URL with includeOtherUrls), oldest first, at most ${RECOVERY_MAX_DELIVERIES}, ${RECOVERY_STEP_SIZE} at a time every ${RECOVERY_STEP_INTERVAL_MS / 1000} s. One recovery per endpoint at a time (CONFLICT while one runs), at most ${RECOVERIES_PER_ENDPOINT_PER_HOUR} an hour per endpoint and ${RECOVERIES_PER_ORGANISATION_PER_HOUR} per organisation (RATE_LIMITED beyond); a disabled endpoint answers CONFLICT.`,
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
@@ -316,8 +347,7 @@ builder.mutationFields((t) => ({
   }),
   resendWebhookDelivery: t.field({
     type: WebhookDelivery,
-    description:
-      'Sends a delivery again now, whatever its status, as a manual attempt with the same Service-Event-Id (POST /v1/webhook-deliveries/{id}/resend). Answers the delivery as it is; the attempt appears among its attempts once made. A disabled endpoint answers CONFLICT.',
+    description: `Sends a delivery again now, whatever its status, as a manual attempt with the same Service-Event-Id (POST /v1/webhook-deliveries/{id}/resend). Answers the delivery as it is; the attempt appears among its attempts once made (later while its endpoint is busy). At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} a minute per endpoint and ${RESENDS_PER_ORGANISATION_PER_MINUTE} per organisation (RATE_LIMITED beyond). A disabled endpoint answers CONFLICT.`,
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Delivery id (whd_).' }) },
     resolve: (_root, { id }, ctx) => resendWebhookDelivery(ctx, id),

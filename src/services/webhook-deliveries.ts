@@ -6,6 +6,7 @@ import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prism
 import { missingRight } from '../auth/refusal.ts';
 import { newId } from '../ids.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
+import { RESENDS_PER_ENDPOINT_PER_MINUTE, RESENDS_PER_ORGANISATION_PER_MINUTE } from '../webhooks/operator-limits.ts';
 import { labelOf, startResendWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, temporalClient } from './webhook-workflows.ts';
 import { validate } from '../validation.ts';
@@ -106,13 +107,30 @@ export async function getWebhookDelivery(ctx: RequestContext, id: string): Promi
 /**
  * Sends the delivery again now, whatever its status, as a manual attempt (trigger manual, the same
  * Service-Event-Id and Service-Delivery-Id, a fresh signature), in the background: the attempt
- * appears among the delivery's attempts once made. A success settles the delivery as succeeded; a
- * failure changes nothing else and is not retried. A disabled endpoint is refused (CONFLICT). An
- * open circuit lets this attempt through (half-open).
+ * appears among the delivery's attempts once made (later when its endpoint is busy). A success
+ * settles the delivery as succeeded; a failure changes nothing else and is not retried. A disabled
+ * endpoint is refused (CONFLICT). An open circuit lets this attempt through (half-open). At most
+ * RESENDS_PER_ENDPOINT_PER_MINUTE per endpoint and RESENDS_PER_ORGANISATION_PER_MINUTE per
+ * organisation (RATE_LIMITED with Retry-After beyond).
  */
 export async function resendWebhookDelivery(ctx: RequestContext, id: string): Promise<DeliveryView> {
   const { endpoint, ...row } = await deliveryFor(ctx, id, 'write');
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to resend its deliveries.');
+  const { rateLimiter } = ctx.runtime;
+  await rateLimiter.take(
+    'webhook-resend:endpoint',
+    endpoint.id,
+    RESENDS_PER_ENDPOINT_PER_MINUTE,
+    60_000,
+    `At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} resends a minute per endpoint; to send many failed deliveries again, recover the endpoint.`,
+  );
+  await rateLimiter.take(
+    'webhook-resend:organisation',
+    endpoint.organisationId,
+    RESENDS_PER_ORGANISATION_PER_MINUTE,
+    60_000,
+    `At most ${RESENDS_PER_ORGANISATION_PER_MINUTE} resends a minute per organisation.`,
+  );
   const client = await temporalClient(ctx);
   await closeCircuit(ctx, endpoint.id);
   await startResendWorkflow(

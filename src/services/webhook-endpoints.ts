@@ -11,6 +11,11 @@ import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
 import { assertDeliverableUrl, MAX_WEBHOOK_URL_LENGTH, parseWebhookUrl, UrlPolicyError } from '../net/url-policy.ts';
 import { documentedAs } from '../limits/limits.ts';
 import { describeDuration } from '../webhooks/recorder.ts';
+import {
+  RECOVERIES_PER_ENDPOINT_PER_HOUR,
+  RECOVERIES_PER_ORGANISATION_PER_HOUR,
+  RECOVERY_MAX_DELIVERIES,
+} from '../webhooks/operator-limits.ts';
 import { recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, temporalClient } from './webhook-workflows.ts';
 import { owningAccount } from './accounts.ts';
@@ -95,7 +100,10 @@ export const rotateWebhookEndpointSecretInput = z.strictObject({
     .nullish(),
 });
 
-export const recoverWebhookEndpointInput = z.strictObject({ since: instant });
+export const recoverWebhookEndpointInput = z.strictObject({
+  since: instant,
+  includeOtherUrls: z.boolean({ error: 'true or false.' }).nullish(),
+});
 
 export type CreateWebhookEndpointInput = Raw<z.input<typeof createWebhookEndpointInput>>;
 export type UpdateWebhookEndpointInput = Raw<z.input<typeof updateWebhookEndpointInput>>;
@@ -156,7 +164,7 @@ export function getWebhookEndpoint(ctx: RequestContext, id: string): Promise<Web
 }
 
 /**
- * Registers an endpoint. The payload version defaults to the current one (../shared/spec/service-spec.md §9:
+ * Registers an endpoint. The payload version defaults to the current one (docs/spec/service-spec.md §9:
  * endpoints pin the version current at creation); a known, non-sunset earlier one may be asked
  * for. Answers the endpoint and its signing secret, which is never shown again.
  */
@@ -259,22 +267,36 @@ export interface WebhookRecovery {
   /** The recovery's workflow id in Temporal (whr_ + the endpoint's id). */
   id: string;
   endpointId: string;
+  /** Where it sends: the endpoint's URL when it was asked for (a change of URL ends it). */
+  url: string;
   since: Date;
   until: Date;
-  /** Failed deliveries in [since, until] when it was asked for. */
+  /** Failed deliveries in [since, until] it sends again, when it was asked for (at most RECOVERY_MAX_DELIVERIES). */
   deliveryCount: number;
+  /** Of those, the ones made for another URL than the endpoint's (includeOtherUrls). */
+  includedOtherUrlCount: number;
+  /** Failed deliveries in the range made for another URL, left out (without includeOtherUrls). */
+  skippedOtherUrlCount: number;
+  /** Failed deliveries in the range it would send but for RECOVERY_MAX_DELIVERIES: for a later recovery. */
+  remainingCount: number;
 }
 
 /**
- * Sends every failed delivery of the endpoint created since `since` (up to now) again, as manual
- * attempts, in the background (src/webhooks/manual.ts). `since` may go back as far as history is
- * kept (WEBHOOK_RETENTION). One recovery per endpoint runs at a time (CONFLICT while one does); a
+ * Sends the failed deliveries of the endpoint created since `since` (up to now) again, as manual
+ * attempts, in the background (src/webhooks/manual.ts): those made for the endpoint's current URL,
+ * or with `includeOtherUrls` those made for any URL it had; oldest first, at most
+ * RECOVERY_MAX_DELIVERIES, RECOVERY_STEP_SIZE at a time a pause apart. The answer says how many
+ * are sent, how many were left out for another URL and how many remain beyond the maximum. `since`
+ * may go back as far as history is kept (WEBHOOK_RETENTION). One recovery per endpoint runs at a
+ * time (CONFLICT while one does), at most RECOVERIES_PER_ENDPOINT_PER_HOUR per endpoint and
+ * RECOVERIES_PER_ORGANISATION_PER_HOUR per organisation (RATE_LIMITED with Retry-After beyond); a
  * disabled endpoint is refused (CONFLICT). An open circuit is closed to half-open first: the
  * partner says the endpoint works again, so it is tried, one attempt at a time until one succeeds.
  */
 export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, raw: RecoverWebhookEndpointInput): Promise<WebhookRecovery> {
   const endpoint = await loadEndpoint(ctx, id, 'write');
-  const { since } = validate(recoverWebhookEndpointInput, raw);
+  const { since, includeOtherUrls: anyUrl } = validate(recoverWebhookEndpointInput, raw);
+  const includeOtherUrls = anyUrl === true;
   const until = new Date();
   const retention = ctx.runtime.config.WEBHOOK_RETENTION;
   if (since.getTime() > until.getTime()) throw AppError.validation([{ path: 'since', message: 'Not in the future.' }]);
@@ -284,9 +306,33 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     ]);
   }
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to recover its deliveries.');
-  const deliveryCount = await ctx.db.webhookDelivery.count({
-    where: { endpointId: endpoint.id, status: 'failed', createdAt: { gte: since, lte: until } },
-  });
+  const { rateLimiter } = ctx.runtime;
+  await rateLimiter.take(
+    'webhook-recover:endpoint',
+    endpoint.id,
+    RECOVERIES_PER_ENDPOINT_PER_HOUR,
+    3_600_000,
+    `At most ${RECOVERIES_PER_ENDPOINT_PER_HOUR} recoveries an hour per endpoint.`,
+  );
+  await rateLimiter.take(
+    'webhook-recover:organisation',
+    endpoint.organisationId,
+    RECOVERIES_PER_ORGANISATION_PER_HOUR,
+    3_600_000,
+    `At most ${RECOVERIES_PER_ORGANISATION_PER_HOUR} recoveries an hour per organisation.`,
+  );
+  const failed = { endpointId: endpoint.id, status: 'failed', createdAt: { gte: since, lte: until } } as const;
+  const sent = includeOtherUrls ? failed : { ...failed, url: endpoint.url };
+  const [first, matching, otherUrls] = await Promise.all([
+    ctx.db.webhookDelivery.findMany({
+      where: sent,
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: RECOVERY_MAX_DELIVERIES,
+      select: { url: true },
+    }),
+    ctx.db.webhookDelivery.count({ where: sent }),
+    ctx.db.webhookDelivery.count({ where: { ...failed, url: { not: endpoint.url } } }),
+  ]);
   await closeCircuit(ctx, endpoint.id);
   const started = await startRecoveryWorkflow(await temporalClient(ctx), ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, {
     organisationId: endpoint.organisationId,
@@ -294,10 +340,22 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     endpointId: endpoint.id,
     since: since.toISOString(),
     until: until.toISOString(),
+    url: endpoint.url,
+    includeOtherUrls,
   });
   if (started === 'already started')
     throw new AppError('CONFLICT', 'A recovery of this endpoint is running; try again once it has finished.');
-  return { id: recoveryWorkflowId(endpoint.id), endpointId: endpoint.id, since, until, deliveryCount };
+  return {
+    id: recoveryWorkflowId(endpoint.id),
+    endpointId: endpoint.id,
+    url: endpoint.url,
+    since,
+    until,
+    deliveryCount: first.length,
+    includedOtherUrlCount: first.filter((delivery) => delivery.url !== endpoint.url).length,
+    skippedOtherUrlCount: includeOtherUrls ? 0 : otherUrls,
+    remainingCount: matching - first.length,
+  };
 }
 
 /**

@@ -29,7 +29,9 @@ import { leaseId, waitForSlots, type GiveUpReason, type SlotOutcome } from './sl
  *      failed with attempts left;
  *   4. puts back what found no slot (its endpoint or organisation at its bound, e.g. a slow
  *      receiver; see SLOT_WAIT_MS): out of this batch, into the outbox, where the dispatcher's sweep
- *      claims it again as slots free up.
+ *      claims it again as slots free up. When the first attempt is also the last (an empty retry
+ *      schedule), one that finds its endpoint's circuit open is put back too, until the circuit
+ *      lets attempts through: a delivery's last attempt is always really sent.
  *
  * Run again after a crash (another worker takes the workflow task over once it times out), the
  * recorded attempts are replayed, not resent; only what was in flight is sent again. A delivery's result
@@ -51,7 +53,7 @@ export type BatchDeliveryOutcome =
   | 'retrying'
   /** Failed for good (no attempts left, or its endpoint was disabled or deleted). */
   | 'failed'
-  /** Not sent: no free slot; put back into the outbox for a later batch. */
+  /** Not sent: no free slot (or an open circuit at the last attempt); put back into the outbox for a later batch. */
   | 'deferred'
   /** Settled before this batch reached it (a manual attempt succeeded meanwhile). */
   | 'skipped';
@@ -123,6 +125,7 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
 
     const byLease = new Map(toSend.map((delivery) => [leaseId(delivery.id, 1), delivery]));
     const gaveUp = new Map<string, GiveUpReason>();
+    const circuitOpen: LoadedDelivery[] = [];
     const answers = await waitForSlots(
       deps.db,
       deps.config,
@@ -135,9 +138,24 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
       { patienceMs: SLOT_WAIT_MS, maxMs: SLOT_WAIT_MAX_MS, gaveUp },
       (lease: string, slot: SlotOutcome) => {
         const delivery = byLease.get(lease)!;
-        attempt(delivery, slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)));
+        if (slot === 'open' && lastAttempt) circuitOpen.push(delivery);
+        else
+          attempt(delivery, slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)));
       },
     );
+    if (circuitOpen.length > 0) {
+      await putBack(
+        deps.db,
+        input.batchId,
+        circuitOpen.map((delivery) => delivery.id),
+        'until the circuit closes',
+      );
+      for (const delivery of circuitOpen) results.set(delivery.id, { id: delivery.id, outcome: 'deferred', statusCode: null, error: null });
+      deps.logger.info(
+        { batchId: input.batchId, putBack: circuitOpen.length },
+        'last attempts put back into the outbox until their endpoint’s circuit closes',
+      );
+    }
     const busy = toSend.filter((delivery) => answers.get(leaseId(delivery.id, 1)) === 'busy');
     if (busy.length > 0) {
       await putBack(
@@ -165,11 +183,26 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
   return { batchId: input.batchId, deliveries: deliveries.map((delivery) => results.get(delivery.id)!) };
 }
 
-async function putBack(db: Database, batchId: string, deliveryIds: string[]): Promise<void> {
+/**
+ * Back into the outbox, claimable again after PUT_BACK_MS, or for a last attempt that found its
+ * endpoint's circuit open, once the circuit lets attempts through (and PUT_BACK_MS at least).
+ */
+async function putBack(
+  db: Database,
+  batchId: string,
+  deliveryIds: string[],
+  when: 'soon' | 'until the circuit closes' = 'soon',
+): Promise<void> {
+  const circuit = when === 'until the circuit closes';
   await db.$executeRaw`
-    UPDATE webhook_deliveries
-       SET "batchId" = NULL, "workflowStartedAt" = NULL, "availableAt" = now() + make_interval(secs => ${PUT_BACK_MS}::float8 / 1000), "updatedAt" = now()
-     WHERE id = ANY(${deliveryIds}::text[]) AND "batchId" = ${batchId} AND status = 'pending'`;
+    UPDATE webhook_deliveries d
+       SET "batchId" = NULL, "workflowStartedAt" = NULL, "updatedAt" = now(),
+           "availableAt" = greatest(
+             now() + make_interval(secs => ${PUT_BACK_MS}::float8 / 1000),
+             CASE WHEN ${circuit}::boolean THEN e."circuitOpenUntil" END)
+      FROM webhook_endpoints e
+     WHERE e."organisationId" = d."organisationId" AND e.id = d."endpointId"
+       AND d.id = ANY(${deliveryIds}::text[]) AND d."batchId" = ${batchId} AND d.status = 'pending'`;
 }
 
 /**

@@ -20,7 +20,7 @@ import { tracer } from '../tracing.ts';
 const TRACE_CONTEXT = new W3CTraceContextPropagator();
 
 /**
- * One HTTP attempt of a webhook delivery (../shared/spec/service-spec.md §6, ../shared/spec/contract.md "Webhook delivery"): the
+ * One HTTP attempt of a webhook delivery (docs/spec/service-spec.md §6, docs/spec/contract.md "Webhook delivery"): the
  * first attempt of each delivery in its batch (batch.ts), a retry in the delivery's own workflow
  * (attemptDelivery below), or a manual attempt (manual.ts). Outside any request, so it uses the
  * runtime database handle, not a tenant-scoped one; the event and endpoint are joined on the
@@ -36,7 +36,7 @@ const TRACE_CONTEXT = new W3CTraceContextPropagator();
  * What remains is the window between the receiver's answer and the insert: a worker that dies
  * there has sent the attempt without recording it, and it is sent once more (same
  * Service-Event-Id and Service-Delivery-Id, a fresh signature timestamp). Receivers deduplicate on
- * Service-Event-Id (../shared/spec/service-spec.md §6).
+ * Service-Event-Id (docs/spec/service-spec.md §6).
  *
  * Before sending, an attempt takes a slot (slots.ts: per-endpoint and per-organisation bounds and
  * the circuit breaker, shared by every worker through PostgreSQL); the statement that records it
@@ -44,7 +44,7 @@ const TRACE_CONTEXT = new W3CTraceContextPropagator();
  */
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
-/** What is kept of a receiver's answer (../shared/spec/contract.md: first 4 KiB). */
+/** What is kept of a receiver's answer (docs/spec/contract.md: first 4 KiB). */
 export const RESPONSE_BODY_LIMIT = 4096;
 
 export type DeliveryConfig = Pick<
@@ -88,10 +88,13 @@ export interface AttemptResult {
   /** True when the outcome was read from an attempt recorded earlier rather than sent now. */
   replayed: boolean;
   /**
-   * No slot came free in time (the endpoint or organisation has its bound of attempts in flight):
-   * nothing was sent or recorded, and the same attempt is to be made later.
+   * No slot came free in time (the endpoint or organisation has its bound of attempts in flight),
+   * or the schedule's last attempt found the endpoint's circuit open: nothing was sent or recorded,
+   * and the same attempt is to be made later.
    */
   deferred?: true;
+  /** For a last attempt put off by an open circuit: how long the circuit stays open from now. */
+  circuitOpenForMs?: number;
 }
 
 /** Error of an attempt not sent because the endpoint's circuit is open. */
@@ -238,7 +241,9 @@ export function stopReason(delivery: LoadedDelivery): 'endpoint disabled' | 'end
  * endpoint disabled or deleted since the delivery was recorded is not sent to: the attempt is
  * recorded without a request (no status code, duration 0, error 'endpoint disabled' / 'endpoint
  * deleted') and the delivery marked failed, which stops the workflow. No free slot within
- * `slotWaitMs` answers `deferred`; an open circuit records the attempt as not sent.
+ * `slotWaitMs` answers `deferred`. An open circuit records the attempt as not sent, but for the
+ * schedule's last attempt: that one answers `deferred` with how long the circuit stays open, and is
+ * made once it lets attempts through, so the partner always gets its final try.
  */
 export async function attemptDelivery(
   deps: DeliverDependencies,
@@ -265,8 +270,20 @@ export async function attemptDelivery(
   );
   const outcome = slot.get(spec.leaseId) ?? 'busy';
   if (outcome === 'busy') return { ok: false, statusCode: null, error: null, replayed: false, deferred: true };
+  if (outcome === 'open' && spec.lastAttempt) {
+    const circuitOpenForMs = await circuitOpenFor(deps.db, delivery.endpointId);
+    return { ok: false, statusCode: null, error: null, replayed: false, deferred: true, circuitOpenForMs };
+  }
   if (outcome === 'open') return recordAttempt(deps, delivery, spec, CIRCUIT_OPEN);
   return recordAttempt(deps, delivery, spec, await makeAttempt(deps, delivery, new SecretCache(deps.encryptionKey), options.timeoutMs));
+}
+
+/** How long the endpoint's circuit stays open from now, by the database's clock (0 once it is not). */
+export async function circuitOpenFor(db: Database, endpointId: string): Promise<number> {
+  const [row] = await db.$queryRaw<Array<{ ms: number | null }>>`
+    SELECT (extract(epoch FROM "circuitOpenUntil" - clock_timestamp()) * 1000)::float8 AS ms
+      FROM webhook_endpoints WHERE id = ${endpointId}`;
+  return Math.max(0, Math.ceil(row?.ms ?? 0));
 }
 
 interface Prepared {

@@ -13,23 +13,34 @@ import {
   type DeliverDependencies,
   type LoadedDelivery,
 } from './deliver.ts';
-import { leaseId, waitForSlots } from './slots.ts';
+import { RECOVERY_STEP_SIZE } from './operator-limits.ts';
+import { leaseId, waitForSlots, type SlotOutcome } from './slots.ts';
 
 /**
- * Manual attempts (trigger `manual`): a resend of one delivery, and the recovery of every failed
- * delivery of an endpoint since a time. They are attempts like the scheduled ones (same headers,
+ * Manual attempts (trigger `manual`): a resend of one delivery, and the recovery of the failed
+ * deliveries of an endpoint since a time. They are attempts like the scheduled ones (same headers,
  * the same Service-Event-Id and Service-Delivery-Id, a fresh signature, slots and breaker), with
- * three differences: they take the next position among the delivery's attempts without being part
- * of its schedule; one that succeeds settles the delivery as succeeded (a failed one leaves it as
- * it was, and is not retried); and they wait for a slot as long as it takes rather than being put
- * back. Each is recorded under an id fixed before it is sent, so a retried activity replays it.
+ * two differences: they take the next position among the delivery's attempts without being part
+ * of its schedule; and one that succeeds settles the delivery as succeeded (a failed one leaves it
+ * as it was, and is not retried). Each is recorded under an id fixed before it is sent, so a
+ * retried activity replays it.
+ *
+ * An activity here waits for a slot only briefly (MANUAL_SLOT_WAIT_MS). One that gets none answers
+ * `deferred` and its workflow sleeps before asking again (workflows/webhook-manual.ts): a manual
+ * attempt waiting for a busy endpoint holds a durable timer, not one of the worker's activity
+ * slots, which every tenant's resends and recoveries share.
  */
 
+/**
+ * How long a manual attempt waits in the worker for a slot before giving its activity slot back:
+ * as long as a scheduled retry waits (deliver.ts), enough for a burst's slots to turn over.
+ */
+export const MANUAL_SLOT_WAIT_MS = 2_000;
+const HEARTBEAT_EVERY_MS = 5_000;
+
 export interface ManualHooks {
-  /** Tells Temporal the activity is alive, with how far it got (a retry resumes from there). */
-  heartbeat(progress?: unknown): void;
-  /** The progress of the last execution that heartbeated, when this one is a retry. */
-  progress?: unknown;
+  /** Tells Temporal the activity is alive. */
+  heartbeat(): void;
 }
 
 export interface ManualAttemptResult {
@@ -37,55 +48,76 @@ export interface ManualAttemptResult {
   ok: boolean;
   statusCode: number | null;
   error: string | null;
+  /** No slot came free in time: nothing was sent or recorded; the same attempt is to be made later. */
+  deferred?: true;
 }
 
-const SLOT_POLL_MS = 10_000;
+type Answer = Pick<ManualAttemptResult, 'ok' | 'statusCode' | 'error'>;
 
-async function manualAttempt(
-  deps: DeliverDependencies,
-  delivery: LoadedDelivery,
-  attemptId: string,
-  secrets: SecretCache,
-  hooks: ManualHooks,
-): Promise<ManualAttemptResult> {
-  const answer = (r: { ok: boolean; statusCode: number | null; error: string | null }) => ({
-    deliveryId: delivery.id,
-    ok: r.ok,
-    statusCode: r.statusCode,
-    error: r.error,
-  });
-  if (delivery.recorded) {
-    const { statusCode, error } = delivery.recorded;
-    return answer({ ok: statusCode !== null && statusCode >= 200 && statusCode < 300, statusCode, error });
-  }
-  const spec: AttemptSpec = { attemptId, scheduledAttempt: null, leaseId: leaseId(delivery.id, attemptId), lastAttempt: false };
-  const stop = stopReason(delivery);
-  if (stop) return answer(await recordAttempt(deps, delivery, spec, stopped(stop)));
-  const request = [
-    { leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId },
-  ];
-  let slot = 'busy';
-  while (slot === 'busy') {
-    const waited = Date.now();
-    slot =
-      (await waitForSlots(deps.db, deps.config, request, { patienceMs: SLOT_POLL_MS, maxMs: SLOT_POLL_MS })).get(spec.leaseId) ?? 'busy';
-    // Gave up at once (a slow endpoint's line is long): wait a while before joining it again.
-    if (slot === 'busy' && Date.now() - waited < 1_000) await new Promise((resolve) => setTimeout(resolve, 1_000));
-    hooks.heartbeat(hooks.progress);
-  }
+function manualSpec(deliveryId: string, attemptId: string): AttemptSpec {
+  return { attemptId, scheduledAttempt: null, leaseId: leaseId(deliveryId, attemptId), lastAttempt: false };
+}
+
+function recordedAnswer(recorded: NonNullable<LoadedDelivery['recorded']>): Answer {
+  const { statusCode, error } = recorded;
+  return { ok: statusCode !== null && statusCode >= 200 && statusCode < 300, statusCode, error };
+}
+
+/** Sends a manual attempt that holds its slot (or records it as not sent, the circuit being open). */
+async function send(deps: DeliverDependencies, delivery: LoadedDelivery, spec: AttemptSpec, slot: SlotOutcome, secrets: SecretCache) {
   const outcome = slot === 'open' ? CIRCUIT_OPEN : await makeAttempt(deps, delivery, secrets);
-  return answer(await recordAttempt(deps, delivery, spec, outcome));
+  const { ok, statusCode, error } = await recordAttempt(deps, delivery, spec, outcome);
+  return { ok, statusCode, error };
 }
 
-/** POST /webhook-deliveries/{id}/resend: one manual attempt, under the attempt id the API chose. */
+function slotRequest(delivery: LoadedDelivery, spec: AttemptSpec) {
+  return { leaseId: spec.leaseId, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId };
+}
+
+async function whileAlive<T>(hooks: ManualHooks, work: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => hooks.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * POST /webhook-deliveries/{id}/resend: one manual attempt, under the attempt id the API chose, or
+ * `deferred` when no slot came free within MANUAL_SLOT_WAIT_MS.
+ */
 export async function resendDelivery(
   deps: DeliverDependencies,
   input: { deliveryId: string; attemptId: string },
   hooks: ManualHooks,
 ): Promise<ManualAttemptResult> {
-  const [delivery] = await loadDeliveries(deps.db, { ids: [input.deliveryId], attemptIds: [input.attemptId] });
-  if (!delivery) return { deliveryId: input.deliveryId, ok: false, statusCode: null, error: 'delivery not found' };
-  return manualAttempt(deps, delivery, input.attemptId, new SecretCache(deps.encryptionKey), hooks);
+  return whileAlive(hooks, async () => {
+    const [delivery] = await loadDeliveries(deps.db, { ids: [input.deliveryId], attemptIds: [input.attemptId] });
+    if (!delivery) return { deliveryId: input.deliveryId, ok: false, statusCode: null, error: 'delivery not found' };
+    if (delivery.recorded) return { deliveryId: delivery.id, ...recordedAnswer(delivery.recorded) };
+    const spec = manualSpec(delivery.id, input.attemptId);
+    const stop = stopReason(delivery);
+    if (stop) {
+      const { ok, statusCode, error } = await recordAttempt(deps, delivery, spec, stopped(stop));
+      return { deliveryId: delivery.id, ok, statusCode, error };
+    }
+    const slot =
+      (
+        await waitForSlots(deps.db, deps.config, [slotRequest(delivery, spec)], {
+          patienceMs: MANUAL_SLOT_WAIT_MS,
+          maxMs: MANUAL_SLOT_WAIT_MS,
+        })
+      ).get(spec.leaseId) ?? 'busy';
+    if (slot === 'busy') return { deliveryId: delivery.id, ok: false, statusCode: null, error: null, deferred: true };
+    return { deliveryId: delivery.id, ...(await send(deps, delivery, spec, slot, new SecretCache(deps.encryptionKey))) };
+  });
+}
+
+/** Where a recovery has got to among the endpoint's deliveries, oldest first (exclusive). */
+export interface RecoveryCursor {
+  createdAt: string;
+  id: string;
 }
 
 export interface RecoverInput {
@@ -97,62 +129,126 @@ export interface RecoverInput {
   since: string;
   /** ... up to this one (when the recovery was asked for). */
   until: string;
+  /**
+   * The endpoint's URL when the recovery was asked for: the recovery sends only deliveries made for
+   * it (unless includeOtherUrls), and stops if the endpoint's URL changes meanwhile. Absent: the
+   * endpoint's URL at each step.
+   */
+  url?: string;
+  /** Also deliveries made for another URL than the endpoint's (the caller confirmed it). */
+  includeOtherUrls?: boolean;
+  /** Deliveries of the previous step that found no slot: tried again first. */
+  retry?: readonly string[];
+  /** Where the previous step's new deliveries ended. */
+  after?: RecoveryCursor;
+  /** New deliveries this step takes at most (default RECOVERY_STEP_SIZE). */
+  take?: number;
+}
+
+/** What one step of a recovery did. */
+export interface RecoverStepResult {
+  /** Manual attempts made (or found made, on a retried activity). */
+  attempted: number;
+  succeeded: number;
+  /** New deliveries taken from the endpoint's failed ones (attempted, deferred or settled meanwhile). */
+  taken: number;
+  /** Fewer failed deliveries were left than asked for: no more will be found. */
+  exhausted: boolean;
+  /** Where the new deliveries ended (absent when none were taken). */
+  after?: RecoveryCursor;
+  /** Deliveries that found no slot within MANUAL_SLOT_WAIT_MS: to try again. */
+  deferred: string[];
+  /** Why the recovery must end here, if it must. */
+  stop?: 'endpoint disabled' | 'endpoint deleted' | 'endpoint url changed';
 }
 
 export interface RecoverResult {
   attempted: number;
   succeeded: number;
+  /** Why the recovery ended before it had sent every delivery it took. */
+  stoppedBecause?: string;
 }
-
-interface RecoverProgress {
-  after?: { createdAt: string; id: string };
-  attempted: number;
-  succeeded: number;
-}
-
-const RECOVER_PAGE = 100;
 
 /**
- * POST /webhook-endpoints/{id}/recover: a manual attempt for every delivery of the endpoint created
- * in [since, until] that is failed when the recovery reaches it, oldest first, a page at a time
- * (the page's attempts concurrently, within the endpoint's slots). The position reached is the
- * heartbeat's progress, so a retried activity goes on from there.
+ * One step of POST /webhook-endpoints/{id}/recover (workflows/webhook-manual.ts runs them a pause
+ * apart): a manual attempt for each of the deliveries of the previous step that found no slot, and
+ * for the next `take` deliveries of the endpoint created in [since, until] that are failed and made
+ * for its URL (any URL with includeOtherUrls), concurrently within the endpoint's slots. A delivery
+ * settled meanwhile (a resend succeeded) is left alone. An endpoint disabled, deleted or given
+ * another URL since the recovery was asked for ends it, nothing more sent.
  */
-export async function recoverFailedDeliveries(deps: DeliverDependencies, input: RecoverInput, hooks: ManualHooks): Promise<RecoverResult> {
-  const progress: RecoverProgress = { attempted: 0, succeeded: 0, ...(hooks.progress as RecoverProgress | undefined) };
-  const secrets = new SecretCache(deps.encryptionKey);
-  const report = { ...hooks, progress };
-  for (;;) {
-    const ids = await failedPage(deps.db, input, progress.after);
-    if (ids.length === 0) break;
-    const attemptIds = ids.map((id) => recoveryAttemptId(input.recoveryRunId, id.id));
-    const deliveries = await loadDeliveries(deps.db, { ids: ids.map((d) => d.id), attemptIds });
-    const results = await Promise.all(
-      deliveries.map((delivery) => manualAttempt(deps, delivery, recoveryAttemptId(input.recoveryRunId, delivery.id), secrets, report)),
+export async function recoverStep(deps: DeliverDependencies, input: RecoverInput, hooks: ManualHooks): Promise<RecoverStepResult> {
+  return whileAlive(hooks, async () => {
+    const take = Math.max(0, input.take ?? RECOVERY_STEP_SIZE);
+    const page = take > 0 ? await failedPage(deps.db, input, take) : [];
+    const ids = [...(input.retry ?? []), ...page.map((d) => d.id)];
+    const last = page.at(-1);
+    const result: RecoverStepResult = {
+      attempted: 0,
+      succeeded: 0,
+      taken: page.length,
+      exhausted: page.length < take,
+      ...(last ? { after: { createdAt: last.createdAt.toISOString(), id: last.id } } : {}),
+      deferred: [],
+    };
+    if (ids.length === 0) return result;
+    const attemptIds = ids.map((id) => recoveryAttemptId(input.recoveryRunId, id));
+    const deliveries = (await loadDeliveries(deps.db, { ids, attemptIds })).filter(
+      (d) => d.organisationId === input.organisationId && d.endpointId === input.endpointId,
     );
-    progress.attempted += results.length;
-    progress.succeeded += results.filter((r) => r.ok).length;
-    const last = ids.at(-1)!;
-    progress.after = { createdAt: last.createdAt.toISOString(), id: last.id };
-    hooks.heartbeat(progress);
-  }
-  return { attempted: progress.attempted, succeeded: progress.succeeded };
+    const count = (answer: Answer) => {
+      result.attempted += 1;
+      if (answer.ok) result.succeeded += 1;
+    };
+    const toSend: Array<{ delivery: LoadedDelivery; spec: AttemptSpec }> = [];
+    for (const delivery of deliveries) {
+      if (delivery.recorded) count(recordedAnswer(delivery.recorded));
+      else if (delivery.status === 'failed')
+        toSend.push({ delivery, spec: manualSpec(delivery.id, recoveryAttemptId(input.recoveryRunId, delivery.id)) });
+    }
+    // Every delivery here is the endpoint's: the first tells how the endpoint stands now.
+    const first = toSend[0]?.delivery;
+    if (first) {
+      const moved = input.url !== undefined && first.endpoint.url !== input.url;
+      const stop = stopReason(first) ?? (moved ? 'endpoint url changed' : undefined);
+      if (stop) return { ...result, stop };
+    }
+    const secrets = new SecretCache(deps.encryptionKey);
+    const bySpec = new Map(toSend.map((entry) => [entry.spec.leaseId, entry]));
+    const sends: Array<Promise<void>> = [];
+    const answers = await waitForSlots(
+      deps.db,
+      deps.config,
+      toSend.map(({ delivery, spec }) => slotRequest(delivery, spec)),
+      { patienceMs: MANUAL_SLOT_WAIT_MS, maxMs: MANUAL_SLOT_WAIT_MS },
+      (lease, slot) => {
+        const { delivery, spec } = bySpec.get(lease)!;
+        sends.push(send(deps, delivery, spec, slot, secrets).then(count));
+      },
+    );
+    // Every attempt is recorded (or has failed to be) before the step answers; a database failure
+    // fails the activity, whose retry replays what was recorded.
+    const settled = await Promise.allSettled(sends);
+    const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failure) throw failure.reason;
+    result.deferred = toSend.filter(({ spec }) => answers.get(spec.leaseId) === 'busy').map(({ delivery }) => delivery.id);
+    return result;
+  });
 }
 
-async function failedPage(
-  db: Database,
-  input: RecoverInput,
-  after: RecoverProgress['after'],
-): Promise<Array<{ id: string; createdAt: Date }>> {
-  const afterAt = after ? new Date(after.createdAt) : new Date(0);
-  const afterId = after?.id ?? '';
+async function failedPage(db: Database, input: RecoverInput, take: number): Promise<Array<{ id: string; createdAt: Date }>> {
+  const afterAt = input.after ? new Date(input.after.createdAt) : new Date(0);
+  const afterId = input.after?.id ?? '';
+  const anyUrl = input.includeOtherUrls === true;
   return db.$queryRaw<Array<{ id: string; createdAt: Date }>>`
-    SELECT id, "createdAt" FROM webhook_deliveries
-     WHERE "organisationId" = ${input.organisationId} AND "endpointId" = ${input.endpointId} AND status = 'failed'
-       AND "createdAt" >= ${new Date(input.since)} AND "createdAt" <= ${new Date(input.until)}
-       AND ("createdAt", id) > (${afterAt}, ${afterId})
-     ORDER BY "createdAt", id
-     LIMIT ${RECOVER_PAGE}`;
+    SELECT d.id, d."createdAt" FROM webhook_deliveries d
+      JOIN webhook_endpoints e ON e."organisationId" = d."organisationId" AND e.id = d."endpointId"
+     WHERE d."organisationId" = ${input.organisationId} AND d."endpointId" = ${input.endpointId} AND d.status = 'failed'
+       AND d."createdAt" >= ${new Date(input.since)} AND d."createdAt" <= ${new Date(input.until)}
+       AND (d."createdAt", d.id) > (${afterAt}, ${afterId})
+       AND (${anyUrl}::boolean OR d.url = coalesce(${input.url ?? null}::text, e.url))
+     ORDER BY d."createdAt", d.id
+     LIMIT ${take}`;
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -76,8 +76,9 @@ export async function recordWebhookEvent(tx: Tx, event: WebhookEventInput): Prom
 /**
  * The one statement that records source events of one organisation (`$1`) and their deliveries:
  * one per enabled, not deleted endpoint of each event's account subscribed to its type (or only
- * its `endpointId`), in the endpoints' order, with ids drawn by the database's new_id (the same
- * form as newId's). It answers the deliveries' ids.
+ * its `endpointId`), in the endpoints' order, each with the URL its endpoint has now (what the
+ * delivery is made for), with ids drawn by the database's new_id (the same form as newId's). It
+ * answers the deliveries' ids.
  */
 function recordingStatement(organisationId: string, events: readonly WebhookEventInput[]): { statement: Statement; eventIds: string[] } {
   for (const event of events) if (event.organisationId !== organisationId) throw new Error('a webhook of another organisation');
@@ -95,8 +96,8 @@ function recordingStatement(organisationId: string, events: readonly WebhookEven
       INSERT INTO webhook_events ("organisationId", id, "accountId", type, payload, version)
       SELECT $1, event_id, account_id, type, payload::jsonb, ${sql.param(CURRENT_VERSION)} FROM input
     )
-    INSERT INTO webhook_deliveries ("organisationId", id, "accountId", "eventId", "endpointId", "eventType", "updatedAt")
-    SELECT $1, new_id('whd'), i.account_id, i.event_id, e.id, i.type, now()
+    INSERT INTO webhook_deliveries ("organisationId", id, "accountId", "eventId", "endpointId", "eventType", url, "updatedAt")
+    SELECT $1, new_id('whd'), i.account_id, i.event_id, e.id, i.type, e.url, now()
       FROM input i JOIN webhook_endpoints e
         ON e."organisationId" = $1 AND e."accountId" = i.account_id AND e.enabled AND e."deletedAt" IS NULL
        AND (cardinality(e."eventTypes") = 0 OR i.type = ANY(e."eventTypes")) AND (i.endpoint_id IS NULL OR e.id = i.endpoint_id)

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../log.ts';
-import type { WebhookWorkflowName, WebhookWorkflows } from './workflow-contract.ts';
+import type { RecoverWebhookEndpointInput, WebhookWorkflowName, WebhookWorkflows } from './workflow-contract.ts';
 
 /**
  * Every webhook workflow is started here, with the search attributes operators query in the
@@ -142,7 +142,7 @@ export async function startWebhookWorkflow<Name extends WebhookWorkflowName>(
       attributesRefusedUntil = Date.now() + 60_000;
       logger.error(
         { err: error, namespace: client.options.namespace },
-        `webhook search attributes are not registered (${SEARCH_ATTRIBUTE_NAMES.join(', ')}): workflows start without them; register them (README, "Watching deliveries")`,
+        `webhook search attributes are not registered (${SEARCH_ATTRIBUTE_NAMES.join(', ')}): workflows start without them; register them (docs/operating.md, "Watching deliveries")`,
       );
       await client.workflow.start<WebhookWorkflows[Name]>(workflowType, base);
     }
@@ -228,8 +228,9 @@ export function startRecoveryWorkflow(
   client: Client,
   logger: Logger,
   taskQueue: string,
-  input: { organisationId: string; accountId: string; endpointId: string; since: string; until: string },
+  input: RecoverWebhookEndpointInput & { accountId: string },
 ) {
+  const { accountId, ...args } = input;
   return startWebhookWorkflow(
     client,
     logger,
@@ -239,8 +240,15 @@ export function startRecoveryWorkflow(
       taskQueue,
       workflowId: recoveryWorkflowId(input.endpointId),
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      args: [{ organisationId: input.organisationId, endpointId: input.endpointId, since: input.since, until: input.until }],
-      memo: input,
+      args: [args],
+      memo: {
+        organisationId: input.organisationId,
+        accountId,
+        endpointId: input.endpointId,
+        since: input.since,
+        until: input.until,
+        includeOtherUrls: input.includeOtherUrls ?? false,
+      },
     },
   );
 }

@@ -1,5 +1,5 @@
 import type { DeliverBatchInput, DeliverBatchResult } from './batch.ts';
-import type { ManualAttemptResult, RecoverResult } from './manual.ts';
+import type { ManualAttemptResult, RecoverResult, RecoveryCursor } from './manual.ts';
 
 /**
  * The webhook workflows as their starters see them: name, input and result. The API and the
@@ -27,6 +27,29 @@ export interface RecoverWebhookEndpointInput {
   /** ISO 8601 instants: failed deliveries created in [since, until]. */
   since: string;
   until: string;
+  /**
+   * The endpoint's URL when the recovery was asked for: only deliveries made for it are sent (unless
+   * includeOtherUrls), and a change of the endpoint's URL ends the recovery. Absent: the endpoint's
+   * URL at each step.
+   */
+  url?: string;
+  /** Deliveries made for another URL are sent too (the caller confirmed it). */
+  includeOtherUrls?: boolean;
+  /** Where an earlier run of the same recovery got to (it continued as new to keep its history short). */
+  progress?: RecoveryProgress;
+}
+
+/** How far a recovery has got: what it sent, and where it goes on from. */
+export interface RecoveryProgress {
+  attempted: number;
+  succeeded: number;
+  /** Failed deliveries taken so far, at most RECOVERY_MAX_DELIVERIES. */
+  taken: number;
+  /** No more failed deliveries were found after `after`. */
+  exhausted: boolean;
+  after?: RecoveryCursor;
+  /** Deliveries taken that found no slot yet. */
+  retry: string[];
 }
 
 export interface DeliverWebhookInput {
