@@ -55,3 +55,31 @@ it('creating an event records event.created with one delivery per subscribed end
   const after = await query<{ count: string }>(app, `SELECT count(*) FROM webhook_events`);
   expect(after[0]!.count).toBe('1');
 });
+
+it('an event whose transaction fails at its commit leaves no source event and no delivery behind', async () => {
+  const admin = { token: org.adminToken, org: org.slug };
+  // A deferred check runs at COMMIT, after the event and its webhooks were written: the whole
+  // transaction rolls back there. Webhooks recorded anywhere but in that transaction would stay.
+  await query(
+    app,
+    `CREATE FUNCTION refuse_doomed_event() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.name = 'Doomed gala' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$`,
+  );
+  await query(
+    app,
+    `CREATE CONSTRAINT TRIGGER doomed_event AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
+       FOR EACH ROW EXECUTE FUNCTION refuse_doomed_event()`,
+  );
+  const doomed = await api(app, 'POST', '/v1/events', {
+    ...admin,
+    body: { accountId: org.account.id, name: 'Doomed gala', timezone: 'UTC' },
+  });
+  expect(doomed.status).toBe(500);
+  const left = await query<{ events: string; sources: string; deliveries: string }>(
+    app,
+    `SELECT (SELECT count(*) FROM events WHERE name = 'Doomed gala') AS events,
+            (SELECT count(*) FROM webhook_events WHERE payload->>'name' = 'Doomed gala') AS sources,
+            (SELECT count(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d."eventId" WHERE e.payload->>'name' = 'Doomed gala') AS deliveries`,
+  );
+  expect(left[0]).toEqual({ events: '0', sources: '0', deliveries: '0' });
+});
