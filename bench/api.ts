@@ -8,7 +8,7 @@ import { spawnProcess } from '../test/support/process.ts';
 import { cpuMsOf, freshDatabase, grewAcrossRounds, peakRssSampler, rssOf, startBenchApi } from './support.ts';
 
 /**
- * `npm run bench`: the API against real PostgreSQL under traffic that looks like users' (issue 16):
+ * `npm run bench`: the API against real PostgreSQL under traffic that looks like users':
  * many organisations and principals (API keys and staff tokens), random pages, page sizes and
  * filters, single reads, the sales API's listings for 20 channels, and a mix with writes. Every row
  * is measured in one run beside a bare graphql-yoga hello-world (the baseline), at 50 connections.
@@ -341,7 +341,7 @@ async function main() {
       })),
     );
     // BENCH_ROUNDS (3) repeats the rows in the same API process: memory that climbs from round to
-    // round is a leak (issue 16), not V8's heap between collections.
+    // round is a leak, not V8's heap between collections.
     const measured: Array<[string, string, Row['kind'], (t: typeof tenants) => Request]> = [
       ['list', 'GET /v1/events (random principal, page, size, filter)', 'read', restList],
       ['graphql', 'GraphQL events(...) (random principal, page, size, filter)', 'read', graphqlList],

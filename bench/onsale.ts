@@ -5,7 +5,7 @@ import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts
 import { cpuMsOf, freshDatabase, peakRssSampler, startBenchApi } from './support.ts';
 
 /**
- * `npm run bench:onsale` (issue 16): an on-sale as a ticketing company meets it. One occurrence
+ * `npm run bench:onsale`: an on-sale as a ticketing company meets it. One occurrence
  * with 1,000 tickets across 3 ticket types; 5,000 buyers arriving as fast as 200 concurrent
  * connections allow, each from its own address (X-Forwarded-For, so the per-client hold limit
  * sees 5,000 clients), each doing what a storefront does: the listings, a cart, a checkout, paying

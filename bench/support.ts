@@ -72,7 +72,7 @@ export function rssOf(pid: number): number {
 /** Samples a process's RSS every 200 ms; `peak()` is the highest seen. */
 /**
  * Whether memory read after the first and the last of repeated rounds in one process grew: a leak
- * climbs from round to round (issue 16); 10% is allowed for the allocator's noise.
+ * climbs from round to round; 10% is allowed for the allocator's noise.
  */
 export function grewAcrossRounds(firstMb: number, lastMb: number): boolean {
   return lastMb > firstMb * 1.1;

@@ -30,7 +30,7 @@ import { freshDatabase, grewAcrossRounds } from './support.ts';
  *     are bounded by WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT, so its backlog waits in the outbox).
  * In every phase every delivery must arrive exactly once and settle as succeeded with one attempt.
  * The phases run BENCH_ROUNDS times (3) in the same workers; each worker's RSS is read from /proc after each round.
- * Targets (issue 12; issue 16 for memory): burst >= 400/s; paced p99 < 1 s at 250/s; tarpit: the
+ * Targets: burst >= 400/s; paced p99 < 1 s at 250/s; tarpit: the
  * other endpoints' p99 < 1 s; exactly once; worker RSS after the run < 250 MB, not growing from round to round.
  * Needs PostgreSQL (TEST_PG_ADMIN_URL, else the local server scripts/ensure-postgres.sh starts)
  * and the Temporal CLI (.tools/temporal/temporal, from scripts/ensure-temporal.sh).
@@ -43,7 +43,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 250);
 const TARPIT_MS = Number(process.env.BENCH_TARPIT_MS ?? 10_000);
 const WORKER_POOL_SIZE = process.env.BENCH_WORKER_POOL_SIZE ?? '20';
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
-/** The phases run this many times in the same workers: memory that grows from round to round is a leak (issue 16). */
+/** The phases run this many times in the same workers: memory that grows from round to round is a leak. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGET = { burstPerSecond: 400, p99Ms: 1_000, workerRssMb: 250 };
 const ENCRYPTION_KEY = randomBytes(32);
@@ -362,7 +362,7 @@ async function main() {
       `| ${r.round} | ${r.phase} | ${r.rate ?? 'all at once'} | ${r.deliveriesPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.exactlyOnce ? 'yes' : 'NO'} | ${target} |`,
     );
   }
-  // Issue 16: RSS after the run < 250 MB, and no growth from round to round (a leak would show as a
+  // RSS after the run < 250 MB, and no growth from round to round (a leak would show as a
   // climb; 10% is allowed for the allocator's noise). Peak RSS is shown, not a target.
   console.log(
     `\n| worker pid | RSS after each round MB | peak RSS MB | target: < ${TARGET.workerRssMb} MB after the run, no growth across rounds |`,

@@ -50,7 +50,7 @@ export const CUSTOMER_TOKEN_SCHEME = 'customerToken';
 /** The surface a document describes: the management REST layer (/v1) or the sales API (/live). */
 export type Surface = 'management' | 'sales';
 
-/** ../shared/spec/contract.md: these need no X-Service-Org; /meta/versions needs no credential, /auth/* take theirs in the body. */
+/** docs/spec/contract.md: these need no X-Service-Org; /meta/versions needs no credential, /auth/* take theirs in the body. */
 const isMetaVersions = (route: RestRoute) => route.path === '/meta/versions';
 const isAuth = (route: RestRoute) => route.path.startsWith('/auth/');
 export const needsCredential = (route: RestRoute) => route.organisation || !(isMetaVersions(route) || isAuth(route));
@@ -439,7 +439,7 @@ export function buildOpenApiDocument(
                 'Dotted path of the offending value; query. and params. prefix query and path values; (root) for the whole body; (more) for the entry that counts the issues left out.',
             },
             message: { type: 'string' },
-            limit: { type: 'string', description: 'For a refused limit: its name (README "Security model").' },
+            limit: { type: 'string', description: 'For a refused limit: its name (docs/security.md).' },
             max: { type: 'integer', description: 'For a refused limit: its number.' },
             count: { type: 'integer', description: 'For the (more) entry: how many issues were left out (at most 20 are listed).' },
           },

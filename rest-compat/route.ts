@@ -26,7 +26,7 @@ export interface RestRoute {
   path: string;
   summary: string;
   tag: string;
-  /** Whether X-Service-Org is required (../shared/spec/contract.md: not for /meta/versions and /auth/*). */
+  /** Whether X-Service-Org is required (docs/spec/contract.md: not for /meta/versions and /auth/*). */
   organisation: boolean;
   /** GraphQL document with exactly one operation. */
   operation: string;

@@ -33,7 +33,7 @@ export function createApp(runtime: Runtime): App {
   app.set('query parser', 'simple');
   app.use(requestIdAndLog(runtime.logger), httpObservability);
   mountHealth(app, runtime);
-  // Outside production by default; production serves it on METRICS_PORT (README "Metrics").
+  // Outside production by default; production serves it on METRICS_PORT (docs/operating.md "Metrics").
   if (runtime.config.METRICS_ON_API_PORT) app.get('/metrics', metricsHandler);
 
   const pipeline = createGraphqlPipeline(runtime, schema);

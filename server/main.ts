@@ -16,7 +16,7 @@ import { apiMallocEnvFrom } from '../src/malloc-env.ts';
  * With API_PROCESSES > 1 this process is a primary that forks that many API processes sharing
  * PORT (node:cluster hands connections out in turn), forks again any that dies unasked, and on
  * SIGTERM/SIGINT passes the signal on and exits once all of them have. Everything the processes
- * must agree on lives in PostgreSQL (README "Many processes"), so they are replicas like any other.
+ * must agree on lives in PostgreSQL (docs/operating.md "Many processes, one service"), so they are replicas like any other.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   // V8 reads this factor each time it sets the heap's next limit, so setting it now applies it from
   // the first full collection on.
   if (config.API_HEAP_GROWTH_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.API_HEAP_GROWTH_PERCENT}`);
-  // Before anything that could start a span or a Temporal client (README "Traces").
+  // Before anything that could start a span or a Temporal client (docs/operating.md "Traces").
   const tracing = startTracing(config, 'api');
   const runtime = createRuntime(config);
   const running = await startApi(runtime, config.PORT, config.HOST);

@@ -43,7 +43,7 @@ const schema = z.object({
    * How far V8 lets an API process's heap grow past what survived its last full collection before
    * it collects again, in percent (V8's --heap-growing-percent; 0 leaves V8's own factor, up to 4x).
    * With V8's factor the heap grew to ~400 MB around ~120 MB of live objects under `npm run bench`;
-   * at 50 it stays at ~180 MB with the same throughput (issue 16). Not a cap: the heap still grows
+   * at 50 it stays at ~180 MB with the same throughput. Not a cap: the heap still grows
    * with what is live.
    */
   API_HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(1000).default(50),

@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
  * The one error type of the service and the one table that maps each code to its HTTP status.
  * REST answers `{error, code, details?, requestId}` with that status; GraphQL puts the same code in
  * `extensions.code` (and the status in `extensions.http.status` where Yoga honours it).
- * ../shared/spec/contract.md "Errors" is the source of this table.
+ * docs/spec/contract.md "Errors" is the source of this table.
  */
 export const ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, message: 'The request is invalid.' },

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * Every identifier of the service: a type prefix and 22 base62 characters (~131 bits of
- * randomness). The prefixes are part of the public contract (../shared/spec/service-spec.md §2).
+ * randomness). The prefixes are part of the public contract (docs/spec/service-spec.md §2).
  */
 export const ID_PREFIXES = {
   organisation: 'org',

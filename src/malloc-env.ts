@@ -1,5 +1,5 @@
 /**
- * glibc's allocator settings an API process is started with (issue 16). They must be in the
+ * glibc's allocator settings an API process is started with. They must be in the
  * environment when node starts (glibc reads them before any JavaScript runs), so every launcher we
  * ship sets them for the API: `npm start`, the API_PROCESSES primary for the processes it forks,
  * docker compose, and the benchmarks, which start the API as the launchers do. An operator's own

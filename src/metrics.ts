@@ -6,7 +6,7 @@ import { poolOf } from './db/client.ts';
  * Prometheus metrics of this process (API or worker), served at /metrics (server/metrics.ts).
  * One registry per process: Prometheus scrapes every process and sums; nothing here is shared
  * between processes, nor needs to be. Labels are bounded sets (route templates, operation names
- * capped by GraphQL's own limits, outcomes), never ids or paths. README "Metrics" lists them all.
+ * capped by GraphQL's own limits, outcomes), never ids or paths. docs/operating.md "Metrics" lists them all.
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });

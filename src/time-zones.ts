@@ -58,7 +58,7 @@ function formatter(zone: string): Intl.DateTimeFormat {
 /**
  * Answers of wallClockMs, a pure function of its arguments: every listing and event page converts
  * the same few occurrence times again, and Intl's formatToParts was ~3% of a listing request's
- * CPU (issue 16). Bounded: cleared whole when full.
+ * CPU. Bounded: cleared whole when full.
  */
 const wallClocks = new Map<string, number>();
 const MAX_WALL_CLOCKS = 10_000;

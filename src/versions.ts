@@ -1,9 +1,9 @@
 import { AppError } from './errors.ts';
 
 /**
- * The dated API versions of ../shared/spec/contract.md, newest last, and what each changed. The
- * changes are declared once, here, and everything versioned follows from them (issue 13, the way
- * Stripe versions its API):
+ * The dated API versions of docs/spec/contract.md, newest last, and what each changed. The
+ * changes are declared once, here, and everything versioned follows from them (the way Stripe
+ * versions its API):
  *   - webhook payloads, built at the current version and taken down one version at a time to the
  *     endpoint's pin (src/webhooks/payloads.ts);
  *   - `/v1` and `/live` responses, shaped at the request's resolved version wherever a versioned
@@ -12,7 +12,7 @@ import { AppError } from './errors.ts';
  *   - GraphQL, which keeps one schema: a field a newer version renamed stays as a deprecated field
  *     whose reason names the version (schema/types/versioned-fields.ts);
  *   - `GET /meta/versions`, whose `breakingChanges` are these declarations described.
- * README "Versions" says how to add a version.
+ * docs/api.md "Versions" says how to add a version.
  */
 export type VersionStatus = 'current' | 'supported' | 'deprecated' | 'sunset';
 
@@ -174,7 +174,7 @@ export function requireUsableVersion(date: string, source: string): string {
   return version.date;
 }
 
-/** Header, then the organisation's default, then the current version (../shared/spec/service-spec.md §9). */
+/** Header, then the organisation's default, then the current version (docs/spec/service-spec.md §9). */
 export function resolveVersion(header: string | undefined, organisationDefault: string | undefined): string {
   if (header !== undefined && header.trim() !== '') return requireUsableVersion(header.trim(), 'the Service-Version header');
   if (organisationDefault) {

@@ -25,7 +25,7 @@ import { seedThings, type OrganisationThings } from './support/things.ts';
  * Every credential kind against every /v1 route, every /live route and every GraphQL root field,
  * each cell expecting exactly one answer: where the credential may act, the route's own success
  * status with a body of its documented shape about the real things the request named; where it may
- * not, the status and code contract.md prescribes ("Refusals" in README). The things named are real
+ * not, the status and code contract.md prescribes (docs/api.md, "Refusals"). The things named are real
  * (seeded once per organisation), and a cell that consumes one (delete, revoke, cancel, redeem,
  * check out) makes its own first, so cells may run in any order and at once. A route or root field
  * missing from the tables fails the suite.
@@ -327,7 +327,7 @@ async function credential(column: Column, row: Row<unknown>, surface: Surface): 
   }
 }
 
-/** Each cell comes from its own client address: sign-in failures and storefronts are throttled per address (README "Security model"). */
+/** Each cell comes from its own client address: sign-in failures and storefronts are throttled per address (docs/security.md). */
 let cells = 0;
 const clientAddress = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 

@@ -5,7 +5,7 @@ import { api, createOrganisation, type TestOrganisation } from './support/fixtur
 import { createCatalogue, createChannel, storefront } from './support/sales.ts';
 
 /**
- * Idempotency-Key on every POST of /v1 and /live (README "Idempotency"). Concurrency across two API
+ * Idempotency-Key on every POST of /v1 and /live (docs/security.md "Idempotency and secrets"). Concurrency across two API
  * processes: test/many-processes.test.ts; what an attacker tries: test/security/idempotency-attacks.test.ts.
  */
 

@@ -39,8 +39,8 @@ function invite(body: Record<string, unknown>, as: TestOrganisation | { token: s
 
 let redeemer = 0;
 /**
- * Redeems from a client address of its own: failed redemptions are throttled per address (README
- * "Security model"; test/security/ covers that), which these tests are not about.
+ * Redeems from a client address of its own: failed redemptions are throttled per address (docs/security.md;
+ * test/security/ covers that), which these tests are not about.
  */
 function redeem(code: string, password?: string, headers: Record<string, string> = {}) {
   redeemer += 1;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureSearchAttributes, SEARCH_ATTRIBUTE_NAMES, startBatchWorkflow } from '../src/webhooks/starts.ts';
 
 /**
- * Operators find every delivery in the Temporal UI by search attribute (README, "Watching
+ * Operators find every delivery in the Temporal UI by search attribute (docs/operating.md, "Watching
  * deliveries"). The embedded dev server registers them at start (the suite's server is one); a
  * namespace without them still gets its deliveries, started without the attributes and with an
  * error logged, until a worker (or an operator) registers them.

@@ -5,7 +5,7 @@ import type { RestRoute } from '../route.ts';
 import { deleted, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { signInResult } from './auth.ts';
 
-/** ../shared/spec/service-spec.md §2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
+/** docs/spec/service-spec.md §2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
 const FIELDS = 'id organisationId userId code email expiresAt redeemedAt createdAt';
 
 const invitation = z.object({

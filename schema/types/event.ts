@@ -37,13 +37,13 @@ function readable<E extends { accountId: string }>(ctx: RequestContext, events: 
 /**
  * Event's fields skip the type's per-field check: Pothos would wrap each of them in a resolver only
  * to run it, and graphql-jit would then build a resolve-info object and two closures for every
- * field of every event — ~20% of a list request's CPU (issue 16). The rule is applied once per
+ * field of every event — ~20% of a list request's CPU. The rule is applied once per
  * event instead, where events are produced (`readable`).
  */
 const column = { skipTypeScopes: true } as const;
 
 export const Event = builder.prismaObject('Event', {
-  description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (../shared/spec/service-spec.md §2, "Event").',
+  description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (docs/spec/service-spec.md §2, "Event").',
   authScopes: mayReadEvent,
   fields: (t) => ({
     id: t.exposeString('id', { ...column, description: 'Event id (evt_).' }),

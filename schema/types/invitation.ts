@@ -15,7 +15,7 @@ const READ = { $all: { organisation: true, organisationPermission: 'invitations.
 const WRITE = { $all: { organisation: true, organisationPermission: 'invitations.write' } } as const;
 
 export const Invitation = builder.prismaObject('Invitation', {
-  description: 'An invitation of a person to become a user of the organisation (../shared/spec/service-spec.md §2, "User invitation").',
+  description: 'An invitation of a person to become a user of the organisation (docs/spec/service-spec.md §2, "User invitation").',
   // The code is a credential: an invitation is visible only to those who may read or write invitations.
   authScopes: (_invitation, ctx) => ctx.access.allows('invitations', 'read') || ctx.access.allows('invitations', 'write'),
   fields: (t) => ({
@@ -24,7 +24,7 @@ export const Invitation = builder.prismaObject('Invitation', {
     userId: t.exposeString('userId', { description: 'The pending user the invitation created (usr_).' }),
     code: t.exposeString('codeHint', {
       description:
-        'The first characters of the redemption code, to tell invitations apart: not redeemable. The code itself is only in the mail to the invited address (issue 10: invitation codes are secrets).',
+        'The first characters of the redemption code, to tell invitations apart: not redeemable. The code itself is only in the mail to the invited address (invitation codes are secrets).',
     }),
     email: t.exposeString('email', { description: 'Email the invitation was sent to, lower-cased.' }),
     accountId: t.exposeString('accountId', {
@@ -44,7 +44,7 @@ const InvitationConnection = pagedConnection(Invitation, 'InvitationConnection',
 });
 
 const CreateInvitationInput = builder.inputType('CreateInvitationInput', {
-  description: '../shared/spec/service-spec.md §2 create request, plus accountId.',
+  description: 'docs/spec/service-spec.md §2 create request, plus accountId.',
   fields: (t) => ({
     organisationId: t.string({ required: true, description: 'Must be the organisation of the request (X-Service-Org).' }),
     email: t.string({ required: true, description: 'Email of the person invited.' }),

@@ -8,7 +8,7 @@ import { sha256 } from './keys.ts';
 import { Access } from './permissions.ts';
 
 /**
- * Sales channel keys (../shared/spec/service-spec.md §5): svpk_ publishable keys for browsers and apps, svsk_ secret
+ * Sales channel keys (docs/spec/service-spec.md §5): svpk_ publishable keys for browsers and apps, svsk_ secret
  * keys for servers. Either is sent as `Authorization: Bearer <key>` or `X-Channel-Key: <key>`,
  * looked up by its sha256, and determines the organisation, account and channel of the request:
  * the sales API needs no X-Service-Org (one that names another organisation is 403 ORG_MISMATCH).

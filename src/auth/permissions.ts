@@ -1,6 +1,6 @@
 /**
  * Permission strings and the one evaluator every surface uses (GraphQL scopes, REST routes through
- * them, /me/permissions). ../shared/spec/service-spec.md §2: `resource.action[:scope]`, resource and action a word
+ * them, /me/permissions). docs/spec/service-spec.md §2: `resource.action[:scope]`, resource and action a word
  * (letters, digits, underscore) or `*`; scope `all` (every account of the organisation) or an
  * account id; no scope = dynamic (the account the role is assigned on); 1 to 255 characters.
  * API-key and embed scopes use the same `resource.action` form and apply to the credential's
@@ -78,7 +78,7 @@ interface Reach {
  * The rights of one credential, indexed by `resource.action` when built, so every check looks at
  * most at four entries (the exact pair and its wildcards) whatever the number of grants, and the
  * listing is linear: an evaluator that walks every grant per check turns thousands of grants into
- * seconds of blocked event loop (issue 10).
+ * seconds of blocked event loop.
  *
  * Wildcards: a granted `*` covers every word; a requested `*` (checking whether someone may hand
  * out `events.*`) is covered only by a granted `*`, so rights cannot be escalated through them.

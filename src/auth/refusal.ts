@@ -2,7 +2,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 
 /**
- * The answer to a credential that lacks a right (../shared/spec/contract.md): a signed-in user gets 403
+ * The answer to a credential that lacks a right (docs/spec/contract.md): a signed-in user gets 403
  * FORBIDDEN; an API key or embed token gets 404 NOT_FOUND, so the thing's existence is not confirmed.
  */
 export function missingRight(ctx: RequestContext, message?: string): AppError {

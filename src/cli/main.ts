@@ -27,7 +27,7 @@ Commands:
   help                         Show this text.
 
 Configuration comes from the environment (DATABASE_URL ...; unset = the embedded PostgreSQL of
-\`npm start\` on 127.0.0.1:${EMBEDDED_POSTGRES_DEFAULT_PORT}); see the README.`;
+\`npm start\` on 127.0.0.1:${EMBEDDED_POSTGRES_DEFAULT_PORT}); see docs/operating.md.`;
 
 class UsageError extends Error {}
 

@@ -15,8 +15,8 @@ const pools = new WeakMap<Database, pg.Pool>();
 export function createDatabase({ url, poolSize }: DatabaseOptions): Database {
   // plan_cache_mode: a named (prepared) statement of src/db/sql.ts runs its generic plan from the
   // first execution instead of PostgreSQL planning it again for each of its values, which it kept
-  // doing for the sales path's statements (planning was a fifth of PostgreSQL's CPU in the on-sale,
-  // issue 16). Every such statement is tenant-scoped by "organisationId" = $1 and keyed by ids, so
+  // doing for the sales path's statements (planning was a fifth of PostgreSQL's CPU in the
+  // on-sale). Every such statement is tenant-scoped by "organisationId" = $1 and keyed by ids, so
   // the generic plan is the same index path; list reads measured the same either way. Prisma's
   // statements are unnamed, planned once with their values, and unaffected.
   const pool = new pg.Pool({

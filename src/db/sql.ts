@@ -6,8 +6,7 @@ import { poolOf, type Database } from './client.ts';
 /**
  * Hand-written statements for the hottest reads (a page of events with its total and counts in one
  * round trip, the storefront's listings), where Prisma would take several statements and ~1 ms of
- * CPU per query to build and map them (`npm run bench` measures the difference; README "Where the
- * time of a request goes"). Everything else uses Prisma.
+ * CPU per query to build and map them (`npm run bench` measures the difference). Everything else uses Prisma.
  *
  * Tenancy holds here as in src/db/tenant.ts: a TenantSql is bound to one organisation, which is
  * always `$1`, and a statement that does not compare an `"organisationId"` with `$1` is refused
@@ -148,7 +147,7 @@ class ScopedSql implements TenantSql {
     const pipelined = client as pg.PoolClient & { pipeline: boolean; connection: { stream: Socket } };
     pipelined.pipeline = true;
     // Queries written together leave in one write: a socket write (writev) was the largest single
-    // cost of the API process under an on-sale's load (issue 16).
+    // cost of the API process under an on-sale's load.
     const socket = pipelined.connection.stream;
     socket.cork();
     const begun = client.query('BEGIN');

@@ -46,7 +46,7 @@ function plainParams(body: unknown): Params | undefined {
  * and, for results with errors, its own result processor), without Yoga's fetch-API layer: a
  * Request and a Response object per request, and a chain of promise helpers through every plugin's
  * HTTP hooks, which cost ~0.1 ms of the API's CPU per request — about what the rest of a list
- * request's HTTP handling costs (issue 16).
+ * request's HTTP handling costs.
  *
  * Everything else goes on to Yoga unchanged, and so does any request this path would answer
  * differently from it: other methods and media types, bodies that are not one plain query object

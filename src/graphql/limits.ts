@@ -30,7 +30,7 @@ import { graphqlArgs } from './execution-args.ts';
 import { variableIssues, variablesError } from './variables.ts';
 
 /**
- * Operation limits of the GraphQL API, checked before anything executes (issue 10): a document
+ * Operation limits of the GraphQL API, checked before anything executes: a document
  * of 200,000 aliases, 2,000 sign-in mutations in one request or a list nested 10,000 deep must
  * cost the server a bounded amount of work and write nothing.
  *

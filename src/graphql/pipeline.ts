@@ -184,7 +184,7 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): 
     // The body was read whole and bounded before Yoga (graphqlBody: LIMITS.bodyBytes, 413 in the
     // contract's envelope). Yoga's own limit would pipe that buffer again through a TransformStream
     // per request (a stream pipeline, an AbortController and a DOMException each: ~3% of the API's
-    // CPU in the GraphQL list benchmark, issue 16).
+    // CPU in the GraphQL list benchmark).
     maxRequestBodySize: false,
     graphiql: {
       title: 'Ticketing service',
@@ -192,7 +192,7 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): 
       headers: JSON.stringify({ Authorization: 'Bearer <token or key>', 'X-Service-Org': '<organisation slug>' }, null, 2),
     },
     // GraphiQL's bundle is ~30 MB of strings once imported: loaded on the first page view, not
-    // held by every API process that never serves one (issue 16, memory).
+    // held by every API process that never serves one (memory).
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     // The context was built once by src/http/request-context.ts.
     context: ({ res }) => res.locals.ctx as RequestContext,

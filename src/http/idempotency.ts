@@ -8,7 +8,7 @@ import { clientBucket } from '../limits/rate-limiter.ts';
 import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
 
 /**
- * Idempotency keys, as payment APIs have them (docs in README "Idempotency"): a POST of /v1 or /live
+ * Idempotency keys, as payment APIs have them (docs/security.md, "Idempotency and secrets"): a POST of /v1 or /live
  * with `Idempotency-Key` (1 to 255 printable characters) is answered once; the same key in the same
  * namespace with the same request within 24 hours gets that first answer again (status, body, and
  * the headers it set) with `Idempotent-Replayed: true`, without the work being done twice, whichever

@@ -23,7 +23,7 @@ export interface CacheCaller {
  * sight): the first ask leaves only its key. Under varied traffic nearly every result is asked for
  * once, and keeping each one for the TTL made it outlive the young generation — copied by every
  * scavenge, then promoted — which cost the API more collection time than the cache ever saved
- * (issue 16: the uncached list rows answered ~10% more requests with the cache off). A query that
+ * (the uncached list rows answered ~10% more requests with the cache off). A query that
  * repeats (a dashboard's poll, a popular page) is answered from memory from its third ask on.
  */
 export const RESULT_CACHE_TTL_MS = 1_000;
@@ -31,7 +31,7 @@ export const RESULT_CACHE_TTL_MS = 1_000;
  * At most this many results are kept, and none past its expiry: a result can be a page of 50
  * events with their counts (tens of KB as objects), and under varied traffic (many principals,
  * pages, filters) nearly every result is asked for once. 5,000 entries dropped only when asked for
- * again held ~300 MB of expired results in `npm run bench` (issue 16).
+ * again held ~300 MB of expired results in `npm run bench`.
  */
 const MAX_ENTRIES = 1_000;
 /** Keys asked for once are kept for admission, at most this many. */

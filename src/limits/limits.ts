@@ -4,7 +4,7 @@ import { AppError, ISSUES_PER_ERROR, type ValidationIssue } from '../errors.ts';
 /**
  * The service's size limits, in one table: what a request may hold and what state may grow to.
  * A request beyond one answers 400 VALIDATION_FAILED whose issue names the limit (`limit`, `max`),
- * so a client can tell a bound from a typo. README "Security model" lists them.
+ * so a client can tell a bound from a typo. docs/security.md lists them.
  */
 export const LIMITS = {
   /** Permission strings in one role. */

@@ -9,7 +9,7 @@ import { throttleRefusals } from '../metrics.ts';
  * counters in each process's memory, N processes behind a load balancer would allow N times the
  * limit, and a client alternating between them would never be throttled. Each check is one
  * statement on a primary key (rate limits: a prepared pg statement, not Prisma, since every
- * checkout runs two; issue 16). The subject (a client address, an email, a key id) is stored only as
+ * checkout runs two). The subject (a client address, an email, a key id) is stored only as
  * part of a sha256, never in the clear.
  */
 

@@ -35,7 +35,7 @@ export class OutboxMailer implements Mailer {
   async send(message: MailMessage): Promise<void> {
     const id = newId('outboxMessage');
     // One plain statement on the pool rather than Prisma: every confirmed order mails its tickets,
-    // and Prisma's ~1 ms of CPU per statement showed in the on-sale (issue 16). The outbox is not
+    // and Prisma's ~1 ms of CPU per statement showed in the on-sale. The outbox is not
     // tenant-owned (no organisationId), so src/db/sql.ts's tenant statements do not apply.
     await poolOf(this.db).query({
       name: 'outbox_insert',

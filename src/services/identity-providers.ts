@@ -10,7 +10,7 @@ import { paginate, type Page, type RawPageArgs } from '../pagination.ts';
 
 /**
  * Identity providers of an organisation: the OpenID providers whose tokens POST /auth/federate
- * accepts for that organisation's users (../shared/spec/service-spec.md §2 "Identity provider").
+ * accepts for that organisation's users (docs/spec/service-spec.md §2 "Identity provider").
  */
 
 /** Any key not in the shape fails with its own path, so the error names the field. */

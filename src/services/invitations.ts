@@ -21,7 +21,7 @@ export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const name = z.string().trim().min(1).max(255);
 
 /**
- * ../shared/spec/service-spec.md §2 "User invitation" create request, plus `accountId` (our addition): the account
+ * docs/spec/service-spec.md §2 "User invitation" create request, plus `accountId` (our addition): the account
  * the roles are granted on, by default the organisation's oldest account that is not deleted.
  */
 export const createInvitationInput = z.strictObject({

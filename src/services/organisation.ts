@@ -26,7 +26,7 @@ export async function getOrganisation(ctx: RequestContext) {
   return ctx.db.organisation.findUniqueOrThrow({ where: { id: organisationOf(ctx).id } });
 }
 
-/** ../shared/spec/service-spec.md §4 "Update organisation"; an unknown or sunset apiVersion is UNSUPPORTED_VERSION. */
+/** docs/spec/service-spec.md §4 "Update organisation"; an unknown or sunset apiVersion is UNSUPPORTED_VERSION. */
 export async function updateOrganisation(ctx: RequestContext, raw: Record<string, unknown>) {
   const input = validate(updateOrganisationInput, raw);
   if (input.apiVersion !== undefined) requireUsableVersion(input.apiVersion, 'apiVersion');

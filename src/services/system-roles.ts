@@ -1,6 +1,6 @@
 /**
  * Roles every organisation is created with. They cannot be modified or deleted. Permission strings
- * follow ../shared/spec/service-spec.md §2: resource.action[:scope]; `:all` = every account of the organisation,
+ * follow docs/spec/service-spec.md §2: resource.action[:scope]; `:all` = every account of the organisation,
  * no scope = the account the role is assigned on.
  */
 export const SYSTEM_ROLES = [

@@ -1,4 +1,4 @@
-/** The webhook event types of ../shared/spec/service-spec.md §6. */
+/** The webhook event types of docs/spec/service-spec.md §6. */
 export const WEBHOOK_EVENT_TYPES = {
   'order.created': 'A new order was started.',
   'order.confirmed': 'An order was paid and confirmed.',

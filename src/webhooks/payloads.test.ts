@@ -49,7 +49,7 @@ const customer = views.customer({
 const ticketRedeemed = views.ticketRedeemed({ redemptionId: 'red_1', passId: 'pas_1', entitlementId: 'ent_1', accountId: 'acc_1' });
 
 describe('views', () => {
-  it('order: every field of ../shared/spec/service-spec.md §6, in order, dates as ISO strings', () => {
+  it('order: every field of docs/spec/service-spec.md §6, in order, dates as ISO strings', () => {
     expect(order).toStrictEqual({
       id: 'ord_1',
       orderNumber: 'A-1001',

@@ -149,7 +149,7 @@ export function inViewOrder(type: WebhookEventType, payload: Payload, version: s
   return version === CURRENT_VERSION ? view(payload) : payload;
 }
 
-/** The delivery envelope of ../shared/spec/service-spec.md §6, at the endpoint's pinned version. */
+/** The delivery envelope of docs/spec/service-spec.md §6, at the endpoint's pinned version. */
 export function envelope(args: {
   deliveryId: string;
   type: WebhookEventType;

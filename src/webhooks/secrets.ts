@@ -22,7 +22,7 @@ export function decryptSecret(stored: string, key: Buffer): string {
 }
 
 /**
- * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.<raw body>">` (../shared/spec/service-spec.md §6), with one `v1=` per
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.<raw body>">` (docs/spec/service-spec.md §6), with one `v1=` per
  * secret given: during a rotation's overlap the new secret's first, then the previous one's, so a
  * receiver holding either verifies (Stripe's verifier accepts any matching `v1`).
  */

@@ -1,4 +1,4 @@
--- Issue 10: the trust boundary.
+-- The trust boundary.
 
 -- Invitation codes are secrets: only their sha256 is kept (and a non-redeemable hint), so nobody
 -- who reads invitations can redeem one; the code itself lives only in the mail.

@@ -1,4 +1,4 @@
--- Change notices (issue 15): every statement that changes a table whose rows API processes cache
+-- Change notices: every statement that changes a table whose rows API processes cache
 -- (credentials, rights, organisations, the catalogue) announces, from its own transaction, which
 -- organisations it touched: pg_notify('service_changes', '<organisationId> <table>'). NOTIFY is
 -- delivered at commit only (and not at all on rollback), and PostgreSQL folds identical notices of

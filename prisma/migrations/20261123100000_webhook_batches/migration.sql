@@ -1,4 +1,4 @@
--- Issue 12: webhook delivery at scale. First attempts go out in batches (whb_), attempts in flight
+-- Webhook delivery at scale. First attempts go out in batches (whb_), attempts in flight
 -- are counted in PostgreSQL so every worker process honours the same per-endpoint and
 -- per-organisation bounds, and each endpoint carries its circuit breaker, its secret rotation and
 -- why the service disabled it.

@@ -1,6 +1,6 @@
 -- An order line keeps the event of its occurrence and the ticket type's name as they were at
 -- checkout, as a receipt does: a ticket type renamed later does not rename what was bought. Reading
--- an order's lines no longer joins the occurrence and the ticket type (issue 16: the checkout's
+-- an order's lines no longer joins the occurrence and the ticket type (the checkout's
 -- answer and every order read loaded them again, one more statement each).
 ALTER TABLE "order_line_items" ADD COLUMN "eventId" TEXT, ADD COLUMN "ticketTypeName" TEXT;
 
