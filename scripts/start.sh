@@ -9,5 +9,12 @@ if [[ ! -x node_modules/.bin/tsx ]]; then
   # Exactly the committed lockfile; postinstall generates the Prisma client.
   npm ci --no-audit --no-fund >&2
 fi
-node node_modules/prisma/build/index.js generate >/dev/null
-exec node_modules/.bin/tsx scripts/start.ts "$@"
+# What generate says when it works is the same every run; it is shown only when it fails.
+if ! generated="$(node node_modules/prisma/build/index.js generate 2>&1)"; then
+  printf '%s\n' "$generated" >&2
+  exit 1
+fi
+# node itself with tsx as its loader, not the tsx CLI (which runs node as a second process and
+# relays signals to it): the launcher is this very process, so a signal sent to it is the one it
+# stops on, and its parent is the shell npm started, which scripts/start.ts watches.
+exec node --import tsx scripts/start.ts "$@"

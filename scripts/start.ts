@@ -1,10 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ConfigError, loadConfig, publicUrl } from '../src/config.ts';
 import { createDatabase } from '../src/db/client.ts';
-import { migrateDeploy, REPO_ROOT } from '../src/db/migrate.ts';
+import { REPO_ROOT } from '../src/db/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pglite.ts';
 import { findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
@@ -19,9 +20,18 @@ import { newId } from '../src/ids.ts';
  * otherwise embedded defaults start here: PGlite on 127.0.0.1:5433 and the Temporal dev server
  * (gRPC 7233, Web UI 8233), both keeping their data under DATA_DIR (default .data/). Migrates,
  * bootstraps a demo organisation on first run, prints the URLs and the demo credentials.
+ *
+ * However it is asked to stop (SIGTERM or SIGINT to npm or to this process, Ctrl+C, the terminal
+ * closing) it stops everything it started: the API drains, the worker shuts down, then the Temporal
+ * dev server and the embedded PostgreSQL stop. A child still running CHILD_STOP_GRACE_MS after its
+ * SIGTERM is killed, and this process has exited STOP_DEADLINE_MS after the stop began whatever hangs.
  */
 
 const say = (message: string) => process.stderr.write(`start: ${message}\n`);
+
+const CHILD_STOP_GRACE_MS = 15_000;
+// Beyond the children's grace, room for the Temporal dev server's own (src/embedded/temporal.ts).
+const STOP_DEADLINE_MS = 30_000;
 
 interface DemoCredentials {
   organisation: string;
@@ -37,18 +47,28 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const cleanups: Array<() => Promise<void>> = [];
   const supervisor = new Supervisor(say);
-  let shuttingDown = false;
+  let stopBegan: number | undefined;
 
-  const shutdown = async (code: number) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    say('stopping');
-    await supervisor.stop();
+  const shutdown = async (why: string, code: number) => {
+    if (stopBegan !== undefined) {
+      // Ctrl+C reaches this process and npm, which passes it on: the same stop, said once.
+      if (Date.now() - stopBegan > 1_000) say(`${why}: still stopping (at most ${STOP_DEADLINE_MS / 1000} s in all)`);
+      return;
+    }
+    stopBegan = Date.now();
+    say(`stopping (${why})`);
+    // On exit the embedded servers' exit handlers kill the Temporal dev server and free PGlite's lock.
+    setTimeout(() => {
+      say(`still stopping after ${STOP_DEADLINE_MS / 1000} s: exiting, killing what is left`);
+      process.exit(code || 1);
+    }, STOP_DEADLINE_MS).unref();
+    await supervisor.stop(CHILD_STOP_GRACE_MS);
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => say(String(error)));
+    say('stopped');
     process.exit(code);
   };
-  process.once('SIGINT', () => void shutdown(0));
-  process.once('SIGTERM', () => void shutdown(0));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal, 0));
+  whenParentEnds(() => void shutdown('npm, or the shell that started it, has exited', 0));
 
   try {
     let databaseUrl = config.DATABASE_URL;
@@ -85,8 +105,7 @@ async function main(): Promise<void> {
       temporalUi = temporal.uiUrl;
     }
 
-    say('applying migrations');
-    await migrateDeploy(databaseUrl);
+    await applyMigrations(databaseUrl);
     const demo = await ensureDemoOrganisation(databaseUrl, dataDir);
 
     const env = {
@@ -138,8 +157,56 @@ async function main(): Promise<void> {
     process.stderr.write(`${lines.join('\n')}\n`);
   } catch (error) {
     say(error instanceof ConfigError ? error.message : `failed: ${(error as Error).stack ?? String(error)}`);
-    await shutdown(1);
+    await shutdown('it could not start', 1);
   }
+}
+
+/**
+ * Calls `onEnd` once the process that started this one has ended. npm passes the SIGTERM or SIGINT
+ * it receives (from a process manager, a container runtime, `kill`) to its own child only; when
+ * that child is the shell of `sh -c` running this script, the shell ends on SIGTERM without passing
+ * it on, and npm exits. All that reaches this process then is that its parent is gone.
+ * (process.ppid keeps the pid it had at start.)
+ */
+function whenParentEnds(onEnd: () => void, everyMs = 250): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') return;
+      clearInterval(timer);
+      onEnd();
+    }
+  }, everyMs);
+  timer.unref();
+}
+
+/**
+ * `prisma migrate deploy`, saying in one line what it did. Its own output (a banner every run, every
+ * migration's name on the first) is shown only when it fails.
+ */
+async function applyMigrations(databaseUrl: string): Promise<void> {
+  const cli = createRequire(import.meta.url).resolve('prisma/build/index.js');
+  const child = spawn(process.execPath, [cli, 'migrate', 'deploy'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: '1', CHECKPOINT_DISABLE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  if (code !== 0) {
+    process.stderr.write(output);
+    throw new Error(`prisma migrate deploy exited with code ${code}`);
+  }
+  // The names of the migrations applied, as prisma lists them ("└─ 20261122044611_init/").
+  const applied = [...output.matchAll(/└─ (\S+)\/$/gm)].map((match) => match[1]);
+  say(applied.length > 0 ? `applied ${applied.length} migration(s), the latest ${applied.at(-1)}` : 'database schema up to date');
 }
 
 /**

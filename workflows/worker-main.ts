@@ -35,6 +35,18 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.DATABASE_URL) throw new ConfigError('Invalid configuration: DATABASE_URL is required for the worker');
   const logger = createLogger(config.LOG_LEVEL, 'worker');
+  // The Temporal runtime begins the worker's shutdown on the first SIGINT or SIGTERM and then stops
+  // listening. Ctrl+C in a terminal reaches this process and, a moment later, `npm start`'s SIGTERM
+  // too: without a listener of ours that second signal would end the process mid-drain. Before the
+  // worker exists there is nothing to drain, and a signal ends the process at once.
+  let workerExists = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (workerExists) return;
+      logger.info({ signal }, 'worker stopped before it ran');
+      process.exit(0);
+    });
+  }
   if (!config.SECRETS_ENCRYPTION_KEY) {
     logger.warn('SECRETS_ENCRYPTION_KEY is not set: webhook signing secrets stored by another process cannot be decrypted here');
   }
@@ -53,6 +65,7 @@ async function main(): Promise<void> {
     prebundled: config.NODE_ENV === 'production',
     encryptionKey: loadEncryptionKey(config),
   });
+  workerExists = true;
   // Operators find deliveries by search attribute; registering it needs operator rights on the
   // namespace, which a deployment may not give workers (then it is done in the deployment's setup).
   await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE).then(

@@ -1,6 +1,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Runtime as TemporalRuntime, Worker, type LogLevel } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime as TemporalRuntime,
+  Worker,
+  type LogLevel,
+  type Logger as TemporalLogger,
+} from '@temporalio/worker';
 import { loadEncryptionKey } from '../src/auth/keys.ts';
 import type { Config } from '../src/config.ts';
 import type { Database } from '../src/db/client.ts';
@@ -69,23 +76,13 @@ export async function createWorker({ config, db, logger, prebundled, identity, e
   // A given connection means a Temporal runtime exists already (installing one now would throw).
   if (!runtimeInstalled && !given) {
     runtimeInstalled = true;
-    TemporalRuntime.install({
-      logger: {
-        log: (level: LogLevel, message: string, meta?: Record<string, unknown>) =>
-          logger[level === 'TRACE' ? 'trace' : (level.toLowerCase() as 'info')]({ ...meta }, message),
-        trace: (message, meta) => logger.trace({ ...meta }, message),
-        debug: (message, meta) => logger.debug({ ...meta }, message),
-        info: (message, meta) => logger.info({ ...meta }, message),
-        warn: (message, meta) => logger.warn({ ...meta }, message),
-        error: (message, meta) => logger.error({ ...meta }, message),
-      },
-    });
+    TemporalRuntime.install({ logger: temporalLogger(logger) });
   }
   const connection = given ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const tracing = activeTracing();
-  const workflowSource = prebundled
-    ? { workflowBundle: { codePath: requireBundle(tracing ? TRACED_WORKFLOW_BUNDLE_PATH : WORKFLOW_BUNDLE_PATH) } }
-    : { workflowsPath: WORKFLOWS_PATH };
+  const workflowBundle = prebundled
+    ? { codePath: requireBundle(tracing ? TRACED_WORKFLOW_BUNDLE_PATH : WORKFLOW_BUNDLE_PATH) }
+    : { code: await bundleWorkflows(logger, tracing ? TRACING_WORKFLOW_INTERCEPTORS : []) };
   // Tracing: activities continue the workflow's trace; workflow spans leave the sandbox through a sink.
   const traced = tracing
     ? {
@@ -96,7 +93,6 @@ export async function createWorker({ config, db, logger, prebundled, identity, e
               outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
             }),
           ],
-          ...(prebundled ? {} : { workflowModules: TRACING_WORKFLOW_INTERCEPTORS }),
         },
         sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) },
       }
@@ -110,10 +106,41 @@ export async function createWorker({ config, db, logger, prebundled, identity, e
     // SIGTERM drains: batches in flight finish their attempts (each bounded by the attempt timeout).
     shutdownGraceTime: config.WEBHOOK_ATTEMPT_TIMEOUT + 30_000,
     ...(identity ? { identity } : {}),
-    ...workflowSource,
+    workflowBundle,
     ...traced,
   });
   return { worker, connection };
+}
+
+/**
+ * The workflows bundled from the sources (a development worker does it at start; `npm run
+ * build:workflows` writes the production bundles). webpack's report of the build, one long
+ * multi-line message, and the bundler's other news are build chatter: debug. Its warnings and
+ * errors (a failed build) keep their level.
+ */
+export async function bundleWorkflows(logger: Logger, workflowInterceptorModules: readonly string[] = []): Promise<string> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: [...workflowInterceptorModules],
+    logger: temporalLogger(logger, (level) => (level === 'INFO' ? 'DEBUG' : level)),
+  });
+  return code;
+}
+
+const PINO_LEVELS = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+
+/** Temporal's logger interface on ours; `levelOf` may move a level (default: kept). */
+function temporalLogger(logger: Logger, levelOf: (level: LogLevel) => LogLevel = (level) => level): TemporalLogger {
+  const log = (level: LogLevel, message: string, meta?: Record<string, unknown>) =>
+    logger[PINO_LEVELS[levelOf(level)]]({ ...meta }, message);
+  return {
+    log,
+    trace: (message, meta) => log('TRACE', message, meta),
+    debug: (message, meta) => log('DEBUG', message, meta),
+    info: (message, meta) => log('INFO', message, meta),
+    warn: (message, meta) => log('WARN', message, meta),
+    error: (message, meta) => log('ERROR', message, meta),
+  };
 }
 
 function requireBundle(path: string): string {
