@@ -3,7 +3,7 @@ import type { Database } from './db/client.ts';
 import { poolOf } from './db/client.ts';
 
 /**
- * Prometheus metrics of this process (API or worker), served at /metrics (server/metrics.ts).
+ * Prometheus metrics of this process (API or worker), served at /metrics (src/http/metrics.ts; on the API port by server/app.ts).
  * One registry per process: Prometheus scrapes every process and sums; nothing here is shared
  * between processes, nor needs to be. Labels are bounded sets (route templates, operation names
  * capped by GraphQL's own limits, outcomes), never ids or paths. docs/operating.md "Metrics" lists them all.

@@ -62,6 +62,34 @@ describe('docs', () => {
   });
 });
 
+describe('pointers', () => {
+  it('every file a comment or a doc points at (test/…, src/…, schema/…, docs/…) exists', () => {
+    const PATH =
+      /(?<![\w./-])((?:test|src|schema|rest-compat|workflows|server|scripts|bench|docs|prisma)\/[\w./-]+\.(?:ts|md|sql|prisma|sh|json|graphql))\b/g;
+    const missing: string[] = [];
+    for (const file of tracked(
+      'src',
+      'schema',
+      'rest-compat',
+      'workflows',
+      'server',
+      'scripts',
+      'bench',
+      'test',
+      'docs',
+      'README.md',
+      'CHANGELOG.md',
+    )) {
+      if (file.startsWith('docs/spec/') || !/\.(ts|md|prisma|sh|yml)$/.test(file)) continue;
+      for (const [, cited] of read(file).matchAll(PATH)) {
+        if (cited!.includes('generated') || cited!.includes('*')) continue;
+        if (!existsSync(path.join(ROOT, cited!))) missing.push(`${file}: ${cited}`);
+      }
+    }
+    expect([...new Set(missing)]).toEqual([]);
+  });
+});
+
 describe('no process noise', () => {
   // Issue numbers, and paths outside the repository, mean nothing to a reader of the code.
   const NOISE = [/\bissues? #?\d+/i, /\.\.\/shared\//];
