@@ -6,9 +6,8 @@ import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prism
 import { missingRight } from '../auth/refusal.ts';
 import { newId } from '../ids.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
-import { RESENDS_PER_ENDPOINT_PER_MINUTE, RESENDS_PER_ORGANISATION_PER_MINUTE } from '../webhooks/operator-limits.ts';
 import { labelOf, startResendWorkflow } from '../webhooks/starts.ts';
-import { closeCircuit, temporalClient } from './webhook-workflows.ts';
+import { closeCircuit, countOperatorAction, temporalClient } from './webhook-workflows.ts';
 import { validate } from '../validation.ts';
 import { STATUSES } from '../statuses.ts';
 
@@ -116,21 +115,7 @@ export async function getWebhookDelivery(ctx: RequestContext, id: string): Promi
 export async function resendWebhookDelivery(ctx: RequestContext, id: string): Promise<DeliveryView> {
   const { endpoint, ...row } = await deliveryFor(ctx, id, 'write');
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to resend its deliveries.');
-  const { rateLimiter } = ctx.runtime;
-  await rateLimiter.take(
-    'webhook-resend:endpoint',
-    endpoint.id,
-    RESENDS_PER_ENDPOINT_PER_MINUTE,
-    60_000,
-    `At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} resends a minute per endpoint; to send many failed deliveries again, recover the endpoint.`,
-  );
-  await rateLimiter.take(
-    'webhook-resend:organisation',
-    endpoint.organisationId,
-    RESENDS_PER_ORGANISATION_PER_MINUTE,
-    60_000,
-    `At most ${RESENDS_PER_ORGANISATION_PER_MINUTE} resends a minute per organisation.`,
-  );
+  await countOperatorAction(ctx, 'resend', endpoint);
   const client = await temporalClient(ctx);
   await closeCircuit(ctx, endpoint.id);
   await startResendWorkflow(

@@ -11,13 +11,9 @@ import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
 import { assertDeliverableUrl, MAX_WEBHOOK_URL_LENGTH, parseWebhookUrl, UrlPolicyError } from '../net/url-policy.ts';
 import { documentedAs } from '../limits/limits.ts';
 import { describeDuration } from '../webhooks/recorder.ts';
-import {
-  RECOVERIES_PER_ENDPOINT_PER_HOUR,
-  RECOVERIES_PER_ORGANISATION_PER_HOUR,
-  RECOVERY_MAX_DELIVERIES,
-} from '../webhooks/operator-limits.ts';
+import { RECOVERY_MAX_DELIVERIES } from '../webhooks/operator-limits.ts';
 import { recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
-import { closeCircuit, temporalClient } from './webhook-workflows.ts';
+import { closeCircuit, countOperatorAction, temporalClient } from './webhook-workflows.ts';
 import { owningAccount } from './accounts.ts';
 import { instant } from '../time-zones.ts';
 import { validate } from '../validation.ts';
@@ -306,21 +302,7 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     ]);
   }
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to recover its deliveries.');
-  const { rateLimiter } = ctx.runtime;
-  await rateLimiter.take(
-    'webhook-recover:endpoint',
-    endpoint.id,
-    RECOVERIES_PER_ENDPOINT_PER_HOUR,
-    3_600_000,
-    `At most ${RECOVERIES_PER_ENDPOINT_PER_HOUR} recoveries an hour per endpoint.`,
-  );
-  await rateLimiter.take(
-    'webhook-recover:organisation',
-    endpoint.organisationId,
-    RECOVERIES_PER_ORGANISATION_PER_HOUR,
-    3_600_000,
-    `At most ${RECOVERIES_PER_ORGANISATION_PER_HOUR} recoveries an hour per organisation.`,
-  );
+  await countOperatorAction(ctx, 'recover', endpoint);
   const failed = { endpointId: endpoint.id, status: 'failed', createdAt: { gte: since, lte: until } } as const;
   const sent = includeOtherUrls ? failed : { ...failed, url: endpoint.url };
   const [first, matching, otherUrls] = await Promise.all([
