@@ -2,7 +2,7 @@
 #   node dist/server/main.js                 the API (the default)
 #   node dist/workflows/worker-main.js    a worker (runs the pre-built workflow bundle)
 #   node dist/src/cli/main.js migrate     the operator CLI (migrate spawns the Prisma CLI)
-# test/build.test.ts builds and starts exactly what the runtime stage copies (its COPY lines).
+# test/platform/build.test.ts builds and starts exactly what the runtime stage copies (its COPY lines).
 #
 # --ignore-scripts everywhere: no dependency's install script is needed (Prisma's would download
 # native engines this service does not use), and `npm run build` generates the Prisma client itself.

@@ -54,7 +54,7 @@ export default tseslint.config(
   {
     // A REST route maps the answer to the GraphQL operation written beside it (`result: (data) =>`);
     // that answer's shape is the operation's, not a TypeScript type, and the route's `response`
-    // schema checks it against the OpenAPI document in test/openapi.test.ts.
+    // schema checks it against the OpenAPI document in test/platform/openapi.test.ts.
     files: ['rest-compat/routes/**/*.ts', 'rest-compat/live-routes.ts'],
     rules: off(UNSAFE_ANY),
   },

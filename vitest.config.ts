@@ -9,7 +9,7 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
-    // Concurrent tests at once in a file (only test/access-matrix.test.ts runs its cells concurrently).
+    // Concurrent tests at once in a file (only test/platform/access-matrix.test.ts runs its cells concurrently).
     maxConcurrency: 16,
     testTimeout: 30_000,
     hookTimeout: 120_000,

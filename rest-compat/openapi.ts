@@ -10,7 +10,7 @@ import { schemaAtVersion } from './versioned.ts';
  * The OpenAPI 3.1 documents of /v1 and of the sales API (/live), built from the route tables and nothing else: paths, parameters
  * and bodies come from each route's zod schemas, error answers from ERROR_CODES, versions from
  * src/versions.ts. schema/openapi.json is this document printed (scripts/print-openapi.ts);
- * test/openapi.test.ts fails when the two drift.
+ * test/platform/openapi.test.ts fails when the two drift.
  */
 
 type Json = Record<string, unknown>;

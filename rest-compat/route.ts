@@ -37,7 +37,7 @@ export interface RestRoute {
   body?: z.ZodType;
   /** Maps `data` of the operation to the response body. */
   // The answer to `operation` above: its shape is the operation's, checked against `response` by
-  // test/openapi.test.ts, not a TypeScript type.
+  // test/platform/openapi.test.ts, not a TypeScript type.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   result: (data: any) => unknown;
   /** Success status (default 200). */
@@ -47,7 +47,7 @@ export interface RestRoute {
   /**
    * How a retry with the same Idempotency-Key is answered (POST only; default `replay`): a route
    * whose answer carries a token pair says `never`, one whose answer carries key material names
-   * those fields (src/http/idempotency.ts). test/security/idempotency-attacks.test.ts checks that
+   * those fields (src/http/idempotency.ts). test/platform/idempotency-attacks.test.ts checks that
    * every route answering a secret says which.
    */
   replay?: AnswerReplay;

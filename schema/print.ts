@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { printSchema } from 'graphql';
 import { schema } from './index.ts';
 
-/** The committed SDL: `npm run generate` rewrites it; test/schema-sdl.test.ts fails on drift. */
+/** The committed SDL: `npm run generate` rewrites it; test/platform/schema-sdl.test.ts fails on drift. */
 export const SDL_PATH = fileURLToPath(new URL('./schema.graphql', import.meta.url));
 
 export function printedSdl(): string {

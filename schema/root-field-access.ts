@@ -9,7 +9,7 @@ import { refusal } from './refusal.ts';
  * Whether the caller may call a root field at all, by the field's own `authScopes` (who: signed in,
  * an API key, which organisation, which permission somewhere), before anything they sent is looked
  * at: a caller who may not call a mutation is told so, not that its body is wrong
- * (test/security/idempotency-attacks.test.ts, "credential before body"). Scope maps given as
+ * (test/platform/idempotency-attacks.test.ts, "credential before body"). Scope maps given as
  * functions of the arguments are left to execution, which applies every scope again anyway; the
  * same request cache serves both, so nothing is evaluated twice.
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Puts Schemathesis (the OpenAPI fuzzer test/schemathesis.test.ts runs against /v1 and /live) into
+# Puts Schemathesis (the OpenAPI fuzzer test/platform/schemathesis.test.ts runs against /v1 and /live) into
 # its own virtualenv under .tools/schemathesis/ and prints the path of its `st` command. From PyPI,
 # pinned; nothing is installed outside .tools/. Idempotent: does nothing when the pinned version is
 # there. Needs python3 with the venv module (Debian: python3-venv).

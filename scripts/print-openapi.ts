@@ -4,7 +4,7 @@ import { liveRoutes } from '../rest-compat/live-routes.ts';
 import { buildOpenApiDocument, printOpenApiDocument } from '../rest-compat/openapi.ts';
 import { v1Routes } from '../rest-compat/v1-routes.ts';
 
-/** The committed OpenAPI documents of /v1 and /live; test/openapi.test.ts fails when they drift from the route tables. */
+/** The committed OpenAPI documents of /v1 and /live; test/platform/openapi.test.ts fails when they drift from the route tables. */
 export const OPENAPI_PATH = fileURLToPath(new URL('../schema/openapi.json', import.meta.url));
 export const LIVE_OPENAPI_PATH = fileURLToPath(new URL('../schema/openapi-live.json', import.meta.url));
 

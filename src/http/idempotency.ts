@@ -24,7 +24,7 @@ import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
  * Secrets: an answer is stored encrypted with the secrets key. Routes whose answer carries a token
  * pair keep nothing (`never`): every request runs, so a refresh token presented twice is still
  * caught. Routes whose answer carries key material keep the answer without it, and a retry is 409
- * CONFLICT naming what was made and where to read it (test/security/idempotency-attacks.test.ts).
+ * CONFLICT naming what was made and where to read it (test/platform/idempotency-attacks.test.ts).
  *
  * Bounded: keys stored per credential per day (and per client address for callers whose
  * credential is public); refusals of callers without a credential of their own are not kept; a

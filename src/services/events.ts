@@ -186,7 +186,7 @@ function withCounts(row: EventRow): Event {
  * occurrence's own time zone (`to` includes its day), so "events on 2026-07-04" finds a show at
  * 21:00 in New York although that is already 5 July in UTC; an instant bound is exact. PostgreSQL
  * turns local days into instants with its own time zone database (which knows every zone Node's
- * does: test/time-zones.test.ts), so the whole filter is one statement.
+ * does: test/catalogue/time-zones.test.ts), so the whole filter is one statement.
  */
 function eventConditions(
   sql: Statement,

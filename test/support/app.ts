@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startApi } from '../../server/app.ts';
@@ -32,10 +33,9 @@ export interface TestAppOptions {
   database?: TestDatabase;
 }
 
-/** The real API on a free port, over a fresh copy of the migrated database and the real Temporal. */
-export async function startTestApp(env: Env = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const database = options.database ?? (await createTestDatabase());
-  const config = loadConfig({
+/** The settings of a test app on `database`: the suite's Temporal, a task queue of its own, `env` over them. */
+function testConfig(database: TestDatabase, env: Env): Config {
+  return loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: database.url,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -44,6 +44,12 @@ export async function startTestApp(env: Env = {}, options: TestAppOptions = {}):
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
+}
+
+/** The real API on a free port, over a fresh copy of the migrated database and the real Temporal. */
+export async function startTestApp(env: Env = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase());
+  const config = testConfig(database, env);
   const runtime = createRuntime(config, { logger: options.logger ?? createLogger(config.LOG_LEVEL) });
   const server = await startApi(runtime, 0, '127.0.0.1');
   return {
@@ -54,6 +60,43 @@ export async function startTestApp(env: Env = {}, options: TestAppOptions = {}):
     server,
     async stop() {
       await server.stop({ graceMs: 1_000 });
+      await database.drop();
+    },
+  };
+}
+
+export interface AppPair {
+  a: TestApp;
+  b: TestApp;
+  database: TestDatabase;
+  stop(): Promise<void>;
+}
+
+/**
+ * Two API processes' worth of runtime and HTTP server on ONE database (as two replicas behind a
+ * load balancer), sharing signing keys so a token of one is good at the other. Limits that must
+ * hold across processes are probed by alternating requests between `a` and `b`.
+ */
+export async function startTwoApps(env: Env = {}): Promise<AppPair> {
+  const database = await createTestDatabase();
+  const config = testConfig(database, {
+    JWT_SIGNING_KEYS: JSON.stringify([{ kid: `pair-${randomBytes(3).toString('hex')}`, secret: randomBytes(32).toString('hex') }]),
+    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    ...env,
+  });
+  const start = async (): Promise<TestApp> => {
+    const runtime = createRuntime(config, { logger: createLogger(config.LOG_LEVEL) });
+    const server = await startApi(runtime, 0, '127.0.0.1');
+    return { url: server.url, config, runtime, database, server, stop: () => server.stop({ graceMs: 1_000 }) };
+  };
+  const a = await start();
+  const b = await start();
+  return {
+    a,
+    b,
+    database,
+    async stop() {
+      await Promise.allSettled([a.server.stop({ graceMs: 1_000 }), b.server.stop({ graceMs: 1_000 })]);
       await database.drop();
     },
   };

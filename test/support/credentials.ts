@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import type { AppRef } from './app.ts';
+import { newId } from '../../src/ids.ts';
+import { appOf, type AppRef } from './app.ts';
 import { query } from './db.ts';
-import { api, createOrganisation, createStaffUser, systemRole, type SystemRoleKey, type TestOrganisation } from './fixtures.ts';
-import { mailedMagicLinkCode } from './mail.ts';
+import { api, createOrganisation, createStaffUser, systemRole, tag, type SystemRoleKey, type TestOrganisation } from './fixtures.ts';
+import { mailTo, waitForMail } from './mail.ts';
 
 /**
  * Every kind of credential a client can hold, made the way clients get them (over the API, by the
  * organisation's admin) unless said otherwise. Staff tokens come from createOrganisation (its
- * admin) and createStaffUser (fixtures.ts).
+ * admin) and createStaffUser (fixtures.ts). Also the roles and refresh tokens behind them, as stored.
  */
 
 /** Request options of a credential: `api(app, method, path, { ...as(token, org), body })`. */
@@ -39,6 +40,29 @@ export async function staffWithRoles(
 /** A signed-in, active staff member of `org` who holds no role at all. */
 export async function staffWithoutRights(app: AppRef, org: TestOrganisation, label = 'norights') {
   return createStaffUser(app, org, [], label);
+}
+
+/** A custom role with exactly `permissions` (written directly: a fixture, not the subject). */
+export async function customRole(app: AppRef, org: TestOrganisation, permissions: string[], name = `Role ${tag()}`) {
+  return appOf(app).runtime.db.role.create({
+    data: { id: newId('role'), organisationId: org.organisation.id, name, permissions },
+  });
+}
+
+/** The role's permissions as stored. */
+export async function storedPermissions(app: AppRef, roleId: string): Promise<string[]> {
+  const [row] = await query<{ permissions: string[] }>(app, 'SELECT permissions FROM roles WHERE id = $1', [roleId]);
+  return row!.permissions;
+}
+
+/** How many refresh tokens exist (every sign-in writes one), of one person or of everyone. */
+export async function refreshTokenCount(app: AppRef, personId?: string): Promise<number> {
+  const [row] = await query<{ n: number }>(
+    app,
+    personId ? 'SELECT count(*)::int AS n FROM refresh_tokens WHERE "personId" = $1' : 'SELECT count(*)::int AS n FROM refresh_tokens',
+    personId ? [personId] : [],
+  );
+  return row!.n;
 }
 
 export interface CreatedApiKey {
@@ -104,28 +128,35 @@ export async function otherOrganisation(app: AppRef, prefix = 'other') {
 }
 
 /**
- * A fresh magic-link code, as a customer reads it: the link requested with a channel key, the code
- * read from the mail. The customer must exist on the channel's account (a checkout makes one);
- * `headers` go with the request (a client address, say).
+ * A magic-link code as the customer reads it from their mail (sent after the 202, so this waits for
+ * it). With `request`, asks for a fresh link first (with `channelKey`; `headers` go with the request,
+ * a client address say) and answers the code of the mail that request sent; the customer must exist
+ * on the channel's account (a checkout makes one). Without, the test made the request itself: the
+ * newest code mailed to `email`.
  */
-export async function magicLinkCode(app: AppRef, channelKey: string, email: string, headers: Record<string, string> = {}): Promise<string> {
+export async function magicLinkCode(
+  app: AppRef,
+  email: string,
+  request?: { channelKey: string; headers?: Record<string, string> },
+): Promise<string> {
   const address = email.toLowerCase();
-  const [sent] = await query<{ n: number }>(
-    app,
-    `SELECT count(*)::int AS n FROM outbox_messages WHERE "to" = $1 AND meta->>'kind' = 'customer_magic_link'`,
-    [address],
-  );
-  const link = await api(app, 'POST', '/live/sales/customer-auth/magic-link', {
-    body: { email },
-    headers: { 'x-channel-key': channelKey, ...headers },
-  });
-  expect(link.status, JSON.stringify(link.body)).toBe(202);
-  return mailedMagicLinkCode(app, address, sent!.n + 1);
+  const sent = (await mailTo(app, address, 'customer_magic_link')).length;
+  if (request) {
+    const link = await api(app, 'POST', '/live/sales/customer-auth/magic-link', {
+      body: { email },
+      headers: { 'x-channel-key': request.channelKey, ...request.headers },
+    });
+    expect(link.status, JSON.stringify(link.body)).toBe(202);
+  }
+  const mail = await waitForMail(app, address, 'customer_magic_link', request ? sent + 1 : Math.max(sent, 1));
+  const code = mail.meta.code;
+  if (typeof code !== 'string') throw new Error(`the magic-link mail to ${address} carries no code`);
+  return code;
 }
 
 /** A customer token through the magic-link flow, as a storefront gets one (see magicLinkCode). */
 export async function customerToken(app: AppRef, channelKey: string, email: string, headers: Record<string, string> = {}) {
-  const code = await magicLinkCode(app, channelKey, email, headers);
+  const code = await magicLinkCode(app, email, { channelKey, headers });
   const res = await api(app, 'POST', '/live/sales/customer-tokens', {
     body: { code },
     headers: { 'x-channel-key': channelKey, ...headers },

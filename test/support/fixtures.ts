@@ -30,6 +30,9 @@ export async function signIn(app: AppRef, email: string, password: string, slug?
   return (await res.json()) as { accessToken: string; refreshToken: string; user: { id: string; email: string } };
 }
 
+/** A random string of letters, for unique names and emails. */
+export const tag = () => randomBytes(4).toString('hex');
+
 /** A JSON request to the API with the usual headers; answers status, headers and parsed body. */
 export async function api(
   app: AppRef,
@@ -65,6 +68,43 @@ export async function graphql(
 ) {
   return api(app, 'POST', '/graphql', { ...options, body: { query, variables } });
 }
+
+/** A POST to /graphql with a raw JSON body and chosen headers; answers status, headers, parsed body and the raw text length. */
+export async function postGraphql(
+  app: AppRef,
+  body: unknown,
+  options: { token?: string; org?: string; headers?: Record<string, string>; raw?: string } = {},
+) {
+  const res = await fetch(`${appOf(app).url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.org ? { 'x-service-org': options.org } : {}),
+      ...options.headers,
+    },
+    body: options.raw ?? JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: any;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = text;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, length: text.length };
+}
+
+let clients = Math.floor(Math.random() * 30_000);
+/** A client address (benchmarking range 198.18.0.0/15), distinct per call: sent as X-Forwarded-For (TRUST_PROXY=loopback believes it). */
+export function newClientAddress(): string {
+  clients += 1;
+  return `198.18.${Math.floor(clients / 250) % 250}.${(clients % 250) + 1}`;
+}
+
+/** Sends as client `ip`. */
+export const from = (ip: string) => ({ 'x-forwarded-for': ip });
 
 /** Another staff member of `org` holding `roleIds` on `accountId`, signed in. */
 export async function createStaffUser(

@@ -42,10 +42,3 @@ export async function mailedInvitationCode(app: AppRef, invitationId: string): P
   if (!rows[0]) throw new Error(`no mail for invitation ${invitationId}`);
   return rows[0].code;
 }
-
-/** The `count`-th magic-link code mailed to `email` (sent after the 202, so this waits for it). */
-export async function mailedMagicLinkCode(app: AppRef, email: string, count = 1): Promise<string> {
-  const code = (await waitForMail(app, email, 'customer_magic_link', count)).meta.code;
-  if (typeof code !== 'string') throw new Error(`the magic-link mail to ${email} carries no code`);
-  return code;
-}

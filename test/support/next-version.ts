@@ -2,7 +2,7 @@ import { declareVersion } from '../../src/versions.ts';
 
 /**
  * A dated version newer than every real one, declared before anything builds the GraphQL schema
- * or the REST routes (import this module first): test/versions-fixture.test.ts shows that a new
+ * or the REST routes (import this module first): test/platform/versions-fixture.test.ts shows that a new
  * version flows through every surface from its declaration alone. It renames an event's `title`
  * to `name`, so at every older version events show `title` and bodies may send it.
  */

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { newId } from '../../src/ids.ts';
 import { issueSession } from '../../src/services/sessions.ts';
 import { views } from '../../src/webhooks/payloads.ts';
 import { appOf, type AppRef } from './app.ts';
 import { asAdmin, magicLinkCode } from './credentials.ts';
-import { api, type TestOrganisation } from './fixtures.ts';
+import { api, tag, type TestOrganisation } from './fixtures.ts';
 import { mailedInvitationCode } from './mail.ts';
 import { recordTestEvent } from './webhook-receiver.ts';
 import { createCatalogue, openCart, placeOrder, seedCatalogue, type Catalogue, type SeededCatalogue } from './sales.ts';
@@ -16,8 +15,6 @@ import { createCatalogue, openCart, placeOrder, seedCatalogue, type Catalogue, t
  * tests that consume what they touch (delete, revoke, cancel, redeem), so no test depends on the
  * order tests run in.
  */
-
-const tag = () => randomBytes(4).toString('hex');
 
 export interface OrganisationThings {
   org: TestOrganisation;
@@ -217,7 +214,7 @@ function freshThings(app: AppRef, org: TestOrganisation) {
     },
     /** The magic-link code of a fresh customer, requested with the publishable key (`headers`: a client address, say). */
     async magicLinkCode(headers: Record<string, string> = {}) {
-      return magicLinkCode(app, catalogue().channel.publishable, (await base.customer()).email, headers);
+      return magicLinkCode(app, (await base.customer()).email, { channelKey: catalogue().channel.publishable, headers });
     },
     /** A refresh token of a new session of the organisation's admin, issued as a sign-in issues it (without the password's cost). */
     async refreshToken() {

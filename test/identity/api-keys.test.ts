@@ -1,0 +1,246 @@
+import { decodeJwt } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/auth/keys.ts';
+import { useTestApp } from '../support/app.ts';
+import { createApiKey, staffWithRoles } from '../support/credentials.ts';
+import { query } from '../support/db.ts';
+import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
+
+const app = useTestApp();
+let org: TestOrganisation;
+let other: TestOrganisation;
+beforeAll(async () => {
+  [org, other] = await Promise.all([createOrganisation(app, 'keys'), createOrganisation(app, 'keysother')]);
+});
+
+describe('creating organisation API keys', () => {
+  it('answers {apiKey, key} once: svak_ + 32 random bytes, prefix = first 12 characters, stored only as a hash', async () => {
+    const res = await api(app, 'POST', '/v1/api-keys', {
+      token: org.adminToken,
+      org: org.slug,
+      body: { name: 'Box office', scopes: ['events.read', 'roles.read'] },
+    });
+    expect(res.status).toBe(201);
+    const { apiKey, key } = res.body;
+    expect(key).toMatch(/^svak_[A-Za-z0-9_-]{43}$/);
+    expect(apiKey).toEqual({
+      id: expect.stringMatching(/^oak_/),
+      organisationId: org.organisation.id,
+      accountId: null,
+      name: 'Box office',
+      keyPrefix: key.slice(0, 12),
+      scopes: ['events.read', 'roles.read'],
+      createdBy: org.user.id,
+      createdAt: expect.any(String),
+      lastUsedAt: null,
+      expiresAt: null,
+      revokedAt: null,
+    });
+    const [row] = await query<Record<string, unknown>>(app, 'SELECT * FROM api_keys WHERE id = $1', [apiKey.id]);
+    expect(row!.keyHash).toBe(sha256(key));
+    expect(JSON.stringify(row)).not.toContain(key);
+    const listed = await api(app, 'GET', '/v1/api-keys', { token: org.adminToken, org: org.slug });
+    expect(JSON.stringify(listed.body)).not.toContain(key);
+    expect(listed.body.apiKeys.map((k: { id: string }) => k.id)).toContain(apiKey.id);
+  });
+
+  it('validates name, scopes, account and expiry, naming the fields', async () => {
+    const res = await api(app, 'POST', '/v1/api-keys', {
+      token: org.adminToken,
+      org: org.slug,
+      body: { name: '', scopes: ['events.read', 'events.read:all'], accountId: 'nope', expiresAt: '2001-01-01T00:00:00Z' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['accountId', 'expiresAt', 'name', 'scopes.1']);
+  });
+
+  it('cannot grant scopes the creator does not hold', async () => {
+    const second = await createAccount(app, org);
+    const manager = await staffWithRoles(app, org, ['account_admin'], second.id);
+    const ok = await api(app, 'POST', '/v1/api-keys', {
+      token: manager.token,
+      org: org.slug,
+      body: { name: 'mine', scopes: ['events.read'], accountId: second.id },
+    });
+    expect(ok.status).toBe(201);
+    const wide = await api(app, 'POST', '/v1/api-keys', {
+      token: manager.token,
+      org: org.slug,
+      body: { name: 'wide', scopes: ['events.read'] },
+    });
+    expect(wide.status).toBe(403);
+    const elsewhere = await api(app, 'POST', '/v1/api-keys', {
+      token: manager.token,
+      org: org.slug,
+      body: { name: 'x', scopes: ['events.read'], accountId: org.account.id },
+    });
+    expect(elsewhere.status).toBe(403);
+  });
+});
+
+describe('the six rules of an organisation API key', () => {
+  it('1. is looked up by its hash: any other string is unknown (401)', async () => {
+    const { key } = await createApiKey(app, org, ['roles.read']);
+    expect((await api(app, 'GET', '/v1/roles', { token: key, org: org.slug })).status).toBe(200);
+    const altered = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
+    const res = await api(app, 'GET', '/v1/roles', { token: altered, org: org.slug });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('2. a revoked key gets 401 API_KEY_REVOKED; an expired key 401 API_KEY_EXPIRED', async () => {
+    const revoked = await createApiKey(app, org, ['roles.read']);
+    const revoke = await api(app, 'POST', `/v1/api-keys/${revoked.apiKey.id}/revoke`, { token: org.adminToken, org: org.slug });
+    expect(revoke.status).toBe(200);
+    expect(revoke.body.apiKey.revokedAt).toEqual(expect.any(String));
+    const afterRevoke = await api(app, 'GET', '/v1/roles', { token: revoked.key, org: org.slug });
+    expect(afterRevoke).toMatchObject({ status: 401, body: { code: 'API_KEY_REVOKED' } });
+
+    const expiring = await createApiKey(app, org, ['roles.read'], { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    await query(app, `UPDATE api_keys SET "expiresAt" = now() - interval '1 second' WHERE id = $1`, [expiring.apiKey.id]);
+    const afterExpiry = await api(app, 'GET', '/v1/roles', { token: expiring.key, org: org.slug });
+    expect(afterExpiry).toMatchObject({ status: 401, body: { code: 'API_KEY_EXPIRED' } });
+  });
+
+  it("3. X-Service-Org must name the key's own organisation (403 ORG_MISMATCH)", async () => {
+    const { key } = await createApiKey(app, org, ['roles.read']);
+    for (const slug of [other.slug, 'does-not-exist']) {
+      const res = await api(app, 'GET', '/v1/roles', { token: key, org: slug });
+      expect(res).toMatchObject({ status: 403, body: { code: 'ORG_MISMATCH' } });
+    }
+  });
+
+  it('4. a missing scope yields 404, never 403', async () => {
+    const { key } = await createApiKey(app, org, ['events.read']);
+    for (const [method, path, body] of [
+      ['GET', '/v1/roles', undefined],
+      ['POST', '/v1/roles', { name: 'x', permissions: ['a.b'] }],
+      ['GET', '/v1/user-account-roles', undefined],
+    ] as const) {
+      const res = await api(app, method, path, { token: key, org: org.slug, body });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body.code).toBe('NOT_FOUND');
+    }
+  });
+
+  it('5. routes for signed-in people (/me/*, /api-keys) refuse API keys with 403 SIGNED_IN_USER_REQUIRED', async () => {
+    const { key, apiKey } = await createApiKey(app, org, ['*.*']);
+    for (const [method, path] of [
+      ['GET', '/v1/me'],
+      ['GET', '/v1/me/organisations'],
+      ['GET', '/v1/me/roles'],
+      ['GET', '/v1/me/permissions'],
+      ['GET', '/v1/api-keys'],
+      ['POST', '/v1/api-keys'],
+      ['POST', `/v1/api-keys/${apiKey.id}/revoke`],
+    ] as const) {
+      const res = await api(app, method, path, {
+        token: key,
+        org: org.slug,
+        body: method === 'POST' && path === '/v1/api-keys' ? { name: 'x', scopes: ['events.read'] } : undefined,
+      });
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.code).toBe('SIGNED_IN_USER_REQUIRED');
+    }
+  });
+
+  it('6. an API key may mint embed sessions', async () => {
+    const second = await createAccount(app, org, 'Widget account');
+    const { key } = await createApiKey(app, org, ['role_assignments.read', 'events.read'], { accountId: second.id });
+    const res = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { scopes: ['events.read'] } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      token: expect.any(String),
+      expiresAt: expect.any(String),
+      accountId: second.id,
+      organisation: { id: org.organisation.id, slug: org.slug },
+    });
+  });
+
+  it('keeps lastUsedAt current', async () => {
+    const { key, apiKey } = await createApiKey(app, org, ['roles.read']);
+    const before = Date.now();
+    await api(app, 'GET', '/v1/roles', { token: key, org: org.slug });
+    const [row] = await query<{ lastUsedAt: Date }>(app, 'SELECT "lastUsedAt" FROM api_keys WHERE id = $1', [apiKey.id]);
+    expect(row!.lastUsedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it("another organisation's key id cannot be revoked (404)", async () => {
+    const theirs = await createApiKey(app, other, ['roles.read']);
+    expect((await api(app, 'POST', `/v1/api-keys/${theirs.apiKey.id}/revoke`, { token: org.adminToken, org: org.slug })).status).toBe(404);
+    expect((await api(app, 'GET', '/v1/roles', { token: theirs.key, org: other.slug })).status).toBe(200);
+  });
+});
+
+describe('embed sessions', () => {
+  it('are pinned to one account, expire within an hour, and answer the current session', async () => {
+    const second = await createAccount(app, org, 'Embed account');
+    const { key } = await createApiKey(app, org, ['role_assignments.read', 'events.read'], { accountId: second.id });
+    const created = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: {} });
+    expect(created.status).toBe(201);
+    const claims = decodeJwt(created.body.token);
+    expect(claims).toMatchObject({
+      typ: 'embed',
+      acc: second.id,
+      org: org.organisation.id,
+      scopes: ['role_assignments.read', 'events.read'],
+    });
+    expect(claims.exp! - claims.iat!).toBeLessThanOrEqual(3600);
+
+    const current = await api(app, 'GET', '/v1/embed/sessions/current', { token: created.body.token, org: org.slug });
+    expect(current.status).toBe(200);
+    expect(current.body).toEqual({
+      organisation: { id: org.organisation.id, slug: org.slug },
+      accountId: second.id,
+      scopes: ['role_assignments.read', 'events.read'],
+      expiresAt: created.body.expiresAt,
+    });
+  });
+
+  it('reach only their account and their scopes', async () => {
+    const second = await createAccount(app, org, 'Scoped account');
+    const { key } = await createApiKey(app, org, ['role_assignments.read']);
+    const session = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { accountId: second.id } });
+    const token = session.body.token;
+    const seen = await api(app, 'GET', '/v1/user-account-roles', { token, org: org.slug });
+    expect(seen.status).toBe(200);
+    expect(seen.body.assignments).toEqual([]);
+    const adminsAccount = await api(app, 'GET', `/v1/user-account-roles?accountId=${org.account.id}`, { token, org: org.slug });
+    expect(adminsAccount.body.assignments).toEqual([]);
+    expect((await api(app, 'GET', '/v1/roles', { token, org: org.slug })).status).toBe(404);
+    expect((await api(app, 'GET', '/v1/me', { token, org: org.slug })).body.code).toBe('SIGNED_IN_USER_REQUIRED');
+    expect((await api(app, 'GET', '/v1/api-keys', { token, org: org.slug })).body.code).toBe('SIGNED_IN_USER_REQUIRED');
+    expect((await api(app, 'GET', '/v1/roles', { token, org: other.slug })).body.code).toBe('ORG_MISMATCH');
+    expect((await api(app, 'POST', '/v1/embed/sessions', { token, org: org.slug, body: {} })).status).toBe(404);
+  });
+
+  it('cannot be wider than the key, nor longer than an hour, nor for another account of a pinned key', async () => {
+    const second = await createAccount(app, org, 'Pinned account');
+    const { key } = await createApiKey(app, org, ['events.read'], { accountId: second.id });
+    const wider = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { scopes: ['events.write'] } });
+    expect(wider.status).toBe(404);
+    const longer = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { expiresInSeconds: 7200 } });
+    expect(longer.status).toBe(400);
+    expect(longer.body.details[0].path).toBe('expiresInSeconds');
+    const elsewhere = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { accountId: org.account.id } });
+    expect(elsewhere.status).toBe(404);
+  });
+
+  it('an expired embed token is refused with 401, and only embed tokens have a current session', async () => {
+    const { key } = await createApiKey(app, org, ['events.read'], { accountId: org.account.id });
+    const session = await api(app, 'POST', '/v1/embed/sessions', { token: key, org: org.slug, body: { expiresInSeconds: 60 } });
+    await query(app, `UPDATE embed_sessions SET "expiresAt" = now() - interval '1 second'`);
+    expect((await api(app, 'GET', '/v1/embed/sessions/current', { token: session.body.token, org: org.slug })).status).toBe(401);
+    expect((await api(app, 'GET', '/v1/embed/sessions/current', { token: key, org: org.slug })).status).toBe(404);
+  });
+
+  it('signed-in staff may mint sessions within their own rights', async () => {
+    const res = await graphql(
+      app,
+      'mutation($input: CreateEmbedSessionInput) { createEmbedSession(input: $input) { accountId } }',
+      { input: { accountId: org.account.id, scopes: ['events.read'] } },
+      { token: org.adminToken, org: org.slug },
+    );
+    expect(res.body).toEqual({ data: { createEmbedSession: { accountId: org.account.id } } });
+  });
+});

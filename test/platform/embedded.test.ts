@@ -1,0 +1,205 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../../src/embedded/pglite.ts';
+import { findFreePort, findTemporalCli, findTemporalTestServer, startTemporalDevServer } from '../../src/embedded/temporal.ts';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bundledCli = path.join(repoRoot, '.tools', 'temporal', 'temporal');
+const missingTools = 'Run `bash scripts/ensure-temporal.sh` to download the pinned Temporal binaries into .tools/temporal/';
+
+const tempDirs: string[] = [];
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function temporalCli(): Promise<string> {
+  const cli = await findTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH });
+  if (!cli) throw new Error(`No temporal CLI found. ${missingTools}`);
+  return cli;
+}
+
+describe('embedded Temporal dev server', () => {
+  it('has the pinned binaries in .tools/temporal', async () => {
+    expect(existsSync(bundledCli), `${bundledCli} is missing. ${missingTools}`).toBe(true);
+    expect(await findTemporalCli({ searchPath: '' })).toBe(bundledCli);
+    expect(await findTemporalTestServer(), `temporal-test-server is missing. ${missingTools}`).toBe(
+      path.join(repoRoot, '.tools', 'temporal', 'temporal-test-server'),
+    );
+  });
+
+  it('rejects a TEMPORAL_CLI_PATH that is not an executable', async () => {
+    await expect(findTemporalCli({ cliPath: path.join(repoRoot, 'no-such-temporal') })).rejects.toThrow(
+      /TEMPORAL_CLI_PATH=.*no-such-temporal is not an executable file/,
+    );
+  });
+
+  it('starts, answers gRPC with its namespace and Web UI, and stops', async () => {
+    const lines: string[] = [];
+    const began = Date.now();
+    const server = await startTemporalDevServer({
+      cliPath: await temporalCli(),
+      namespace: 'embedded-test',
+      log: (line) => lines.push(line),
+    });
+    const startupMs = Date.now() - began;
+    try {
+      expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
+      expect(server.namespace).toBe('embedded-test');
+      const connection = await Connection.connect({ address: server.address });
+      try {
+        const info = await connection.workflowService.getSystemInfo({});
+        expect(info.serverVersion).toMatch(/^\d+\.\d+\.\d+/);
+        const described = await connection.workflowService.describeNamespace({ namespace: 'embedded-test' });
+        expect(described.namespaceInfo?.name).toBe('embedded-test');
+      } finally {
+        await connection.close();
+      }
+      expect(server.uiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const ui = await fetch(server.uiUrl!);
+      expect(ui.status).toBe(200);
+      expect(lines.some((line) => line.includes('dev server ready'))).toBe(true);
+      console.info(`temporal dev server ready in ${startupMs} ms`);
+    } finally {
+      await server.stop();
+    }
+    // gRPC's "Failed to connect before the deadline", or the client's "Failed to connect to Temporal server".
+    await expect(Connection.connect({ address: server.address, connectTimeout: 1_000 })).rejects.toThrow(/^Failed to connect/);
+  });
+
+  it('keeps its namespace and workflows in dataDir across restarts', async () => {
+    const cliPath = await temporalCli();
+    const dataDir = await tempDir('temporal-embedded-');
+    const port = await findFreePort();
+    const namespace = 'embedded-persisted';
+    const first = await startTemporalDevServer({ cliPath, dataDir, port, uiPort: false, namespace });
+    expect(first.uiUrl).toBeUndefined();
+    try {
+      const connection = await Connection.connect({ address: first.address });
+      // No worker polls this queue: the workflow stays running, which is all a restart must keep.
+      await new Client({ connection, namespace }).workflow.start('persistedWorkflow', {
+        taskQueue: 'embedded-test-no-worker',
+        workflowId: 'embedded-persisted-1',
+      });
+      await connection.close();
+    } finally {
+      await first.stop();
+    }
+    expect(existsSync(path.join(dataDir, 'temporal.sqlite'))).toBe(true);
+
+    // The namespace exists in the store by now; start-dev must accept being asked for it again.
+    const second = await startTemporalDevServer({ cliPath, dataDir, port, uiPort: false, namespace });
+    try {
+      const connection = await Connection.connect({ address: second.address });
+      const description = await new Client({ connection, namespace }).workflow.getHandle('embedded-persisted-1').describe();
+      expect(description.status.name).toBe('RUNNING');
+      expect(description.type).toBe('persistedWorkflow');
+      await connection.close();
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('refuses a port that another server holds instead of mistaking that server for its own', async () => {
+    const cliPath = await temporalCli();
+    const running = await startTemporalDevServer({ cliPath, uiPort: false });
+    try {
+      const port = Number(running.address.split(':')[1]);
+      await expect(startTemporalDevServer({ cliPath, port, uiPort: false })).rejects.toThrow(
+        /gRPC port 127\.0\.0\.1:\d+ is already in use/,
+      );
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('fails with the server output when the server exits during startup', async () => {
+    const dataDir = await tempDir('temporal-embedded-');
+    // A directory where the SQLite file should be: the server cannot open its store and exits.
+    await mkdir(path.join(dataDir, 'temporal.sqlite'));
+    const attempt = startTemporalDevServer({ cliPath: await temporalCli(), dataDir, uiPort: false, startTimeoutMs: 15_000 });
+    await expect(attempt).rejects.toThrow(/exited before it was ready[\s\S]*server output[\s\S]*unable to open database file/);
+  });
+
+  it('gives up after the start timeout with the server output', async () => {
+    const dir = await tempDir('temporal-embedded-');
+    const silentServer = path.join(dir, 'fake-temporal');
+    await writeFile(silentServer, '#!/bin/sh\necho "fake server starting" >&2\nexec sleep 60\n', { mode: 0o755 });
+    const began = Date.now();
+    const attempt = startTemporalDevServer({ cliPath: silentServer, uiPort: false, startTimeoutMs: 1_500 });
+    await expect(attempt).rejects.toThrow(/did not answer gRPC at 127\.0\.0\.1:\d+ within[\s\S]*fake server starting/);
+    expect(Date.now() - began).toBeLessThan(10_000);
+  });
+});
+
+describe('embedded PostgreSQL (PGlite over the wire protocol)', () => {
+  it('serves pg clients and keeps its data across restarts', async () => {
+    const dataDir = path.join(await tempDir('pglite-embedded-'), 'postgres');
+    let began = Date.now();
+    const first = await startEmbeddedPostgres({ dataDir, port: 0 });
+    const firstStartMs = Date.now() - began;
+    expect(first.port).toBeGreaterThan(0);
+    expect(first.url).toBe(`postgresql://postgres:postgres@127.0.0.1:${first.port}/postgres?sslmode=disable`);
+    try {
+      const a = new pg.Client({ connectionString: first.url });
+      const b = new pg.Client({ connectionString: first.url });
+      await a.connect();
+      await b.connect();
+      try {
+        expect((await a.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+        await a.query('create table embedded_check (id int primary key, label text not null)');
+        await a.query('insert into embedded_check values ($1, $2)', [1, 'kept']);
+        expect((await b.query('select label from embedded_check where id = 1')).rows).toEqual([{ label: 'kept' }]);
+        expect((await b.query('select current_database() as db')).rows).toEqual([{ db: 'postgres' }]);
+      } finally {
+        await a.end();
+        await b.end();
+      }
+    } finally {
+      await first.stop();
+    }
+
+    began = Date.now();
+    const second = await startEmbeddedPostgres({ dataDir, port: 0 });
+    const restartMs = Date.now() - began;
+    try {
+      const client = new pg.Client({ connectionString: second.url });
+      await client.connect();
+      try {
+        expect((await client.query('select id, label from embedded_check')).rows).toEqual([{ id: 1, label: 'kept' }]);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await second.stop();
+    }
+    console.info(`PGlite first start (initdb) ${firstStartMs} ms, restart ${restartMs} ms`);
+  });
+
+  it('refuses a data directory that is already open and a port that is taken', async () => {
+    const dataDir = path.join(await tempDir('pglite-embedded-'), 'postgres');
+    const running = await startEmbeddedPostgres({ dataDir, port: 0 });
+    try {
+      await expect(startEmbeddedPostgres({ dataDir, port: 0 })).rejects.toThrow(/already open in this process/);
+      const otherDir = path.join(await tempDir('pglite-embedded-'), 'postgres');
+      await expect(startEmbeddedPostgres({ dataDir: otherDir, port: running.port })).rejects.toThrow(
+        /cannot listen on 127\.0\.0\.1:\d+: the port is in use/,
+      );
+      // The failed start released its lock: the directory opens now.
+      const other = await startEmbeddedPostgres({ dataDir: otherDir, port: 0 });
+      await other.stop();
+    } finally {
+      await running.stop();
+    }
+  });
+});
