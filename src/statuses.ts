@@ -16,7 +16,8 @@ import {
  * Every status (and kind) of the service in one home: the database's enums in
  * prisma/schema.prisma. Services validate against these lists, the GraphQL enums list exactly
  * these values (schema/types, with a description per value, which the compiler holds to the list),
- * and the REST shapes derive from the GraphQL types.
+ * descriptions that name the values build the text with describeStatuses, and the REST response
+ * shapes take them through statusOf (src/resources/, rest-compat/).
  */
 const values = <T extends Record<string, string>>(enumObject: T) => Object.values(enumObject) as [T[keyof T], ...T[keyof T][]];
 

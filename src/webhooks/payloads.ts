@@ -1,5 +1,8 @@
 import { CURRENT_VERSION, transformDown as transformResource, type Json, type VersionedResource } from '../versions.ts';
 import type { WebhookEventType } from './event-types.ts';
+import { eventPayload } from '../resources/event.ts';
+
+export type { EventView } from '../resources/event.ts';
 
 /**
  * Webhook payloads: built field by field from a fixed view at the current version (every
@@ -30,16 +33,6 @@ export interface CustomerView {
   firstName: string | null;
   lastName: string | null;
   accountId: string;
-  createdAt: Date | string;
-}
-
-export interface EventView {
-  id: string;
-  name: string;
-  status: string;
-  accountId: string;
-  venueId: string | null;
-  timezone: string;
   createdAt: Date | string;
 }
 
@@ -77,15 +70,7 @@ export const views = {
     accountId: c.accountId,
     createdAt: iso(c.createdAt),
   }),
-  event: (e: EventView): Payload => ({
-    id: e.id,
-    name: e.name,
-    status: e.status,
-    accountId: e.accountId,
-    venueId: e.venueId ?? null,
-    timezone: e.timezone,
-    createdAt: iso(e.createdAt),
-  }),
+  event: eventPayload,
   ticketsIssued: (t: TicketsIssuedView): Payload => ({
     orderId: t.orderId,
     accountId: t.accountId,
