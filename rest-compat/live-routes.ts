@@ -10,15 +10,19 @@ import { PAGINATION_FIELDS, idParam, pagination } from './shapes/common.ts';
 import { CUSTOMER_FIELDS, ORDER_CORE_FIELDS, customer, orderCore } from './shapes/orders.ts';
 import { statusOf } from '../src/statuses.ts';
 import { LISTED_EVENT_STATUSES } from '../src/services/sellability.ts';
+import { EVENT } from '../src/resources/event.ts';
 
 /**
  * The sales API route table, mounted at /live. Routes take a sales channel key (Authorization:
  * Bearer or X-Channel-Key); the key names the organisation, so none needs X-Service-Org.
  */
 
+/** The fields of an Event a listing shows, in its order. */
+const LISTING_EVENT_FIELDS = ['id', 'name', 'description', 'status', 'timezone', 'venueId', 'tags'] as const;
+
 const LISTING_FIELDS = `channel { id slug name }
   events {
-    id name description status timezone venueId tags
+    ${EVENT.selection(LISTING_EVENT_FIELDS)}
     occurrences { id startDate startTime endDate endTime timezone startsAt endsAt availability { ticketTypeId available } }
     ticketTypes { id name description priceAmount currency maxPerOrder salesStartAt salesEndAt onSale }
   }
@@ -26,14 +30,7 @@ const LISTING_FIELDS = `channel { id slug name }
 
 /** A listed event is an Event: what a version changes of events changes here too. */
 const listingEvent = versioned(
-  z.object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    status: z.enum(LISTED_EVENT_STATUSES as [string, ...string[]]),
-    timezone: z.string(),
-    venueId: z.string().nullable(),
-    tags: z.array(z.string()),
+  EVENT.rest(LISTING_EVENT_FIELDS, { status: z.enum(LISTED_EVENT_STATUSES as [string, ...string[]]) }).extend({
     occurrences: z.array(
       z.object({
         id: z.string(),

@@ -16,7 +16,8 @@ import {
  * Every status (and kind) of the service in one home: the database's enums in
  * prisma/schema.prisma. Services validate against these lists, the GraphQL enums list exactly
  * these values (schema/types, with a description per value, which the compiler holds to the list),
- * and the REST shapes derive from the GraphQL types.
+ * descriptions that name the values build the text with describeStatuses, and the REST response
+ * shapes take them through statusOf (src/resources/, rest-compat/).
  */
 const values = <T extends Record<string, string>>(enumObject: T) => Object.values(enumObject) as [T[keyof T], ...T[keyof T][]];
 
@@ -40,5 +41,31 @@ export function statusOf<K extends StatusList>(list: K) {
   return z.enum(STATUSES[list] as unknown as [(typeof STATUSES)[K][number], ...(typeof STATUSES)[K][number][]]);
 }
 
-/** Event statuses in which tickets may be sold (the sales window and dates still apply). */
-export const SELLING_EVENT_STATUSES: ReadonlyArray<(typeof STATUSES)['event'][number]> = ['published', 'on_sale'];
+/**
+ * Values as a description names them: "a, b or c". `default` marks one ("a (default), b or c");
+ * `notes` follow a value in brackets; `serialComma` writes "a, b, or c".
+ */
+export function describeValues(
+  values: readonly string[],
+  options: { default?: string; notes?: Record<string, string>; serialComma?: boolean } = {},
+): string {
+  const named = values.map((value) => {
+    const note = value === options.default ? 'default' : options.notes?.[value];
+    return note ? `${value} (${note})` : value;
+  });
+  if (named.length < 2) return named.join('');
+  const last = named.pop()!;
+  return `${named.join(', ')}${options.serialComma ? ',' : ''} or ${last}`;
+}
+
+/** One of the lists, as a description names its values (see describeValues). */
+export function describeStatuses<K extends StatusList>(
+  list: K,
+  options: {
+    default?: (typeof STATUSES)[K][number];
+    notes?: Partial<Record<(typeof STATUSES)[K][number], string>>;
+    serialComma?: boolean;
+  } = {},
+): string {
+  return describeValues(STATUSES[list], options as Parameters<typeof describeValues>[1]);
+}

@@ -7,36 +7,14 @@ import { createEventInput, listEventsFilters, updateEventInput } from '../../src
 import { createOccurrenceInput } from '../../src/services/occurrences.ts';
 import { createTicketTypeInput, updateTicketTypeInput } from '../../src/services/ticket-types.ts';
 import { statusOf } from '../../src/statuses.ts';
+import { EVENT } from '../../src/resources/event.ts';
 
-const EVENT_FIELDS = `id organisationId accountId name description status venueId timezone onSaleDate offSaleDate
-  occurrenceCount ticketCount productCount tags isDeleted createdAt updatedAt createdBy`;
+const EVENT_FIELDS = EVENT.selection();
 const OCCURRENCE_FIELDS = 'id organisationId accountId eventId startDate startTime endDate endTime timezone status capacity';
 const TICKET_TYPE_FIELDS = `id organisationId accountId eventId name description priceAmount currency capacity maxPerOrder
   salesStartAt salesEndAt createdAt updatedAt`;
 
-const event = versioned(
-  z.object({
-    id: z.string(),
-    organisationId: z.string(),
-    accountId: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    status: statusOf('event'),
-    venueId: z.string().nullable(),
-    timezone: z.string(),
-    onSaleDate: z.string().nullable(),
-    offSaleDate: z.string().nullable(),
-    occurrenceCount: z.number(),
-    ticketCount: z.number(),
-    productCount: z.number(),
-    tags: z.array(z.string()),
-    isDeleted: z.boolean(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    createdBy: z.string().nullable(),
-  }),
-  'Event',
-);
+const event = versioned(EVENT.rest(), 'Event');
 
 const eventOccurrence = z.object({
   id: z.string(),

@@ -246,8 +246,7 @@ export const webhooksRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/webhook-deliveries',
-    summary:
-      'List webhook deliveries on the accounts you may read, newest first, each with every attempt (oldest first). Filters: endpointId, status (pending, succeeded, failed), eventType.',
+    summary: `List webhook deliveries on the accounts you may read, newest first, each with every attempt (oldest first). Filters: endpointId, status (${STATUSES.delivery.join(', ')}), eventType.`,
     tag: 'Webhooks',
     organisation: true,
     operation: `query WebhookDeliveries($page: Int, $limit: Int, $endpointId: String, $status: WebhookDeliveryStatus, $eventType: String) {

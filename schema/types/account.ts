@@ -1,5 +1,6 @@
 import { createAccount, deleteAccount, getAccount, listAccounts, updateAccount } from '../../src/services/accounts.ts';
 import { builder } from '../builder.ts';
+import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult, statusEnum } from './common.ts';
 
@@ -15,7 +16,7 @@ export const Account = builder.prismaObject('Account', {
     id: t.exposeString('id', { description: 'Account id (acc_).' }),
     organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
-    status: t.field({ type: AccountStatus, description: 'active or inactive.', resolve: (a) => a.status }),
+    status: t.field({ type: AccountStatus, description: `${describeStatuses('account')}.`, resolve: (a) => a.status }),
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the account was deleted.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
@@ -36,7 +37,7 @@ const UpdateAccountInput = builder.inputType('UpdateAccountInput', {
   description: 'Changes to an account; omitted fields stay.',
   fields: (t) => ({
     name: t.string({ description: '1 to 255 characters.' }),
-    status: t.field({ type: AccountStatus, description: 'active or inactive.' }),
+    status: t.field({ type: AccountStatus, description: `${describeStatuses('account')}.` }),
   }),
 });
 

@@ -8,6 +8,7 @@ import { getCart } from '../../src/services/sales/get-cart.ts';
 import type { PricedLine } from '../../src/services/sales/pricing.ts';
 import { updateCart } from '../../src/services/sales/update-cart.ts';
 import { builder } from '../builder.ts';
+import { describeStatuses } from '../../src/statuses.ts';
 import { Pagination, pageArgsFor } from '../pagination.ts';
 import { Order } from './order.ts';
 
@@ -44,7 +45,9 @@ const SalesCart = builder.objectRef<CartView>('SalesCart').implement({
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Cart id (crt_).' }),
     sessionId: t.exposeString('sessionId', { description: 'Its sales session (ses_), also answered in X-Live-Session.' }),
-    status: t.exposeString('status', { description: 'open, checked_out, or abandoned (expired before checkout).' }),
+    status: t.exposeString('status', {
+      description: `${describeStatuses('cart', { notes: { abandoned: 'expired before checkout' }, serialComma: true })}.`,
+    }),
     currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency of its lines; null while empty.' }),
     items: t.field({ type: [SalesCartLine], description: 'Its lines, in the order given.', resolve: (cart) => cart.items }),
     itemCount: t.exposeInt('itemCount', { description: 'Tickets in the cart.' }),
@@ -155,7 +158,7 @@ builder.queryFields((t) => ({
     description: "The signed-in customer's orders and passes (GET /live/sales/me/orders). Takes a customer token.",
     authScopes: { customer: true },
     args: {
-      status: t.arg.string({ description: 'Only this status: pending, confirmed, cancelled or refunded.' }),
+      status: t.arg.string({ description: `Only this status: ${describeStatuses('order')}.` }),
       ...pageArgsFor(t),
     },
     resolve: (_root, args, ctx) => customerOrders(ctx, args),

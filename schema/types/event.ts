@@ -4,6 +4,7 @@ import { missingRight } from '../../src/auth/refusal.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult, statusEnum } from './common.ts';
+import { describeStatuses } from '../../src/statuses.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
@@ -95,7 +96,7 @@ const CreateEventInput = builder.inputType('CreateEventInput', {
     accountId: t.string({ required: true, description: 'Owning account (acc_): not deleted, and you need events.write on it.' }),
     name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
     description: t.string({ description: 'At most 5000 characters.' }),
-    status: t.string({ description: 'draft (default), published, on_sale, sold_out, completed or cancelled.' }),
+    status: t.string({ description: `${describeStatuses('event', { default: 'draft' })}.` }),
     venueId: t.string({ description: 'A venue (vnu_) of the same account.' }),
     timezone: t.string({ description: "IANA time zone name; defaults to the venue's, required when the venue has none." }),
     onSaleDate: t.string({ description: 'ISO 8601 date and time with Z or an offset; before offSaleDate.' }),
@@ -109,7 +110,7 @@ const UpdateEventInput = builder.inputType('UpdateEventInput', {
   fields: (t) => ({
     name: t.string({ description: 'Name, 1 to 255 characters.' }),
     description: t.string({ description: 'At most 5000 characters; null clears it.' }),
-    status: t.string({ description: 'draft, published, on_sale, sold_out, completed or cancelled.' }),
+    status: t.string({ description: `${describeStatuses('event')}.` }),
     venueId: t.string({ description: 'A venue (vnu_) of the same account; null clears it.' }),
     timezone: t.string({ description: 'IANA time zone name for occurrences added from now on; existing ones keep theirs.' }),
     onSaleDate: t.string({ description: 'ISO 8601 date and time with Z or an offset; null clears it.' }),
@@ -127,7 +128,7 @@ builder.queryFields((t) => ({
     args: {
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      status: t.arg.string({ description: 'Only this status: draft, published, on_sale, sold_out, completed or cancelled.' }),
+      status: t.arg.string({ description: `Only this status: ${describeStatuses('event')}.` }),
       accountId: t.arg.string({ description: 'Only this account.' }),
       q: t.arg.string({ description: 'Case-insensitive text searched in name and description (at most 200 characters).' }),
       from: t.arg.string({

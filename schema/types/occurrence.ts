@@ -1,5 +1,6 @@
 import { createOccurrence, listOccurrences, occurrenceTimes } from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
+import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
@@ -45,7 +46,7 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
       type: 'TimeZone',
       description: "IANA time zone of the dates and times: the event's unless overridden.",
     }),
-    status: t.expose('status', { type: OccurrenceStatus, description: 'scheduled or cancelled (our addition to the spec).' }),
+    status: t.expose('status', { type: OccurrenceStatus, description: `${describeStatuses('occurrence')} (our addition to the spec).` }),
     capacity: t.exposeInt('capacity', {
       nullable: true,
       description: "Overrides every ticket type's capacity for this occurrence when set (our addition to the spec); null = no override.",
@@ -68,7 +69,7 @@ const CreateEventOccurrenceInput = builder.inputType('CreateEventOccurrenceInput
     endDate: t.string({ description: 'End date, YYYY-MM-DD; needs endTime. Defaults to startDate when endTime is given.' }),
     endTime: t.string({ description: 'End time of day, HH:MM (24-hour); the end must be after the start.' }),
     timezone: t.string({ description: "IANA time zone of these dates and times; defaults to the event's." }),
-    status: t.string({ description: 'scheduled (default) or cancelled.' }),
+    status: t.string({ description: `${describeStatuses('occurrence', { default: 'scheduled' })}.` }),
     capacity: t.int({ description: "Overrides every ticket type's capacity for this occurrence; 0 or more." }),
   }),
 });

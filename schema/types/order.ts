@@ -5,6 +5,7 @@ import { changeOrder } from '../../src/services/sales/change-order.ts';
 import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
 import { checkoutUrl } from '../../src/services/sales/order-rows.ts';
 import { builder } from '../builder.ts';
+import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
@@ -96,7 +97,7 @@ export const Payment = builder.prismaObject('Payment', {
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
     method: t.exposeString('method', { description: 'test_card or server_confirmation.' }),
     cardLast4: t.exposeString('cardLast4', { nullable: true, description: 'Last four digits of the card, or null.' }),
-    status: t.exposeString('status', { description: 'succeeded or declined.' }),
+    status: t.exposeString('status', { description: `${describeStatuses('payment')}.` }),
     failureReason: t.exposeString('failureReason', { nullable: true, description: 'Why it was declined, or null.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was tried.' }),
   }),
@@ -137,7 +138,7 @@ export const Pass = builder.prismaObject('Pass', {
           ? pass.code
           : null,
     }),
-    status: t.expose('status', { type: PassStatus, description: 'issued, redeemed or void.' }),
+    status: t.expose('status', { type: PassStatus, description: `${describeStatuses('pass')}.` }),
     entitlementId: t.string({
       nullable: true,
       description: 'The entitlement it carries (ent_).',
@@ -161,7 +162,7 @@ export const Order = builder.prismaObject('Order', {
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Order id (ord_).' }),
     orderNumber: t.exposeString('orderNumber', { description: 'Human-friendly number (SV-XXXXXXXX), unique in the organisation.' }),
-    status: t.expose('status', { type: OrderStatus, description: 'pending, confirmed, cancelled or refunded.' }),
+    status: t.expose('status', { type: OrderStatus, description: `${describeStatuses('order')}.` }),
     accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
     channelId: t.exposeString('channelId', { nullable: true, description: 'The sales channel it was sold through (sch_).' }),
     customerId: t.exposeString('customerId', { description: 'The customer (cus_).' }),

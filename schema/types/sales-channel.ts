@@ -7,6 +7,7 @@ import {
   updateSalesChannel,
 } from '../../src/services/sales-channels.ts';
 import { builder } from '../builder.ts';
+import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { ChannelType } from './partner.ts';
@@ -91,7 +92,7 @@ const CreateSalesChannelInput = builder.inputType('CreateSalesChannelInput', {
       required: true,
       description: 'Lower-case letters, digits and inner hyphens, 1 to 63 characters; unique in the organisation (409 otherwise).',
     }),
-    channelType: t.string({ description: 'web (default), box_office, partner, embedded or mobile.' }),
+    channelType: t.string({ description: `${describeStatuses('channelType', { default: 'web' })}.` }),
     sellsAllEvents: t.boolean({ description: 'Default true.' }),
     eventIds: t.stringList({ description: 'Events of the same account it sells when sellsAllEvents is false.' }),
     storefrontUrl: t.string({ description: 'http(s) page of the storefront that completes magic-link sign-in (?code= is appended).' }),

@@ -19,6 +19,7 @@ import {
   type WebhookRecovery,
 } from '../../src/services/webhook-endpoints.ts';
 import { builder } from '../builder.ts';
+import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult, statusEnum } from './common.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
@@ -171,7 +172,7 @@ export const WebhookDelivery = builder.objectRef<DeliveryView>('WebhookDelivery'
       description:
         "The endpoint's URL when the delivery was recorded: what it was made for. A recovery sends it again only while the endpoint still has this URL, unless asked to include other URLs.",
     }),
-    status: t.field({ type: WebhookDeliveryStatus, description: 'pending, succeeded or failed.', resolve: (d) => d.status }),
+    status: t.field({ type: WebhookDeliveryStatus, description: `${describeStatuses('delivery')}.`, resolve: (d) => d.status }),
     attemptCount: t.exposeInt('attemptCount', { description: 'Attempts made so far.' }),
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When the next attempt is due, or null.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was recorded.' }),

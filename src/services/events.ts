@@ -4,6 +4,7 @@ import { AppError } from '../errors.ts';
 import type { Event, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
+import { EVENT } from '../resources/event.ts';
 import { withWebhooks } from '../webhooks/record.ts';
 import type { Statement } from '../db/sql.ts';
 import { pageArgsOf, pageWindow, toPage, type Page, type RawPageArgs } from '../pagination.ts';
@@ -161,22 +162,16 @@ export const listEventsFilters = z
 
 export type ListEventsArgs = RawPageArgs & Raw<z.input<typeof listEventsFilters>>;
 
-/** The columns of an event, as Prisma's Event has them. */
-const EVENT_COLUMNS = `e.id, e."organisationId", e."accountId", e.name, e.description, e.status::text AS status, e."venueId",
-  e.timezone, e."onSaleDate", e."offSaleDate", coalesce(e.tags, '{}') AS tags, e."isDeleted", e."createdBy", e."createdAt", e."updatedAt"`;
+/** The columns of an event (as Prisma's Event has them), and its counts beside them (one index lookup each). */
+const EVENT_COLUMNS = EVENT.columns('e');
+const EVENT_COUNTS = EVENT.counts('e');
 
-/** Its counts, beside the columns (one index lookup each). */
-const EVENT_COUNTS = `(SELECT count(*)::int FROM event_occurrences o
-     WHERE o."organisationId" = $1 AND o."eventId" = e.id AND o.status <> 'cancelled') AS "occurrenceCount",
-  (SELECT count(*)::int FROM ticket_types tt
-     WHERE tt."organisationId" = $1 AND tt."eventId" = e.id AND NOT tt."isDeleted") AS "ticketCount"`;
-
-type EventRow = Event & { occurrenceCount: number; ticketCount: number };
+type EventRow = Event & EventCounts;
 
 /** An event as read with its counts: the counts are kept for eventCounts, the row is the Event. */
 function withCounts(row: EventRow): Event {
-  const { occurrenceCount, ticketCount, ...event } = row;
-  knownCounts.set(event, { occurrenceCount, ticketCount, productCount: 0 });
+  const { occurrenceCount, ticketCount, productCount, ...event } = row;
+  knownCounts.set(event, { occurrenceCount, ticketCount, productCount });
   return event;
 }
 
@@ -310,21 +305,10 @@ export function eventCounts(ctx: RequestContext, event: Event): Promise<EventCou
   return batch.result.then((counts) => counts.get(eventId) ?? { occurrenceCount: 0, ticketCount: 0, productCount: 0 });
 }
 
-/**
- * Non-cancelled occurrences and non-deleted ticket types per event. productCount (the spec's count of
- * things sold beside admission) is 0: products are not part of the service yet.
- */
+/** The counts of each of `eventIds` (src/resources/event.ts), in one statement. */
 async function countEvents(ctx: RequestContext, eventIds: string[]): Promise<Map<string, EventCounts>> {
-  const [occurrences, ticketTypes] = await Promise.all([
-    ctx.db.eventOccurrence.groupBy({
-      by: ['eventId'],
-      where: { eventId: { in: eventIds }, status: { not: 'cancelled' } },
-      _count: { _all: true },
-    }),
-    ctx.db.ticketType.groupBy({ by: ['eventId'], where: { eventId: { in: eventIds }, isDeleted: false }, _count: { _all: true } }),
-  ]);
-  const counts = new Map(eventIds.map((id) => [id, { occurrenceCount: 0, ticketCount: 0, productCount: 0 }]));
-  for (const row of occurrences) counts.get(row.eventId)!.occurrenceCount = row._count._all;
-  for (const row of ticketTypes) counts.get(row.eventId)!.ticketCount = row._count._all;
-  return counts;
+  const sql = ctx.sql.statement();
+  sql.add(`SELECT e.id, ${EVENT_COUNTS} FROM events e WHERE e."organisationId" = $1 AND e.id = ANY(${sql.param(eventIds)}::text[])`);
+  const rows = await ctx.sql.rows<EventCounts & { id: string }>(sql);
+  return new Map(rows.map(({ id, ...counts }) => [id, counts]));
 }

@@ -2,10 +2,9 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookEndpoint } from '../generated/prisma/client.ts';
-import { ID_PREFIXES, newId, type IdKind } from '../ids.ts';
+import { newId } from '../ids.ts';
 import { CURRENT_VERSION, requireUsableVersion } from '../versions.ts';
-import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/event-types.ts';
-import { views, type Payload } from '../webhooks/payloads.ts';
+import { isWebhookEventType, WEBHOOK_EVENT_TYPES, WEBHOOK_TYPES, type WebhookEventType } from '../webhooks/event-types.ts';
 import { withWebhooks } from '../webhooks/record.ts';
 import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
 import { assertDeliverableUrl, MAX_WEBHOOK_URL_LENGTH, parseWebhookUrl, UrlPolicyError } from '../net/url-policy.ts';
@@ -354,75 +353,6 @@ export async function deleteWebhookEndpoint(ctx: RequestContext, id: string): Pr
 // Test deliveries
 
 /**
- * Ids of sample data: the real prefix, then `sample` and zeros (`ord_sample0000000000000000`), the
- * shape of a real id and plainly not one. Only accountId in a sample payload is real.
- */
-export function sampleId(kind: IdKind): string {
-  return `${ID_PREFIXES[kind]}_${'sample'.padEnd(22, '0')}`;
-}
-
-const ORDER_STATUS: Partial<Record<WebhookEventType, string>> = {
-  'order.created': 'pending',
-  'order.confirmed': 'confirmed',
-  'order.cancelled': 'cancelled',
-  'order.refunded': 'refunded',
-};
-
-/** A realistic payload of `type`, built with the same versioned views as real ones, at the current version. */
-export function samplePayload(type: WebhookEventType, accountId: string, now = new Date()): Payload {
-  switch (type) {
-    case 'order.created':
-    case 'order.confirmed':
-    case 'order.cancelled':
-    case 'order.refunded':
-      return views.order({
-        id: sampleId('order'),
-        orderNumber: 'SAMPLE-0001',
-        status: ORDER_STATUS[type]!,
-        currency: 'GBP',
-        totalAmount: 5250,
-        subtotalAmount: 5000,
-        customerId: sampleId('customer'),
-        accountId,
-        createdAt: now,
-        lineItemCount: 2,
-      });
-    case 'customer.created':
-      return views.customer({
-        id: sampleId('customer'),
-        email: 'sample.customer@example.com',
-        firstName: 'Sample',
-        lastName: 'Customer',
-        accountId,
-        createdAt: now,
-      });
-    case 'event.created':
-      return views.event({
-        id: sampleId('event'),
-        name: 'Sample event',
-        status: 'draft',
-        accountId,
-        venueId: sampleId('venue'),
-        timezone: 'Europe/London',
-        createdAt: now,
-      });
-    case 'ticket.issued':
-      return views.ticketsIssued({
-        orderId: sampleId('order'),
-        accountId,
-        passes: [{ id: sampleId('pass'), ticketTypeId: sampleId('ticketType'), occurrenceId: sampleId('occurrence'), status: 'issued' }],
-      });
-    case 'ticket.redeemed':
-      return views.ticketRedeemed({
-        redemptionId: sampleId('redemption'),
-        passId: sampleId('pass'),
-        entitlementId: sampleId('entitlement'),
-        accountId,
-      });
-  }
-}
-
-/**
  * Sends a signed sample delivery to this endpoint only: records a source event (wev_) of the
  * endpoint's first subscribed type (event.created when it takes every type) with a sample payload
  * (see `sampleId`) and one delivery to this endpoint, in one transaction, then starts it. Other
@@ -449,7 +379,7 @@ export async function testWebhookEndpoint(ctx: RequestContext, id: string): Prom
       organisationId: endpoint.organisationId,
       accountId: endpoint.accountId,
       type,
-      payload: samplePayload(type, endpoint.accountId),
+      payload: WEBHOOK_TYPES[type].sample(endpoint.accountId, new Date()),
       endpointId: endpoint.id,
     });
     // Disabled, deleted or unsubscribed since it was read above.

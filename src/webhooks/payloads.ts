@@ -1,123 +1,29 @@
-import { CURRENT_VERSION, transformDown as transformResource, type Json, type VersionedResource } from '../versions.ts';
-import type { WebhookEventType } from './event-types.ts';
+import { CURRENT_VERSION, transformDown as transformResource } from '../versions.ts';
+import { WEBHOOK_TYPES, type WebhookEventType } from './event-types.ts';
+import type { Payload } from './views.ts';
+
+export {
+  views,
+  type CustomerView,
+  type EventView,
+  type OrderView,
+  type Payload,
+  type TicketRedeemedView,
+  type TicketsIssuedView,
+} from './views.ts';
 
 /**
- * Webhook payloads: built field by field from a fixed view at the current version (every
- * nullable field present as null, nothing else leaks), then transformed down one dated version at
- * a time to the version an endpoint pinned, by the changes src/versions.ts declares.
+ * Webhook payloads: built from their type's view at the current version (src/webhooks/views.ts),
+ * then transformed down one dated version at a time to the version an endpoint pinned, by the
+ * changes src/versions.ts declares for the resource the type carries (src/webhooks/event-types.ts).
  */
-
-export type Payload = { [key: string]: Json };
-
-const iso = (value: Date | string): string => (value instanceof Date ? value : new Date(value)).toISOString();
-
-export interface OrderView {
-  id: string;
-  orderNumber: string;
-  status: string;
-  currency: string;
-  totalAmount: number;
-  subtotalAmount: number;
-  customerId: string;
-  accountId: string;
-  createdAt: Date | string;
-  lineItemCount: number;
-}
-
-export interface CustomerView {
-  id: string;
-  email: string;
-  firstName: string | null;
-  lastName: string | null;
-  accountId: string;
-  createdAt: Date | string;
-}
-
-export interface EventView {
-  id: string;
-  name: string;
-  status: string;
-  accountId: string;
-  venueId: string | null;
-  timezone: string;
-  createdAt: Date | string;
-}
-
-export interface TicketsIssuedView {
-  orderId: string;
-  accountId: string;
-  passes: Array<{ id: string; ticketTypeId: string; occurrenceId: string; status: string }>;
-}
-
-export interface TicketRedeemedView {
-  redemptionId: string;
-  passId: string;
-  entitlementId: string;
-  accountId: string;
-}
-
-export const views = {
-  order: (o: OrderView): Payload => ({
-    id: o.id,
-    orderNumber: o.orderNumber,
-    status: o.status,
-    currency: o.currency,
-    totalAmount: o.totalAmount,
-    subtotalAmount: o.subtotalAmount,
-    customerId: o.customerId,
-    accountId: o.accountId,
-    createdAt: iso(o.createdAt),
-    lineItemCount: o.lineItemCount,
-  }),
-  customer: (c: CustomerView): Payload => ({
-    id: c.id,
-    email: c.email,
-    firstName: c.firstName ?? null,
-    lastName: c.lastName ?? null,
-    accountId: c.accountId,
-    createdAt: iso(c.createdAt),
-  }),
-  event: (e: EventView): Payload => ({
-    id: e.id,
-    name: e.name,
-    status: e.status,
-    accountId: e.accountId,
-    venueId: e.venueId ?? null,
-    timezone: e.timezone,
-    createdAt: iso(e.createdAt),
-  }),
-  ticketsIssued: (t: TicketsIssuedView): Payload => ({
-    orderId: t.orderId,
-    accountId: t.accountId,
-    passCount: t.passes.length,
-    passes: t.passes.map((p) => ({ id: p.id, ticketTypeId: p.ticketTypeId, occurrenceId: p.occurrenceId, status: p.status })),
-  }),
-  ticketRedeemed: (r: TicketRedeemedView): Payload => ({
-    redemptionId: r.redemptionId,
-    passId: r.passId,
-    entitlementId: r.entitlementId,
-    accountId: r.accountId,
-  }),
-};
-
-/** The resource each event type carries, for the version changes declared in src/versions.ts. */
-export const RESOURCE_OF: Record<WebhookEventType, VersionedResource> = {
-  'order.created': 'Order',
-  'order.confirmed': 'Order',
-  'order.cancelled': 'Order',
-  'order.refunded': 'Order',
-  'customer.created': 'Customer',
-  'event.created': 'Event',
-  'ticket.issued': 'TicketsIssued',
-  'ticket.redeemed': 'Redemption',
-};
 
 /**
  * Transforms `data` (built at `from`) down to `to`, one version at a time, by the changes declared
  * in src/versions.ts: the same declarations shape `/v1` and `/live` responses.
  */
 export function transformDown(type: WebhookEventType, data: Payload, to: string, from = CURRENT_VERSION): Payload {
-  return transformResource(RESOURCE_OF[type], data, to, from);
+  return transformResource(WEBHOOK_TYPES[type].resource, data, to, from);
 }
 
 export interface Envelope {
@@ -128,24 +34,13 @@ export interface Envelope {
   data: Payload;
 }
 
-const VIEW_OF: Record<WebhookEventType, (payload: never) => Payload> = {
-  'order.created': views.order,
-  'order.confirmed': views.order,
-  'order.cancelled': views.order,
-  'order.refunded': views.order,
-  'customer.created': views.customer,
-  'event.created': views.event,
-  'ticket.issued': views.ticketsIssued,
-  'ticket.redeemed': views.ticketRedeemed,
-};
-
 /**
  * A stored payload put back in its view's field order (jsonb keeps keys in its own order). Only
  * payloads stored at the current version pass through the view; older ones are left as stored.
  */
 export function inViewOrder(type: WebhookEventType, payload: Payload, version: string): Payload {
   // A stored current-version payload is this view's own output: it holds every field the view reads.
-  const view = VIEW_OF[type] as (stored: Payload) => Payload;
+  const view = WEBHOOK_TYPES[type].view as (stored: Payload) => Payload;
   return version === CURRENT_VERSION ? view(payload) : payload;
 }
 
