@@ -5,7 +5,7 @@ import { fields as f, resource } from './resource.ts';
  * The Event resource (evt_), its fields in wire order: the hand-written reads of
  * src/services/events.ts select them, `/v1` selects and answers them (rest-compat/routes/events.ts),
  * and the sales listing takes its event fields from here. The GraphQL type (schema/types/event.ts)
- * describes each field for admin frontends; test/openapi.test.ts and test/schema-sdl.test.ts hold
+ * describes each field for admin frontends; test/platform/openapi.test.ts and test/platform/schema-sdl.test.ts hold
  * the two surfaces to the same names.
  */
 export const EVENT = resource({
