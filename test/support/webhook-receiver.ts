@@ -5,7 +5,7 @@ import type { Database } from '../../src/db/client.ts';
 import { newId } from '../../src/ids.ts';
 import { CURRENT_VERSION } from '../../src/versions.ts';
 import type { WebhookEventType } from '../../src/webhooks/event-types.ts';
-import type { Payload } from '../../src/webhooks/payloads.ts';
+import { views, type Payload } from '../../src/webhooks/payloads.ts';
 import { recordWebhookEvent, type RecordedWebhookEvent } from '../../src/webhooks/record.ts';
 import { encryptSecret, newSigningSecret } from '../../src/webhooks/secrets.ts';
 
@@ -226,6 +226,35 @@ export async function recordTestEvent(
   event: { organisationId: string; accountId: string; type: WebhookEventType; payload: Payload },
 ): Promise<RecordedWebhookEvent> {
   return db.$transaction((tx) => recordWebhookEvent(tx, event));
+}
+
+/**
+ * `count` event.created deliveries to the account's endpoints, recorded as services record them,
+ * then marked failed as after their last retry: a backlog for resends and recoveries to work on.
+ */
+export async function recordFailedDeliveries(
+  db: Database,
+  target: { organisationId: string; accountId: string },
+  count: number,
+): Promise<string[]> {
+  return db.$transaction(async (tx) => {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const payload = views.event({
+        id: newId('event'),
+        name: 'Failed',
+        status: 'draft',
+        accountId: target.accountId,
+        venueId: null,
+        timezone: 'UTC',
+        createdAt: new Date(),
+      });
+      const recorded = await recordWebhookEvent(tx, { ...target, type: 'event.created', payload });
+      ids.push(...recorded.deliveryIds);
+    }
+    await tx.webhookDelivery.updateMany({ where: { id: { in: ids } }, data: { status: 'failed', completedAt: new Date() } });
+    return ids;
+  });
 }
 
 /** The most requests that were in flight at once (received, not yet answered) among those matching. */

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/ids.ts';
 import type { RecoverResult } from '../../src/webhooks/manual.ts';
 import {
   RECOVERIES_PER_ENDPOINT_PER_HOUR,
@@ -10,13 +9,11 @@ import {
   RECOVERY_STEP_INTERVAL_MS,
   RECOVERY_STEP_SIZE,
 } from '../../src/webhooks/operator-limits.ts';
-import { views } from '../../src/webhooks/payloads.ts';
-import { recordWebhookEvent } from '../../src/webhooks/record.ts';
 import { createWorker } from '../../workflows/worker.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { expectDocumentedResponse } from '../support/openapi-check.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { recordFailedDeliveries, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * POST /v1/webhook-endpoints/{id}/recover as an attacker uses it: let deliveries fail, point the
@@ -62,31 +59,8 @@ async function endpoint(o: TestOrganisation) {
 }
 
 /** `count` deliveries to the endpoint, recorded as services record them, failed as after their last retry. */
-async function failedDeliveries(o: TestOrganisation, target: { accountId: string }, count: number): Promise<string[]> {
-  return app.runtime.db.$transaction(async (tx) => {
-    const ids: string[] = [];
-    for (let i = 0; i < count; i += 1) {
-      const payload = views.event({
-        id: newId('event'),
-        name: 'Failed',
-        status: 'draft',
-        accountId: target.accountId,
-        venueId: null,
-        timezone: 'UTC',
-        createdAt: new Date(),
-      });
-      const recorded = await recordWebhookEvent(tx, {
-        organisationId: o.organisation.id,
-        accountId: target.accountId,
-        type: 'event.created',
-        payload,
-      });
-      ids.push(...recorded.deliveryIds);
-    }
-    await tx.webhookDelivery.updateMany({ where: { id: { in: ids } }, data: { status: 'failed', completedAt: new Date() } });
-    return ids;
-  });
-}
+const failedDeliveries = (o: TestOrganisation, target: { accountId: string }, count: number) =>
+  recordFailedDeliveries(app.runtime.db, { organisationId: o.organisation.id, accountId: target.accountId }, count);
 
 const recover = (o: TestOrganisation, endpointId: string, body: Record<string, unknown>) =>
   api(app, 'POST', `/v1/webhook-endpoints/${endpointId}/recover`, { ...as(o), body });

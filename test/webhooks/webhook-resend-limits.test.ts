@@ -1,16 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/ids.ts';
 import { RESENDS_PER_ENDPOINT_PER_MINUTE, RESENDS_PER_ORGANISATION_PER_MINUTE } from '../../src/webhooks/operator-limits.ts';
-import { views } from '../../src/webhooks/payloads.ts';
-import { recordWebhookEvent } from '../../src/webhooks/record.ts';
 import { createActivities } from '../../workflows/activities.ts';
 import { WORKER_CONCURRENCY, WORKFLOWS_PATH } from '../../workflows/worker.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { expectDocumentedResponse } from '../support/openapi-check.ts';
-import { startWebhookReceiver, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { recordFailedDeliveries, startWebhookReceiver, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * POST /v1/webhook-deliveries/{id}/resend as an attacker uses it: 50 at once were 50 × 202, and each
@@ -83,31 +80,8 @@ async function endpoint(o: TestOrganisation, behaviour: ReceiverBehaviour = {}) 
 }
 
 /** `count` deliveries to the endpoint, recorded as services record them, failed as after their last retry. */
-async function failedDeliveries(o: TestOrganisation, target: { accountId: string }, count: number): Promise<string[]> {
-  return app.runtime.db.$transaction(async (tx) => {
-    const ids: string[] = [];
-    for (let i = 0; i < count; i += 1) {
-      const payload = views.event({
-        id: newId('event'),
-        name: 'Failed',
-        status: 'draft',
-        accountId: target.accountId,
-        venueId: null,
-        timezone: 'UTC',
-        createdAt: new Date(),
-      });
-      const recorded = await recordWebhookEvent(tx, {
-        organisationId: o.organisation.id,
-        accountId: target.accountId,
-        type: 'event.created',
-        payload,
-      });
-      ids.push(...recorded.deliveryIds);
-    }
-    await tx.webhookDelivery.updateMany({ where: { id: { in: ids } }, data: { status: 'failed', completedAt: new Date() } });
-    return ids;
-  });
-}
+const failedDeliveries = (o: TestOrganisation, target: { accountId: string }, count: number) =>
+  recordFailedDeliveries(app.runtime.db, { organisationId: o.organisation.id, accountId: target.accountId }, count);
 
 const resend = (o: TestOrganisation, deliveryId: string) => api(app, 'POST', `/v1/webhook-deliveries/${deliveryId}/resend`, as(o));
 
