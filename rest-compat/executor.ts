@@ -11,8 +11,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
-import type { z } from 'zod';
-import { AppError, issuesFrom, toAppError, type ValidationIssue } from '../src/errors.ts';
+import { AppError, toAppError, type ValidationIssue } from '../src/errors.ts';
 import { operationLimitsRule } from '../src/graphql/limits.ts';
 import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { idempotently } from '../src/http/idempotency.ts';
@@ -141,7 +140,6 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
         // A body in an older version's shape is read in the current one (src/versions.ts).
         req.body = versioning.body(req.body, ctx.apiVersion);
         const variables = variablesOf(route.bind ?? {}, types, req);
-        assertInput(route, types, req);
         try {
           const data = await runOperation(pipeline, document, variables, ctx);
           return { status: route.status ?? 200, body: versioning.response(route.result(data), ctx.apiVersion) };
@@ -156,31 +154,6 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
       }
     });
   }
-}
-
-/**
- * Checks the request with the schemas the route declares (the owning service's, which it runs
- * again on the same values: one set of rules and words), all parts at once, so every wrong field
- * is named in one answer. Query values are checked as the numbers or booleans their variables take.
- */
-function assertInput(route: RestRoute, types: Map<string, string>, req: Request): void {
-  const issues: ValidationIssue[] = [];
-  const check = (schema: z.ZodType | undefined, value: unknown, prefix: string) => {
-    if (!schema) return;
-    const result = schema.safeParse(value);
-    if (!result.success) {
-      for (const issue of issuesFrom(result.error.issues)) {
-        issues.push({ ...issue, path: prefix ? (issue.path === '(root)' ? prefix : `${prefix}.${issue.path}`) : issue.path });
-      }
-    }
-  };
-  check(route.params, req.params, 'params');
-  const query = Object.fromEntries(
-    Object.entries(req.query as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? fromText(v, types.get(k)) : v]),
-  );
-  check(route.query, query, 'query');
-  check(route.body, req.body === undefined ? {} : req.body, '');
-  if (issues.length > 0) throw AppError.validation(issues);
 }
 
 /** The named type of each variable of the operation (`Int`, `String`, an input object …). */

@@ -1,5 +1,5 @@
 import SchemaBuilder from '@pothos/core';
-import { GraphQLScalarType } from 'graphql';
+import { GraphQLScalarType, Kind } from 'graphql';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
@@ -51,13 +51,13 @@ export const builder = new SchemaBuilder<{
   AuthScopes: AuthScopes;
   DefaultFieldNullability: false;
   Scalars: {
-    DateTime: { Input: Date; Output: Date | string };
+    DateTime: { Input: string; Output: Date | string };
     EmailAddress: { Input: string; Output: string };
     HexColorCode: { Input: string; Output: string };
     JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
     LocalDate: { Input: string; Output: string };
     TimeZone: { Input: string; Output: string };
-    URL: { Input: URL; Output: URL | string };
+    URL: { Input: string; Output: URL | string };
   };
 }>({
   plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
@@ -108,11 +108,24 @@ export const builder = new SchemaBuilder<{
   },
 });
 
-builder.addScalarType('DateTime', DateTimeResolver);
-builder.addScalarType('EmailAddress', EmailAddressResolver);
-builder.addScalarType('HexColorCode', HexColorCodeResolver);
-builder.addScalarType('JSONObject', JSONObjectResolver);
-builder.addScalarType('LocalDate', LocalDateResolver);
+/**
+ * As an input, each of these scalars takes a string and hands it on untouched: the use case's
+ * schema judges its format, in the same words on both surfaces (schema/input.ts). As an output
+ * each formats as graphql-scalars does.
+ */
+function handedOver(scalar: GraphQLScalarType, serialize = scalar.serialize.bind(scalar)): GraphQLScalarType {
+  const text = (value: unknown): string => {
+    if (typeof value !== 'string') throw new TypeError(`${scalar.name} cannot represent a non-string value`);
+    return value;
+  };
+  return new GraphQLScalarType({
+    ...scalar.toConfig(),
+    serialize,
+    parseValue: text,
+    parseLiteral: (ast) => text(ast.kind === Kind.STRING ? ast.value : undefined),
+  });
+}
+
 // graphql-scalars validates a zone by constructing Intl.DateTimeFormat twice per value (~80 µs);
 // zones are few, so each is validated once.
 const knownZones = new Set<string>();
@@ -122,15 +135,14 @@ const checkZone = (validate: (value: unknown) => unknown) => (value: unknown) =>
   if (typeof zone === 'string' && knownZones.size < 1000) knownZones.add(zone);
   return zone;
 };
-builder.addScalarType(
-  'TimeZone',
-  new GraphQLScalarType({
-    ...TimeZoneResolver.toConfig(),
-    serialize: checkZone(TimeZoneResolver.serialize.bind(TimeZoneResolver)),
-    parseValue: checkZone(TimeZoneResolver.parseValue.bind(TimeZoneResolver)),
-  }),
-);
-builder.addScalarType('URL', URLResolver);
+
+builder.addScalarType('DateTime', handedOver(DateTimeResolver));
+builder.addScalarType('EmailAddress', handedOver(EmailAddressResolver));
+builder.addScalarType('HexColorCode', handedOver(HexColorCodeResolver));
+builder.addScalarType('JSONObject', JSONObjectResolver);
+builder.addScalarType('LocalDate', handedOver(LocalDateResolver));
+builder.addScalarType('TimeZone', handedOver(TimeZoneResolver, checkZone(TimeZoneResolver.serialize.bind(TimeZoneResolver))));
+builder.addScalarType('URL', handedOver(URLResolver));
 
 builder.queryType({ description: 'Reads of the management API.' });
 builder.mutationType({ description: 'Changes through the management API.' });

@@ -55,7 +55,7 @@ export const eventsRoutes: RestRoute[] = [
       "List events on the accounts you may read, newest first. Filters: status; accountId; q (case-insensitive, in name and description); from/to: events with a scheduled occurrence starting in that range (a date bound is a whole day in the occurrence's own time zone, both ends included; a date-time bound is an exact instant).",
     tag: 'Events',
     organisation: true,
-    operation: `query Events($page: Int, $limit: Int, $status: String, $accountId: String, $q: String, $from: String, $to: String) {
+    operation: `query Events($page: Int, $limit: Int, $status: EventStatus, $accountId: String, $q: String, $from: String, $to: String) {
       events(page: $page, limit: $limit, status: $status, accountId: $accountId, q: $q, from: $from, to: $to) {
         nodes { ${EVENT_FIELDS} } ${PAGINATION_FIELDS}
       }

@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import { registerEnum } from '../input.ts';
 import { STATUSES, type StatusList } from '../../src/statuses.ts';
 
 export const DeleteResult = builder.objectRef<{ success: boolean; id: string }>('DeleteResult').implement({
@@ -31,8 +32,11 @@ export function statusEnum<K extends StatusList>(
     value,
     { description: (values as Record<string, string>)[value]! },
   ]);
-  return builder.enumType(name, {
+  const ref = builder.enumType(name, {
     description,
     values: Object.fromEntries(entries) as Record<(typeof STATUSES)[K][number], { description: string }>,
   });
+  // Inputs generated from a use case's schema take this enum where the schema lists these values.
+  registerEnum(STATUSES[list], ref);
+  return ref;
 }

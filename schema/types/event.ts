@@ -1,4 +1,14 @@
-import { createEvent, deleteEvent, eventCounts, getEvent, listEvents, updateEvent } from '../../src/services/events.ts';
+import {
+  createEvent,
+  createEventInput,
+  deleteEvent,
+  eventCounts,
+  getEvent,
+  listEvents,
+  updateEvent,
+  updateEventInput,
+} from '../../src/services/events.ts';
+import { inputFrom } from '../input.ts';
 import type { RequestContext } from '../../src/context.ts';
 import { missingRight } from '../../src/auth/refusal.ts';
 import { builder } from '../builder.ts';
@@ -90,33 +100,33 @@ export const Event = builder.prismaObject('Event', {
 
 const EventConnection = pagedConnection(Event, 'EventConnection', 'events');
 
-const CreateEventInput = builder.inputType('CreateEventInput', {
+const CreateEventInput = inputFrom('CreateEventInput', createEventInput, {
   description: 'A new event.',
-  fields: (t) => ({
-    accountId: t.string({ required: true, description: 'Owning account (acc_): not deleted, and you need events.write on it.' }),
-    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
-    description: t.string({ description: 'At most 5000 characters.' }),
-    status: t.string({ description: `${describeStatuses('event', { default: 'draft' })}.` }),
-    venueId: t.string({ description: 'A venue (vnu_) of the same account.' }),
-    timezone: t.string({ description: "IANA time zone name; defaults to the venue's, required when the venue has none." }),
-    onSaleDate: t.string({ description: 'ISO 8601 date and time with Z or an offset; before offSaleDate.' }),
-    offSaleDate: t.string({ description: 'ISO 8601 date and time with Z or an offset; after onSaleDate.' }),
-    tags: t.stringList({ description: 'Tags, each 1 to 50 characters, at most 50; duplicates are dropped.' }),
-  }),
+  fields: {
+    accountId: 'Owning account (acc_): not deleted, and you need events.write on it.',
+    name: 'Name, 1 to 255 characters.',
+    description: 'At most 5000 characters.',
+    status: `${describeStatuses('event', { default: 'draft' })}.`,
+    venueId: 'A venue (vnu_) of the same account.',
+    timezone: "IANA time zone name; defaults to the venue's, required when the venue has none.",
+    onSaleDate: 'ISO 8601 date and time with Z or an offset; before offSaleDate.',
+    offSaleDate: 'ISO 8601 date and time with Z or an offset; after onSaleDate.',
+    tags: 'Tags, each 1 to 50 characters, at most 50; duplicates are dropped.',
+  },
 });
 
-const UpdateEventInput = builder.inputType('UpdateEventInput', {
+const UpdateEventInput = inputFrom('UpdateEventInput', updateEventInput, {
   description: 'Changes to an event; omitted fields stay, null clears a nullable one. The account cannot change.',
-  fields: (t) => ({
-    name: t.string({ description: 'Name, 1 to 255 characters.' }),
-    description: t.string({ description: 'At most 5000 characters; null clears it.' }),
-    status: t.string({ description: `${describeStatuses('event')}.` }),
-    venueId: t.string({ description: 'A venue (vnu_) of the same account; null clears it.' }),
-    timezone: t.string({ description: 'IANA time zone name for occurrences added from now on; existing ones keep theirs.' }),
-    onSaleDate: t.string({ description: 'ISO 8601 date and time with Z or an offset; null clears it.' }),
-    offSaleDate: t.string({ description: 'ISO 8601 date and time with Z or an offset; null clears it.' }),
-    tags: t.stringList({ description: 'Replaces the tags: each 1 to 50 characters, at most 50; duplicates are dropped.' }),
-  }),
+  fields: {
+    name: 'Name, 1 to 255 characters.',
+    description: 'At most 5000 characters; null clears it.',
+    status: `${describeStatuses('event')}.`,
+    venueId: 'A venue (vnu_) of the same account; null clears it.',
+    timezone: 'IANA time zone name for occurrences added from now on; existing ones keep theirs.',
+    onSaleDate: 'ISO 8601 date and time with Z or an offset; null clears it.',
+    offSaleDate: 'ISO 8601 date and time with Z or an offset; null clears it.',
+    tags: 'Replaces the tags: each 1 to 50 characters, at most 50; duplicates are dropped.',
+  },
 });
 
 builder.queryFields((t) => ({
@@ -128,7 +138,7 @@ builder.queryFields((t) => ({
     args: {
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      status: t.arg.string({ description: `Only this status: ${describeStatuses('event')}.` }),
+      status: t.arg({ type: EventStatus, description: 'Only this status.' }),
       accountId: t.arg.string({ description: 'Only this account.' }),
       q: t.arg.string({ description: 'Case-insensitive text searched in name and description (at most 200 characters).' }),
       from: t.arg.string({

@@ -14,7 +14,8 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { cappedIssues, type ValidationIssue } from '../errors.ts';
+import type { z } from 'zod';
+import { cappedIssues, issuesFrom, type ValidationIssue } from '../errors.ts';
 import { WORDS } from '../validation.ts';
 
 /**
@@ -38,6 +39,19 @@ const SCALAR_WORDS: Record<string, string> = {
   HexColorCode: WORDS.colour,
   JSONObject: WORDS.object,
 };
+
+/**
+ * The extension under which an input object type generated from a use case's schema carries that
+ * schema (schema/input.ts). When the operation's types refuse a value of such a type, the schema
+ * judges the whole value instead, so one answer names every wrong field in the use case's words,
+ * not only the first kind of problem GraphQL's coercion met.
+ */
+export const INPUT_SCHEMA = 'inputSchema';
+
+function schemaBehind(type: GraphQLInputType): z.ZodType | undefined {
+  const named = isNonNullType(type) ? type.ofType : type;
+  return isInputObjectType(named) ? (named.extensions as Record<string, z.ZodType | undefined>)[INPUT_SCHEMA] : undefined;
+}
 
 /** What a value of `type` must be, in the service's words. */
 export function wordsFor(type: GraphQLInputType): string {
@@ -66,10 +80,9 @@ function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): G
 }
 
 /** One refused value of a variable: which variable, where inside it, and why. */
-export interface VariableIssue {
+export interface VariableIssue extends Omit<ValidationIssue, 'path'> {
   variable: string;
   path: Array<string | number>;
-  message: string;
 }
 
 export function operationOf(document: DocumentNode, operationName?: string | null): OperationDefinitionNode | undefined {
@@ -96,6 +109,7 @@ export function variableIssues(
       if (isNonNullType(type) && !definition.defaultValue) issues.push({ variable, path: [], message: WORDS.required });
       continue;
     }
+    const before = issues.length;
     coerceInputValue(value, type, (path, _invalid, error) => {
       const unknown = /^Field "([^"]+)" is not defined by type/.exec(error.message);
       if (unknown) {
@@ -111,15 +125,28 @@ export function variableIssues(
       const nullGiven = _invalid === null && expected && isNonNullType(expected);
       issues.push({ variable, path: [...path], message: nullGiven ? WORDS.notNull : expected ? wordsFor(expected) : error.message });
     });
+    const judge = issues.length > before ? schemaBehind(type) : undefined;
+    const verdict = judge?.safeParse(value);
+    if (verdict && !verdict.success) {
+      issues.splice(
+        before,
+        issues.length - before,
+        ...issuesFrom(verdict.error.issues).map(({ path, ...issue }) => ({
+          ...issue,
+          variable,
+          path: path === '(root)' ? [] : path.split('.'),
+        })),
+      );
+    }
   }
   return issues;
 }
 
 /** The GraphQL answer for refused variables: 400 VALIDATION_FAILED, details `{path, message}` from `variables.`. */
 export function variablesError(issues: readonly VariableIssue[]): GraphQLError {
-  const details: ValidationIssue[] = issues.map((issue) => ({
-    path: ['variables', issue.variable, ...issue.path].join('.'),
-    message: issue.message,
+  const details: ValidationIssue[] = issues.map(({ variable, path, ...issue }) => ({
+    ...issue,
+    path: ['variables', variable, ...path].join('.'),
   }));
   return new GraphQLError('The request is invalid.', {
     extensions: { code: 'VALIDATION_FAILED', details: cappedIssues(details), http: { status: 400, spec: false } },

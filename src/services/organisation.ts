@@ -6,7 +6,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import { requireUsableVersion } from '../versions.ts';
 import { validate } from '../validation.ts';
 
-const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
+export const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
 
 export const updateOrganisationInput = z
   .strictObject({

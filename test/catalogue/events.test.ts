@@ -436,8 +436,15 @@ describe('event lists: filters', () => {
     expect(await bad('from=yesterday')).toEqual(['query.from']);
     expect(await bad('to=2026-02-30')).toEqual(['query.to']);
     expect(await bad('from=2026-07-05&to=2026-07-04')).toEqual(['query.to']);
-    const graph = await graphql(app, '{ events(status: "live") { nodes { id } } }', {}, asAdmin(o));
-    expect(graph.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'status' }] });
+    // In the graph the filter is the EventStatus enum: a value outside it is refused as a variable …
+    const graph = await graphql(app, 'query ($s: EventStatus) { events(status: $s) { nodes { id } } }', { s: 'live' }, asAdmin(o));
+    expect(graph.body.errors[0].extensions).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ path: 'variables.s', message: expect.stringContaining('on_sale') }],
+    });
+    // … and, written into the document, the document itself is invalid.
+    const literal = await graphql(app, '{ events(status: live) { nodes { id } } }', {}, asAdmin(o));
+    expect(literal.body.errors[0].extensions).toMatchObject({ code: 'GRAPHQL_VALIDATION_FAILED' });
   });
 });
 
