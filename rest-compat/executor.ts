@@ -66,7 +66,7 @@ export function expressPath(path: string): string {
 }
 
 /**
- * A request body that is not JSON answers 415 (contract.md, decided 2026-11-22) instead of being
+ * A request body that is not JSON answers 415 (docs/spec/contract.md) instead of being
  * ignored: `text/plain`, a form, or a body sent with no Content-Type at all. Mounted before the
  * JSON parser. A request without a body (no Content-Length or 0, no Transfer-Encoding) passes.
  */
@@ -86,7 +86,7 @@ export function requireJsonBody(req: Request, _res: Response, next: NextFunction
 
 /**
  * The last handler of a route table: a path the table serves, asked with a method it does not,
- * answers 405 with `Allow` (contract.md, decided 2026-11-22); anything else goes on to 404.
+ * answers 405 with `Allow` (docs/spec/contract.md); anything else goes on to 404.
  */
 export function methodNotAllowed(routes: readonly RestRoute[]) {
   const patterns = routes.map((route) => ({

@@ -215,7 +215,7 @@ export const liveRoutes: RestRoute[] = [
     summary: "The signed-in customer's orders with their passes, newest first (customer token as Authorization: Bearer).",
     tag: 'Sales',
     organisation: false,
-    operation: `query CustomerOrders($status: String, $page: Int, $limit: Int) {
+    operation: `query CustomerOrders($status: OrderStatus, $page: Int, $limit: Int) {
       customerOrders(status: $status, page: $page, limit: $limit) { customer { ${CUSTOMER_FIELDS} } orders { ${ORDER_CORE_FIELDS} } ${PAGINATION_FIELDS} } }`,
     query: listQuery(customerOrdersFilters),
     bind: { '...': 'query' },

@@ -17,7 +17,7 @@ export type Binding = { [variable: string]: Source | 'query' | undefined; '...'?
  * One REST route of the compatibility layer. It names the GraphQL operation it runs in-process
  * through the same pipeline and request context as /graphql, says where each variable comes from
  * and how the result becomes the REST shape. No validation and no resolver logic live here: the
- * operation's types and the services' schemas decide (src/validation.ts), and their refusals come
+ * use case's schema decides (docs/architecture.md, "Input is judged once"), and its refusals come
  * back naming the REST place (`query.page`, `params.id`, a body field).
  */
 export interface RestRoute {
@@ -31,7 +31,10 @@ export interface RestRoute {
   /** GraphQL document with exactly one operation. */
   operation: string;
   bind?: Binding;
-  /** What the path parameters, query and body may hold: the OpenAPI document's description of the input. */
+  /**
+   * What the path parameters, query and body may hold, for the OpenAPI document only: the request
+   * is not checked against these (the use case behind the operation judges it).
+   */
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;

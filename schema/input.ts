@@ -25,6 +25,8 @@ interface FieldOptions {
   description: string;
   /** Required in the graph although the schema lets it out (or the other way round). */
   required?: boolean;
+  /** The graph's type of a field the schema holds as a nested object: an input generated from it. */
+  type?: unknown;
 }
 
 type Described<S extends z.ZodObject> = { [K in keyof Shape<S>]: string | FieldOptions };
@@ -67,9 +69,14 @@ function judge(schema: z.ZodType, where: string): Judged {
         optional = true;
         current = def.innerType!;
         continue;
-      case 'pipe':
-        current = def.in!;
+      case 'pipe': {
+        // A value checked as it comes (`z.unknown().check(…).pipe(z.array(…))`) has its type after the pipe.
+        const first = (def.in!.def as { type: string }).type;
+        current = first === 'unknown' || first === 'any' ? (def as unknown as { out: z.ZodType }).out : def.in!;
         continue;
+      }
+      case 'date':
+        return { type: 'DateTime', list: false, optional };
       case 'string': {
         const format = (current as unknown as { format?: string | null }).format;
         return { type: (format && FORMAT_SCALARS[format]) ?? 'String', list: false, optional };
@@ -97,13 +104,24 @@ function judge(schema: z.ZodType, where: string): Judged {
   }
 }
 
+/** Whether a field whose graph type is given is a list and may be left out. */
+function judgeGiven(schema: z.ZodType): Omit<Judged, 'type'> {
+  try {
+    return judge(schema, '');
+  } catch {
+    return { list: false, optional: schema.safeParse(undefined).success };
+  }
+}
+
 /**
  * The GraphQL input type of a use case's input schema. `fields` describes each field of the
  * schema (and only those). The generated type carries its schema (`extensions[INPUT_SCHEMA]`).
  */
 export function inputFrom<S extends z.ZodObject>(name: string, schema: S, options: { description: string; fields: Described<S> }) {
   const shape = schema.shape as Record<string, z.ZodType>;
-  return builder.inputType(name, {
+  // What a resolver receives is what the client sent, typed as the schema's input (strings for
+  // the scalars above): the use case's schema turns it into its output.
+  return builder.inputRef<z.input<S>>(name).implement({
     description: options.description,
     extensions: { [INPUT_SCHEMA]: schema },
     fields: (t) =>
@@ -111,18 +129,11 @@ export function inputFrom<S extends z.ZodObject>(name: string, schema: S, option
         Object.entries(shape).map(([field, fieldSchema]) => {
           const described = (options.fields as Record<string, string | FieldOptions>)[field];
           if (described === undefined) throw new Error(`${name}.${field} has no description`);
-          const { description, required } = typeof described === 'string' ? { description: described, required: undefined } : described;
-          const judged = judge(fieldSchema, `${name}.${field}`);
-          return [
-            field,
-            t.field({
-              // eslint-disable-next-line @typescript-eslint/no-explicit-any -- generated from the schema
-              type: (judged.list ? [judged.type] : judged.type) as any,
-              required: required ?? !judged.optional,
-              description,
-            }),
-          ];
+          const { description, required, type: given } = typeof described === 'string' ? { description: described } : described;
+          const judged = given ? { ...judgeGiven(fieldSchema), type: given } : judge(fieldSchema, `${name}.${field}`);
+          const type = (judged.list ? [judged.type] : judged.type) as 'String';
+          return [field, t.field({ type, required: required ?? !judged.optional, description })];
         }),
-      ),
+      ) as never,
   });
 }

@@ -78,7 +78,7 @@ export class AppError extends Error {
 
   /**
    * Things named in a request body (an accountId, roleIds.2, ...) that are not this organisation's:
-   * 404 NOT_FOUND like a path id (contract.md, decided 2026-11-22), the same answer whether the
+   * 404 NOT_FOUND like a path id (docs/spec/contract.md), the same answer whether the
    * thing is absent or another organisation's, so existence is never confirmed. `details` names
    * the fields as validation issues do.
    */

@@ -1,5 +1,14 @@
-import { createAccount, deleteAccount, getAccount, listAccounts, updateAccount } from '../../src/services/accounts.ts';
+import {
+  createAccount,
+  createAccountInput,
+  deleteAccount,
+  getAccount,
+  listAccounts,
+  updateAccount,
+  updateAccountInput,
+} from '../../src/services/accounts.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult, statusEnum } from './common.ts';
@@ -25,20 +34,20 @@ export const Account = builder.prismaObject('Account', {
 
 const AccountConnection = pagedConnection(Account, 'AccountConnection', 'accounts');
 
-const CreateAccountInput = builder.inputType('CreateAccountInput', {
+const CreateAccountInput = inputFrom('CreateAccountInput', createAccountInput, {
   description: 'A new account.',
-  fields: (t) => ({
-    name: t.string({ required: true, description: '1 to 255 characters.' }),
-    status: t.field({ type: AccountStatus, description: 'Default active.' }),
-  }),
+  fields: {
+    name: '1 to 255 characters.',
+    status: 'Default active.',
+  },
 });
 
-const UpdateAccountInput = builder.inputType('UpdateAccountInput', {
+const UpdateAccountInput = inputFrom('UpdateAccountInput', updateAccountInput, {
   description: 'Changes to an account; omitted fields stay.',
-  fields: (t) => ({
-    name: t.string({ description: '1 to 255 characters.' }),
-    status: t.field({ type: AccountStatus, description: `${describeStatuses('account')}.` }),
-  }),
+  fields: {
+    name: '1 to 255 characters.',
+    status: `${describeStatuses('account')}.`,
+  },
 });
 
 builder.queryFields((t) => ({

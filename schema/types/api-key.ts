@@ -1,5 +1,6 @@
-import { createApiKey, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
+import { createApiKey, createApiKeyInput, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
 
@@ -33,14 +34,14 @@ const CreatedApiKey = builder.objectRef<Awaited<ReturnType<typeof createApiKey>>
   }),
 });
 
-const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
+const CreateApiKeyInput = inputFrom('CreateApiKeyInput', createApiKeyInput, {
   description: 'A new organisation API key.',
-  fields: (t) => ({
-    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
-    scopes: t.stringList({ required: true, description: 'Scopes (resource.action), each one the creator holds.' }),
-    accountId: t.string({ description: 'Pin the key to this account; omitted = every account.' }),
-    expiresAt: t.string({ description: 'Expiry (ISO 8601, in the future); omitted = none.' }),
-  }),
+  fields: {
+    name: 'Name, 1 to 255 characters.',
+    scopes: 'Scopes (resource.action), each one the creator holds.',
+    accountId: 'Pin the key to this account; omitted = every account.',
+    expiresAt: 'Expiry (ISO 8601, in the future); omitted = none.',
+  },
 });
 
 const ApiKeyConnection = pagedConnection(ApiKey, 'ApiKeyConnection', 'API keys');

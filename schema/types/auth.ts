@@ -1,6 +1,7 @@
-import { login, logout, refresh, type SignInResult, type SessionTokens } from '../../src/services/sessions.ts';
+import { login, loginInput, logout, refresh, refreshInput, type SignInResult, type SessionTokens } from '../../src/services/sessions.ts';
 import { AppError } from '../../src/errors.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 
 export const SignedInUserRef = builder.objectRef<SignInResult['user']>('SignedInUser').implement({
   description: 'The person who signed in.',
@@ -33,19 +34,19 @@ export const SignInResultRef = builder.objectRef<SignInResult>('SignInResult').i
   }),
 });
 
-const LoginInput = builder.inputType('LoginInput', {
+const LoginInput = inputFrom('LoginInput', loginInput, {
   description: 'Password sign-in.',
-  fields: (t) => ({
-    email: t.string({ required: true, description: 'Sign-in email.' }),
-    password: t.string({ required: true, description: 'Password (at least 1 character).' }),
-  }),
+  fields: {
+    email: 'Sign-in email.',
+    password: 'Password (at least 1 character).',
+  },
 });
 
-const RefreshInput = builder.inputType('RefreshTokenInput', {
+const RefreshInput = inputFrom('RefreshTokenInput', refreshInput, {
   description: 'A refresh token.',
-  fields: (t) => ({
-    refreshToken: t.string({ required: true, description: 'The refresh token from the last sign-in or refresh.' }),
-  }),
+  fields: {
+    refreshToken: 'The refresh token from the last sign-in or refresh.',
+  },
 });
 
 builder.mutationFields((t) => ({

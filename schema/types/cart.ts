@@ -1,6 +1,7 @@
 import { createCustomerToken, customerOrders, requestMagicLink } from '../../src/services/customers.ts';
 import type { CartView } from '../../src/services/sales/cart-rows.ts';
-import { checkoutCart } from '../../src/services/sales/check-out-cart.ts';
+import { itemInput } from '../../src/services/sales/cart-items.ts';
+import { checkoutCart, checkoutCustomerInput } from '../../src/services/sales/check-out-cart.ts';
 import { checkedOutOrder } from '../../src/services/sales/checked-out-order.ts';
 import { confirmOrderWithSecretKey } from '../../src/services/sales/confirm-order.ts';
 import { createCart } from '../../src/services/sales/create-cart.ts';
@@ -8,9 +9,10 @@ import { getCart } from '../../src/services/sales/get-cart.ts';
 import type { PricedLine } from '../../src/services/sales/pricing.ts';
 import { updateCart } from '../../src/services/sales/update-cart.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { Pagination, pageArgsFor } from '../pagination.ts';
-import { Order } from './order.ts';
+import { Order, OrderStatus } from './order.ts';
 
 /*
  * The storefront flow of the sales API (/live): carts, checkout, secret-key confirmation and
@@ -60,22 +62,22 @@ const SalesCart = builder.objectRef<CartView>('SalesCart').implement({
   }),
 });
 
-const SalesCartItemInput = builder.inputType('SalesCartItemInput', {
+const SalesCartItemInput = inputFrom('SalesCartItemInput', itemInput, {
   description: 'A quantity of one ticket type for one occurrence.',
-  fields: (t) => ({
-    occurrenceId: t.string({ required: true, description: 'Occurrence (eoc_) of an event the channel sells.' }),
-    ticketTypeId: t.string({ required: true, description: "Ticket type (tkt_) of the occurrence's event." }),
-    quantity: t.int({ required: true, description: '1 to 100, at most the type’s maxPerOrder and what remains.' }),
-  }),
+  fields: {
+    occurrenceId: 'Occurrence (eoc_) of an event the channel sells.',
+    ticketTypeId: "Ticket type (tkt_) of the occurrence's event.",
+    quantity: '1 to 100, at most the type’s maxPerOrder and what remains.',
+  },
 });
 
-const CheckoutCustomerInput = builder.inputType('CheckoutCustomerInput', {
+const CheckoutCustomerInput = inputFrom('CheckoutCustomerInput', checkoutCustomerInput, {
   description: 'Who buys: found by email on the channel’s account, or created.',
-  fields: (t) => ({
-    email: t.string({ required: true, description: 'Email address (case-insensitive).' }),
-    firstName: t.string({ description: 'First name (kept only when the customer is new).' }),
-    lastName: t.string({ description: 'Last name (kept only when the customer is new).' }),
-  }),
+  fields: {
+    email: 'Email address (case-insensitive).',
+    firstName: 'First name (kept only when the customer is new).',
+    lastName: 'Last name (kept only when the customer is new).',
+  },
 });
 
 const Checkout = builder.objectRef<Awaited<ReturnType<typeof checkoutCart>>>('SalesCheckout').implement({
@@ -158,7 +160,7 @@ builder.queryFields((t) => ({
     description: "The signed-in customer's orders and passes (GET /live/sales/me/orders). Takes a customer token.",
     authScopes: { customer: true },
     args: {
-      status: t.arg.string({ description: `Only this status: ${describeStatuses('order')}.` }),
+      status: t.arg({ type: OrderStatus, description: 'Only this status.' }),
       ...pageArgsFor(t),
     },
     resolve: (_root, args, ctx) => customerOrders(ctx, args),

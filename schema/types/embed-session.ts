@@ -1,5 +1,6 @@
-import { createEmbedSession, currentEmbedSession } from '../../src/services/embed-sessions.ts';
+import { createEmbedSession, createEmbedSessionInput, currentEmbedSession } from '../../src/services/embed-sessions.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 
 const OrganisationRef = builder.objectRef<{ id: string; slug: string }>('EmbedOrganisation').implement({
   description: 'The organisation of an embed session.',
@@ -29,13 +30,13 @@ const CurrentEmbedSession = builder.objectRef<ReturnType<typeof currentEmbedSess
   }),
 });
 
-const CreateEmbedSessionInput = builder.inputType('CreateEmbedSessionInput', {
+const CreateEmbedSessionInput = inputFrom('CreateEmbedSessionInput', createEmbedSessionInput, {
   description: 'A new embed session.',
-  fields: (t) => ({
-    accountId: t.string({ description: "The account to pin; defaults to an account-pinned API key's account." }),
-    scopes: t.stringList({ description: "Scopes, no wider than the caller's; defaults to the API key's scopes." }),
-    expiresInSeconds: t.int({ description: 'Lifetime, 60 to 3600 seconds (default 900).' }),
-  }),
+  fields: {
+    accountId: "The account to pin; defaults to an account-pinned API key's account.",
+    scopes: "Scopes, no wider than the caller's; defaults to the API key's scopes.",
+    expiresInSeconds: 'Lifetime, 60 to 3600 seconds (default 900).',
+  },
 });
 
 builder.queryFields((t) => ({

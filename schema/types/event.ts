@@ -10,7 +10,6 @@ import {
 } from '../../src/services/events.ts';
 import { inputFrom } from '../input.ts';
 import type { RequestContext } from '../../src/context.ts';
-import { missingRight } from '../../src/auth/refusal.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult, statusEnum } from './common.ts';
@@ -34,22 +33,13 @@ function mayReadEvent(event: { accountId: string }, ctx: RequestContext): boolea
 }
 
 /**
- * The events a field answers, each checked with `mayReadEvent` (the type's rule) before any of its
- * fields resolves: the fields every producer of events applies (the list, the single read, create
- * and update; test/platform/authorisation-schema.test.ts keeps that list complete). The services answer only
- * events the caller may read or write, so this never refuses in practice; it keeps the type's rule
- * in force for the fields, which skip the per-field check.
- */
-function readable<E extends { accountId: string }>(ctx: RequestContext, events: E[]): E[] {
-  for (const event of events) if (!mayReadEvent(event, ctx)) throw missingRight(ctx);
-  return events;
-}
-
-/**
- * Event's fields skip the type's per-field check: Pothos would wrap each of them in a resolver only
- * to run it, and graphql-jit would then build a resolve-info object and two closures for every
- * field of every event — ~20% of a list request's CPU. The rule is applied once per
- * event instead, where events are produced (`readable`).
+ * Which events a caller sees is decided once, by the use cases (src/services/events.ts): a list is
+ * filtered to the accounts the caller may read, a single read or a change authorises its event.
+ * Every field answering events answers a use case's result (test/platform/authorisation-schema.test.ts
+ * lists them, so a new one is reviewed), and Event's fields skip the type's rule: Pothos would
+ * otherwise wrap each of them in a resolver asking `mayReadEvent` again for every field of every
+ * event, a large share of a list request's CPU. The rule stays declared on the type for the schema's
+ * authorisation checks and for a field that would produce events without a use case.
  */
 const column = { skipTypeScopes: true } as const;
 
@@ -150,11 +140,7 @@ builder.queryFields((t) => ({
           "Only events with a scheduled occurrence starting at or before this: a date (YYYY-MM-DD, to the end of that day in the occurrence's time zone) or an ISO 8601 instant.",
       }),
     },
-    resolve: async (_root, args, ctx) => {
-      const page = await listEvents(ctx, args);
-      readable(ctx, page.nodes);
-      return page;
-    },
+    resolve: (_root, args, ctx) => listEvents(ctx, args),
   }),
   event: t.field({
     type: Event,
@@ -162,7 +148,7 @@ builder.queryFields((t) => ({
     description: 'One event (GET /v1/events/{id}).',
     authScopes: READ,
     args: { id: t.arg.string({ required: true, description: 'Event id (evt_).' }) },
-    resolve: async (_root, { id }, ctx) => readable(ctx, [await getEvent(ctx, id)])[0]!,
+    resolve: (_root, { id }, ctx) => getEvent(ctx, id),
   }),
 }));
 
@@ -172,7 +158,7 @@ builder.mutationFields((t) => ({
     description: 'Creates an event (POST /v1/events).',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateEventInput, required: true, description: 'The event.' }) },
-    resolve: async (_root, { input }, ctx) => readable(ctx, [await createEvent(ctx, input)])[0]!,
+    resolve: (_root, { input }, ctx) => createEvent(ctx, input),
   }),
   updateEvent: t.field({
     type: Event,
@@ -182,7 +168,7 @@ builder.mutationFields((t) => ({
       id: t.arg.string({ required: true, description: 'Event id (evt_).' }),
       input: t.arg({ type: UpdateEventInput, required: true, description: 'The changes.' }),
     },
-    resolve: async (_root, { id, input }, ctx) => readable(ctx, [await updateEvent(ctx, id, input)])[0]!,
+    resolve: (_root, { id, input }, ctx) => updateEvent(ctx, id, input),
   }),
   deleteEvent: t.field({
     type: DeleteResult,

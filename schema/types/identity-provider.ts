@@ -1,12 +1,15 @@
 import type { IdentityProvider } from '../../src/generated/prisma/client.ts';
-import { federate } from '../../src/services/federate.ts';
+import { federate, federateInput } from '../../src/services/federate.ts';
 import {
   createIdentityProvider,
+  createIdentityProviderInput,
   getIdentityProvider,
   listIdentityProviders,
   updateIdentityProvider,
+  updateIdentityProviderInput,
 } from '../../src/services/identity-providers.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { SignInResultRef } from './auth.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
@@ -67,48 +70,48 @@ export const IdentityProviderRef = builder.objectRef<IdentityProvider>('Identity
   }),
 });
 
-const CreateIdentityProviderInput = builder.inputType('CreateIdentityProviderInput', {
+const CreateIdentityProviderInput = inputFrom('CreateIdentityProviderInput', createIdentityProviderInput, {
   description: 'A new identity provider (POST /v1/identity-providers).',
-  fields: (t) => ({
-    providerType: t.string({ required: true, description: 'Kind of provider: 1 to 50 letters, digits, ".", "_" or "-".' }),
-    issuer: t.string({ required: true, description: 'Issuer URL; unique within the organisation.' }),
-    jwksUri: t.string({ required: true, description: 'JWKS URL.' }),
-    authorizationEndpoint: t.string({ description: 'Authorization endpoint URL.' }),
-    tokenEndpoint: t.string({ description: 'Token endpoint URL.' }),
-    tokenEndpointInternal: t.string({ description: 'Token endpoint URL as reached from the service.' }),
-    userinfoEndpoint: t.string({ description: 'Userinfo endpoint URL.' }),
-    userinfoEndpointInternal: t.string({ description: 'Userinfo endpoint URL as reached from the service.' }),
-    jwksUriInternal: t.string({ description: 'JWKS URL as reached from the service.' }),
-    clientId: t.string({ description: 'Client id at the provider. It or allowedClientIds is required.' }),
-    supportsPkce: t.boolean({ description: 'Whether the provider supports PKCE (default true).' }),
-    isEnabled: t.boolean({ description: 'Whether tokens are accepted (default true).' }),
-    isDefault: t.boolean({ description: 'Make this the default provider (default false).' }),
-    scopes: t.stringList({ description: 'Scopes requested at sign-in (default openid, email, profile).' }),
-    allowedClientIds: t.stringList({ description: 'Audiences accepted in tokens (default: clientId only).' }),
-    emailDomain: t.string({ description: 'Only accept emails in this domain, e.g. example.com.' }),
-    cacheTtl: t.int({ description: 'Seconds to cache the signing keys, 0 to 86400 (default 600).' }),
-    configuration: t.field({ type: 'JSONObject', description: 'Free-form provider settings.' }),
-  }),
+  fields: {
+    providerType: 'Kind of provider: 1 to 50 letters, digits, ".", "_" or "-".',
+    issuer: 'Issuer URL; unique within the organisation.',
+    jwksUri: 'JWKS URL.',
+    authorizationEndpoint: 'Authorization endpoint URL.',
+    tokenEndpoint: 'Token endpoint URL.',
+    tokenEndpointInternal: 'Token endpoint URL as reached from the service.',
+    userinfoEndpoint: 'Userinfo endpoint URL.',
+    userinfoEndpointInternal: 'Userinfo endpoint URL as reached from the service.',
+    jwksUriInternal: 'JWKS URL as reached from the service.',
+    clientId: 'Client id at the provider. It or allowedClientIds is required.',
+    supportsPkce: 'Whether the provider supports PKCE (default true).',
+    isEnabled: 'Whether tokens are accepted (default true).',
+    isDefault: 'Make this the default provider (default false).',
+    scopes: 'Scopes requested at sign-in (default openid, email, profile).',
+    allowedClientIds: 'Audiences accepted in tokens (default: clientId only).',
+    emailDomain: 'Only accept emails in this domain, e.g. example.com.',
+    cacheTtl: 'Seconds to cache the signing keys, 0 to 86400 (default 600).',
+    configuration: 'Free-form provider settings.',
+  },
 });
 
-const UpdateIdentityProviderInput = builder.inputType('UpdateIdentityProviderInput', {
+const UpdateIdentityProviderInput = inputFrom('UpdateIdentityProviderInput', updateIdentityProviderInput, {
   description: 'Changes to an identity provider (PATCH /v1/identity-providers/{id}); absent fields stay as they are.',
-  fields: (t) => ({
-    isEnabled: t.boolean({ description: 'Whether tokens are accepted.' }),
-    isDefault: t.boolean({ description: "Make this the default (true clears the organisation's other default)." }),
-    scopes: t.stringList({ description: 'Scopes requested at sign-in.' }),
-    allowedClientIds: t.stringList({ description: 'Audiences accepted in tokens; empty means clientId only.' }),
-    emailDomain: t.string({ description: 'Only accept emails in this domain; null accepts any.' }),
-    cacheTtl: t.int({ description: 'Seconds to cache the signing keys, 0 to 86400.' }),
-    configuration: t.field({ type: 'JSONObject', description: 'Free-form provider settings.' }),
-  }),
+  fields: {
+    isEnabled: 'Whether tokens are accepted.',
+    isDefault: "Make this the default (true clears the organisation's other default).",
+    scopes: 'Scopes requested at sign-in.',
+    allowedClientIds: 'Audiences accepted in tokens; empty means clientId only.',
+    emailDomain: 'Only accept emails in this domain; null accepts any.',
+    cacheTtl: 'Seconds to cache the signing keys, 0 to 86400.',
+    configuration: 'Free-form provider settings.',
+  },
 });
 
-const FederateInput = builder.inputType('FederateInput', {
+const FederateInput = inputFrom('FederateInput', federateInput, {
   description: "A token of an organisation's identity provider.",
-  fields: (t) => ({
-    token: t.string({ required: true, description: 'ID token or JWT access token issued by the provider.' }),
-  }),
+  fields: {
+    token: 'ID token or JWT access token issued by the provider.',
+  },
 });
 
 const IdentityProviderConnection = pagedConnection(IdentityProviderRef, 'IdentityProviderConnection', 'identity providers');

@@ -1,5 +1,6 @@
-import { createOccurrence, listOccurrences, occurrenceTimes } from '../../src/services/occurrences.ts';
+import { createOccurrence, createOccurrenceInput, listOccurrences, occurrenceTimes } from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -60,18 +61,18 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
 
 const EventOccurrenceConnection = pagedConnection(EventOccurrence, 'EventOccurrenceConnection', 'event occurrences');
 
-const CreateEventOccurrenceInput = builder.inputType('CreateEventOccurrenceInput', {
+const CreateEventOccurrenceInput = inputFrom('CreateEventOccurrenceInput', createOccurrenceInput, {
   description:
     "A new occurrence. Dates and times are wall-clock values in the occurrence's time zone; a time the clocks skip is refused, a repeated one means its first occurrence.",
-  fields: (t) => ({
-    startDate: t.string({ required: true, description: 'Start date, YYYY-MM-DD.' }),
-    startTime: t.string({ required: true, description: 'Start time of day, HH:MM (24-hour).' }),
-    endDate: t.string({ description: 'End date, YYYY-MM-DD; needs endTime. Defaults to startDate when endTime is given.' }),
-    endTime: t.string({ description: 'End time of day, HH:MM (24-hour); the end must be after the start.' }),
-    timezone: t.string({ description: "IANA time zone of these dates and times; defaults to the event's." }),
-    status: t.string({ description: `${describeStatuses('occurrence', { default: 'scheduled' })}.` }),
-    capacity: t.int({ description: "Overrides every ticket type's capacity for this occurrence; 0 or more." }),
-  }),
+  fields: {
+    startDate: 'Start date, YYYY-MM-DD.',
+    startTime: 'Start time of day, HH:MM (24-hour).',
+    endDate: 'End date, YYYY-MM-DD; needs endTime. Defaults to startDate when endTime is given.',
+    endTime: 'End time of day, HH:MM (24-hour); the end must be after the start.',
+    timezone: "IANA time zone of these dates and times; defaults to the event's.",
+    status: `${describeStatuses('occurrence', { default: 'scheduled' })}.`,
+    capacity: "Overrides every ticket type's capacity for this occurrence; 0 or more.",
+  },
 });
 
 builder.queryFields((t) => ({

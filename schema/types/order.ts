@@ -42,7 +42,7 @@ function seesCustomer(customer: { id: string; accountId: string }, ctx: RequestC
   return may(ctx, 'customers', ['read'], customer.accountId) || may(ctx, 'orders', ['read', 'cancel', 'refund'], customer.accountId);
 }
 
-const OrderStatus = statusEnum('OrderStatus', 'order', 'Where an order is in its lifecycle.', {
+export const OrderStatus = statusEnum('OrderStatus', 'order', 'Where an order is in its lifecycle.', {
   pending: 'Checked out; tickets held until holdExpiresAt; not paid.',
   confirmed: 'Paid; passes issued.',
   cancelled: 'Cancelled (by management, or its hold expired); tickets back on sale, passes void.',

@@ -1,5 +1,6 @@
-import { getOrganisation, updateOrganisation } from '../../src/services/organisation.ts';
+import { getOrganisation, updateOrganisation, updateOrganisationInput } from '../../src/services/organisation.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 
 export const Organisation = builder.prismaObject('Organisation', {
   description: 'A tenant of the service: a ticketing company with its accounts, users and settings.',
@@ -31,16 +32,16 @@ export const Organisation = builder.prismaObject('Organisation', {
   }),
 });
 
-const UpdateOrganisationInput = builder.inputType('UpdateOrganisationInput', {
+const UpdateOrganisationInput = inputFrom('UpdateOrganisationInput', updateOrganisationInput, {
   description: 'Changes to the organisation; omitted fields stay.',
-  fields: (t) => ({
-    name: t.string({ description: '1 to 255 characters.' }),
-    primaryColor: t.string({ description: '# followed by six hex digits; null clears it.' }),
-    secondaryColor: t.string({ description: '# followed by six hex digits; null clears it.' }),
-    logoUrl: t.string({ description: 'An http(s) URI; null clears it.' }),
-    metadata: t.field({ type: 'JSONObject', description: 'Free-form object; null clears it.' }),
-    apiVersion: t.string({ description: 'A known, non-sunset dated version (YYYY-MM-DD).' }),
-  }),
+  fields: {
+    name: '1 to 255 characters.',
+    primaryColor: '# followed by six hex digits; null clears it.',
+    secondaryColor: '# followed by six hex digits; null clears it.',
+    logoUrl: 'An http(s) URI; null clears it.',
+    metadata: 'Free-form object; null clears it.',
+    apiVersion: 'A known, non-sunset dated version (YYYY-MM-DD).',
+  },
 });
 
 builder.queryFields((t) => ({

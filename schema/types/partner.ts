@@ -1,5 +1,6 @@
-import { provisionPartnerAccount } from '../../src/services/provision-partner-account.ts';
+import { provisionPartnerAccount, provisionPartnerAccountInput } from '../../src/services/provision-partner-account.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { statusEnum } from './common.ts';
 import { Account } from './account.ts';
 
@@ -39,21 +40,21 @@ const ProvisioningResult = builder.objectRef<Provisioned>('PartnerAccountProvisi
   }),
 });
 
-const SalesChannelInput = builder.inputType('ProvisionSalesChannelInput', {
+const SalesChannelInput = inputFrom('ProvisionSalesChannelInput', provisionPartnerAccountInput.shape.salesChannel.unwrap(), {
   description: 'Options of the sales channel a provisioning creates.',
-  fields: (t) => ({
-    name: t.string({ description: 'Channel name (default: the account name).' }),
-    slug: t.string({ description: 'Channel slug (default: derived from the name).' }),
-    channelType: t.field({ type: ChannelType, description: 'Default partner.' }),
-  }),
+  fields: {
+    name: 'Channel name (default: the account name).',
+    slug: 'Channel slug (default: derived from the name).',
+    channelType: 'Default partner.',
+  },
 });
 
-const ProvisionInput = builder.inputType('ProvisionPartnerAccountInput', {
+const ProvisionInput = inputFrom('ProvisionPartnerAccountInput', provisionPartnerAccountInput, {
   description: 'A partner account to provision.',
-  fields: (t) => ({
-    name: t.string({ required: true, description: 'Account name, 1 to 255 characters.' }),
-    salesChannel: t.field({ type: SalesChannelInput, description: 'Sales channel options.' }),
-  }),
+  fields: {
+    name: 'Account name, 1 to 255 characters.',
+    salesChannel: { description: 'Sales channel options.', type: SalesChannelInput },
+  },
 });
 
 builder.mutationFields((t) => ({

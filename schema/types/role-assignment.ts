@@ -1,5 +1,13 @@
-import { assignRole, listRoleAssignments, removeRoleAssignment, replaceRoles } from '../../src/services/role-assignments.ts';
+import {
+  assignRole,
+  assignRoleInput,
+  listRoleAssignments,
+  removeRoleAssignment,
+  replaceRoles,
+  replaceRolesInput,
+} from '../../src/services/role-assignments.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { SuccessResult } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
@@ -64,22 +72,22 @@ export const RoleAssignment = builder.objectRef<AssignmentView>('RoleAssignment'
   }),
 });
 
-const AssignRoleInput = builder.inputType('AssignRoleInput', {
+const AssignRoleInput = inputFrom('AssignRoleInput', assignRoleInput, {
   description: 'A role to grant to a user on an account.',
-  fields: (t) => ({
-    userId: t.string({ required: true, description: 'usr_ id of the user inside the organisation.' }),
-    accountId: t.string({ required: true, description: 'acc_ id.' }),
-    roleId: t.string({ required: true, description: 'rol_ id of a system or custom role.' }),
-  }),
+  fields: {
+    userId: 'usr_ id of the user inside the organisation.',
+    accountId: 'acc_ id.',
+    roleId: 'rol_ id of a system or custom role.',
+  },
 });
 
-const ReplaceRolesInput = builder.inputType('ReplaceRolesInput', {
+const ReplaceRolesInput = inputFrom('ReplaceRolesInput', replaceRolesInput, {
   description: 'The complete set of roles a user has on an account.',
-  fields: (t) => ({
-    userId: t.string({ required: true, description: 'usr_ id of the user inside the organisation.' }),
-    accountId: t.string({ required: true, description: 'acc_ id.' }),
-    roleIds: t.stringList({ required: true, description: 'Role ids that replace the existing ones (may be empty).' }),
-  }),
+  fields: {
+    userId: 'usr_ id of the user inside the organisation.',
+    accountId: 'acc_ id.',
+    roleIds: 'Role ids that replace the existing ones (may be empty).',
+  },
 });
 
 const RoleAssignmentConnection = pagedConnection(RoleAssignment, 'RoleAssignmentConnection', 'role assignments');

@@ -1,5 +1,6 @@
-import { createRole, deleteRole, getRole, listRoles, updateRole } from '../../src/services/roles.ts';
+import { createRole, createRoleInput, deleteRole, getRole, listRoles, updateRole, updateRoleInput } from '../../src/services/roles.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { DeleteResult } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
@@ -23,22 +24,22 @@ export const Role = builder.prismaObject('Role', {
   }),
 });
 
-const CreateRoleInput = builder.inputType('CreateRoleInput', {
+const CreateRoleInput = inputFrom('CreateRoleInput', createRoleInput, {
   description: 'A new custom role.',
-  fields: (t) => ({
-    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
-    description: t.string({ description: 'At most 500 characters.' }),
-    permissions: t.stringList({ required: true, description: 'At least one permission string.' }),
-  }),
+  fields: {
+    name: 'Name, 1 to 255 characters.',
+    description: 'At most 500 characters.',
+    permissions: 'At least one permission string.',
+  },
 });
 
-const UpdateRoleInput = builder.inputType('UpdateRoleInput', {
+const UpdateRoleInput = inputFrom('UpdateRoleInput', updateRoleInput, {
   description: 'Changes to a custom role; omitted fields stay.',
-  fields: (t) => ({
-    name: t.string({ description: 'Name, 1 to 255 characters.' }),
-    description: t.string({ description: 'At most 500 characters; null clears it.' }),
-    permissions: t.stringList({ description: 'At least one permission string.' }),
-  }),
+  fields: {
+    name: 'Name, 1 to 255 characters.',
+    description: 'At most 500 characters; null clears it.',
+    permissions: 'At least one permission string.',
+  },
 });
 
 const RoleConnection = pagedConnection(Role, 'RoleConnection', 'roles');

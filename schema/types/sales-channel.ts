@@ -1,12 +1,16 @@
 import {
   createChannelKey,
+  createChannelKeyInput,
   createSalesChannel,
+  createSalesChannelInput,
   getSalesChannel,
   listSalesChannels,
   revokeChannelKey,
   updateSalesChannel,
+  updateSalesChannelInput,
 } from '../../src/services/sales-channels.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -83,38 +87,35 @@ const CreatedChannelKey = builder.objectRef<Awaited<ReturnType<typeof createChan
   }),
 });
 
-const CreateSalesChannelInput = builder.inputType('CreateSalesChannelInput', {
+const CreateSalesChannelInput = inputFrom('CreateSalesChannelInput', createSalesChannelInput, {
   description: 'A new sales channel.',
-  fields: (t) => ({
-    accountId: t.string({ required: true, description: 'The account whose events it sells (acc_).' }),
-    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
-    slug: t.string({
-      required: true,
-      description: 'Lower-case letters, digits and inner hyphens, 1 to 63 characters; unique in the organisation (409 otherwise).',
-    }),
-    channelType: t.string({ description: `${describeStatuses('channelType', { default: 'web' })}.` }),
-    sellsAllEvents: t.boolean({ description: 'Default true.' }),
-    eventIds: t.stringList({ description: 'Events of the same account it sells when sellsAllEvents is false.' }),
-    storefrontUrl: t.string({ description: 'http(s) page of the storefront that completes magic-link sign-in (?code= is appended).' }),
-  }),
+  fields: {
+    accountId: 'The account whose events it sells (acc_).',
+    name: 'Name, 1 to 255 characters.',
+    slug: 'Lower-case letters, digits and inner hyphens, 1 to 63 characters; unique in the organisation (409 otherwise).',
+    channelType: `${describeStatuses('channelType', { default: 'web' })}.`,
+    sellsAllEvents: 'Default true.',
+    eventIds: 'Events of the same account it sells when sellsAllEvents is false.',
+    storefrontUrl: 'http(s) page of the storefront that completes magic-link sign-in (?code= is appended).',
+  },
 });
 
-const UpdateSalesChannelInput = builder.inputType('UpdateSalesChannelInput', {
+const UpdateSalesChannelInput = inputFrom('UpdateSalesChannelInput', updateSalesChannelInput, {
   description: 'Changes to a sales channel; omitted fields stay.',
-  fields: (t) => ({
-    name: t.string({ description: 'Name, 1 to 255 characters.' }),
-    isActive: t.boolean({ description: "false stops the channel's keys at once." }),
-    sellsAllEvents: t.boolean({ description: 'True: every published or on-sale event of the account; false: only eventIds.' }),
-    eventIds: t.stringList({ description: 'Replaces the listed events atomically (events of the same account).' }),
-    storefrontUrl: t.string({ description: 'http(s) page completing magic-link sign-in; null clears it.' }),
-  }),
+  fields: {
+    name: 'Name, 1 to 255 characters.',
+    isActive: "false stops the channel's keys at once.",
+    sellsAllEvents: 'True: every published or on-sale event of the account; false: only eventIds.',
+    eventIds: 'Replaces the listed events atomically (events of the same account).',
+    storefrontUrl: 'http(s) page completing magic-link sign-in; null clears it.',
+  },
 });
 
-const CreateChannelKeyInput = builder.inputType('CreateChannelKeyInput', {
+const CreateChannelKeyInput = inputFrom('CreateChannelKeyInput', createChannelKeyInput, {
   description: 'A new channel key.',
-  fields: (t) => ({
-    kind: t.string({ required: true, description: 'publishable (svpk_) or secret (svsk_).' }),
-  }),
+  fields: {
+    kind: 'publishable (svpk_) or secret (svsk_).',
+  },
 });
 
 builder.queryFields((t) => ({

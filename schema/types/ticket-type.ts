@@ -1,5 +1,14 @@
-import { createTicketType, deleteTicketType, getTicketType, listTicketTypes, updateTicketType } from '../../src/services/ticket-types.ts';
+import {
+  createTicketType,
+  createTicketTypeInput,
+  deleteTicketType,
+  getTicketType,
+  listTicketTypes,
+  updateTicketType,
+  updateTicketTypeInput,
+} from '../../src/services/ticket-types.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult } from './common.ts';
 
@@ -30,32 +39,32 @@ export const TicketType = builder.prismaObject('TicketType', {
 
 const TicketTypeConnection = pagedConnection(TicketType, 'TicketTypeConnection', 'ticket types');
 
-const CreateTicketTypeInput = builder.inputType('CreateTicketTypeInput', {
+const CreateTicketTypeInput = inputFrom('CreateTicketTypeInput', createTicketTypeInput, {
   description: 'A new ticket type.',
-  fields: (t) => ({
-    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
-    description: t.string({ description: 'At most 5000 characters.' }),
-    priceAmount: t.int({ required: true, description: 'Price in minor units, 0 or more.' }),
-    currency: t.string({ required: true, description: 'ISO 4217 code, three upper-case letters (e.g. EUR).' }),
-    capacity: t.int({ description: 'Tickets available per occurrence, 0 or more; omitted or null = unlimited.' }),
-    maxPerOrder: t.int({ description: 'Most tickets of this type in one order, 1 or more; omitted or null = no limit.' }),
-    salesStartAt: t.string({ description: 'ISO 8601 date and time with Z or an offset; before salesEndAt.' }),
-    salesEndAt: t.string({ description: 'ISO 8601 date and time with Z or an offset; after salesStartAt.' }),
-  }),
+  fields: {
+    name: 'Name, 1 to 255 characters.',
+    description: 'At most 5000 characters.',
+    priceAmount: 'Price in minor units, 0 or more.',
+    currency: 'ISO 4217 code, three upper-case letters (e.g. EUR).',
+    capacity: 'Tickets available per occurrence, 0 or more; omitted or null = unlimited.',
+    maxPerOrder: 'Most tickets of this type in one order, 1 or more; omitted or null = no limit.',
+    salesStartAt: 'ISO 8601 date and time with Z or an offset; before salesEndAt.',
+    salesEndAt: 'ISO 8601 date and time with Z or an offset; after salesStartAt.',
+  },
 });
 
-const UpdateTicketTypeInput = builder.inputType('UpdateTicketTypeInput', {
+const UpdateTicketTypeInput = inputFrom('UpdateTicketTypeInput', updateTicketTypeInput, {
   description: 'Changes to a ticket type; omitted fields stay, null clears a nullable one.',
-  fields: (t) => ({
-    name: t.string({ description: 'Name, 1 to 255 characters.' }),
-    description: t.string({ description: 'At most 5000 characters; null clears it.' }),
-    priceAmount: t.int({ description: 'Price in minor units, 0 or more.' }),
-    currency: t.string({ description: 'ISO 4217 code, three upper-case letters.' }),
-    capacity: t.int({ description: 'Tickets available per occurrence, 0 or more; null = unlimited.' }),
-    maxPerOrder: t.int({ description: 'Most tickets of this type in one order, 1 or more; null = no limit.' }),
-    salesStartAt: t.string({ description: 'ISO 8601 date and time with Z or an offset; null clears it.' }),
-    salesEndAt: t.string({ description: 'ISO 8601 date and time with Z or an offset; null clears it.' }),
-  }),
+  fields: {
+    name: 'Name, 1 to 255 characters.',
+    description: 'At most 5000 characters; null clears it.',
+    priceAmount: 'Price in minor units, 0 or more.',
+    currency: 'ISO 4217 code, three upper-case letters.',
+    capacity: 'Tickets available per occurrence, 0 or more; null = unlimited.',
+    maxPerOrder: 'Most tickets of this type in one order, 1 or more; null = no limit.',
+    salesStartAt: 'ISO 8601 date and time with Z or an offset; null clears it.',
+    salesEndAt: 'ISO 8601 date and time with Z or an offset; null clears it.',
+  },
 });
 
 builder.queryFields((t) => ({

@@ -1,5 +1,6 @@
-import { createVenue, getVenue, listVenues, updateVenue } from '../../src/services/venues.ts';
+import { createVenue, createVenueInput, getVenue, listVenues, updateVenue, updateVenueInput } from '../../src/services/venues.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'venues.read' } } as const;
@@ -32,37 +33,33 @@ export const Venue = builder.prismaObject('Venue', {
 
 const VenueConnection = pagedConnection(Venue, 'VenueConnection', 'venues');
 
-type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+/** The descriptions of the optional fields both venue inputs share. */
+const VENUE_FIELD_DESCRIPTIONS = {
+  addressLine1: 'At most 255 characters; null clears it.',
+  addressLine2: 'At most 255 characters; null clears it.',
+  city: 'At most 255 characters; null clears it.',
+  region: 'At most 255 characters; null clears it.',
+  postalCode: 'At most 32 characters; null clears it.',
+  country: 'ISO 3166-1 alpha-2 code in upper case (e.g. GB); null clears it.',
+  timezone: 'IANA time zone name (e.g. Europe/London); null clears it.',
+  capacity: 'Number of people the venue holds, 0 or more; null clears it.',
+};
 
-/** The optional fields both venue inputs share. */
-function venueInputFields(t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) {
-  return {
-    addressLine1: t.string({ description: 'At most 255 characters; null clears it.' }),
-    addressLine2: t.string({ description: 'At most 255 characters; null clears it.' }),
-    city: t.string({ description: 'At most 255 characters; null clears it.' }),
-    region: t.string({ description: 'At most 255 characters; null clears it.' }),
-    postalCode: t.string({ description: 'At most 32 characters; null clears it.' }),
-    country: t.string({ description: 'ISO 3166-1 alpha-2 code in upper case (e.g. GB); null clears it.' }),
-    timezone: t.string({ description: 'IANA time zone name (e.g. Europe/London); null clears it.' }),
-    capacity: t.int({ description: 'Number of people the venue holds, 0 or more; null clears it.' }),
-  };
-}
-
-const CreateVenueInput = builder.inputType('CreateVenueInput', {
+const CreateVenueInput = inputFrom('CreateVenueInput', createVenueInput, {
   description: 'A new venue.',
-  fields: (t) => ({
-    accountId: t.string({ required: true, description: 'Owning account (acc_): not deleted, and you need venues.write on it.' }),
-    name: t.string({ required: true, description: 'Name, 1 to 255 characters.' }),
-    ...venueInputFields(t),
-  }),
+  fields: {
+    accountId: 'Owning account (acc_): not deleted, and you need venues.write on it.',
+    name: 'Name, 1 to 255 characters.',
+    ...VENUE_FIELD_DESCRIPTIONS,
+  },
 });
 
-const UpdateVenueInput = builder.inputType('UpdateVenueInput', {
+const UpdateVenueInput = inputFrom('UpdateVenueInput', updateVenueInput, {
   description: 'Changes to a venue; omitted fields stay.',
-  fields: (t) => ({
-    name: t.string({ description: 'Name, 1 to 255 characters.' }),
-    ...venueInputFields(t),
-  }),
+  fields: {
+    name: 'Name, 1 to 255 characters.',
+    ...VENUE_FIELD_DESCRIPTIONS,
+  },
 });
 
 builder.queryFields((t) => ({

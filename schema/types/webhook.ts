@@ -8,17 +8,22 @@ import {
 } from '../../src/services/webhook-deliveries.ts';
 import {
   createWebhookEndpoint,
+  createWebhookEndpointInput,
   deleteWebhookEndpoint,
   getWebhookEndpoint,
   listWebhookEndpoints,
   listWebhookEventTypes,
   recoverWebhookEndpoint,
+  recoverWebhookEndpointInput,
   rotateWebhookEndpointSecret,
+  rotateWebhookEndpointSecretInput,
   testWebhookEndpoint,
   updateWebhookEndpoint,
+  updateWebhookEndpointInput,
   type WebhookRecovery,
 } from '../../src/services/webhook-endpoints.ts';
 import { builder } from '../builder.ts';
+import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult, statusEnum } from './common.ts';
@@ -182,62 +187,47 @@ export const WebhookDelivery = builder.objectRef<DeliveryView>('WebhookDelivery'
 
 const WebhookDeliveryConnection = pagedConnection(WebhookDelivery, 'WebhookDeliveryConnection', 'webhook deliveries');
 
-const CreateWebhookEndpointInput = builder.inputType('CreateWebhookEndpointInput', {
+const CreateWebhookEndpointInput = inputFrom('CreateWebhookEndpointInput', createWebhookEndpointInput, {
   description: 'A new webhook endpoint.',
-  fields: (t) => ({
-    accountId: t.string({ required: true, description: 'Owning account (acc_): not deleted, and you need webhooks.write on it.' }),
-    url: t.string({
-      required: true,
-      description:
-        'http or https URL, at most 2048 characters, without user name or password; private, loopback and link-local targets are refused unless WEBHOOK_ALLOW_PRIVATE_URLS is set.',
-    }),
-    description: t.string({ description: 'Free text, at most 500 characters.' }),
-    eventTypes: t.stringList({ description: 'Event types to receive (see webhookEventTypes); omitted or empty = every type.' }),
-    apiVersion: t.string({
-      description: 'Payload version to pin (YYYY-MM-DD, known and not sunset); default the current version. It cannot change later.',
-    }),
-  }),
+  fields: {
+    accountId: 'Owning account (acc_): not deleted, and you need webhooks.write on it.',
+    url: 'http or https URL, at most 2048 characters, without user name or password; private, loopback and link-local targets are refused unless WEBHOOK_ALLOW_PRIVATE_URLS is set.',
+    description: 'Free text, at most 500 characters.',
+    eventTypes: 'Event types to receive (see webhookEventTypes); omitted or empty = every type.',
+    apiVersion: 'Payload version to pin (YYYY-MM-DD, known and not sunset); default the current version. It cannot change later.',
+  },
 });
 
-const UpdateWebhookEndpointInput = builder.inputType('UpdateWebhookEndpointInput', {
+const UpdateWebhookEndpointInput = inputFrom('UpdateWebhookEndpointInput', updateWebhookEndpointInput, {
   description: 'Changes to a webhook endpoint; omitted fields stay.',
-  fields: (t) => ({
-    url: t.string({ description: 'New URL, checked like on creation.' }),
-    description: t.string({ description: 'Free text, at most 500 characters; null clears it.' }),
-    eventTypes: t.stringList({ description: 'Replaces the subscribed event types; empty = every type.' }),
-    enabled: t.boolean({
-      description: 'false stops new deliveries to it; true resumes them, clears disabledReason and closes its circuit breaker.',
-    }),
-    rotationOverlapEndsAt: t.field({
+  fields: {
+    url: 'New URL, checked like on creation.',
+    description: 'Free text, at most 500 characters; null clears it.',
+    eventTypes: 'Replaces the subscribed event types; empty = every type.',
+    enabled: 'false stops new deliveries to it; true resumes them, clears disabledReason and closes its circuit breaker.',
+    // The schema takes only null here; the graph names the field's kind of value.
+    rotationOverlapEndsAt: {
       type: 'DateTime',
       description: 'Only null: ends the overlap of the last secret rotation now (the previous secret stops signing).',
-    }),
-  }),
+    },
+  },
 });
 
-const RotateWebhookEndpointSecretInput = builder.inputType('RotateWebhookEndpointSecretInput', {
+const RotateWebhookEndpointSecretInput = inputFrom('RotateWebhookEndpointSecretInput', rotateWebhookEndpointSecretInput, {
   description: 'How a signing secret is replaced.',
-  fields: (t) => ({
-    overlapSeconds: t.int({
-      description:
-        'How long the previous secret keeps signing beside the new one, in seconds: 0 to 604800 (7 days), default 86400 (24 hours).',
-    }),
-  }),
+  fields: {
+    overlapSeconds:
+      'How long the previous secret keeps signing beside the new one, in seconds: 0 to 604800 (7 days), default 86400 (24 hours).',
+  },
 });
 
-const RecoverWebhookEndpointInput = builder.inputType('RecoverWebhookEndpointInput', {
+const RecoverWebhookEndpointInput = inputFrom('RecoverWebhookEndpointInput', recoverWebhookEndpointInput, {
   description: 'Which failed deliveries to send again.',
-  fields: (t) => ({
-    since: t.string({
-      required: true,
-      description:
-        'ISO 8601 date and time: deliveries created from then until now; not in the future, at most WEBHOOK_RETENTION (30 days) ago.',
-    }),
-    includeOtherUrls: t.boolean({
-      description:
-        'true also sends deliveries made while the endpoint had another URL, to its current URL (their data was meant for the old one: confirm it belongs to the same receiver). Omitted or false: only deliveries made for the current URL; the others are counted in skippedOtherUrlCount.',
-    }),
-  }),
+  fields: {
+    since: 'ISO 8601 date and time: deliveries created from then until now; not in the future, at most WEBHOOK_RETENTION (30 days) ago.',
+    includeOtherUrls:
+      'true also sends deliveries made while the endpoint had another URL, to its current URL (their data was meant for the old one: confirm it belongs to the same receiver). Omitted or false: only deliveries made for the current URL; the others are counted in skippedOtherUrlCount.',
+  },
 });
 
 const WebhookEndpointConnection = pagedConnection(WebhookEndpoint, 'WebhookEndpointConnection', 'webhook endpoints');

@@ -25,6 +25,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LIMITS, type LimitName } from '../limits/limits.ts';
+import { MAX_LIMIT } from '../pagination.ts';
 import { findUnsafeString, inputProblem } from '../http/input-safety.ts';
 import { graphqlArgs } from './execution-args.ts';
 import { variableIssues, variablesError } from './variables.ts';
@@ -198,7 +199,9 @@ function argumentNumber(field: FieldNode, names: readonly string[], variables: R
     const argument = field.arguments?.find((a) => a.name.value === name);
     if (!argument) continue;
     const value = valueOf(argument.value, variables);
-    if (typeof value === 'number' && Number.isFinite(value)) return Math.max(0, value);
+    // A page larger than any list serves is the list's use case to refuse, naming the argument
+    // (`query.limit` on /v1); the cost counts the largest page that could be served.
+    if (typeof value === 'number' && Number.isFinite(value)) return Math.min(MAX_LIMIT, Math.max(0, value));
   }
   return undefined;
 }

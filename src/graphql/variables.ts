@@ -14,7 +14,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { cappedIssues, issuesFrom, type ValidationIssue } from '../errors.ts';
 import { WORDS } from '../validation.ts';
 
@@ -49,8 +49,27 @@ const SCALAR_WORDS: Record<string, string> = {
 export const INPUT_SCHEMA = 'inputSchema';
 
 function schemaBehind(type: GraphQLInputType): z.ZodType | undefined {
-  const named = isNonNullType(type) ? type.ofType : type;
-  return isInputObjectType(named) ? (named.extensions as Record<string, z.ZodType | undefined>)[INPUT_SCHEMA] : undefined;
+  const inner = isNonNullType(type) ? type.ofType : type;
+  if (isListType(inner)) {
+    const items = schemaBehind(inner.ofType);
+    return items && z.array(items).nullish();
+  }
+  return isInputObjectType(inner) ? (inner.extensions as Record<string, z.ZodType | undefined>)[INPUT_SCHEMA] : undefined;
+}
+
+/**
+ * Whether `value` gives one value where `type` takes a list. GraphQL's coercion would make it a
+ * list of one; a use case's schema asks for a list, so for a generated input the schema judges.
+ */
+function listFromOne(value: unknown, type: GraphQLInputType): boolean {
+  if (value === null || value === undefined) return false;
+  const inner = isNonNullType(type) ? type.ofType : type;
+  if (isListType(inner)) return !Array.isArray(value) || value.some((item) => listFromOne(item, inner.ofType));
+  if (isInputObjectType(inner) && typeof value === 'object' && !Array.isArray(value)) {
+    const fields = inner.getFields();
+    return Object.entries(value).some(([name, item]) => fields[name] !== undefined && listFromOne(item, fields[name].type));
+  }
+  return false;
 }
 
 /** What a value of `type` must be, in the service's words. */
@@ -125,7 +144,7 @@ export function variableIssues(
       const nullGiven = _invalid === null && expected && isNonNullType(expected);
       issues.push({ variable, path: [...path], message: nullGiven ? WORDS.notNull : expected ? wordsFor(expected) : error.message });
     });
-    const judge = issues.length > before ? schemaBehind(type) : undefined;
+    const judge = issues.length > before || listFromOne(value, type) ? schemaBehind(type) : undefined;
     const verdict = judge?.safeParse(value);
     if (verdict && !verdict.success) {
       issues.splice(

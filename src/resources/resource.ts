@@ -16,6 +16,10 @@ export interface Field<In = never> {
   sql: (alias: string, name: string) => string;
   rest: z.ZodType;
   json: (value: In) => Json;
+  /** For a field a client may write: the use case's schema of its value (src/resources/event.ts). */
+  input?: z.ZodType;
+  /** What a new row stores when a create leaves the field out (undefined: the database's default). */
+  empty?: unknown;
 }
 
 const plain = (alias: string, name: string) => `${alias}."${name}"`;
@@ -30,6 +34,7 @@ export const fields = {
   /** A text array; a NULL array reads as empty. */
   textList: (): Field<string[]> => ({
     role: 'column',
+    empty: [],
     sql: (alias, name) => `coalesce(${alias}."${name}", '{}') AS "${name}"`,
     rest: z.array(z.string()),
     json: same,
@@ -53,9 +58,12 @@ export const fields = {
   /** `field`, or null (a payload shows null, never leaves it out). */
   nullable: <In>(field: Field<In>): Field<In | null | undefined> => ({
     ...field,
+    empty: null,
     rest: field.rest.nullable(),
     json: (value) => (value == null ? null : field.json(value)),
   }),
+  /** `field`, which a client may write, its value judged by `input`. */
+  writable: <In, S extends z.ZodType>(field: Field<In>, input: S): Field<In> & { input: S } => ({ ...field, input }),
 };
 
 type FieldsOf = Record<string, Field<never>>;
@@ -75,7 +83,15 @@ export interface Resource<F extends FieldsOf> {
   counts(alias: string): string;
   /** A payload view: exactly `names`, in that order, each as its field makes it (nullable ones present as null). */
   view<N extends keyof F & string>(names: readonly N[]): (value: { [K in N]: InputOf<F[K]> }) => JsonObject;
+  /** The schemas of the fields a client may write, for the use cases' input schemas. */
+  writable(): { [K in WritableNames<F>]: F[K] extends { input: infer S } ? S : never };
+  /** A new row's writable fields: each as `input` gives it, else its empty value. */
+  created(input: Record<string, unknown>): Record<string, unknown>;
+  /** A change's writable fields: those `input` gives (null included), nothing else. */
+  changes(input: Record<string, unknown>): Record<string, unknown>;
 }
+
+type WritableNames<F> = { [K in keyof F]: F[K] extends { input: z.ZodType } ? K : never }[keyof F] & string;
 
 export function resource<F extends FieldsOf>(fieldsOf: F): Resource<F> {
   type Name = keyof F & string;
@@ -85,6 +101,7 @@ export function resource<F extends FieldsOf>(fieldsOf: F): Resource<F> {
       .filter((name) => fieldsOf[name]!.role === role)
       .map((name) => fieldsOf[name]!.sql(alias, name))
       .join(', ');
+  const writable = names.filter((name) => fieldsOf[name]!.input !== undefined);
   return {
     fields: fieldsOf,
     names,
@@ -101,5 +118,8 @@ export function resource<F extends FieldsOf>(fieldsOf: F): Resource<F> {
         return out;
       };
     },
+    writable: () => Object.fromEntries(writable.map((name) => [name, fieldsOf[name]!.input!])) as never,
+    created: (input) => Object.fromEntries(writable.map((name) => [name, input[name] ?? fieldsOf[name]!.empty])),
+    changes: (input) => Object.fromEntries(writable.filter((name) => input[name] !== undefined).map((name) => [name, input[name]])),
   };
 }

@@ -11,7 +11,7 @@ import { pageArgsOf, pageWindow, toPage, type Page, type RawPageArgs } from '../
 import { validate, type Raw } from '../validation.ts';
 import { owningAccount } from './accounts.ts';
 import { authorised, readableAccounts } from './access.ts';
-import { instant, localDate, timeZone } from '../time-zones.ts';
+import { instant, localDate } from '../time-zones.ts';
 import { cancelPendingOrdersOfEvent } from './sales/hold-sweep.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
 import { STATUSES, statusOf } from '../statuses.ts';
@@ -21,28 +21,8 @@ import { STATUSES, statusOf } from '../statuses.ts';
 
 export type EventStatus = (typeof STATUSES)['event'][number];
 
-const status = statusOf('event');
-
-/** 1 to 50 characters each, at most 50 after removing duplicates (the first spelling is kept). */
-const tags = z
-  .array(z.string().trim().min(1, 'a tag has 1 to 50 characters').max(50, 'a tag has 1 to 50 characters'))
-  .max(200, 'at most 50 tags')
-  .transform((list) => [...new Set(list)])
-  .refine((list) => list.length <= 50, 'at most 50 tags');
-
-const eventFields = {
-  name: z.string().trim().min(1).max(255),
-  description: z.string().max(5000).nullish(),
-  status: status.optional(),
-  venueId: z.string().min(1).max(100).nullish(),
-  timezone: timeZone.nullish(),
-  onSaleDate: instant.nullish(),
-  offSaleDate: instant.nullish(),
-  tags: tags.optional(),
-};
-
-export const createEventInput = z.strictObject({ accountId: z.string().min(1).max(100), ...eventFields });
-export const updateEventInput = z.strictObject(eventFields).partial();
+export const createEventInput = z.strictObject({ accountId: z.string().min(1).max(100), ...EVENT.writable() });
+export const updateEventInput = z.strictObject(EVENT.writable()).partial();
 
 export type CreateEventInput = z.input<typeof createEventInput>;
 export type UpdateEventInput = z.input<typeof updateEventInput>;
@@ -78,17 +58,13 @@ export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput
     }
     const event = await tx.event.create({
       data: {
+        ...(EVENT.created(input) as Prisma.EventUncheckedCreateInput),
         id: newId('event'),
         organisationId: ctx.organisation!.id,
         accountId,
-        name: input.name,
-        description: input.description ?? null,
         status: input.status ?? 'draft',
         venueId: venue?.id ?? null,
         timezone,
-        onSaleDate: input.onSaleDate ?? null,
-        offSaleDate: input.offSaleDate ?? null,
-        tags: input.tags ?? [],
         createdBy: ctx.principal?.kind === 'staff' ? ctx.principal.userId : null,
       },
     });
@@ -117,15 +93,7 @@ export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<Upda
     input.offSaleDate === undefined ? event.offSaleDate : input.offSaleDate,
   );
   if (input.venueId) await venueOf(ctx.db, input.venueId, event.accountId);
-  const data: Prisma.EventUncheckedUpdateInput = {};
-  if (input.name !== undefined) data.name = input.name;
-  if (input.description !== undefined) data.description = input.description;
-  if (input.status !== undefined) data.status = input.status;
-  if (input.venueId !== undefined) data.venueId = input.venueId;
-  if (input.timezone) data.timezone = input.timezone;
-  if (input.onSaleDate !== undefined) data.onSaleDate = input.onSaleDate;
-  if (input.offSaleDate !== undefined) data.offSaleDate = input.offSaleDate;
-  if (input.tags !== undefined) data.tags = input.tags;
+  const data = EVENT.changes(input) as Prisma.EventUncheckedUpdateInput;
   const updated = await ctx.db.event.update({ where: { id }, data });
   // Tickets held for an event that stopped selling go back at once (and their orders cannot be paid).
   if (input.status !== undefined && !PAYABLE_EVENT_STATUSES.includes(input.status)) {
@@ -149,7 +117,7 @@ const rangeBound = z.union([localDate, instant], {
 
 export const listEventsFilters = z
   .object({
-    status: status.nullish(),
+    status: statusOf('event').nullish(),
     accountId: z.string().min(1).max(100).nullish(),
     q: z.string().trim().max(200).nullish(),
     from: rangeBound.nullish(),

@@ -4,7 +4,7 @@ import type { RequestContext } from '../context.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from '../validation.ts';
+import { validate, type Raw } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
@@ -118,7 +118,7 @@ export async function assignRole(ctx: RequestContext, raw: z.input<typeof assign
 }
 
 /** Replaces every role of the user on the account with `roleIds`, atomically. */
-export async function replaceRoles(ctx: RequestContext, raw: z.input<typeof replaceRolesInput>) {
+export async function replaceRoles(ctx: RequestContext, raw: Raw<z.input<typeof replaceRolesInput>>) {
   const input = validate(replaceRolesInput, raw);
   const roleIds = [...new Set(input.roleIds)];
   const roles = await loadTargets(ctx, { ...input, roleIds }, (i) => `roleIds.${input.roleIds.indexOf(roleIds[i]!)}`);

@@ -1324,7 +1324,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!, $since: String!) { recoverWebhookEndpoint(id: $id, input: { since: $since }) { id } }', {
+      gql('mutation($id: String!, $since: DateTime!) { recoverWebhookEndpoint(id: $id, input: { since: $since }) { id } }', {
         id: await own(things.fresh.webhookEndpointId),
         since: new Date(Date.now() - 3_600_000).toISOString(),
       }),
@@ -1371,7 +1371,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: "publishable" }) { key } }', {
+      gql('mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: publishable }) { key } }', {
         id: things.catalogue.channel.channelId,
       }),
   },
@@ -1446,7 +1446,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   checkoutSalesCart: {
     access: SALES_FIELD,
     request: async ({ things, n, own }) =>
-      gql('mutation($id: String!, $email: String!) { checkoutSalesCart(id: $id, customer: { email: $email }) { checkoutUrl } }', {
+      gql('mutation($id: String!, $email: EmailAddress!) { checkoutSalesCart(id: $id, customer: { email: $email }) { checkoutUrl } }', {
         id: (await own(things.fresh.cart)).id,
         email: `${unique(n, 'buyer')}@matrix.test`,
       }),

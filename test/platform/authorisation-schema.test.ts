@@ -28,11 +28,11 @@ describe('every root field declares who may use it', () => {
   });
 });
 
-describe('every field that answers events checks each one', () => {
-  it('is one of the fields that apply the Event rule to what they return (schema/types/event.ts `readable`)', () => {
-    // Event's plain columns skip the per-field type check (issue 16: ~20% of a list's CPU); the
-    // rule is applied once per event by the fields that produce events. A new field answering
-    // events must apply it too, and be added here.
+describe('every field that answers events answers what a use case authorised', () => {
+  it('is one of the fields that return the events use cases (src/services/events.ts) answer', () => {
+    // Event's plain columns skip the per-field type check (schema/types/event.ts): which events a
+    // caller sees is decided by the use cases. A new field answering events must answer a use
+    // case's authorised result too, and be added here.
     const producers = Object.values(schema.getTypeMap())
       .filter(isObjectType)
       .flatMap((type) =>

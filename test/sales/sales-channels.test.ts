@@ -102,6 +102,38 @@ describe('sales channels', () => {
     expect([kind.status, kind.body.details[0].path]).toEqual([400, 'kind']);
   });
 
+  it('a value the graph refuses (a number for a string, a channelType outside ChannelType) is judged whole by the use case', async () => {
+    const body = { accountId: 5, name: '', slug: 'Not A Slug', channelType: 'shop' };
+    const paths = (details: Array<{ path: string }>) => details.map((d) => d.path).sort();
+    const res = await api(app, 'POST', '/v1/sales-channels', { ...admin(), body });
+    expect([res.status, res.body.code]).toEqual([400, 'VALIDATION_FAILED']);
+    expect(paths(res.body.details)).toEqual(['accountId', 'channelType', 'name', 'slug']);
+    const graph = await graphql(
+      app,
+      'mutation ($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { id } }',
+      { input: body },
+      admin(),
+    );
+    expect(graph.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
+    expect(paths(graph.body.errors[0].extensions.details)).toEqual([
+      'variables.input.accountId',
+      'variables.input.channelType',
+      'variables.input.name',
+      'variables.input.slug',
+    ]);
+
+    const key = await graphql(
+      app,
+      'mutation ($id: String!, $input: CreateChannelKeyInput!) { createChannelKey(channelId: $id, input: $input) { key } }',
+      { id: (await createChannel()).id, input: { kind: 'other' } },
+      admin(),
+    );
+    expect(key.body.errors[0].extensions).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ path: 'variables.input.kind', message: 'one of publishable, secret' }],
+    });
+  });
+
   it('refuses events of another account, naming the index', async () => {
     const second = await createAccount(app, org);
     const foreign = await createEvent(app, org, { accountId: second.id });

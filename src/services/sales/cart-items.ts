@@ -8,7 +8,8 @@ import { z } from 'zod';
 const MAX_LINES = 50;
 const MAX_QUANTITY = 100;
 
-const itemInput = z.strictObject({
+/** One line: a quantity of one ticket type for one occurrence. */
+export const itemInput = z.strictObject({
   occurrenceId: z.string().min(1).max(100),
   ticketTypeId: z.string().min(1).max(100),
   quantity: z.number().int().min(1).max(MAX_QUANTITY),

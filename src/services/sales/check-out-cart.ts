@@ -16,18 +16,19 @@ import { announceSession } from './sales-sessions.ts';
  * or its hold runs out (hold-sweep.ts).
  */
 
+/** Who buys: found by email on the channel's account, or created. */
+export const checkoutCustomerInput = z.strictObject({
+  email: z
+    .email()
+    .max(254)
+    .transform((email) => email.toLowerCase()),
+  firstName: z.string().trim().min(1).max(100).nullish(),
+  lastName: z.string().trim().min(1).max(100).nullish(),
+});
+
 export const checkoutCartInput = z.strictObject({
   /** Optional for a signed-in shopper (customer token beside the key): then they buy. */
-  customer: z
-    .strictObject({
-      email: z
-        .email()
-        .max(254)
-        .transform((email) => email.toLowerCase()),
-      firstName: z.string().trim().min(1).max(100).nullish(),
-      lastName: z.string().trim().min(1).max(100).nullish(),
-    })
-    .nullish(),
+  customer: checkoutCustomerInput.nullish(),
 });
 
 /**
