@@ -6,46 +6,17 @@ import { listQuery } from '../../src/pagination.ts';
 import { createEventInput, listEventsFilters, updateEventInput } from '../../src/services/events.ts';
 import { createOccurrenceInput } from '../../src/services/occurrences.ts';
 import { createTicketTypeInput, updateTicketTypeInput } from '../../src/services/ticket-types.ts';
-import { statusOf } from '../../src/statuses.ts';
 import { EVENT } from '../../src/resources/event.ts';
+import { OCCURRENCE } from '../../src/resources/occurrence.ts';
+import { TICKET_TYPE } from '../../src/resources/ticket-type.ts';
 
 const EVENT_FIELDS = EVENT.selection();
-const OCCURRENCE_FIELDS = 'id organisationId accountId eventId startDate startTime endDate endTime timezone status capacity';
-const TICKET_TYPE_FIELDS = `id organisationId accountId eventId name description priceAmount currency capacity maxPerOrder
-  salesStartAt salesEndAt createdAt updatedAt`;
+const OCCURRENCE_FIELDS = OCCURRENCE.selection();
+const TICKET_TYPE_FIELDS = TICKET_TYPE.selection();
 
 const event = versioned(EVENT.rest(), 'Event');
-
-const eventOccurrence = z.object({
-  id: z.string(),
-  organisationId: z.string(),
-  accountId: z.string(),
-  eventId: z.string(),
-  startDate: z.string(),
-  startTime: z.string(),
-  endDate: z.string().nullable(),
-  endTime: z.string().nullable(),
-  timezone: z.string(),
-  status: statusOf('occurrence'),
-  capacity: z.number().nullable(),
-});
-
-const ticketType = z.object({
-  id: z.string(),
-  organisationId: z.string(),
-  accountId: z.string(),
-  eventId: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  priceAmount: z.number(),
-  currency: z.string(),
-  capacity: z.number().nullable(),
-  maxPerOrder: z.number().nullable(),
-  salesStartAt: z.string().nullable(),
-  salesEndAt: z.string().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
+const eventOccurrence = OCCURRENCE.rest();
+const ticketType = TICKET_TYPE.rest();
 
 export const eventsRoutes: RestRoute[] = [
   {

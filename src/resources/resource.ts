@@ -10,9 +10,10 @@ import type { Json, JsonObject } from '../versions.ts';
 export interface Field<In = never> {
   /**
    * `column`: read from the row; `count`: a subquery beside the row (see TenantSql: `$1` is the
-   * organisation). Both are select-list expressions for a table alias.
+   * organisation). Both are select-list expressions for a table alias. `derived`: computed from
+   * other fields by the use case (a wall-clock date from an instant and a zone), never selected.
    */
-  role: 'column' | 'count';
+  role: 'column' | 'count' | 'derived';
   sql: (alias: string, name: string) => string;
   rest: z.ZodType;
   json: (value: In) => Json;
@@ -53,6 +54,15 @@ export const fields = {
     role: 'count',
     sql: (alias, name) => `${sql(alias)} AS "${name}"`,
     rest: z.number(),
+    json: same,
+  }),
+  /** A value the use case computes from other fields; `rest` is its shape in REST answers. */
+  derived: (rest: z.ZodType): Field<string> => ({
+    role: 'derived',
+    sql: () => {
+      throw new Error('a derived field is computed, not selected');
+    },
+    rest,
     json: same,
   }),
   /** `field`, or null (a payload shows null, never leaves it out). */
