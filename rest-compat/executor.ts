@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import {
   getNamedType,
+  isEnumType,
   Kind,
   OperationTypeNode,
   parse,
@@ -8,6 +9,7 @@ import {
   typeFromAST,
   validate,
   type DocumentNode,
+  type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
@@ -17,7 +19,9 @@ import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { idempotently } from '../src/http/idempotency.ts';
 import { inputProblem } from '../src/http/input-safety.ts';
 import { contextOf } from '../src/http/request-context.ts';
-import { operationOf } from '../src/graphql/variables.ts';
+import { operationOf, typeAt } from '../src/graphql/variables.ts';
+import { WORDS } from '../src/validation.ts';
+import { enumPlaces, namesIn, valuesIn } from './enums.ts';
 import type { Binding, RestRoute } from './route.ts';
 import { labelRoute } from '../src/http/metrics.ts';
 import { routeVersioning, type RouteVersioning } from './versioned.ts';
@@ -119,6 +123,8 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
   for (const { route, document, versioning, root } of prepareRoutes(pipeline.schema, routes)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const types = variableTypes(pipeline.schema, document);
+    const inputTypes = variableInputTypes(pipeline.schema, document);
+    const places = enumPlaces(pipeline.schema, document);
     router[method](expressPath(route.path), async (req: Request, res: Response) => {
       labelRoute(res, `${req.baseUrl}${route.path}`);
       const ctx = contextOf(res);
@@ -140,11 +146,12 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
         // A body in an older version's shape is read in the current one (src/versions.ts).
         req.body = versioning.body(req.body, ctx.apiVersion);
         const variables = variablesOf(route.bind ?? {}, types, req);
+        for (const [name, type] of inputTypes) if (name in variables) variables[name] = namesIn(variables[name], type);
         try {
-          const data = await runOperation(pipeline, document, variables, ctx);
+          const data = valuesIn(await runOperation(pipeline, document, variables, ctx), places);
           return { status: route.status ?? 200, body: versioning.response(route.result(data), ctx.apiVersion) };
         } catch (error) {
-          throw restPaths(error, route.bind ?? {}, req);
+          throw restPaths(error, route.bind ?? {}, req, inputTypes);
         }
       };
       if (route.method === 'POST') await idempotently(ctx.runtime.db, ctx, req, res, idempotency(route, ctx.runtime.config), answer);
@@ -154,6 +161,16 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
       }
     });
   }
+}
+
+/** The input type of each variable of the operation. */
+function variableInputTypes(schema: GraphQLSchema, document: DocumentNode): Map<string, GraphQLInputType> {
+  const types = new Map<string, GraphQLInputType>();
+  for (const definition of operationOf(document)?.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+    if (type) types.set(definition.variable.name.value, type);
+  }
+  return types;
 }
 
 /** The named type of each variable of the operation (`Int`, `String`, an input object …). */
@@ -211,7 +228,7 @@ function isObject(value: unknown): boolean {
  * service checked, `status`) names where that value came from (`query.page`, `params.id`, a body
  * field). Body fields keep their bare path, as the contract's details always had them.
  */
-function restPaths(error: unknown, bind: Binding, req: Request): unknown {
+function restPaths(error: unknown, bind: Binding, req: Request, inputTypes: Map<string, GraphQLInputType>): unknown {
   const appError = toAppError(error);
   if (appError.code !== 'VALIDATION_FAILED' || !Array.isArray(appError.details)) return error;
   const queryKeys = new Set(Object.keys(req.query));
@@ -222,10 +239,18 @@ function restPaths(error: unknown, bind: Binding, req: Request): unknown {
     if (bind['...'] === 'query' && (queryKeys.has(variable) || !isObject(req.body))) return `query.${variable}`;
     return undefined;
   };
-  const details = (appError.details as ValidationIssue[]).map((issue) => {
+  const details = (appError.details as ValidationIssue[]).map((given) => {
+    let issue = given;
     const segments = issue.path.split('.');
     const fromVariables = segments[0] === 'variables';
     const [variable, ...rest] = fromVariables ? segments.slice(1) : segments;
+    // A value outside an enum is described by the contract's values, not the graph's names.
+    const type = variable === undefined ? undefined : inputTypes.get(variable);
+    const named = type && typeAt(type, rest);
+    const enumType = named && getNamedType(named);
+    if (fromVariables && isEnumType(enumType) && /^one of /i.test(issue.message)) {
+      issue = { ...issue, message: WORDS.oneOf(enumType.getValues().map((value) => value.value as string)) };
+    }
     const place = variable === undefined ? undefined : placeOf(variable);
     if (place === undefined) return fromVariables ? { ...issue, path: [variable, ...rest].join('.') } : issue;
     return { ...issue, path: [place, ...rest].filter((part) => part !== '').join('.') || '(root)' };

@@ -1,14 +1,12 @@
 import { API_VERSIONS, CURRENT_VERSION, type ApiVersion } from '../../src/versions.ts';
 import { builder } from '../builder.ts';
+import { valuesEnum } from './common.ts';
 
-const VersionStatus = builder.enumType('ApiVersionStatus', {
-  description: 'Life-cycle stage of a dated API version.',
-  values: {
-    current: { description: 'The newest version; new organisations and endpoints pin it.' },
-    supported: { description: 'Fully supported.' },
-    deprecated: { description: 'Still served; plan to move to a newer version.' },
-    sunset: { description: 'No longer served; requests naming it are refused.' },
-  } as const,
+const VersionStatus = valuesEnum('ApiVersionStatus', 'Life-cycle stage of a dated API version.', {
+  current: 'The newest version; new organisations and endpoints pin it.',
+  supported: 'Fully supported.',
+  deprecated: 'Still served; plan to move to a newer version.',
+  sunset: 'No longer served; requests naming it are refused.',
 });
 
 const ApiVersionRef = builder.objectRef<ApiVersion>('ApiVersion').implement({

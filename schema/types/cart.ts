@@ -10,7 +10,7 @@ import type { PricedLine } from '../../src/services/sales/pricing.ts';
 import { updateCart } from '../../src/services/sales/update-cart.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
-import { describeStatuses } from '../../src/statuses.ts';
+import { statusEnum } from './common.ts';
 import { Pagination, pageArgsFor } from '../pagination.ts';
 import { Order, OrderStatus } from './order.ts';
 
@@ -42,14 +42,18 @@ const SalesCartLine = builder.objectRef<PricedLine>('SalesCartLine').implement({
   }),
 });
 
+const CartStatus = statusEnum('CartStatus', 'cart', 'Where a cart stands.', {
+  open: 'Lines may be added and changed.',
+  checked_out: 'It became an order.',
+  abandoned: 'It expired before checkout.',
+});
+
 const SalesCart = builder.objectRef<CartView>('SalesCart').implement({
   description: 'A cart of a sales session (crt_). It holds no tickets: checkout does.',
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Cart id (crt_).' }),
     sessionId: t.exposeString('sessionId', { description: 'Its sales session (ses_), also answered in X-Live-Session.' }),
-    status: t.exposeString('status', {
-      description: `${describeStatuses('cart', { notes: { abandoned: 'expired before checkout' }, serialComma: true })}.`,
-    }),
+    status: t.field({ type: CartStatus, description: 'Where the cart stands.', resolve: (cart) => cart.status }),
     currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency of its lines; null while empty.' }),
     items: t.field({ type: [SalesCartLine], description: 'Its lines, in the order given.', resolve: (cart) => cart.items }),
     itemCount: t.exposeInt('itemCount', { description: 'Tickets in the cart.' }),

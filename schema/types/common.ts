@@ -1,3 +1,4 @@
+import type { SchemaTypes } from '@pothos/core';
 import { builder } from '../builder.ts';
 import { registerEnum } from '../input.ts';
 import { STATUSES, type StatusList } from '../../src/statuses.ts';
@@ -18,6 +19,25 @@ export const SuccessResult = builder.objectRef<{ success: boolean }>('SuccessRes
 });
 
 /**
+ * A value's name in the graph: UPPER_CASE (`on_sale` is `ON_SALE`), as GraphQL clients and their
+ * code generators expect. The value a resolver, a use case, `/v1`, `/live` and webhooks see stays
+ * the contract's lower-case one: `/v1` and `/live` translate at their edge (rest-compat/enums.ts).
+ */
+export const enumName = (value: string): string => value.toUpperCase();
+
+/** A GraphQL enum of `values` (each with its description), named UPPER_CASE, valued as given. */
+export function valuesEnum<V extends string>(name: string, description: string, values: Record<V, string>) {
+  const entries = Object.entries<string>(values).map(([value, about]) => [enumName(value), { value, description: about }]);
+  const ref = builder.enumType(name, {
+    description,
+    values: Object.fromEntries(entries) as Record<string, { value: V; description: string }>,
+  }) as unknown as PothosSchemaTypes.EnumRef<SchemaTypes, V, V>;
+  // Inputs generated from a use case's schema take this enum where the schema lists these values.
+  registerEnum(Object.keys(values), ref);
+  return ref;
+}
+
+/**
  * A GraphQL enum of one of the service's status lists (src/statuses.ts, the database's enums): the
  * values come from the list; the compiler holds the descriptions to it, so a value added to the
  * database enum fails the build until it is described here.
@@ -28,15 +48,8 @@ export function statusEnum<K extends StatusList>(
   description: string,
   values: Record<(typeof STATUSES)[K][number], string>,
 ) {
-  const entries = (STATUSES[list] as readonly string[]).map((value) => [
-    value,
-    { description: (values as Record<string, string>)[value]! },
-  ]);
-  const ref = builder.enumType(name, {
-    description,
-    values: Object.fromEntries(entries) as Record<(typeof STATUSES)[K][number], { description: string }>,
-  });
-  // Inputs generated from a use case's schema take this enum where the schema lists these values.
-  registerEnum(STATUSES[list], ref);
-  return ref;
+  const ordered = Object.fromEntries(
+    (STATUSES[list] as readonly string[]).map((value) => [value, (values as Record<string, string>)[value]!]),
+  );
+  return valuesEnum(name, description, ordered as Record<(typeof STATUSES)[K][number], string>);
 }

@@ -12,10 +12,16 @@ import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { SignInResultRef } from './auth.ts';
-import { DeleteResult } from './common.ts';
+import { DeleteResult, valuesEnum } from './common.ts';
 
 const READ = { $all: { organisation: true, organisationPermission: 'invitations.read' } } as const;
 const WRITE = { $all: { organisation: true, organisationPermission: 'invitations.write' } } as const;
+
+const InvitationStatus = valuesEnum('InvitationStatus', 'Where an invitation stands.', {
+  pending: 'Sent; its code can be redeemed until expiresAt.',
+  redeemed: 'The person accepted it and is a user of the organisation.',
+  expired: 'Its code expired before it was redeemed; resending it sends a new code.',
+});
 
 export const Invitation = builder.prismaObject('Invitation', {
   description: 'An invitation of a person to become a user of the organisation (docs/spec/service-spec.md §2, "User invitation").',
@@ -37,6 +43,11 @@ export const Invitation = builder.prismaObject('Invitation', {
     roleIds: t.exposeStringList('roleIds', { description: 'Roles granted on accountId (our addition to the spec).' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the current code stops working.' }),
     redeemedAt: t.expose('redeemedAt', { type: 'DateTime', nullable: true, description: 'When it was redeemed; null until then.' }),
+    status: t.field({
+      type: InvitationStatus,
+      description: 'Whether it was redeemed, can still be, or its code expired (a resend renews it).',
+      resolve: (invitation) => (invitation.redeemedAt ? 'redeemed' : invitation.expiresAt.getTime() <= Date.now() ? 'expired' : 'pending'),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
   }),
 });

@@ -8,6 +8,7 @@ import {
 import { builder } from '../builder.ts';
 import { LISTED_EVENT_STATUSES } from '../../src/services/sellability.ts';
 import { describeValues } from '../../src/statuses.ts';
+import { EventStatus } from './event.ts';
 import { Pagination, pageArgsFor } from '../pagination.ts';
 
 type Listings = Awaited<ReturnType<typeof listSalesListings>>;
@@ -85,7 +86,11 @@ export const ListingEventRef = builder.objectRef<ListingEvent>('ListingEvent').i
     id: t.exposeString('id', { description: 'Event id (evt_).' }),
     name: t.exposeString('name', { description: 'Name.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description, or null.' }),
-    status: t.exposeString('status', { description: `${describeValues(LISTED_EVENT_STATUSES)}.` }),
+    status: t.field({
+      type: EventStatus,
+      description: `${describeValues(LISTED_EVENT_STATUSES)}.`,
+      resolve: (event) => event.status as (typeof LISTED_EVENT_STATUSES)[number],
+    }),
     timezone: t.expose('timezone', { type: 'TimeZone', description: 'IANA time zone of the event.' }),
     venueId: t.exposeString('venueId', { nullable: true, description: 'Venue id (vnu_), or null.' }),
     tags: t.exposeStringList('tags', { description: 'Tags.' }),

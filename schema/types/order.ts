@@ -6,7 +6,7 @@ import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
 import { checkoutUrl } from '../../src/services/sales/order-rows.ts';
 import { builder } from '../builder.ts';
 import { describeStatuses } from '../../src/statuses.ts';
-import { statusEnum } from './common.ts';
+import { statusEnum, valuesEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
 /*
@@ -88,6 +88,16 @@ export const OrderLineItem = builder.prismaObject('OrderLineItem', {
   }),
 });
 
+const PaymentMethod = valuesEnum('PaymentMethod', 'How a payment was made.', {
+  test_card: 'A test card on the hosted checkout page.',
+  server_confirmation: "A confirmation by the channel's secret key (POST /live/sales/orders/{id}/confirm).",
+});
+
+const PaymentStatus = statusEnum('PaymentStatus', 'payment', 'The outcome of a payment try.', {
+  succeeded: 'The amount was taken; the order is confirmed.',
+  declined: 'The payment was refused; the order stays pending.',
+});
+
 export const Payment = builder.prismaObject('Payment', {
   description: 'One payment try on an order: a test card on the hosted checkout, or a secret-key confirmation.',
   authScopes: (_payment, ctx) => ctx.principal !== null && ctx.principal.kind !== 'customer',
@@ -95,9 +105,9 @@ export const Payment = builder.prismaObject('Payment', {
     id: t.exposeString('id', { description: 'Payment id (pay_).' }),
     amount: t.exposeInt('amount', { description: 'Amount in minor units.' }),
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
-    method: t.exposeString('method', { description: 'test_card or server_confirmation.' }),
+    method: t.field({ type: PaymentMethod, description: 'How it was paid.', resolve: (payment) => payment.method as 'test_card' }),
     cardLast4: t.exposeString('cardLast4', { nullable: true, description: 'Last four digits of the card, or null.' }),
-    status: t.exposeString('status', { description: `${describeStatuses('payment')}.` }),
+    status: t.expose('status', { type: PaymentStatus, description: 'Its outcome.' }),
     failureReason: t.exposeString('failureReason', { nullable: true, description: 'Why it was declined, or null.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was tried.' }),
   }),

@@ -26,7 +26,7 @@ import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult, statusEnum } from './common.ts';
+import { DeleteResult, statusEnum, valuesEnum } from './common.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
 import {
   RECOVERIES_PER_ENDPOINT_PER_HOUR,
@@ -129,12 +129,9 @@ const WebhookRecoveryRef = builder.objectRef<WebhookRecovery>('WebhookRecovery')
   }),
 });
 
-const WebhookAttemptTrigger = builder.enumType('WebhookAttemptTrigger', {
-  description: 'What made an attempt.',
-  values: {
-    scheduled: { description: 'The retry schedule (the first attempt included).' },
-    manual: { description: 'A resend or a recovery.' },
-  } as const,
+const WebhookAttemptTrigger = valuesEnum('WebhookAttemptTrigger', 'What made an attempt.', {
+  scheduled: 'The retry schedule (the first attempt included).',
+  manual: 'A resend or a recovery.',
 });
 
 const WebhookDeliveryStatus = statusEnum('WebhookDeliveryStatus', 'delivery', 'Where a delivery stands.', {

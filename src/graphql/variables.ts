@@ -82,13 +82,34 @@ export function wordsFor(type: GraphQLInputType): string {
   return 'a valid value';
 }
 
+/**
+ * `value` with each enum name the graph gave (`ON_SALE`) as the value a use case takes (`on_sale`);
+ * anything that names no value stays as it is, for the use case's schema to refuse.
+ */
+export function enumValuesIn(value: unknown, type: GraphQLInputType): unknown {
+  if (value === null || value === undefined) return value;
+  if (isNonNullType(type)) return enumValuesIn(value, type.ofType);
+  if (isListType(type)) return Array.isArray(value) ? value.map((item) => enumValuesIn(item, type.ofType)) : value;
+  if (isEnumType(type)) return typeof value === 'string' ? (type.getValue(value)?.value ?? value) : value;
+  if (isInputObjectType(type) && typeof value === 'object' && !Array.isArray(value)) {
+    const fields = type.getFields();
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([key, item]) => [
+        key,
+        fields[key] ? enumValuesIn(item, fields[key].type) : item,
+      ]),
+    );
+  }
+  return value;
+}
+
 /** The input type reached from `type` along `path` (list indexes and field names), if any. */
-function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): GraphQLInputType | undefined {
+export function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): GraphQLInputType | undefined {
   let current: GraphQLInputType | undefined = type;
   for (const step of path) {
     if (!current) return undefined;
     if (isNonNullType(current)) current = current.ofType;
-    if (typeof step === 'number') {
+    if (typeof step === 'number' || (isListType(current) && /^\d+$/.test(step))) {
       current = isListType(current) ? current.ofType : undefined;
     } else {
       const named = getNamedType(current);
@@ -145,16 +166,19 @@ export function variableIssues(
       issues.push({ variable, path: [...path], message: nullGiven ? WORDS.notNull : expected ? wordsFor(expected) : error.message });
     });
     const judge = issues.length > before || listFromOne(value, type) ? schemaBehind(type) : undefined;
-    const verdict = judge?.safeParse(value);
+    // The schema knows the contract's values (`on_sale`), the graph their names (`ON_SALE`).
+    const verdict = judge?.safeParse(enumValuesIn(value, type));
     if (verdict && !verdict.success) {
       issues.splice(
         before,
         issues.length - before,
-        ...issuesFrom(verdict.error.issues).map(({ path, ...issue }) => ({
-          ...issue,
-          variable,
-          path: path === '(root)' ? [] : path.split('.'),
-        })),
+        ...issuesFrom(verdict.error.issues).map(({ path, ...issue }) => {
+          const steps = path === '(root)' ? [] : path.split('.');
+          const named = typeAt(type, steps);
+          const enumType = named && getNamedType(named);
+          const oneOf = isEnumType(enumType) && /^one of /i.test(issue.message);
+          return { ...issue, variable, path: steps, message: oneOf ? wordsFor(enumType) : issue.message };
+        }),
       );
     }
   }

@@ -440,7 +440,7 @@ describe('event lists: filters', () => {
     const graph = await graphql(app, 'query ($s: EventStatus) { events(status: $s) { nodes { id } } }', { s: 'live' }, asAdmin(o));
     expect(graph.body.errors[0].extensions).toMatchObject({
       code: 'VALIDATION_FAILED',
-      details: [{ path: 'variables.s', message: expect.stringContaining('on_sale') }],
+      details: [{ path: 'variables.s', message: expect.stringContaining('ON_SALE') }],
     });
     // … and, written into the document, the document itself is invalid.
     const literal = await graphql(app, '{ events(status: live) { nodes { id } } }', {}, asAdmin(o));

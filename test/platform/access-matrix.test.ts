@@ -1371,7 +1371,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: publishable }) { key } }', {
+      gql('mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: PUBLISHABLE }) { key } }', {
         id: things.catalogue.channel.channelId,
       }),
   },
@@ -1415,7 +1415,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
       gql('mutation($id: String!) { cancelOrder(id: $id) { status } }', { id: (await own(things.fresh.order)).order.id }),
-    check: (data) => expect(data.status).toBe('cancelled'),
+    check: (data) => expect(data.status).toBe('CANCELLED'),
   },
   refundOrder: {
     access: ACCOUNT_WRITE,
@@ -1423,7 +1423,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
       gql('mutation($id: String!) { refundOrder(id: $id) { status } }', { id: (await own(things.fresh.order)).order.id }),
-    check: (data) => expect(data.status).toBe('refunded'),
+    check: (data) => expect(data.status).toBe('REFUNDED'),
   },
   redeemPass: {
     access: ACCOUNT_WRITE,

@@ -25,7 +25,7 @@ describe('a wrong input, on both surfaces', () => {
     expect(paths(res.body)).toEqual(['name', 'onSaleDate', 'status', 'tags', 'timezone']);
   });
 
-  it('GraphQL names the same fields under the variable, in the same words', async () => {
+  it('GraphQL names the same fields under the variable, in the same words (an enum by its names)', async () => {
     const rest = await api(app, 'POST', '/v1/events', {
       token: org.adminToken,
       org: org.slug,
@@ -43,7 +43,12 @@ describe('a wrong input, on both surfaces', () => {
       (rest.body.details as Array<{ path: string; message: string }>).map((detail) => ({
         ...detail,
         path: `variables.input.${detail.path}`,
+        message: detail.path === 'status' ? `one of ${detail.message.slice('one of '.length).toUpperCase()}` : detail.message,
       })),
+    );
+    // /v1 speaks the contract's values, the graph its names.
+    expect(rest.body.details.find((detail: { path: string }) => detail.path === 'status').message).toMatch(
+      /^one of draft, published, on_sale/,
     );
   });
 

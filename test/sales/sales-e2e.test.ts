@@ -165,7 +165,7 @@ it('listing -> cart -> checkout -> pay in the browser -> passes -> redeem -> ref
     .order;
   expect(second.customerId).toBe(order.customerId);
   const cancelled = await graphql(app, 'mutation($id: String!) { cancelOrder(id: $id) { status } }', { id: second.id }, admin);
-  expect(cancelled.body.data.cancelOrder.status).toBe('cancelled');
+  expect(cancelled.body.data.cancelOrder.status).toBe('CANCELLED');
 
   // Every webhook the partner expects, each once, signed, in the spec's shapes.
   const expected = [

@@ -492,7 +492,7 @@ describe('confirmation, cancel, refund and redemption', () => {
       { id: pending.order.id },
       asAdmin(org),
     );
-    expect(cancelled.body.data.cancelOrder).toMatchObject({ status: 'cancelled', cancelledAt: expect.any(String) });
+    expect(cancelled.body.data.cancelOrder).toMatchObject({ status: 'CANCELLED', cancelledAt: expect.any(String) });
     expect((await inventory(catalogue)).held).toBe(held - 4);
     expect(await sourceEvents('order.cancelled', pending.order.id)).toHaveLength(1);
     // A cancelled order cannot be paid.

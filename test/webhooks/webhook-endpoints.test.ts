@@ -627,7 +627,7 @@ describe('POST /webhook-endpoints/{id}/test', () => {
       {},
       admin(),
     );
-    expect(gql.body.data.testWebhookEndpoint).toEqual({ eventType: 'event.created', status: 'pending', attempts: [] });
+    expect(gql.body.data.testWebhookEndpoint).toEqual({ eventType: 'event.created', status: 'PENDING', attempts: [] });
   });
 
   it('refuses a disabled endpoint (409), a deleted or foreign one (404)', async () => {
@@ -953,7 +953,7 @@ describe('GET /webhook-deliveries', () => {
       app,
       `
         {
-          webhookDeliveries(first: 2, status: pending) {
+          webhookDeliveries(first: 2, status: PENDING) {
             edges {
               cursor
               node {
@@ -984,7 +984,7 @@ describe('GET /webhook-deliveries', () => {
     expect(connection.pageInfo.hasNextPage).toBe(pending.length > 2);
     const next = await graphql(
       app,
-      `{ webhookDeliveries(first: 2, status: pending, after: "${connection.pageInfo.endCursor}") { nodes { id } } }`,
+      `{ webhookDeliveries(first: 2, status: PENDING, after: "${connection.pageInfo.endCursor}") { nodes { id } } }`,
       {},
       as(fresh.adminToken),
     );

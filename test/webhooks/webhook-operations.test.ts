@@ -164,7 +164,7 @@ describe('POST /webhook-deliveries/{id}/resend', () => {
 
     receiver.pathBehaviours.delete(target.path);
     const gql = await graphql(app, `mutation { resendWebhookDelivery(id: "${id}") { id status } }`, {}, admin());
-    expect(gql.body.data.resendWebhookDelivery).toEqual({ id, status: 'failed' });
+    expect(gql.body.data.resendWebhookDelivery).toEqual({ id, status: 'FAILED' });
     await settledAs(id, 'succeeded', 5);
     const attempts = (await delivery(id)).attempts;
     expect(attempts.map((a) => [a.attemptNumber, a.trigger, a.statusCode])).toEqual([

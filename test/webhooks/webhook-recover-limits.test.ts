@@ -103,7 +103,7 @@ describe('a recovery after the endpoint was pointed elsewhere', () => {
     expect(await finished(res.body.recovery.id)).toEqual({ attempted: 0, succeeded: 0 });
     expect(receiver.requests.filter((r) => r.path.startsWith('/elsewhere/'))).toHaveLength(0);
     const shown = await graphql(app, `{ webhookDelivery(id: "${made[0]}") { url status } }`, {}, as(o));
-    expect(shown.body.data.webhookDelivery).toEqual({ url: partner.url, status: 'failed' });
+    expect(shown.body.data.webhookDelivery).toEqual({ url: partner.url, status: 'FAILED' });
 
     const confirmed = await graphql(
       app,
