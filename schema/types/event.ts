@@ -9,6 +9,8 @@ import {
   updateEventInput,
 } from '../../src/services/events.ts';
 import { inputFrom } from '../input.ts';
+import { salesCounters } from '../../src/services/sales-counters.ts';
+import { SalesCounters } from './sales-counters.ts';
 import type { RequestContext } from '../../src/context.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -75,6 +77,12 @@ export const Event = builder.prismaObject('Event', {
       ...column,
       description: 'Products (not admission: parking, merchandise) that are not deleted.',
       resolve: async (event, _args, ctx) => (await eventCounts(ctx, event)).productCount,
+    }),
+    sales: t.field({
+      ...column,
+      type: SalesCounters,
+      description: 'Tickets of its scheduled occurrences: capacity, sold, held and available.',
+      resolve: (event, _args, ctx) => salesCounters(ctx, 'event', event.id),
     }),
     tags: t.exposeStringList('tags', { ...column, description: 'Tags, each 1 to 50 characters, at most 50, no duplicates.' }),
     isDeleted: t.exposeBoolean('isDeleted', { ...column, description: 'Whether the event was deleted (deleted events are not served).' }),

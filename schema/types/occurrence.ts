@@ -1,6 +1,8 @@
 import { createOccurrence, createOccurrenceInput, listOccurrences, occurrenceTimes } from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { salesCounters } from '../../src/services/sales-counters.ts';
+import { SalesCounters } from './sales-counters.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -51,6 +53,11 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
     capacity: t.exposeInt('capacity', {
       nullable: true,
       description: "Overrides every ticket type's capacity for this occurrence when set (our addition to the spec); null = no override.",
+    }),
+    sales: t.field({
+      type: SalesCounters,
+      description: 'Tickets at this occurrence, over the ticket types of its event: capacity, sold, held and available.',
+      resolve: (occurrence, _args, ctx) => salesCounters(ctx, 'occurrence', occurrence.id),
     }),
     startsAt: t.expose('startsAt', { type: 'DateTime', description: 'Start as an instant.' }),
     endsAt: t.expose('endsAt', { type: 'DateTime', nullable: true, description: 'End as an instant, or null.' }),

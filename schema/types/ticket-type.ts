@@ -9,6 +9,8 @@ import {
 } from '../../src/services/ticket-types.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { salesCounters } from '../../src/services/sales-counters.ts';
+import { SalesCounters } from './sales-counters.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { DeleteResult } from './common.ts';
 
@@ -30,6 +32,11 @@ export const TicketType = builder.prismaObject('TicketType', {
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
     capacity: t.exposeInt('capacity', { nullable: true, description: 'Tickets available per occurrence; null = unlimited.' }),
     maxPerOrder: t.exposeInt('maxPerOrder', { nullable: true, description: 'Most tickets of this type in one order; null = no limit.' }),
+    sales: t.field({
+      type: SalesCounters,
+      description: 'Tickets of this type over the scheduled occurrences of its event: capacity, sold, held and available.',
+      resolve: (ticketType, _args, ctx) => salesCounters(ctx, 'ticketType', ticketType.id),
+    }),
     salesStartAt: t.expose('salesStartAt', { type: 'DateTime', nullable: true, description: 'When sales of this type open, or null.' }),
     salesEndAt: t.expose('salesEndAt', { type: 'DateTime', nullable: true, description: 'When sales of this type close, or null.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
