@@ -3,6 +3,7 @@ import type { RequestContext } from '../../context.ts';
 import type { Order, Prisma } from '../../generated/prisma/client.ts';
 import { paginate, type RawPageArgs } from '../../pagination.ts';
 import { statusOf } from '../../statuses.ts';
+import { instant } from '../../time-zones.ts';
 import { validate, type Raw } from '../../validation.ts';
 import { readableAccounts } from '../access.ts';
 import { loadOrder, ORDERS_RESOURCE } from './order-rows.ts';
@@ -21,17 +22,48 @@ export const listOrdersFilters = z.object({
   channelId: z.string().min(1).max(100).nullish(),
 });
 
+const id = z.string().min(1).max(100).nullish();
+
+/**
+ * The filters an admin screen adds to those of GET /v1/orders (the graph's `orders`): orders with
+ * a line of an event or an occurrence, one order number, a creation range (both ends included),
+ * and `updatedSince` for a screen that polls for what changed.
+ */
+export const adminOrderFilters = listOrdersFilters.extend({
+  eventId: id,
+  occurrenceId: id,
+  orderNumber: z.string().trim().min(1).max(50).nullish(),
+  createdAfter: instant.nullish(),
+  createdBefore: instant.nullish(),
+  updatedSince: instant.nullish(),
+});
+
 /** Orders on the accounts the caller may read, newest first, with filters. */
-export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listOrdersFilters>>) {
+export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof adminOrderFilters>>) {
   const { page, limit, first, after, last, before, ...rawFilters } = args;
-  const filters = validate(listOrdersFilters, rawFilters);
+  const filters = validate(adminOrderFilters, rawFilters);
   const accountId = readableAccounts(ctx, ORDERS_RESOURCE, filters.accountId);
+  const line = {
+    ...(filters.eventId ? { eventId: filters.eventId } : {}),
+    ...(filters.occurrenceId ? { occurrenceId: filters.occurrenceId } : {}),
+  };
   const where: Prisma.OrderWhereInput = {
     account: { isDeleted: false },
     ...(accountId === undefined ? {} : { accountId }),
     ...(filters.status ? { status: filters.status } : {}),
     ...(filters.customerId ? { customerId: filters.customerId } : {}),
     ...(filters.channelId ? { channelId: filters.channelId } : {}),
+    ...(filters.orderNumber ? { orderNumber: filters.orderNumber } : {}),
+    ...(Object.keys(line).length > 0 ? { lineItems: { some: line } } : {}),
+    ...(filters.createdAfter || filters.createdBefore
+      ? {
+          createdAt: {
+            ...(filters.createdAfter ? { gte: filters.createdAfter } : {}),
+            ...(filters.createdBefore ? { lte: filters.createdBefore } : {}),
+          },
+        }
+      : {}),
+    ...(filters.updatedSince ? { updatedAt: { gte: filters.updatedSince } } : {}),
   };
   return paginate(
     { page, limit, first, after, last, before },
