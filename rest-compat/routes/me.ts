@@ -50,7 +50,7 @@ export const meRoutes: RestRoute[] = [
     summary: "The signed-in user's role assignments in this organisation.",
     tag: 'Me',
     organisation: true,
-    operation: `query MyRoles { myRoles { roles { id name description accountId isSystemRole } isOrgAdmin } }`,
+    operation: `query MyRoles { myRoles { roles { id: roleId name description accountId isSystemRole } isOrgAdmin } }`,
     result: (data) => data.myRoles,
     response: z.object({
       roles: z.array(

@@ -38,9 +38,11 @@ const UserOrganisation = builder.objectRef<Awaited<ReturnType<typeof myOrganisat
 });
 
 const MyRole = builder.objectRef<Awaited<ReturnType<typeof myRoles>>['roles'][number]>('MyRoleAssignment').implement({
-  description: 'A role the signed-in user holds on one account.',
+  description: 'A role the signed-in user holds on one account: one role assignment (uar_).',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Role id (rol_).' }),
+    // Its own id: one role held on two accounts is two assignments, two entries in a client's cache.
+    id: t.exposeString('assignmentId', { description: 'Role assignment id (uar_).' }),
+    roleId: t.exposeString('id', { description: 'Role id (rol_).' }),
     name: t.exposeString('name', { nullable: true, description: 'Role name.' }),
     description: t.exposeString('description', { nullable: true, description: 'Role description, or null.' }),
     accountId: t.exposeString('accountId', { description: 'Account the role is assigned on.' }),

@@ -53,7 +53,8 @@ export async function myRoles(ctx: RequestContext) {
     orderBy: { createdAt: 'asc' },
   });
   return {
-    roles: assignments.map(({ role, accountId }) => ({
+    roles: assignments.map(({ id, role, accountId }) => ({
+      assignmentId: id,
       id: role.id,
       name: role.name,
       description: role.description,

@@ -2,7 +2,16 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
-import { api, createOrganisation, graphql, signIn, type TestOrganisation } from '../support/fixtures.ts';
+import {
+  api,
+  createAccount,
+  createOrganisation,
+  createStaffUser,
+  graphql,
+  signIn,
+  systemRole,
+  type TestOrganisation,
+} from '../support/fixtures.ts';
 
 const app = useTestApp();
 let org: TestOrganisation;
@@ -156,6 +165,27 @@ describe('/me', () => {
         logoUrl: null,
       },
     ]);
+  });
+
+  it('one role held on two accounts is two assignments with ids of their own in the graph; /v1 still names the role', async () => {
+    const second = await createAccount(app, org, 'Box office');
+    const viewer = systemRole(org, 'viewer');
+    const staff = await createStaffUser(app, org, [
+      { roleId: viewer, accountId: org.account.id },
+      { roleId: viewer, accountId: second.id },
+    ]);
+    const graph = await graphql(app, '{ myRoles { roles { id roleId accountId } } }', {}, { token: staff.token, org: org.slug });
+    const byAccount = <T extends { accountId: string }>(list: T[]) => [...list].sort((a, b) => a.accountId.localeCompare(b.accountId));
+    expect(byAccount(graph.body.data.myRoles.roles)).toEqual(
+      byAccount(staff.assignments.map((assignment) => ({ id: assignment.id, roleId: viewer, accountId: assignment.accountId }))),
+    );
+    const rest = await api(app, 'GET', '/v1/me/roles', { token: staff.token, org: org.slug });
+    expect(byAccount(rest.body.roles as Array<{ id: string; accountId: string }>).map((role) => [role.id, role.accountId])).toEqual(
+      byAccount([
+        { id: viewer, accountId: org.account.id },
+        { id: viewer, accountId: second.id },
+      ]).map((role) => [role.id, role.accountId]),
+    );
   });
 
   it('GET /me/roles answers the assignments and isOrgAdmin', async () => {
