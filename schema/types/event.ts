@@ -9,6 +9,11 @@ import {
   updateEventInput,
 } from '../../src/services/events.ts';
 import { inputFrom } from '../input.ts';
+import { missingRight } from '../../src/auth/refusal.ts';
+import type { Event as EventRow } from '../../src/generated/prisma/client.ts';
+import { related } from '../../src/services/related.ts';
+import { Account } from './account.ts';
+import { Venue } from './venue.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
 import type { RequestContext } from '../../src/context.ts';
@@ -45,6 +50,16 @@ function mayReadEvent(event: { accountId: string }, ctx: RequestContext): boolea
  */
 const column = { skipTypeScopes: true } as const;
 
+/**
+ * An event a relation answers (an occurrence's, an order line's), not a use case: the type's rule
+ * is asked here, once per event, as its fields skip it.
+ */
+export async function relatedEvent(ctx: RequestContext, eventId: string): Promise<EventRow | null> {
+  const event = await related(ctx, 'event', eventId);
+  if (event && !mayReadEvent(event, ctx)) throw missingRight(ctx);
+  return event;
+}
+
 export const Event = builder.prismaObject('Event', {
   description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (docs/spec/service-spec.md §2, "Event").',
   authScopes: mayReadEvent,
@@ -60,6 +75,20 @@ export const Event = builder.prismaObject('Event', {
     }),
     status: t.expose('status', { ...column, type: EventStatus, description: 'Status.' }),
     venueId: t.exposeString('venueId', { ...column, nullable: true, description: 'Venue (vnu_) of the same account, or null.' }),
+    venue: t.field({
+      ...column,
+      type: Venue,
+      nullable: true,
+      description: 'Its venue, or null (also null, with an error, where you may not read venues).',
+      resolve: (event, _args, ctx) => related(ctx, 'venue', event.venueId),
+    }),
+    account: t.field({
+      ...column,
+      type: Account,
+      nullable: true,
+      description: 'Its account (null, with an error, where you may not read accounts).',
+      resolve: (event, _args, ctx) => related(ctx, 'account', event.accountId),
+    }),
     timezone: t.expose('timezone', { ...column, type: 'TimeZone', description: 'IANA time zone in which new occurrences are given.' }),
     onSaleDate: t.expose('onSaleDate', { ...column, type: 'DateTime', nullable: true, description: 'When sales open, or null.' }),
     offSaleDate: t.expose('offSaleDate', { ...column, type: 'DateTime', nullable: true, description: 'When sales close, or null.' }),

@@ -1,6 +1,7 @@
 import { createOccurrence, createOccurrenceInput, listOccurrences, occurrenceTimes } from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
 import { describeStatuses } from '../../src/statuses.ts';
@@ -25,6 +26,12 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
     organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
     accountId: t.exposeString('accountId', { description: "The event's account." }),
     eventId: t.exposeString('eventId', { description: 'The event (evt_).' }),
+    event: t.field({
+      type: Event,
+      nullable: true,
+      description: 'Its event.',
+      resolve: (occurrence, _args, ctx) => relatedEvent(ctx, occurrence.eventId),
+    }),
     startDate: t.field({
       type: 'LocalDate',
       description: 'Start date (YYYY-MM-DD) in the time zone.',

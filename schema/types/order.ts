@@ -5,6 +5,10 @@ import { changeOrder } from '../../src/services/sales/change-order.ts';
 import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
 import { checkoutUrl } from '../../src/services/sales/order-rows.ts';
 import { builder } from '../builder.ts';
+import { related } from '../../src/services/related.ts';
+import { Event, relatedEvent } from './event.ts';
+import { EventOccurrence } from './occurrence.ts';
+import { TicketType } from './ticket-type.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum, valuesEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -78,6 +82,24 @@ export const OrderLineItem = builder.prismaObject('OrderLineItem', {
     ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type (tkt_).' }),
     occurrenceId: t.exposeString('occurrenceId', { description: 'Occurrence (eoc_).' }),
     eventId: t.exposeString('eventId', { description: 'Event (evt_) of the occurrence.' }),
+    event: t.field({
+      type: Event,
+      nullable: true,
+      description: 'The event, or null once deleted (null, with an error, where you may not read events).',
+      resolve: (line, _args, ctx) => relatedEvent(ctx, line.eventId),
+    }),
+    occurrence: t.field({
+      type: EventOccurrence,
+      nullable: true,
+      description: 'The occurrence (null, with an error, where you may not read events).',
+      resolve: (line, _args, ctx) => related(ctx, 'occurrence', line.occurrenceId),
+    }),
+    ticketType: t.field({
+      type: TicketType,
+      nullable: true,
+      description: 'The ticket type, or null once deleted (null, with an error, where you may not read events).',
+      resolve: (line, _args, ctx) => related(ctx, 'ticketType', line.ticketTypeId),
+    }),
     ticketTypeName: t.exposeString('ticketTypeName', {
       description: 'Name of the ticket type when the order was checked out (a later rename does not change it).',
     }),

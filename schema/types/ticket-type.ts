@@ -9,6 +9,7 @@ import {
 } from '../../src/services/ticket-types.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -26,6 +27,12 @@ export const TicketType = builder.prismaObject('TicketType', {
     organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
     accountId: t.exposeString('accountId', { description: "The event's account." }),
     eventId: t.exposeString('eventId', { description: 'The event (evt_).' }),
+    event: t.field({
+      type: Event,
+      nullable: true,
+      description: 'Its event.',
+      resolve: (ticketType, _args, ctx) => relatedEvent(ctx, ticketType.eventId),
+    }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description (at most 5000 characters), or null.' }),
     priceAmount: t.exposeInt('priceAmount', { description: 'Price in minor units of currency (cents, pence), 0 or more.' }),

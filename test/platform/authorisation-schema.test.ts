@@ -45,10 +45,14 @@ describe('every field that answers events answers what a use case authorised', (
       'EventConnection.edges',
       'EventConnection.nodes',
       'EventEdge.node',
+      // Relations answer their event through relatedEvent (schema/types/event.ts), which asks the type's rule.
+      'EventOccurrence.event',
       'Mutation.createEvent',
       'Mutation.updateEvent',
+      'OrderLineItem.event',
       'Query.event',
       'Query.events',
+      'TicketType.event',
     ]);
   });
 });
