@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
+import { batched } from '../db/batch.ts';
 import { AppError } from '../errors.ts';
 import type { Event, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
@@ -238,39 +239,17 @@ export interface EventCounts {
   productCount: number;
 }
 
-interface CountBatch {
-  ids: Set<string>;
-  result: Promise<Map<string, EventCounts>>;
-}
-
-const pendingBatches = new WeakMap<RequestContext, CountBatch>();
 /** Counts read with their event (lists and single reads); an event read otherwise is counted in a batch. */
 const knownCounts = new WeakMap<Event, EventCounts>();
+const countBatch = batched((ctx, ids: string[]) => countEvents(ctx, ids));
 
 /**
- * The counts of one event, batched: every event resolved while a request's batch is open (a page
- * of a list, in practice) is counted together with one grouped query per count. Counts are always
+ * The counts of one event, batched (src/db/batch.ts): every event resolved while a request's batch
+ * is open (a page of a list, in practice) is counted together by one statement. Counts are always
  * read fresh (not cached past the batch), so a mutation earlier in the same request shows.
  */
-export function eventCounts(ctx: RequestContext, event: Event): Promise<EventCounts> {
-  const known = knownCounts.get(event);
-  if (known) return Promise.resolve(known);
-  const eventId = event.id;
-  let batch = pendingBatches.get(ctx);
-  if (!batch) {
-    const ids = new Set<string>();
-    const created: CountBatch = {
-      ids,
-      result: new Promise((resolve) => setImmediate(resolve)).then(() => {
-        pendingBatches.delete(ctx);
-        return countEvents(ctx, [...ids]);
-      }),
-    };
-    batch = created;
-    pendingBatches.set(ctx, batch);
-  }
-  batch.ids.add(eventId);
-  return batch.result.then((counts) => counts.get(eventId) ?? { occurrenceCount: 0, ticketCount: 0, productCount: 0 });
+export async function eventCounts(ctx: RequestContext, event: Event): Promise<EventCounts> {
+  return knownCounts.get(event) ?? (await countBatch(ctx, event.id)) ?? { occurrenceCount: 0, ticketCount: 0, productCount: 0 };
 }
 
 /** The counts of each of `eventIds` (src/resources/event.ts), in one statement. */

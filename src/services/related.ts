@@ -1,4 +1,5 @@
 import type { RequestContext } from '../context.ts';
+import { batched } from '../db/batch.ts';
 import type { Account, Customer, Event, EventOccurrence, TicketType, Venue } from '../generated/prisma/client.ts';
 
 /**
@@ -27,31 +28,15 @@ interface Rows {
 }
 export type RelatedKind = keyof Rows;
 
-interface Batch {
-  ids: Set<string>;
-  result: Promise<Map<string, unknown>>;
-}
-const batches = new WeakMap<RequestContext, Map<RelatedKind, Batch>>();
+const BY_KIND = Object.fromEntries(
+  Object.entries(LOADERS).map(([kind, load]) => [
+    kind,
+    batched(async (ctx, ids: string[]) => new Map<string, unknown>((await load(ctx, ids)).map((row: { id: string }) => [row.id, row]))),
+  ]),
+) as Record<RelatedKind, (ctx: RequestContext, id: string) => Promise<unknown>>;
 
 /** The `kind` whose id is `id` (null for none, or deleted), read in the request's batch of that kind. */
-export function related<K extends RelatedKind>(ctx: RequestContext, kind: K, id: string | null | undefined): Promise<Rows[K] | null> {
-  if (!id) return Promise.resolve(null);
-  let open = batches.get(ctx);
-  if (!open) batches.set(ctx, (open = new Map<RelatedKind, Batch>()));
-  let batch = open.get(kind);
-  if (!batch) {
-    const ids = new Set<string>();
-    const kinds = open;
-    batch = {
-      ids,
-      result: new Promise((resolve) => setImmediate(resolve)).then(async () => {
-        kinds.delete(kind);
-        const rows: Array<{ id: string }> = await LOADERS[kind](ctx, [...ids]);
-        return new Map(rows.map((row) => [row.id, row]));
-      }),
-    };
-    open.set(kind, batch);
-  }
-  batch.ids.add(id);
-  return batch.result.then((rows) => (rows.get(id) as Rows[K] | undefined) ?? null);
+export async function related<K extends RelatedKind>(ctx: RequestContext, kind: K, id: string | null | undefined): Promise<Rows[K] | null> {
+  if (!id) return null;
+  return ((await BY_KIND[kind](ctx, id)) as Rows[K] | undefined) ?? null;
 }

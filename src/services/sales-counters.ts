@@ -1,4 +1,5 @@
 import type { RequestContext } from '../context.ts';
+import { batched } from '../db/batch.ts';
 
 /**
  * How many tickets an event, one of its occurrences or one of its ticket types has, and where they
@@ -46,33 +47,17 @@ async function countersOf(ctx: RequestContext, by: CountedBy, ids: string[]): Pr
 
 const NONE: SalesCounters = { capacity: 0, sold: 0, held: 0, available: 0 };
 
-interface Batch {
-  ids: Set<string>;
-  result: Promise<Map<string, SalesCounters>>;
-}
-const batches = new WeakMap<RequestContext, Map<CountedBy, Batch>>();
+const BY_KIND = {
+  event: batched((ctx, ids: string[]) => countersOf(ctx, 'event', ids)),
+  occurrence: batched((ctx, ids: string[]) => countersOf(ctx, 'occurrence', ids)),
+  ticketType: batched((ctx, ids: string[]) => countersOf(ctx, 'ticketType', ids)),
+};
 
 /**
- * The counters of one event, occurrence or ticket type, batched: everything of one kind asked
- * while a request's batch is open (a page of a list, the occurrences of an event) is counted by
- * one statement. Always read fresh, so a sale earlier in the same request shows.
+ * The counters of one event, occurrence or ticket type, batched (src/db/batch.ts): everything of
+ * one kind asked while a request's batch is open (a page of a list, the occurrences of an event) is
+ * counted by one statement, always fresh.
  */
-export function salesCounters(ctx: RequestContext, by: CountedBy, id: string): Promise<SalesCounters> {
-  let open = batches.get(ctx);
-  if (!open) batches.set(ctx, (open = new Map<CountedBy, Batch>()));
-  let batch = open.get(by);
-  if (!batch) {
-    const ids = new Set<string>();
-    const kinds = open;
-    batch = {
-      ids,
-      result: new Promise((resolve) => setImmediate(resolve)).then(() => {
-        kinds.delete(by);
-        return countersOf(ctx, by, [...ids]);
-      }),
-    };
-    open.set(by, batch);
-  }
-  batch.ids.add(id);
-  return batch.result.then((counters) => counters.get(id) ?? NONE);
+export async function salesCounters(ctx: RequestContext, by: CountedBy, id: string): Promise<SalesCounters> {
+  return (await BY_KIND[by](ctx, id)) ?? NONE;
 }
