@@ -152,7 +152,13 @@ describe('change notices over a connection that goes half-open', { timeout: 60_0
     const cache = await listenThroughPath();
     await within(10_000, () => notices.listening);
     const org = await organisation();
-    expect([await org.name(cache), await org.name(cache), org.loads()]).toEqual(['Before', 'Before', 1]);
+    // Trusted: a second read is served from the cache. (The insert's own notice may arrive after the
+    // first read and drop the entry once, as any change does; so the pair is asked until it settles.)
+    await within(5_000, async () => {
+      const before = org.loads();
+      const names = [await org.name(cache), await org.name(cache)];
+      return names.every((name) => name === 'Before') && org.loads() - before <= 1;
+    });
     // Healthy: a change made elsewhere reaches the cache through the path within milliseconds.
     await org.rename('Healthy');
     await within(1_000, async () => (await org.name(cache)) === 'Healthy');
