@@ -1,10 +1,7 @@
 import {
   getNamedType,
   isEnumType,
-  isInputObjectType,
   isInterfaceType,
-  isListType,
-  isNonNullType,
   isObjectType,
   Kind,
   OperationTypeNode,
@@ -15,7 +12,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import { operationOf } from '../src/graphql/variables.ts';
+import { operationOf, renameEnums } from '../src/graphql/variables.ts';
 
 /**
  * The graph names enum values UPPER_CASE (`ON_SALE`); `/v1`, `/live` and webhooks carry the
@@ -27,17 +24,7 @@ import { operationOf } from '../src/graphql/variables.ts';
 
 /** `value` with each enum value the client sent (`on_sale`) named as the graph names it (`ON_SALE`). */
 export function namesIn(value: unknown, type: GraphQLInputType): unknown {
-  if (value === null || value === undefined) return value;
-  if (isNonNullType(type)) return namesIn(value, type.ofType);
-  if (isListType(type)) return Array.isArray(value) ? value.map((item) => namesIn(item, type.ofType)) : namesIn(value, type.ofType);
-  if (isEnumType(type)) return typeof value === 'string' ? (nameOf(type, value) ?? notAName(type, value)) : value;
-  if (isInputObjectType(type) && typeof value === 'object' && !Array.isArray(value)) {
-    const fields = type.getFields();
-    return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, fields[key] ? namesIn(item, fields[key].type) : item]),
-    );
-  }
-  return value;
+  return renameEnums(value, type, (enumType, text) => nameOf(enumType, text) ?? notAName(enumType, text));
 }
 
 /**

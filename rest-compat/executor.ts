@@ -1,7 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import {
   getNamedType,
-  isEnumType,
   Kind,
   OperationTypeNode,
   parse,
@@ -19,7 +18,7 @@ import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { idempotently } from '../src/http/idempotency.ts';
 import { inputProblem } from '../src/http/input-safety.ts';
 import { contextOf } from '../src/http/request-context.ts';
-import { operationOf, typeAt } from '../src/graphql/variables.ts';
+import { operationOf, refusedEnum } from '../src/graphql/variables.ts';
 import { WORDS } from '../src/validation.ts';
 import { enumPlaces, namesIn, valuesIn } from './enums.ts';
 import type { Binding, RestRoute } from './route.ts';
@@ -122,8 +121,8 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
   });
   for (const { route, document, versioning, root } of prepareRoutes(pipeline.schema, routes)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    const types = variableTypes(pipeline.schema, document);
     const inputTypes = variableInputTypes(pipeline.schema, document);
+    const types = new Map([...inputTypes].map(([name, type]) => [name, getNamedType(type).name]));
     const places = enumPlaces(pipeline.schema, document);
     router[method](expressPath(route.path), async (req: Request, res: Response) => {
       labelRoute(res, `${req.baseUrl}${route.path}`);
@@ -169,16 +168,6 @@ function variableInputTypes(schema: GraphQLSchema, document: DocumentNode): Map<
   for (const definition of operationOf(document)?.variableDefinitions ?? []) {
     const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
     if (type) types.set(definition.variable.name.value, type);
-  }
-  return types;
-}
-
-/** The named type of each variable of the operation (`Int`, `String`, an input object …). */
-function variableTypes(schema: GraphQLSchema, document: DocumentNode): Map<string, string> {
-  const types = new Map<string, string>();
-  for (const definition of operationOf(document)?.variableDefinitions ?? []) {
-    const type = typeFromAST(schema, definition.type);
-    if (type) types.set(definition.variable.name.value, getNamedType(type).name);
   }
   return types;
 }
@@ -245,10 +234,9 @@ function restPaths(error: unknown, bind: Binding, req: Request, inputTypes: Map<
     const fromVariables = segments[0] === 'variables';
     const [variable, ...rest] = fromVariables ? segments.slice(1) : segments;
     // A value outside an enum is described by the contract's values, not the graph's names.
-    const type = variable === undefined ? undefined : inputTypes.get(variable);
-    const named = type && typeAt(type, rest);
-    const enumType = named && getNamedType(named);
-    if (fromVariables && isEnumType(enumType) && /^one of /i.test(issue.message)) {
+    const type = fromVariables && variable !== undefined ? inputTypes.get(variable) : undefined;
+    const enumType = type && refusedEnum(type, rest, issue.message);
+    if (enumType) {
       issue = { ...issue, message: WORDS.oneOf(enumType.getValues().map((value) => value.value as string)) };
     }
     const place = variable === undefined ? undefined : placeOf(variable);

@@ -4,6 +4,7 @@ import { getPass, listPasses, redeemPass } from '../../src/services/passes.ts';
 import { changeOrder } from '../../src/services/sales/change-order.ts';
 import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
 import { checkoutUrl } from '../../src/services/sales/order-rows.ts';
+import type { PaymentInput } from '../../src/services/sales/confirm-order.ts';
 import { builder } from '../builder.ts';
 import { related } from '../../src/services/related.ts';
 import { Event, relatedEvent } from './event.ts';
@@ -127,7 +128,11 @@ export const Payment = builder.prismaObject('Payment', {
     id: t.exposeString('id', { description: 'Payment id (pay_).' }),
     amount: t.exposeInt('amount', { description: 'Amount in minor units.' }),
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
-    method: t.field({ type: PaymentMethod, description: 'How it was paid.', resolve: (payment) => payment.method as 'test_card' }),
+    method: t.field({
+      type: PaymentMethod,
+      description: 'How it was paid.',
+      resolve: (payment) => payment.method as PaymentInput['method'],
+    }),
     cardLast4: t.exposeString('cardLast4', { nullable: true, description: 'Last four digits of the card, or null.' }),
     status: t.expose('status', { type: PaymentStatus, description: 'Its outcome.' }),
     failureReason: t.exposeString('failureReason', { nullable: true, description: 'Why it was declined, or null.' }),

@@ -10,6 +10,7 @@ import {
   Kind,
   typeFromAST,
   type DocumentNode,
+  type GraphQLEnumType,
   type GraphQLInputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -83,24 +84,40 @@ export function wordsFor(type: GraphQLInputType): string {
 }
 
 /**
- * `value` with each enum name the graph gave (`ON_SALE`) as the value a use case takes (`on_sale`);
- * anything that names no value stays as it is, for the use case's schema to refuse.
+ * `value` with each text at an enum of `type` replaced by `rename(enum, text)`: the one walk that
+ * turns the graph's enum names into the contract's values and back (here, and at the /v1 and
+ * /live edge: rest-compat/enums.ts). One value where a list goes is renamed as an item.
  */
-export function enumValuesIn(value: unknown, type: GraphQLInputType): unknown {
+export function renameEnums(value: unknown, type: GraphQLInputType, rename: (type: GraphQLEnumType, text: string) => string): unknown {
   if (value === null || value === undefined) return value;
-  if (isNonNullType(type)) return enumValuesIn(value, type.ofType);
-  if (isListType(type)) return Array.isArray(value) ? value.map((item) => enumValuesIn(item, type.ofType)) : value;
-  if (isEnumType(type)) return typeof value === 'string' ? (type.getValue(value)?.value ?? value) : value;
+  if (isNonNullType(type)) return renameEnums(value, type.ofType, rename);
+  if (isListType(type)) {
+    return Array.isArray(value) ? value.map((item) => renameEnums(item, type.ofType, rename)) : renameEnums(value, type.ofType, rename);
+  }
+  if (isEnumType(type)) return typeof value === 'string' ? rename(type, value) : value;
   if (isInputObjectType(type) && typeof value === 'object' && !Array.isArray(value)) {
     const fields = type.getFields();
     return Object.fromEntries(
       Object.entries(value as Record<string, unknown>).map(([key, item]) => [
         key,
-        fields[key] ? enumValuesIn(item, fields[key].type) : item,
+        fields[key] ? renameEnums(item, fields[key].type, rename) : item,
       ]),
     );
   }
   return value;
+}
+
+/** The value a use case takes (`on_sale`) of an enum name the graph gave (`ON_SALE`); any other text as it is. */
+const valueOfName = (type: GraphQLEnumType, text: string): string => (type.getValue(text)?.value as string | undefined) ?? text;
+
+/**
+ * The enum a refusal at `path` inside a value of `type` is about, when the refusal lists the
+ * allowed values ("one of …"): each surface then names them in its own words.
+ */
+export function refusedEnum(type: GraphQLInputType, path: ReadonlyArray<string | number>, message: string): GraphQLEnumType | undefined {
+  const named = typeAt(type, path);
+  const enumType = named && getNamedType(named);
+  return isEnumType(enumType) && /^one of /i.test(message) ? enumType : undefined;
 }
 
 /** The input type reached from `type` along `path` (list indexes and field names), if any. */
@@ -167,17 +184,15 @@ export function variableIssues(
     });
     const judge = issues.length > before || listFromOne(value, type) ? schemaBehind(type) : undefined;
     // The schema knows the contract's values (`on_sale`), the graph their names (`ON_SALE`).
-    const verdict = judge?.safeParse(enumValuesIn(value, type));
+    const verdict = judge?.safeParse(renameEnums(value, type, valueOfName));
     if (verdict && !verdict.success) {
       issues.splice(
         before,
         issues.length - before,
         ...issuesFrom(verdict.error.issues).map(({ path, ...issue }) => {
           const steps = path === '(root)' ? [] : path.split('.');
-          const named = typeAt(type, steps);
-          const enumType = named && getNamedType(named);
-          const oneOf = isEnumType(enumType) && /^one of /i.test(issue.message);
-          return { ...issue, variable, path: steps, message: oneOf ? wordsFor(enumType) : issue.message };
+          const enumType = refusedEnum(type, steps, issue.message);
+          return { ...issue, variable, path: steps, message: enumType ? wordsFor(enumType) : issue.message };
         }),
       );
     }
