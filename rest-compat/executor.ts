@@ -25,6 +25,7 @@ import type { Binding, RestRoute } from './route.ts';
 import { labelRoute } from '../src/http/metrics.ts';
 import { routeVersioning, type RouteVersioning } from './versioned.ts';
 import { rootFieldRefusal } from '../schema/root-field-access.ts';
+import { failuresAsErrors } from '../schema/payload.ts';
 
 interface PreparedRoute {
   route: RestRoute;
@@ -252,6 +253,7 @@ export async function runOperation(
   variableValues: Record<string, unknown>,
   ctx: RequestContext,
 ): Promise<Record<string, unknown>> {
+  failuresAsErrors(ctx);
   const result = await pipeline.execute(document, variableValues, ctx);
   const [first] = result.errors ?? [];
   if (first) throw toAppError(first);

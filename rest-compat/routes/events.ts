@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RestRoute } from '../route.ts';
 import { versioned } from '../versioned.ts';
-import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
+import { deleted, deletion, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { listQuery } from '../../src/pagination.ts';
 import { createEventInput, listEventsFilters, updateEventInput } from '../../src/services/events.ts';
 import { createOccurrenceInput } from '../../src/services/occurrences.ts';
@@ -42,10 +42,10 @@ export const eventsRoutes: RestRoute[] = [
     summary: "Create an event. timezone defaults to the venue's; status defaults to draft.",
     tag: 'Events',
     organisation: true,
-    operation: `mutation CreateEvent($input: CreateEventInput!) { createEvent(input: $input) { ${EVENT_FIELDS} } }`,
+    operation: `mutation CreateEvent($input: CreateEventInput!) { createEvent(input: $input) { event { ${EVENT_FIELDS} } } }`,
     body: versioned(createEventInput, 'Event'),
     bind: { input: 'body' },
-    result: (data) => ({ event: data.createEvent }),
+    result: (data) => ({ event: data.createEvent.event }),
     status: 201,
     response: z.object({ event }),
   },
@@ -67,11 +67,11 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'Change an event; omitted fields stay, null clears a nullable one. The account cannot change.',
     tag: 'Events',
     organisation: true,
-    operation: `mutation UpdateEvent($id: String!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { ${EVENT_FIELDS} } }`,
+    operation: `mutation UpdateEvent($id: String!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { event { ${EVENT_FIELDS} } } }`,
     params: idParam,
     body: versioned(updateEventInput, 'Event'),
     bind: { id: 'params.id', input: 'body' },
-    result: (data) => ({ event: data.updateEvent }),
+    result: (data) => ({ event: data.updateEvent.event }),
     response: z.object({ event }),
   },
   {
@@ -80,10 +80,10 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'Delete an event: it leaves every list and answers 404 from then on.',
     tag: 'Events',
     organisation: true,
-    operation: `mutation DeleteEvent($id: String!) { deleteEvent(id: $id) { success id } }`,
+    operation: `mutation DeleteEvent($id: String!) { deleteEvent(id: $id) { deletedId } }`,
     params: idParam,
     bind: { id: 'params.id' },
-    result: (data) => data.deleteEvent,
+    result: (data) => deletion(data.deleteEvent),
     response: deleted,
   },
   {

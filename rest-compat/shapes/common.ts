@@ -15,3 +15,6 @@ export const PAGINATION_FIELDS = 'pagination { page limit total totalPages hasNe
 export const idParam = z.object({ id: z.string().min(1).max(100) });
 
 export const deleted = z.object({ success: z.boolean(), id: z.string() });
+
+/** The contract's deletion answer from a delete mutation's payload (`{ deletedId }`). */
+export const deletion = (answer: { deletedId: string }) => ({ success: true, id: answer.deletedId });

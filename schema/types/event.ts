@@ -19,7 +19,8 @@ import { SalesCounters } from './sales-counters.ts';
 import type { RequestContext } from '../../src/context.ts';
 import { builder } from '../builder.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult, statusEnum } from './common.ts';
+import { statusEnum } from './common.ts';
+import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
@@ -191,27 +192,27 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createEvent: t.field({
-    type: Event,
+    ...payload('CreateEvent', 'event', Event, 'The event created.'),
     description: 'Creates an event (POST /v1/events).',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateEventInput, required: true, description: 'The event.' }) },
-    resolve: (_root, { input }, ctx) => createEvent(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createEvent(ctx, input)),
   }),
   updateEvent: t.field({
-    type: Event,
+    ...payload('UpdateEvent', 'event', Event, 'The event as changed.'),
     description: 'Changes an event (PATCH /v1/events/{id}).',
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Event id (evt_).' }),
       input: t.arg({ type: UpdateEventInput, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateEvent(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateEvent(ctx, id, input)),
   }),
   deleteEvent: t.field({
-    type: DeleteResult,
+    ...deletePayload('DeleteEvent', 'event'),
     description: 'Deletes an event (DELETE /v1/events/{id}): it leaves every list and answers NOT_FOUND from then on.',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Event id (evt_).' }) },
-    resolve: (_root, { id }, ctx) => deleteEvent(ctx, id),
+    resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteEvent(ctx, id)),
   }),
 }));

@@ -800,7 +800,7 @@ describe('access', () => {
     const viewer = await staffWithRoles(app, org, ['viewer'], org.account.id, 'gviewer');
     const write = await graphql(
       app,
-      'mutation($id: String!) { deleteEvent(id: $id) { success } }',
+      'mutation($id: String!) { deleteEvent(id: $id) { deletedId } }',
       { id: event.id },
       as(viewer.token, org),
     );
