@@ -40,6 +40,10 @@ const SCALARS = new Map<z.ZodType, string>([
 ]);
 const FORMAT_SCALARS: Record<string, string> = { email: 'EmailAddress', url: 'URL', datetime: 'DateTime', date: 'LocalDate' };
 
+/** Field names that hold an id of one of the graph's entities (not `clientId`, an identity provider's). */
+const NAMES_AN_ENTITY =
+  /^(id|ids|(account|organisation|user|role|venue|event|occurrence|ticketType|channel|customer|order|endpoint|pass)Ids?)$/;
+
 /** GraphQL enums by the values they list: a schema's `z.enum` becomes the enum with its values. */
 const ENUMS = new Map<string, unknown>();
 export function registerEnum(values: readonly string[], ref: unknown): void {
@@ -131,6 +135,8 @@ export function inputFrom<S extends z.ZodObject>(name: string, schema: S, option
           if (described === undefined) throw new Error(`${name}.${field} has no description`);
           const { description, required, type: given } = typeof described === 'string' ? { description: described } : described;
           const judged = given ? { ...judgeGiven(fieldSchema), type: given } : judge(fieldSchema, `${name}.${field}`);
+          // A field naming an entity (`venueId`, `roleIds`) takes the graph's ids.
+          if (judged.type === 'String' && NAMES_AN_ENTITY.test(field)) judged.type = 'ID';
           const type = (judged.list ? [judged.type] : judged.type) as 'String';
           return [field, t.field({ type, required: required ?? !judged.optional, description })];
         }),

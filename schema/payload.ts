@@ -52,12 +52,11 @@ export interface Payload<T> {
  * The `type` and nullability of a mutation answering `<Name>Payload { <field>, userErrors }`. The
  * payload is nullable so that a mutation refused outright (a missing right) nulls only itself.
  */
-export function payload<T>(
-  name: string,
-  field: string,
-  type: ObjectRef<typeof builder.$inferSchemaTypes, T> | [ObjectRef<typeof builder.$inferSchemaTypes, T>],
-  description: string,
-) {
+type Ref<T> = ObjectRef<typeof builder.$inferSchemaTypes, T>;
+
+export function payload<T>(name: string, field: string, type: Ref<T>, description: string): PayloadField<T>;
+export function payload<T>(name: string, field: string, type: [Ref<T>], description: string): PayloadField<T[]>;
+export function payload<T>(name: string, field: string, type: Ref<T> | [Ref<T>], description: string): PayloadField<T> {
   const ref = builder.objectRef<Payload<T>>(`${name}Payload`).implement({
     description: `The answer of \`${name.charAt(0).toLowerCase()}${name.slice(1)}\`: ${description.charAt(0).toLowerCase()}${description.slice(1)} or why not.`,
     fields: (t) => ({
@@ -75,6 +74,11 @@ export function payload<T>(
     }),
   });
   return { type: ref, nullable: true } as const;
+}
+
+interface PayloadField<T> {
+  type: Ref<Payload<T>>;
+  nullable: true;
 }
 
 /** The payload of a deletion: the deleted thing's id. */
@@ -113,11 +117,7 @@ export function failuresAsErrors(ctx: RequestContext): void {
  * names the argument that input paths are relative to (the use cases report `name`, the graph
  * says `["input", "name"]`).
  */
-export async function answer<T>(
-  ctx: RequestContext,
-  run: () => Promise<T> | T,
-  argument: string | null = 'input',
-): Promise<Payload<T>> {
+export async function answer<T>(ctx: RequestContext, run: () => Promise<T> | T, argument: string | null = 'input'): Promise<Payload<T>> {
   try {
     return { result: await run(), userErrors: [] };
   } catch (error) {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createAccountInput, updateAccountInput } from '../../src/services/accounts.ts';
 import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
-import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
+import { deleted, deletion, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { statusOf } from '../../src/statuses.ts';
 
 export const ACCOUNT_FIELDS = 'id organisationId name status isDeleted createdAt updatedAt';
@@ -36,10 +36,10 @@ export const accountsRoutes: RestRoute[] = [
     summary: 'Create an account.',
     tag: 'Accounts',
     organisation: true,
-    operation: `mutation CreateAccount($input: CreateAccountInput!) { createAccount(input: $input) { ${ACCOUNT_FIELDS} } }`,
+    operation: `mutation CreateAccount($input: CreateAccountInput!) { createAccount(input: $input) { account { ${ACCOUNT_FIELDS} } } }`,
     body: createAccountInput,
     bind: { input: 'body' },
-    result: (data) => ({ account: data.createAccount }),
+    result: (data) => ({ account: data.createAccount.account }),
     status: 201,
     response: z.object({ account }),
   },
@@ -61,11 +61,11 @@ export const accountsRoutes: RestRoute[] = [
     summary: 'Rename an account or change its status.',
     tag: 'Accounts',
     organisation: true,
-    operation: `mutation UpdateAccount($id: String!, $input: UpdateAccountInput!) { updateAccount(id: $id, input: $input) { ${ACCOUNT_FIELDS} } }`,
+    operation: `mutation UpdateAccount($id: String!, $input: UpdateAccountInput!) { updateAccount(id: $id, input: $input) { account { ${ACCOUNT_FIELDS} } } }`,
     params: idParam,
     body: updateAccountInput,
     bind: { id: 'params.id', input: 'body' },
-    result: (data) => ({ account: data.updateAccount }),
+    result: (data) => ({ account: data.updateAccount.account }),
     response: z.object({ account }),
   },
   {
@@ -74,10 +74,10 @@ export const accountsRoutes: RestRoute[] = [
     summary: 'Delete an account (it disappears from lists and cannot own new things).',
     tag: 'Accounts',
     organisation: true,
-    operation: `mutation DeleteAccount($id: String!) { deleteAccount(id: $id) { success id } }`,
+    operation: `mutation DeleteAccount($id: String!) { deleteAccount(id: $id) { deletedId } }`,
     params: idParam,
     bind: { id: 'params.id' },
-    result: (data) => data.deleteAccount,
+    result: (data) => deletion(data.deleteAccount),
     response: deleted,
   },
 ];

@@ -39,10 +39,10 @@ export const apiKeysRoutes: RestRoute[] = [
     summary: 'Create an organisation API key; the key is in the answer and never again. Signed-in staff only.',
     tag: 'API keys',
     organisation: true,
-    operation: `mutation CreateApiKey($input: CreateApiKeyInput!) { createApiKey(input: $input) { apiKey { ${FIELDS} } key } }`,
+    operation: `mutation CreateApiKey($input: CreateApiKeyInput!) { createApiKey(input: $input) { createdApiKey { apiKey { ${FIELDS} } key } } }`,
     body: createApiKeyInput,
     bind: { input: 'body' },
-    result: (data) => data.createApiKey,
+    result: (data) => data.createApiKey.createdApiKey,
     replay: {
       secrets: ['key'],
       readWith: (answer) =>
@@ -57,10 +57,10 @@ export const apiKeysRoutes: RestRoute[] = [
     summary: 'Revoke an organisation API key.',
     tag: 'API keys',
     organisation: true,
-    operation: `mutation RevokeApiKey($id: String!) { revokeApiKey(id: $id) { ${FIELDS} } }`,
+    operation: `mutation RevokeApiKey($id: String!) { revokeApiKey(id: $id) { apiKey { ${FIELDS} } } }`,
     params: idParam,
     bind: { id: 'params.id' },
-    result: (data) => ({ apiKey: data.revokeApiKey }),
+    result: (data) => ({ apiKey: data.revokeApiKey.apiKey }),
     response: z.object({ apiKey }),
   },
 ];

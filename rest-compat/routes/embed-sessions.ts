@@ -12,11 +12,11 @@ export const embedSessionsRoutes: RestRoute[] = [
     tag: 'Embed sessions',
     organisation: true,
     operation: `mutation CreateEmbedSession($input: CreateEmbedSessionInput) {
-      createEmbedSession(input: $input) { token expiresAt accountId organisation { id slug } }
+      createEmbedSession(input: $input) { embedSession { token expiresAt accountId organisation { id slug } } }
     }`,
     body: createEmbedSessionInput,
     bind: { input: 'body' },
-    result: (data) => data.createEmbedSession,
+    result: (data) => data.createEmbedSession.embedSession,
     replay: {
       secrets: ['token'],
       readWith: () => 'An embed session is read only with its token: if the token was lost, mint another.',

@@ -109,12 +109,12 @@ export const eventsRoutes: RestRoute[] = [
     tag: 'Event occurrences',
     organisation: true,
     operation: `mutation CreateEventOccurrence($eventId: String!, $input: CreateEventOccurrenceInput!) {
-      createEventOccurrence(eventId: $eventId, input: $input) { ${OCCURRENCE_FIELDS} }
+      createEventOccurrence(eventId: $eventId, input: $input) { eventOccurrence { ${OCCURRENCE_FIELDS} } }
     }`,
     params: idParam,
     body: createOccurrenceInput,
     bind: { eventId: 'params.id', input: 'body' },
-    result: (data) => ({ eventOccurrence: data.createEventOccurrence }),
+    result: (data) => ({ eventOccurrence: data.createEventOccurrence.eventOccurrence }),
     status: 201,
     response: z.object({ eventOccurrence }),
   },
@@ -140,12 +140,12 @@ export const eventsRoutes: RestRoute[] = [
     tag: 'Ticket types',
     organisation: true,
     operation: `mutation CreateTicketType($eventId: String!, $input: CreateTicketTypeInput!) {
-      createTicketType(eventId: $eventId, input: $input) { ${TICKET_TYPE_FIELDS} }
+      createTicketType(eventId: $eventId, input: $input) { ticketType { ${TICKET_TYPE_FIELDS} } }
     }`,
     params: idParam,
     body: createTicketTypeInput,
     bind: { eventId: 'params.id', input: 'body' },
-    result: (data) => ({ ticketType: data.createTicketType }),
+    result: (data) => ({ ticketType: data.createTicketType.ticketType }),
     status: 201,
     response: z.object({ ticketType }),
   },
@@ -156,12 +156,12 @@ export const eventsRoutes: RestRoute[] = [
     tag: 'Ticket types',
     organisation: true,
     operation: `mutation UpdateTicketType($id: String!, $input: UpdateTicketTypeInput!) {
-      updateTicketType(id: $id, input: $input) { ${TICKET_TYPE_FIELDS} }
+      updateTicketType(id: $id, input: $input) { ticketType { ${TICKET_TYPE_FIELDS} } }
     }`,
     params: idParam,
     body: updateTicketTypeInput,
     bind: { id: 'params.id', input: 'body' },
-    result: (data) => ({ ticketType: data.updateTicketType }),
+    result: (data) => ({ ticketType: data.updateTicketType.ticketType }),
     response: z.object({ ticketType }),
   },
 ];

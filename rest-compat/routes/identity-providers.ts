@@ -59,11 +59,11 @@ export const identityProvidersRoutes: RestRoute[] = [
     tag: 'Identity providers',
     organisation: true,
     operation: `mutation CreateIdentityProvider($input: CreateIdentityProviderInput!) {
-      createIdentityProvider(input: $input) { ${PROVIDER_FIELDS} }
+      createIdentityProvider(input: $input) { identityProvider { ${PROVIDER_FIELDS} } }
     }`,
     body: createIdentityProviderInput,
     bind: { input: 'body' },
-    result: (data) => ({ provider: data.createIdentityProvider }),
+    result: (data) => ({ provider: data.createIdentityProvider.identityProvider }),
     status: 201,
     response: z.object({ provider: identityProvider }),
   },
@@ -87,12 +87,12 @@ export const identityProvidersRoutes: RestRoute[] = [
     tag: 'Identity providers',
     organisation: true,
     operation: `mutation UpdateIdentityProvider($id: String!, $input: UpdateIdentityProviderInput!) {
-      updateIdentityProvider(id: $id, input: $input) { ${PROVIDER_FIELDS} }
+      updateIdentityProvider(id: $id, input: $input) { identityProvider { ${PROVIDER_FIELDS} } }
     }`,
     params: idParam,
     body: updateIdentityProviderInput,
     bind: { id: 'params.id', input: 'body' },
-    result: (data) => ({ provider: data.updateIdentityProvider }),
+    result: (data) => ({ provider: data.updateIdentityProvider.identityProvider }),
     response: z.object({ provider: identityProvider }),
   },
   {
@@ -104,11 +104,11 @@ export const identityProvidersRoutes: RestRoute[] = [
     tag: 'Authentication',
     organisation: false,
     operation: `mutation Federate($input: FederateInput!) {
-      federate(input: $input) { accessToken refreshToken expiresAt user { id email firstName lastName } }
+      federate(input: $input) { session { accessToken refreshToken expiresAt user { id email firstName lastName } } }
     }`,
     body: federateInput,
     bind: { input: 'body' },
-    result: (data) => data.federate,
+    result: (data) => data.federate.session,
     replay: 'never',
     response: signInResult,
   },

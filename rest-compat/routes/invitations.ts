@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createInvitationInput, redeemInvitationInput } from '../../src/services/invitations.ts';
 import { listQuery } from '../../src/pagination.ts';
 import type { RestRoute } from '../route.ts';
-import { deleted, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
+import { deleted, deletion, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { signInResult } from './auth.ts';
 
 /** docs/spec/service-spec.md §2 "User invitation", exactly: accountId and roleIds stay GraphQL-only. */
@@ -46,10 +46,10 @@ export const invitationsRoutes: RestRoute[] = [
       'Invite a person: creates a pending user with the roles (on accountId, our addition; default the oldest account) and mails the code.',
     tag: TAG,
     organisation: true,
-    operation: `mutation CreateInvitation($input: CreateInvitationInput!) { createInvitation(input: $input) { ${FIELDS} } }`,
+    operation: `mutation CreateInvitation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { ${FIELDS} } } }`,
     body: createInvitationInput,
     bind: { input: 'body' },
-    result: (data) => ({ invitation: data.createInvitation }),
+    result: (data) => ({ invitation: data.createInvitation.invitation }),
     status: 201,
     response: z.object({ invitation }),
   },
@@ -71,10 +71,10 @@ export const invitationsRoutes: RestRoute[] = [
     summary: 'Delete an invitation not yet redeemed, with its pending user and their roles.',
     tag: TAG,
     organisation: true,
-    operation: `mutation DeleteInvitation($id: String!) { deleteInvitation(id: $id) { success id } }`,
+    operation: `mutation DeleteInvitation($id: String!) { deleteInvitation(id: $id) { deletedId } }`,
     params: byId,
     bind: { id: 'params.id' },
-    result: (data) => data.deleteInvitation,
+    result: (data) => deletion(data.deleteInvitation),
     response: deleted,
   },
   {
@@ -83,10 +83,10 @@ export const invitationsRoutes: RestRoute[] = [
     summary: 'Replace the code and the expiry and send the mail again; the old code stops working.',
     tag: TAG,
     organisation: true,
-    operation: `mutation ResendInvitation($id: String!) { resendInvitation(id: $id) { ${FIELDS} } }`,
+    operation: `mutation ResendInvitation($id: String!) { resendInvitation(id: $id) { invitation { ${FIELDS} } } }`,
     params: byId,
     bind: { id: 'params.id' },
-    result: (data) => ({ invitation: data.resendInvitation }),
+    result: (data) => ({ invitation: data.resendInvitation.invitation }),
     response: z.object({ invitation }),
   },
   {
@@ -97,13 +97,13 @@ export const invitationsRoutes: RestRoute[] = [
     tag: 'Authentication',
     organisation: false,
     operation: `mutation RedeemInvitation($input: RedeemInvitationInput!) {
-      redeemInvitation(input: $input) { accessToken refreshToken expiresAt user { id email firstName lastName } }
+      redeemInvitation(input: $input) { session { accessToken refreshToken expiresAt user { id email firstName lastName } } }
     }`,
     // Whether the password may be left out depends on the caller (their own session may stand in for
     // it): the service validates the body with that knowledge and names every missing field.
     body: redeemInvitationInput.partial(),
     bind: { input: 'body' },
-    result: (data) => data.redeemInvitation,
+    result: (data) => data.redeemInvitation.session,
     replay: 'never',
     response: signInResult,
   },

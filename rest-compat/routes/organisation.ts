@@ -33,10 +33,10 @@ export const organisationRoutes: RestRoute[] = [
     summary: 'Change the organisation: name, colours, logo, metadata, pinned API version.',
     tag: 'Organisation',
     organisation: true,
-    operation: `mutation UpdateOrganisation($input: UpdateOrganisationInput!) { updateOrganisation(input: $input) { ${ORGANISATION_FIELDS} } }`,
+    operation: `mutation UpdateOrganisation($input: UpdateOrganisationInput!) { updateOrganisation(input: $input) { organisation { ${ORGANISATION_FIELDS} } } }`,
     body: updateOrganisationInput,
     bind: { input: 'body' },
-    result: (data) => ({ organisation: data.updateOrganisation }),
+    result: (data) => ({ organisation: data.updateOrganisation.organisation }),
     response: z.object({ organisation }),
   },
 ];

@@ -15,12 +15,12 @@ export const partnerRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation ProvisionPartnerAccount($input: ProvisionPartnerAccountInput!) {
       provisionPartnerAccount(input: $input) {
-        account { ${ACCOUNT_FIELDS} } salesChannel { id slug channelType } publishableKey { id key }
+        provisioning { account { ${ACCOUNT_FIELDS} } salesChannel { id slug channelType } publishableKey { id key } }
       }
     }`,
     body: provisionPartnerAccountInput,
     bind: { input: 'body' },
-    result: (data) => data.provisionPartnerAccount,
+    result: (data) => data.provisionPartnerAccount.provisioning,
     replay: {
       secrets: ['publishableKey.key'],
       readWith: (answer) => {

@@ -3,7 +3,7 @@ import { createRoleInput, updateRoleInput } from '../../src/services/roles.ts';
 import { assignRoleInput, listRoleAssignmentsFilters, replaceRolesInput } from '../../src/services/role-assignments.ts';
 import type { RestRoute } from '../route.ts';
 import { listQuery } from '../../src/pagination.ts';
-import { deleted, idParam, pagination, PAGINATION_FIELDS } from '../shapes/common.ts';
+import { deleted, deletion, idParam, pagination, PAGINATION_FIELDS } from '../shapes/common.ts';
 
 const ROLE_FIELDS = 'id organisationId name description isDeleted createdAt updatedAt permissions isSystemRole';
 const ASSIGNMENT_FIELDS = `id organisationId userId accountId roleId createdAt
@@ -52,10 +52,10 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Create a custom role.',
     tag: 'Roles',
     organisation: true,
-    operation: `mutation CreateRole($input: CreateRoleInput!) { createRole(input: $input) { ${ROLE_FIELDS} } }`,
+    operation: `mutation CreateRole($input: CreateRoleInput!) { createRole(input: $input) { role { ${ROLE_FIELDS} } } }`,
     body: createRoleInput,
     bind: { input: 'body' },
-    result: (data) => data.createRole,
+    result: (data) => data.createRole.role,
     status: 201,
     response: role,
   },
@@ -77,11 +77,11 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Change a custom role. System roles answer 409.',
     tag: 'Roles',
     organisation: true,
-    operation: `mutation UpdateRole($id: String!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { ${ROLE_FIELDS} } }`,
+    operation: `mutation UpdateRole($id: String!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { role { ${ROLE_FIELDS} } } }`,
     params: idParam,
     body: updateRoleInput,
     bind: { id: 'params.id', input: 'body' },
-    result: (data) => data.updateRole,
+    result: (data) => data.updateRole.role,
     response: role,
   },
   {
@@ -90,10 +90,10 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Delete a custom role and its assignments. System roles answer 409.',
     tag: 'Roles',
     organisation: true,
-    operation: `mutation DeleteRole($id: String!) { deleteRole(id: $id) { success id } }`,
+    operation: `mutation DeleteRole($id: String!) { deleteRole(id: $id) { deletedId } }`,
     params: idParam,
     bind: { id: 'params.id' },
-    result: (data) => data.deleteRole,
+    result: (data) => deletion(data.deleteRole),
     response: deleted,
   },
   {
@@ -118,10 +118,10 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Assign a role to a user on an account.',
     tag: 'Role assignments',
     organisation: true,
-    operation: `mutation AssignRole($input: AssignRoleInput!) { assignRole(input: $input) { ${ASSIGNMENT_FIELDS} } }`,
+    operation: `mutation AssignRole($input: AssignRoleInput!) { assignRole(input: $input) { roleAssignment { ${ASSIGNMENT_FIELDS} } } }`,
     body: assignRoleInput,
     bind: { input: 'body' },
-    result: (data) => ({ assignment: data.assignRole }),
+    result: (data) => ({ assignment: data.assignRole.roleAssignment }),
     status: 201,
     response: z.object({ assignment }),
   },
@@ -131,10 +131,10 @@ export const rolesRoutes: RestRoute[] = [
     summary: "Replace a user's roles on an account, atomically.",
     tag: 'Role assignments',
     organisation: true,
-    operation: `mutation ReplaceRoles($input: ReplaceRolesInput!) { replaceRoles(input: $input) { ${ASSIGNMENT_FIELDS} } }`,
+    operation: `mutation ReplaceRoles($input: ReplaceRolesInput!) { replaceRoles(input: $input) { roleAssignments { ${ASSIGNMENT_FIELDS} } } }`,
     body: replaceRolesInput,
     bind: { input: 'body' },
-    result: (data) => ({ assignments: data.replaceRoles }),
+    result: (data) => ({ assignments: data.replaceRoles.roleAssignments }),
     response: z.object({ assignments: z.array(assignment) }),
   },
   {
@@ -143,10 +143,10 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Remove a role assignment.',
     tag: 'Role assignments',
     organisation: true,
-    operation: `mutation RemoveRoleAssignment($id: String!) { removeRoleAssignment(id: $id) { success } }`,
+    operation: `mutation RemoveRoleAssignment($id: String!) { removeRoleAssignment(id: $id) { deletedId } }`,
     params: idParam,
     bind: { id: 'params.id' },
-    result: (data) => data.removeRoleAssignment,
+    result: () => ({ success: true }),
     response: z.object({ success: z.boolean() }),
   },
 ];

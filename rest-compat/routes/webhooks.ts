@@ -11,7 +11,7 @@ import {
 } from '../../src/services/webhook-endpoints.ts';
 import type { RestRoute } from '../route.ts';
 import type { AnswerReplay } from '../../src/http/idempotency.ts';
-import { deleted, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
+import { deleted, deletion, idParam, PAGINATION_FIELDS, pagination } from '../shapes/common.ts';
 import { STATUSES } from '../../src/statuses.ts';
 import {
   RECOVERIES_PER_ENDPOINT_PER_HOUR,
@@ -108,11 +108,11 @@ export const webhooksRoutes: RestRoute[] = [
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {
-      createWebhookEndpoint(input: $input) { endpoint { ${ENDPOINT_FIELDS} } secret }
+      createWebhookEndpoint(input: $input) { createdWebhookEndpoint { endpoint { ${ENDPOINT_FIELDS} } secret } }
     }`,
     body: createWebhookEndpointInput,
     bind: { input: 'body' },
-    result: (data) => data.createWebhookEndpoint,
+    result: (data) => data.createWebhookEndpoint.createdWebhookEndpoint,
     replay: SECRET_ANSWER,
     status: 201,
     response: z.object({ endpoint, secret: z.string() }),
@@ -137,12 +137,12 @@ export const webhooksRoutes: RestRoute[] = [
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation UpdateWebhookEndpoint($id: String!, $input: UpdateWebhookEndpointInput!) {
-      updateWebhookEndpoint(id: $id, input: $input) { ${ENDPOINT_FIELDS} }
+      updateWebhookEndpoint(id: $id, input: $input) { webhookEndpoint { ${ENDPOINT_FIELDS} } }
     }`,
     params: idParam,
     body: updateWebhookEndpointInput,
     bind: { id: 'params.id', input: 'body' },
-    result: (data) => ({ endpoint: data.updateWebhookEndpoint }),
+    result: (data) => ({ endpoint: data.updateWebhookEndpoint.webhookEndpoint }),
     response: z.object({ endpoint }),
   },
   {
@@ -151,10 +151,10 @@ export const webhooksRoutes: RestRoute[] = [
     summary: 'Delete a webhook endpoint: it answers 404 from then on, receives nothing new, and its pending deliveries stop.',
     tag: 'Webhooks',
     organisation: true,
-    operation: 'mutation DeleteWebhookEndpoint($id: String!) { deleteWebhookEndpoint(id: $id) { success id } }',
+    operation: 'mutation DeleteWebhookEndpoint($id: String!) { deleteWebhookEndpoint(id: $id) { deletedId } }',
     params: idParam,
     bind: { id: 'params.id' },
-    result: (data) => data.deleteWebhookEndpoint,
+    result: (data) => deletion(data.deleteWebhookEndpoint),
     response: deleted,
   },
   {
@@ -164,10 +164,10 @@ export const webhooksRoutes: RestRoute[] = [
       'Send a signed sample delivery to this endpoint only: an event of its first subscribed type (event.created when it takes every type) whose payload holds sample data (ids such as ord_sample0000000000000000; only accountId is real). A disabled endpoint answers 409.',
     tag: 'Webhooks',
     organisation: true,
-    operation: `mutation TestWebhookEndpoint($id: String!) { testWebhookEndpoint(id: $id) { ${DELIVERY_FIELDS} } }`,
+    operation: `mutation TestWebhookEndpoint($id: String!) { testWebhookEndpoint(id: $id) { webhookDelivery { ${DELIVERY_FIELDS} } } }`,
     params: idParam,
     bind: { id: 'params.id' },
-    result: (data) => ({ delivery: data.testWebhookEndpoint }),
+    result: (data) => ({ delivery: data.testWebhookEndpoint.webhookDelivery }),
     status: 201,
     response: z.object({ delivery }),
   },
@@ -179,12 +179,12 @@ export const webhooksRoutes: RestRoute[] = [
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation RotateWebhookEndpointSecret($id: String!, $input: RotateWebhookEndpointSecretInput) {
-      rotateWebhookEndpointSecret(id: $id, input: $input) { endpoint { ${ENDPOINT_FIELDS} } secret }
+      rotateWebhookEndpointSecret(id: $id, input: $input) { rotatedSecret { endpoint { ${ENDPOINT_FIELDS} } secret } }
     }`,
     params: idParam,
     body: rotateWebhookEndpointSecretInput,
     bind: { id: 'params.id', input: 'body' },
-    result: (data) => data.rotateWebhookEndpointSecret,
+    result: (data) => data.rotateWebhookEndpointSecret.rotatedSecret,
     replay: SECRET_ANSWER,
     response: z.object({ endpoint, secret: z.string() }),
   },
@@ -196,13 +196,13 @@ export const webhooksRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation RecoverWebhookEndpoint($id: String!, $input: RecoverWebhookEndpointInput!) {
       recoverWebhookEndpoint(id: $id, input: $input) {
-        id endpointId url since until deliveryCount includedOtherUrlCount skippedOtherUrlCount remainingCount
+        webhookRecovery { id endpointId url since until deliveryCount includedOtherUrlCount skippedOtherUrlCount remainingCount }
       }
     }`,
     params: idParam,
     body: recoverWebhookEndpointInput,
     bind: { id: 'params.id', input: 'body' },
-    result: (data) => ({ recovery: data.recoverWebhookEndpoint }),
+    result: (data) => ({ recovery: data.recoverWebhookEndpoint.webhookRecovery }),
     status: 202,
     response: z.object({
       recovery: z.object({
@@ -236,10 +236,10 @@ export const webhooksRoutes: RestRoute[] = [
     summary: `Send a delivery again now, whatever its status, as a manual attempt (same Service-Event-Id and Service-Delivery-Id), in the background (202): the attempt appears among its attempts once made (later while its endpoint is busy). A success settles it as succeeded. At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} a minute per endpoint and ${RESENDS_PER_ORGANISATION_PER_MINUTE} per organisation (429 RATE_LIMITED with Retry-After beyond). A disabled endpoint answers 409.`,
     tag: 'Webhooks',
     organisation: true,
-    operation: `mutation ResendWebhookDelivery($id: String!) { resendWebhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
+    operation: `mutation ResendWebhookDelivery($id: String!) { resendWebhookDelivery(id: $id) { webhookDelivery { ${DELIVERY_FIELDS} } } }`,
     params: idParam,
     bind: { id: 'params.id' },
-    result: (data) => ({ delivery: data.resendWebhookDelivery }),
+    result: (data) => ({ delivery: data.resendWebhookDelivery.webhookDelivery }),
     status: 202,
     response: z.object({ delivery }),
   },

@@ -11,7 +11,8 @@ import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult, statusEnum } from './common.ts';
+import { statusEnum } from './common.ts';
+import { answer, deleted, deletePayload, payload } from '../payload.ts';
 
 const AccountStatus = statusEnum('AccountStatus', 'account', 'Whether an account trades.', {
   active: 'Trading.',
@@ -71,27 +72,27 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createAccount: t.field({
-    type: Account,
+    ...payload('CreateAccount', 'account', Account, 'The account created.'),
     description: 'Creates an account (POST /v1/accounts).',
     authScopes: { $all: { organisation: true, organisationPermission: 'accounts.write' } },
     args: { input: t.arg({ type: CreateAccountInput, required: true, description: 'The account.' }) },
-    resolve: (_root, { input }, ctx) => createAccount(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createAccount(ctx, input)),
   }),
   updateAccount: t.field({
-    type: Account,
+    ...payload('UpdateAccount', 'account', Account, 'The account as changed.'),
     description: 'Renames or (de)activates an account (PATCH /v1/accounts/{id}).',
     authScopes: { $all: { organisation: true, permission: 'accounts.write' } },
     args: {
       id: t.arg.string({ required: true, description: 'Account id.' }),
       input: t.arg({ type: UpdateAccountInput, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateAccount(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateAccount(ctx, id, input)),
   }),
   deleteAccount: t.field({
-    type: DeleteResult,
+    ...deletePayload('DeleteAccount', 'account'),
     description: 'Deletes an account: it disappears from lists and cannot own new things (DELETE /v1/accounts/{id}).',
     authScopes: { $all: { organisation: true, organisationPermission: 'accounts.write' } },
     args: { id: t.arg.string({ required: true, description: 'Account id.' }) },
-    resolve: (_root, { id }, ctx) => deleteAccount(ctx, id),
+    resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteAccount(ctx, id)),
   }),
 }));

@@ -1,6 +1,7 @@
 import { createApiKey, createApiKeyInput, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { answer, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
 
@@ -67,17 +68,17 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createApiKey: t.field({
-    type: CreatedApiKey,
+    ...payload('CreateApiKey', 'createdApiKey', CreatedApiKey, 'The key created and its key material.'),
     description: 'Creates an API key (POST /v1/api-keys); signed-in staff only.',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateApiKeyInput, required: true, description: 'The key.' }) },
-    resolve: (_root, { input }, ctx) => createApiKey(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createApiKey(ctx, input)),
   }),
   revokeApiKey: t.field({
-    type: ApiKey,
+    ...payload('RevokeApiKey', 'apiKey', ApiKey, 'The key as revoked.'),
     description: 'Revokes an API key (POST /v1/api-keys/{id}/revoke); its next use answers 401 API_KEY_REVOKED.',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Key id (oak_).' }) },
-    resolve: (_root, { id }, ctx) => revokeApiKey(ctx, id),
+    resolve: (_root, { id }, ctx) => answer(ctx, () => revokeApiKey(ctx, id)),
   }),
 }));

@@ -2,6 +2,8 @@ import { login, loginInput, logout, refresh, refreshInput, type SignInResult, ty
 import { AppError } from '../../src/errors.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { answer, payload } from '../payload.ts';
+import { SuccessResult } from './common.ts';
 
 export const SignedInUserRef = builder.objectRef<SignInResult['user']>('SignedInUser').implement({
   description: 'The person who signed in.',
@@ -51,30 +53,33 @@ const RefreshInput = inputFrom('RefreshTokenInput', refreshInput, {
 
 builder.mutationFields((t) => ({
   login: t.field({
-    type: SignInResultRef,
+    ...payload('Login', 'session', SignInResultRef, 'The new session: its tokens and the person signed in.'),
     description: 'Password sign-in for first-party tooling (POST /v1/auth/login). With X-Service-Org the tokens carry that organisation.',
     authScopes: { public: true },
     args: { input: t.arg({ type: LoginInput, required: true }) },
-    resolve: (_root, { input }, ctx) => {
-      // A named organisation that does not exist is refused like one the person is not in.
-      if (ctx.organisationSlug && !ctx.organisation) throw new AppError('ORG_MISMATCH');
-      return login(ctx.runtime, ctx.organisation, input, ctx.clientIp);
-    },
+    resolve: (_root, { input }, ctx) =>
+      answer(ctx, () => {
+        // A named organisation that does not exist is refused like one the person is not in.
+        if (ctx.organisationSlug && !ctx.organisation) throw new AppError('ORG_MISMATCH');
+        return login(ctx.runtime, ctx.organisation, input, ctx.clientIp);
+      }),
   }),
   refreshTokens: t.field({
-    type: SessionTokensRef,
+    ...payload('RefreshTokens', 'tokens', SessionTokensRef, 'The new access token and refresh token.'),
     description: 'Rotates a refresh token (POST /v1/auth/refresh). Reusing one revokes its whole family.',
     authScopes: { public: true },
     args: { input: t.arg({ type: RefreshInput, required: true }) },
-    resolve: (_root, { input }, ctx) => refresh(ctx.runtime, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => refresh(ctx.runtime, input)),
   }),
-  logout: t.boolean({
+  logout: t.field({
+    ...payload('Logout', 'signedOut', SuccessResult, 'The outcome of the sign-out.'),
     description: 'Signs out: revokes the refresh token and every token of its family (POST /v1/auth/logout).',
     authScopes: { public: true },
     args: { input: t.arg({ type: RefreshInput, required: true }) },
-    resolve: async (_root, { input }, ctx) => {
-      await logout(ctx.runtime, input);
-      return true;
-    },
+    resolve: (_root, { input }, ctx) =>
+      answer(ctx, async () => {
+        await logout(ctx.runtime, input);
+        return { success: true };
+      }),
   }),
 }));

@@ -13,6 +13,7 @@ import { inputFrom } from '../input.ts';
 import { statusEnum } from './common.ts';
 import { Pagination, pageArgsFor } from '../pagination.ts';
 import { Order, OrderStatus } from './order.ts';
+import { answer, payload } from '../payload.ts';
 
 /*
  * The storefront flow of the sales API (/live): carts, checkout, secret-key confirmation and
@@ -173,25 +174,25 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createSalesCart: t.field({
-    type: SalesCart,
+    ...payload('CreateSalesCart', 'salesCart', SalesCart, 'The cart created.'),
     description:
       'Creates a cart, starting a sales session unless the request names a valid one (POST /live/sales/carts; answers X-Live-Session).',
     authScopes: CHANNEL,
     args: { items: t.arg({ type: [SalesCartItemInput], description: 'Its first lines (optional).' }) },
-    resolve: (_root, args, ctx) => createCart(ctx, args),
+    resolve: (_root, args, ctx) => answer(ctx, () => createCart(ctx, args), null),
   }),
   updateSalesCart: t.field({
-    type: SalesCart,
+    ...payload('UpdateSalesCart', 'salesCart', SalesCart, 'The cart as changed.'),
     description: "Replaces a cart's lines; an empty list empties it (PATCH /live/sales/carts/{id}).",
     authScopes: CHANNEL,
     args: {
       id: t.arg.string({ required: true, description: 'Cart id (crt_).' }),
       items: t.arg({ type: [SalesCartItemInput], required: true, description: 'The lines the cart should hold.' }),
     },
-    resolve: (_root, { id, ...input }, ctx) => updateCart(ctx, id, input),
+    resolve: (_root, { id, ...input }, ctx) => answer(ctx, () => updateCart(ctx, id, input), null),
   }),
   checkoutSalesCart: t.field({
-    type: Checkout,
+    ...payload('CheckoutSalesCart', 'checkout', Checkout, 'The pending order and where to pay it.'),
     description:
       'Checks out a cart: finds or creates the customer (customer.created), holds the tickets and creates a pending order (order.created) (POST /live/sales/carts/{id}/checkout).',
     authScopes: CHANNEL,
@@ -202,29 +203,29 @@ builder.mutationFields((t) => ({
         description: 'Who buys; optional for a signed-in shopper (customer token beside the key).',
       }),
     },
-    resolve: (_root, { id, ...input }, ctx) => checkoutCart(ctx, id, input),
+    resolve: (_root, { id, ...input }, ctx) => answer(ctx, () => checkoutCart(ctx, id, input), null),
   }),
   confirmSalesOrder: t.field({
-    type: Order,
+    ...payload('ConfirmSalesOrder', 'order', Order, 'The order as confirmed.'),
     description:
       'Confirms a pending order of the channel without the hosted checkout: order.confirmed, passes issued (ticket.issued) (POST /live/sales/orders/{id}/confirm). Secret key (svsk_) only.',
     authScopes: CHANNEL,
     args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
-    resolve: (_root, { id }, ctx) => confirmOrderWithSecretKey(ctx, id),
+    resolve: (_root, { id }, ctx) => answer(ctx, () => confirmOrderWithSecretKey(ctx, id), null),
   }),
   requestCustomerMagicLink: t.field({
-    type: Accepted,
+    ...payload('RequestCustomerMagicLink', 'accepted', Accepted, 'The request, accepted.'),
     description:
       'Mails a sign-in code to a customer of the channel’s account (POST /live/sales/customer-auth/magic-link); the same answer whether the address is known or not.',
     authScopes: CHANNEL,
     args: { email: t.arg.string({ required: true, description: 'Email address.' }) },
-    resolve: (_root, args, ctx) => requestMagicLink(ctx, args),
+    resolve: (_root, args, ctx) => answer(ctx, () => requestMagicLink(ctx, args), null),
   }),
   createCustomerToken: t.field({
-    type: CustomerToken,
+    ...payload('CreateCustomerToken', 'customerToken', CustomerToken, 'The customer token.'),
     description: 'Exchanges a magic-link code (single use, short-lived) for a customer token (POST /live/sales/customer-tokens).',
     authScopes: CHANNEL,
     args: { code: t.arg.string({ required: true, description: 'The code from the mail.' }) },
-    resolve: (_root, args, ctx) => createCustomerToken(ctx, args),
+    resolve: (_root, args, ctx) => answer(ctx, () => createCustomerToken(ctx, args), null),
   }),
 }));

@@ -1,6 +1,7 @@
 import { createEmbedSession, createEmbedSessionInput, currentEmbedSession } from '../../src/services/embed-sessions.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { answer, payload } from '../payload.ts';
 
 const OrganisationRef = builder.objectRef<{ id: string; slug: string }>('EmbedOrganisation').implement({
   description: 'The organisation of an embed session.',
@@ -51,10 +52,10 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createEmbedSession: t.field({
-    type: EmbedSession,
+    ...payload('CreateEmbedSession', 'embedSession', EmbedSession, 'The embed session minted.'),
     description: 'Mints an embed session token (POST /v1/embed/sessions); callable with an organisation API key.',
     authScopes: { organisation: true },
     args: { input: t.arg({ type: CreateEmbedSessionInput, description: 'Options; all optional.' }) },
-    resolve: (_root, { input }, ctx) => createEmbedSession(ctx, input ?? {}),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createEmbedSession(ctx, input ?? {})),
   }),
 }));

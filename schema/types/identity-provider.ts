@@ -10,6 +10,7 @@ import {
 } from '../../src/services/identity-providers.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { answer, payload } from '../payload.ts';
 import { SignInResultRef } from './auth.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
@@ -145,29 +146,29 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createIdentityProvider: t.field({
-    type: IdentityProviderRef,
+    ...payload('CreateIdentityProvider', 'identityProvider', IdentityProviderRef, 'The identity provider added.'),
     description: 'Adds an identity provider to the organisation (POST /v1/identity-providers). One per issuer.',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateIdentityProviderInput, required: true, description: 'The provider.' }) },
-    resolve: (_root, { input }, ctx) => createIdentityProvider(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createIdentityProvider(ctx, input)),
   }),
   updateIdentityProvider: t.field({
-    type: IdentityProviderRef,
+    ...payload('UpdateIdentityProvider', 'identityProvider', IdentityProviderRef, 'The identity provider as changed.'),
     description: 'Changes an identity provider of the organisation (PATCH /v1/identity-providers/{id}).',
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Identity provider id (idp_).' }),
       input: t.arg({ type: UpdateIdentityProviderInput, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateIdentityProvider(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateIdentityProvider(ctx, id, input)),
   }),
   federate: t.field({
-    type: SignInResultRef,
+    ...payload('Federate', 'session', SignInResultRef, 'The new session: its tokens and the person signed in.'),
     description:
       "Signs in with a token of an organisation's identity provider (POST /v1/auth/federate). The person must already be " +
       'a user of that organisation (active, or invited); the tokens carry it. With X-Service-Org only its providers are tried.',
     authScopes: { public: true },
     args: { input: t.arg({ type: FederateInput, required: true, description: 'The token.' }) },
-    resolve: (_root, { input }, ctx) => federate(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => federate(ctx, input)),
   }),
 }));

@@ -12,7 +12,8 @@ import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { SignInResultRef } from './auth.ts';
-import { DeleteResult, valuesEnum } from './common.ts';
+import { valuesEnum } from './common.ts';
+import { answer, deleted, deletePayload, payload } from '../payload.ts';
 
 const READ = { $all: { organisation: true, organisationPermission: 'invitations.read' } } as const;
 const WRITE = { $all: { organisation: true, organisationPermission: 'invitations.write' } } as const;
@@ -102,33 +103,33 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createInvitation: t.field({
-    type: Invitation,
+    ...payload('CreateInvitation', 'invitation', Invitation, 'The invitation created.'),
     description: 'Invites a person: a pending user with the roles, the invitation, and a mail with the code (POST /v1/user-invitations).',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateInvitationInput, required: true, description: 'The invitation.' }) },
-    resolve: (_root, { input }, ctx) => createInvitation(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createInvitation(ctx, input)),
   }),
   deleteInvitation: t.field({
-    type: DeleteResult,
+    ...deletePayload('DeleteInvitation', 'invitation'),
     description: 'Deletes an invitation not yet redeemed, with its pending user and their roles (DELETE /v1/user-invitations/{id}).',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
-    resolve: (_root, { id }, ctx) => deleteInvitation(ctx, id),
+    resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteInvitation(ctx, id)),
   }),
   resendInvitation: t.field({
-    type: Invitation,
+    ...payload('ResendInvitation', 'invitation', Invitation, 'The invitation with its new code and expiry.'),
     description:
       'Replaces the code and the expiry and sends the mail again (POST /v1/user-invitations/{id}/resend). The old code stops working.',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
-    resolve: (_root, { id }, ctx) => resendInvitation(ctx, id),
+    resolve: (_root, { id }, ctx) => answer(ctx, () => resendInvitation(ctx, id)),
   }),
   redeemInvitation: t.field({
-    type: SignInResultRef,
+    ...payload('RedeemInvitation', 'session', SignInResultRef, "The session in the invitation's organisation."),
     description:
       "Accepts an invitation (POST /v1/auth/invitations/redeem): activates the user and answers a session in the invitation's organisation.",
     authScopes: { public: true },
     args: { input: t.arg({ type: RedeemInvitationInput, required: true, description: 'Code and password.' }) },
-    resolve: (_root, { input }, ctx) => redeemInvitation(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => redeemInvitation(ctx, input)),
   }),
 }));

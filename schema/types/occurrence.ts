@@ -7,6 +7,7 @@ import { SalesCounters } from './sales-counters.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { answer, payload } from '../payload.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
@@ -106,13 +107,13 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createEventOccurrence: t.field({
-    type: EventOccurrence,
+    ...payload('CreateEventOccurrence', 'eventOccurrence', EventOccurrence, 'The occurrence added.'),
     description: 'Adds an occurrence to an event (POST /v1/events/{id}/occurrences).',
     authScopes: WRITE,
     args: {
       eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
       input: t.arg({ type: CreateEventOccurrenceInput, required: true, description: 'The occurrence.' }),
     },
-    resolve: (_root, { eventId, input }, ctx) => createOccurrence(ctx, eventId, input),
+    resolve: (_root, { eventId, input }, ctx) => answer(ctx, () => createOccurrence(ctx, eventId, input)),
   }),
 }));

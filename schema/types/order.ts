@@ -13,6 +13,7 @@ import { TicketType } from './ticket-type.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum, valuesEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { answer, payload } from '../payload.ts';
 
 /*
  * Orders, customers, passes and redemptions. The same objects serve management (rights on the
@@ -327,23 +328,23 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   cancelOrder: t.field({
-    type: Order,
+    ...payload('CancelOrder', 'order', Order, 'The order as cancelled.'),
     description:
       'Cancels a pending or confirmed order: tickets back on sale, passes not yet redeemed void; order.cancelled (POST /v1/orders/{id}/cancel). 409 when cancelled or refunded already.',
     authScopes: { $all: { organisation: true, permission: 'orders.cancel' } },
     args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
-    resolve: (_root, { id }, ctx) => changeOrder(ctx, id, 'cancel'),
+    resolve: (_root, { id }, ctx) => answer(ctx, () => changeOrder(ctx, id, 'cancel'), null),
   }),
   refundOrder: t.field({
-    type: Order,
+    ...payload('RefundOrder', 'order', Order, 'The order as refunded.'),
     description:
       'Refunds a confirmed order: tickets back on sale, passes not yet redeemed void; order.refunded (POST /v1/orders/{id}/refund). 409 unless confirmed.',
     authScopes: { $all: { organisation: true, permission: 'orders.refund' } },
     args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
-    resolve: (_root, { id }, ctx) => changeOrder(ctx, id, 'refund'),
+    resolve: (_root, { id }, ctx) => answer(ctx, () => changeOrder(ctx, id, 'refund'), null),
   }),
   redeemPass: t.field({
-    type: Redemption,
+    ...payload('RedeemPass', 'redemption', Redemption, 'The redemption made.'),
     description:
       'Redeems a pass at the door, by id or by code (POST /v1/passes/{id}/redeem, POST /v1/redemptions); ticket.redeemed. A second scan, or a void pass, is 409 with the reason.',
     authScopes: { $all: { organisation: true, permission: 'passes.redeem' } },
@@ -354,6 +355,6 @@ builder.mutationFields((t) => ({
         description: 'The occurrence the scanner admits to (eoc_): a pass for another one is refused with 409.',
       }),
     },
-    resolve: (_root, args, ctx) => redeemPass(ctx, args),
+    resolve: (_root, args, ctx) => answer(ctx, () => redeemPass(ctx, args), null),
   }),
 }));

@@ -1,6 +1,7 @@
 import { getOrganisation, updateOrganisation, updateOrganisationInput } from '../../src/services/organisation.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { answer, payload } from '../payload.ts';
 
 export const Organisation = builder.prismaObject('Organisation', {
   description: 'A tenant of the service: a ticketing company with its accounts, users and settings.',
@@ -56,10 +57,10 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   updateOrganisation: t.field({
-    type: Organisation,
+    ...payload('UpdateOrganisation', 'organisation', Organisation, 'The organisation as changed.'),
     description: 'Changes the organisation (PATCH /v1/organisation). An unknown or sunset apiVersion answers UNSUPPORTED_VERSION.',
     authScopes: { $all: { organisation: true, organisationPermission: 'organisation.write' } },
     args: { input: t.arg({ type: UpdateOrganisationInput, required: true, description: 'The changes.' }) },
-    resolve: (_root, { input }, ctx) => updateOrganisation(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => updateOrganisation(ctx, input)),
   }),
 }));

@@ -1,6 +1,7 @@
 import { provisionPartnerAccount, provisionPartnerAccountInput } from '../../src/services/provision-partner-account.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { answer, payload } from '../payload.ts';
 import { statusEnum } from './common.ts';
 import { Account } from './account.ts';
 
@@ -59,11 +60,11 @@ const ProvisionInput = inputFrom('ProvisionPartnerAccountInput', provisionPartne
 
 builder.mutationFields((t) => ({
   provisionPartnerAccount: t.field({
-    type: ProvisioningResult,
+    ...payload('ProvisionPartnerAccount', 'provisioning', ProvisioningResult, 'The account, its sales channel and publishable key.'),
     description:
       'Creates an account, a sales channel and its publishable key atomically (POST /v1/partner/accounts). Needs accounts.write and sales_channels.write on every account.',
     authScopes: { $all: { organisation: true, organisationPermission: 'accounts.write' } },
     args: { input: t.arg({ type: ProvisionInput, required: true, description: 'The partner account.' }) },
-    resolve: (_root, { input }, ctx) => provisionPartnerAccount(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => provisionPartnerAccount(ctx, input)),
   }),
 }));

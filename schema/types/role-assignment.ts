@@ -8,7 +8,7 @@ import {
 } from '../../src/services/role-assignments.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
-import { SuccessResult } from './common.ts';
+import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
 
@@ -125,24 +125,28 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   assignRole: t.field({
-    type: RoleAssignment,
+    ...payload('AssignRole', 'roleAssignment', RoleAssignment, 'The role assignment created.'),
     description: 'Grants a role to a user on an account (POST /v1/user-account-roles).',
     authScopes: WRITE,
     args: { input: t.arg({ type: AssignRoleInput, required: true, description: 'The assignment.' }) },
-    resolve: (_root, { input }, ctx) => assignRole(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => assignRole(ctx, input)),
   }),
   replaceRoles: t.field({
-    type: [RoleAssignment],
+    ...payload('ReplaceRoles', 'roleAssignments', [RoleAssignment], "The user's role assignments on the account, as replaced."),
     description: "Replaces a user's roles on an account, atomically (PUT /v1/user-account-roles).",
     authScopes: WRITE,
     args: { input: t.arg({ type: ReplaceRolesInput, required: true, description: 'The new set.' }) },
-    resolve: (_root, { input }, ctx) => replaceRoles(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => replaceRoles(ctx, input)),
   }),
   removeRoleAssignment: t.field({
-    type: SuccessResult,
+    ...deletePayload('RemoveRoleAssignment', 'role assignment'),
     description: 'Removes a role assignment (DELETE /v1/user-account-roles/{id}).',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Assignment id (uar_).' }) },
-    resolve: (_root, { id }, ctx) => removeRoleAssignment(ctx, id),
+    resolve: (_root, { id }, ctx) =>
+      deleted(ctx, async () => {
+        await removeRoleAssignment(ctx, id);
+        return { id };
+      }),
   }),
 }));

@@ -1,7 +1,7 @@
 import { createRole, createRoleInput, deleteRole, getRole, listRoles, updateRole, updateRoleInput } from '../../src/services/roles.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
-import { DeleteResult } from './common.ts';
+import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
 
@@ -73,27 +73,27 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createRole: t.field({
-    type: Role,
+    ...payload('CreateRole', 'role', Role, 'The role created.'),
     description: 'Creates a custom role (POST /v1/roles).',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateRoleInput, required: true, description: 'The role.' }) },
-    resolve: (_root, { input }, ctx) => createRole(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createRole(ctx, input)),
   }),
   updateRole: t.field({
-    type: Role,
+    ...payload('UpdateRole', 'role', Role, 'The role as changed.'),
     description: 'Changes a custom role (PATCH /v1/roles/{id}); system roles answer CONFLICT.',
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Role id.' }),
       input: t.arg({ type: UpdateRoleInput, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateRole(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateRole(ctx, id, input)),
   }),
   deleteRole: t.field({
-    type: DeleteResult,
+    ...deletePayload('DeleteRole', 'role'),
     description: 'Deletes a custom role and its assignments (DELETE /v1/roles/{id}); system roles answer CONFLICT.',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Role id.' }) },
-    resolve: (_root, { id }, ctx) => deleteRole(ctx, id),
+    resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteRole(ctx, id)),
   }),
 }));

@@ -14,6 +14,7 @@ import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { answer, payload } from '../payload.ts';
 import { ChannelType } from './partner.ts';
 
 const READ = { $all: { organisation: true, permission: 'sales_channels.read' } } as const;
@@ -144,40 +145,40 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createSalesChannel: t.field({
-    type: SalesChannel,
+    ...payload('CreateSalesChannel', 'salesChannel', SalesChannel, 'The sales channel created.'),
     description: 'Creates a sales channel on an account (POST /v1/sales-channels).',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateSalesChannelInput, required: true, description: 'The channel.' }) },
-    resolve: (_root, { input }, ctx) => createSalesChannel(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createSalesChannel(ctx, input)),
   }),
   updateSalesChannel: t.field({
-    type: SalesChannel,
+    ...payload('UpdateSalesChannel', 'salesChannel', SalesChannel, 'The sales channel as changed.'),
     description: 'Renames, (de)activates a channel or changes what it sells (PATCH /v1/sales-channels/{id}).',
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
       input: t.arg({ type: UpdateSalesChannelInput, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateSalesChannel(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateSalesChannel(ctx, id, input)),
   }),
   createChannelKey: t.field({
-    type: CreatedChannelKey,
+    ...payload('CreateChannelKey', 'createdChannelKey', CreatedChannelKey, 'The key issued, with its key material.'),
     description: 'Issues a publishable or secret key for a channel; the key is answered once (POST /v1/sales-channels/{id}/keys).',
     authScopes: WRITE,
     args: {
       channelId: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
       input: t.arg({ type: CreateChannelKeyInput, required: true, description: 'The key.' }),
     },
-    resolve: (_root, { channelId, input }, ctx) => createChannelKey(ctx, channelId, input),
+    resolve: (_root, { channelId, input }, ctx) => answer(ctx, () => createChannelKey(ctx, channelId, input)),
   }),
   revokeChannelKey: t.field({
-    type: ChannelKey,
+    ...payload('RevokeChannelKey', 'channelKey', ChannelKey, 'The key as revoked.'),
     description: 'Revokes a channel key at once; revoking again answers it unchanged (POST /v1/sales-channels/{id}/keys/{keyId}/revoke).',
     authScopes: WRITE,
     args: {
       channelId: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
       id: t.arg.string({ required: true, description: 'Channel key id (schk_).' }),
     },
-    resolve: (_root, { channelId, id }, ctx) => revokeChannelKey(ctx, channelId, id),
+    resolve: (_root, { channelId, id }, ctx) => answer(ctx, () => revokeChannelKey(ctx, channelId, id), null),
   }),
 }));

@@ -13,7 +13,7 @@ import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult } from './common.ts';
+import { answer, deleted, deletePayload, payload } from '../payload.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
@@ -106,30 +106,30 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createTicketType: t.field({
-    type: TicketType,
+    ...payload('CreateTicketType', 'ticketType', TicketType, 'The ticket type added.'),
     description: 'Adds a ticket type to an event (POST /v1/events/{id}/ticket-types).',
     authScopes: WRITE,
     args: {
       eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
       input: t.arg({ type: CreateTicketTypeInput, required: true, description: 'The ticket type.' }),
     },
-    resolve: (_root, { eventId, input }, ctx) => createTicketType(ctx, eventId, input),
+    resolve: (_root, { eventId, input }, ctx) => answer(ctx, () => createTicketType(ctx, eventId, input)),
   }),
   updateTicketType: t.field({
-    type: TicketType,
+    ...payload('UpdateTicketType', 'ticketType', TicketType, 'The ticket type as changed.'),
     description: 'Changes a ticket type (PATCH /v1/ticket-types/{id}).',
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Ticket type id (tkt_).' }),
       input: t.arg({ type: UpdateTicketTypeInput, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateTicketType(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateTicketType(ctx, id, input)),
   }),
   deleteTicketType: t.field({
-    type: DeleteResult,
+    ...deletePayload('DeleteTicketType', 'ticket type'),
     description: "Deletes a ticket type (GraphQL only): it leaves the list and the event's ticketCount.",
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Ticket type id (tkt_).' }) },
-    resolve: (_root, { id }, ctx) => deleteTicketType(ctx, id),
+    resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteTicketType(ctx, id)),
   }),
 }));

@@ -1,6 +1,7 @@
 import { createVenue, createVenueInput, getVenue, listVenues, updateVenue, updateVenueInput } from '../../src/services/venues.ts';
 import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
+import { answer, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'venues.read' } } as const;
@@ -87,20 +88,20 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createVenue: t.field({
-    type: Venue,
+    ...payload('CreateVenue', 'venue', Venue, 'The venue created.'),
     description: 'Creates a venue (POST /v1/venues).',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateVenueInput, required: true, description: 'The venue.' }) },
-    resolve: (_root, { input }, ctx) => createVenue(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createVenue(ctx, input)),
   }),
   updateVenue: t.field({
-    type: Venue,
+    ...payload('UpdateVenue', 'venue', Venue, 'The venue as changed.'),
     description: 'Changes a venue (PATCH /v1/venues/{id}).',
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Venue id (vnu_).' }),
       input: t.arg({ type: UpdateVenueInput, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateVenue(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateVenue(ctx, id, input)),
   }),
 }));

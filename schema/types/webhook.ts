@@ -26,7 +26,8 @@ import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { DeleteResult, statusEnum, valuesEnum } from './common.ts';
+import { statusEnum, valuesEnum } from './common.ts';
+import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { MAX_LIMIT } from '../../src/pagination.ts';
 import {
   RECOVERIES_PER_ENDPOINT_PER_HOUR,
@@ -288,32 +289,37 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createWebhookEndpoint: t.field({
-    type: CreatedWebhookEndpoint,
+    ...payload(
+      'CreateWebhookEndpoint',
+      'createdWebhookEndpoint',
+      CreatedWebhookEndpoint,
+      'The endpoint registered, with its signing secret.',
+    ),
     description: 'Registers a webhook endpoint (POST /v1/webhook-endpoints); the answer carries its signing secret, shown only this once.',
     authScopes: WRITE,
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true, description: 'The endpoint.' }) },
-    resolve: (_root, { input }, ctx) => createWebhookEndpoint(ctx, input),
+    resolve: (_root, { input }, ctx) => answer(ctx, () => createWebhookEndpoint(ctx, input)),
   }),
   updateWebhookEndpoint: t.field({
-    type: WebhookEndpoint,
+    ...payload('UpdateWebhookEndpoint', 'webhookEndpoint', WebhookEndpoint, 'The endpoint as changed.'),
     description: 'Changes a webhook endpoint (PATCH /v1/webhook-endpoints/{id}).',
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
       input: t.arg({ type: UpdateWebhookEndpointInput, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateWebhookEndpoint(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateWebhookEndpoint(ctx, id, input)),
   }),
   deleteWebhookEndpoint: t.field({
-    type: DeleteResult,
+    ...deletePayload('DeleteWebhookEndpoint', 'webhook endpoint'),
     description:
       'Deletes a webhook endpoint (DELETE /v1/webhook-endpoints/{id}): it answers NOT_FOUND from then on, receives nothing new, and its pending deliveries stop.',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
-    resolve: (_root, { id }, ctx) => deleteWebhookEndpoint(ctx, id),
+    resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteWebhookEndpoint(ctx, id)),
   }),
   rotateWebhookEndpointSecret: t.field({
-    type: RotatedWebhookEndpointSecret,
+    ...payload('RotateWebhookEndpointSecret', 'rotatedSecret', RotatedWebhookEndpointSecret, 'The endpoint with its new signing secret.'),
     description:
       'Replaces the signing secret of a webhook endpoint (POST /v1/webhook-endpoints/{id}/rotate-secret); the new one is answered this once. During the overlap deliveries carry one v1= signature per valid secret.',
     authScopes: WRITE,
@@ -321,31 +327,31 @@ builder.mutationFields((t) => ({
       id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
       input: t.arg({ type: RotateWebhookEndpointSecretInput, description: 'The overlap; omitted = 24 hours.' }),
     },
-    resolve: (_root, { id, input }, ctx) => rotateWebhookEndpointSecret(ctx, id, input ?? {}),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => rotateWebhookEndpointSecret(ctx, id, input ?? {})),
   }),
   recoverWebhookEndpoint: t.field({
-    type: WebhookRecoveryRef,
+    ...payload('RecoverWebhookEndpoint', 'webhookRecovery', WebhookRecoveryRef, 'The recovery started.'),
     description: `Sends the failed deliveries of the endpoint created since a time again, as manual attempts, in the background (POST /v1/webhook-endpoints/{id}/recover): those made for its current URL (any URL with includeOtherUrls), oldest first, at most ${RECOVERY_MAX_DELIVERIES}, ${RECOVERY_STEP_SIZE} at a time every ${RECOVERY_STEP_INTERVAL_MS / 1000} s. One recovery per endpoint at a time (CONFLICT while one runs), at most ${RECOVERIES_PER_ENDPOINT_PER_HOUR} an hour per endpoint and ${RECOVERIES_PER_ORGANISATION_PER_HOUR} per organisation (RATE_LIMITED beyond); a disabled endpoint answers CONFLICT.`,
     authScopes: WRITE,
     args: {
       id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
       input: t.arg({ type: RecoverWebhookEndpointInput, required: true, description: 'Since when.' }),
     },
-    resolve: (_root, { id, input }, ctx) => recoverWebhookEndpoint(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => recoverWebhookEndpoint(ctx, id, input)),
   }),
   resendWebhookDelivery: t.field({
-    type: WebhookDelivery,
+    ...payload('ResendWebhookDelivery', 'webhookDelivery', WebhookDelivery, 'The delivery as it is, its manual attempt under way.'),
     description: `Sends a delivery again now, whatever its status, as a manual attempt with the same Service-Event-Id (POST /v1/webhook-deliveries/{id}/resend). Answers the delivery as it is; the attempt appears among its attempts once made (later while its endpoint is busy). At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} a minute per endpoint and ${RESENDS_PER_ORGANISATION_PER_MINUTE} per organisation (RATE_LIMITED beyond). A disabled endpoint answers CONFLICT.`,
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Delivery id (whd_).' }) },
-    resolve: (_root, { id }, ctx) => resendWebhookDelivery(ctx, id),
+    resolve: (_root, { id }, ctx) => answer(ctx, () => resendWebhookDelivery(ctx, id), null),
   }),
   testWebhookEndpoint: t.field({
-    type: WebhookDelivery,
+    ...payload('TestWebhookEndpoint', 'webhookDelivery', WebhookDelivery, 'The sample delivery sent.'),
     description:
       'Sends a signed sample delivery to this endpoint only (POST /v1/webhook-endpoints/{id}/test): a real source event of its first subscribed type (event.created when it takes every type) whose payload holds sample data (ids such as ord_sample0000000000000000; only accountId is real). A disabled endpoint answers CONFLICT.',
     authScopes: WRITE,
     args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
-    resolve: (_root, { id }, ctx) => testWebhookEndpoint(ctx, id),
+    resolve: (_root, { id }, ctx) => answer(ctx, () => testWebhookEndpoint(ctx, id), null),
   }),
 }));

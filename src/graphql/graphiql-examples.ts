@@ -28,7 +28,8 @@ query ListEvents {
 # Staff or an API key with events.write on the account.
 mutation CreateEvent {
   createEvent(input: { accountId: "acc_...", name: "Summer concert", timezone: "Europe/London", tags: ["music"] }) {
-    id name status createdAt
+    event { id name status createdAt }
+    userErrors { field code message }
   }
 }
 
@@ -44,15 +45,16 @@ query SalesListings {
 # 2. a cart of tickets for an occurrence,
 mutation CreateSalesCart {
   createSalesCart(items: [{ occurrenceId: "eoc_...", ticketTypeId: "tkt_...", quantity: 2 }]) {
-    id status itemCount currency
+    salesCart { id status itemCount currency }
+    userErrors { field code message }
   }
 }
 
 # 3. checkout: a pending order holding the tickets, and the hosted page that takes the payment.
 mutation CheckoutSalesCart {
   checkoutSalesCart(id: "crt_...", customer: { email: "buyer@example.com" }) {
-    order { id status totalAmount currency }
-    checkoutUrl
+    checkout { order { id status totalAmount currency } checkoutUrl }
+    userErrors { field code message }
   }
 }
 `;

@@ -85,6 +85,14 @@ export function listApiKeys(ctx: RequestContext, args: RawPageArgs = {}) {
   );
 }
 
+/** One key the caller may see (as listApiKeys sees it); any other id is NOT_FOUND. */
+export async function getApiKey(ctx: RequestContext, id: string) {
+  staffUserId(ctx);
+  const apiKey = await ctx.db.apiKey.findUnique({ where: { id } });
+  if (!apiKey || !ctx.access.allows('api_keys', 'read', apiKey.accountId)) throw AppError.notFound('API key not found.');
+  return apiKey;
+}
+
 /** Revokes a key (idempotent: revoking a revoked key answers it unchanged). */
 export async function revokeApiKey(ctx: RequestContext, id: string) {
   staffUserId(ctx);

@@ -78,6 +78,16 @@ export async function listOccurrences(ctx: RequestContext, eventId: string, args
   );
 }
 
+/** One occurrence of an event the caller may read (as listOccurrences sees it); else NOT_FOUND. */
+export async function getOccurrence(ctx: RequestContext, id: string): Promise<EventOccurrence> {
+  const occurrence = await ctx.db.eventOccurrence.findUnique({ where: { id } });
+  const event = occurrence && (await ctx.db.event.findFirst({ where: { id: occurrence.eventId, isDeleted: false } }));
+  if (!occurrence || !event || !ctx.access.allows('events', 'read', event.accountId)) {
+    throw AppError.notFound('Event occurrence not found.');
+  }
+  return occurrence;
+}
+
 /** The wire view of an occurrence's start and end: dates and times of day in its own zone. */
 export function occurrenceTimes(occurrence: Pick<EventOccurrence, 'startsAt' | 'endsAt' | 'timezone'>) {
   const start = localParts(occurrence.startsAt, occurrence.timezone);

@@ -161,6 +161,15 @@ export async function replaceRoles(ctx: RequestContext, raw: Raw<z.input<typeof 
   return assignments;
 }
 
+/** One assignment on an account where the caller may read assignments; any other id is NOT_FOUND. */
+export async function getRoleAssignment(ctx: RequestContext, id: string) {
+  const assignment = await ctx.db.roleAssignment.findFirst({ where: { id, role: { isDeleted: false } }, include: INCLUDE });
+  if (!assignment || !ctx.access.allows('role_assignments', 'read', assignment.accountId)) {
+    throw AppError.notFound('Role assignment not found.');
+  }
+  return assignment;
+}
+
 export async function removeRoleAssignment(ctx: RequestContext, id: string) {
   const assignment = await ctx.db.roleAssignment.findUnique({ where: { id }, include: { role: true } });
   if (!assignment) throw AppError.notFound('Role assignment not found.');

@@ -239,11 +239,11 @@ describe('events', () => {
     await addTicketType(b.id, {}, o);
     const removed = await graphql(
       app,
-      'mutation($id: String!) { deleteTicketType(id: $id) { success id } }',
+      'mutation($id: String!) { deleteTicketType(id: $id) { deletedId userErrors { code } } }',
       { id: dropped.id },
       asAdmin(o),
     );
-    expect(removed.body.data.deleteTicketType).toEqual({ success: true, id: dropped.id });
+    expect(removed.body.data.deleteTicketType).toEqual({ deletedId: dropped.id, userErrors: [] });
     const got = await api(app, 'GET', `/v1/events/${a.id}`, asAdmin(o));
     expect(got.body.event).toMatchObject({ occurrenceCount: 2, ticketCount: 1, productCount: 0 });
     const list = await api(app, 'GET', '/v1/events', asAdmin(o));
@@ -697,11 +697,15 @@ describe('ticket types', () => {
     expect(detailPaths(patch.body)).toEqual(['currency']);
     const graph = await graphql(
       app,
-      'mutation($e: String!) { createTicketType(eventId: $e, input: { name: "G", priceAmount: 1, currency: "usd" }) { id } }',
+      'mutation($e: String!) { createTicketType(eventId: $e, input: { name: "G", priceAmount: 1, currency: "usd" }) { ticketType { id } userErrors { field code } } }',
       { e: event.id },
       asAdmin(org),
     );
-    expect(graph.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'currency' }] });
+    expect(graph.body.errors).toBeUndefined();
+    expect(graph.body.data.createTicketType).toEqual({
+      ticketType: null,
+      userErrors: [{ field: ['input', 'currency'], code: 'VALIDATION_FAILED' }],
+    });
   });
 });
 

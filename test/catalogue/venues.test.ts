@@ -207,10 +207,15 @@ describe('venues', () => {
       `
         mutation ($input: CreateVenueInput!) {
           createVenue(input: $input) {
-            id
-            name
-            timezone
-            createdAt
+            venue {
+              id
+              name
+              timezone
+              createdAt
+            }
+            userErrors {
+              code
+            }
           }
         }
       `,
@@ -218,7 +223,8 @@ describe('venues', () => {
       asAdmin(org),
     );
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.createVenue).toMatchObject({
+    expect(res.body.data.createVenue.userErrors).toEqual([]);
+    expect(res.body.data.createVenue.venue).toMatchObject({
       name: 'Graph hall',
       timezone: 'America/New_York',
       createdAt: expect.stringMatching(/Z$/),
@@ -229,16 +235,24 @@ describe('venues', () => {
       `
         mutation ($input: CreateVenueInput!) {
           createVenue(input: $input) {
-            id
+            venue {
+              id
+            }
+            userErrors {
+              field
+              code
+              message
+            }
           }
         }
       `,
       { input: { accountId: org.account.id, name: 'x', country: 'XX' } },
       asAdmin(org),
     );
-    expect(bad.body.errors[0].extensions).toMatchObject({
-      code: 'VALIDATION_FAILED',
-      details: [{ path: 'country', message: expect.any(String) }],
+    expect(bad.body.errors).toBeUndefined();
+    expect(bad.body.data.createVenue).toEqual({
+      venue: null,
+      userErrors: [{ field: ['input', 'country'], code: 'VALIDATION_FAILED', message: expect.any(String) }],
     });
 
     const list = await graphql(

@@ -46,7 +46,7 @@ async function uses(app: TestApp, key: string, eventId: string) {
   const graphql = await api(app, 'POST', '/graphql', {
     ...as,
     body: {
-      query: 'mutation($id: String!, $name: String) { updateEvent(id: $id, input: { name: $name }) { id } }',
+      query: 'mutation($id: String!, $name: String) { updateEvent(id: $id, input: { name: $name }) { event { id } } }',
       variables: { id: eventId, name: `Renamed ${tag()}` },
     },
   });
@@ -60,7 +60,7 @@ async function uses(app: TestApp, key: string, eventId: string) {
 const working = (eventId: string) => ({
   list: { status: 200, code: undefined, error: undefined },
   patch: { status: 200, code: undefined, error: undefined },
-  graphql: { status: 200, code: undefined, data: { id: eventId } },
+  graphql: { status: 200, code: undefined, data: { event: { id: eventId } } },
 });
 const REFUSED_BODY = { status: 401, code: 'UNAUTHENTICATED', error: 'The account of this API key was deleted.' };
 const REFUSED = { list: REFUSED_BODY, patch: REFUSED_BODY, graphql: { status: 401, code: 'UNAUTHENTICATED', data: null } };

@@ -237,10 +237,10 @@ describe('embed sessions', () => {
   it('signed-in staff may mint sessions within their own rights', async () => {
     const res = await graphql(
       app,
-      'mutation($input: CreateEmbedSessionInput) { createEmbedSession(input: $input) { accountId } }',
+      'mutation($input: CreateEmbedSessionInput) { createEmbedSession(input: $input) { embedSession { accountId } userErrors { code } } }',
       { input: { accountId: org.account.id, scopes: ['events.read'] } },
       { token: org.adminToken, org: org.slug },
     );
-    expect(res.body).toEqual({ data: { createEmbedSession: { accountId: org.account.id } } });
+    expect(res.body).toEqual({ data: { createEmbedSession: { embedSession: { accountId: org.account.id }, userErrors: [] } } });
   });
 });

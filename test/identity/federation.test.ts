@@ -170,12 +170,16 @@ describe('POST /v1/auth/federate', () => {
     const { org } = await organisationWithProvider();
     const person = identity();
     await invite(org, person.email);
-    const res = await graphql(app, 'mutation ($input: FederateInput!) { federate(input: $input) { accessToken user { email } } }', {
-      input: { token: (await authorizationCodeFlow(op, person)).idToken },
-    });
+    const res = await graphql(
+      app,
+      'mutation ($input: FederateInput!) { federate(input: $input) { session { accessToken user { email } } } }',
+      {
+        input: { token: (await authorizationCodeFlow(op, person)).idToken },
+      },
+    );
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.federate.user.email).toBe(person.email);
-    expect(decodeJwt(res.body.data.federate.accessToken).org).toBe(org.organisation.id);
+    expect(res.body.data.federate.session.user.email).toBe(person.email);
+    expect(decodeJwt(res.body.data.federate.session.accessToken).org).toBe(org.organisation.id);
   });
 
   it('an identity invited by two organisations must name one with X-Service-Org (400 ORG_REQUIRED)', async () => {

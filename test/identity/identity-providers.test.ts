@@ -237,12 +237,12 @@ describe('GraphQL identity providers', () => {
     const input = providerBody({ allowedClientIds: ['a', 'b'], clientId: null, emailDomain: 'example.com', cacheTtl: 60 });
     const created = await graphql(
       app,
-      `mutation ($input: CreateIdentityProviderInput!) { createIdentityProvider(input: $input) { ${FIELDS} } }`,
+      `mutation ($input: CreateIdentityProviderInput!) { createIdentityProvider(input: $input) { identityProvider { ${FIELDS} } } }`,
       { input },
       auth,
     );
     expect(created.body.errors).toBeUndefined();
-    const provider = created.body.data.createIdentityProvider;
+    const provider = created.body.data.createIdentityProvider.identityProvider;
     expect(provider).toMatchObject({ issuer: input.issuer, clientId: null, allowedClientIds: ['a', 'b'], cacheTtl: 60 });
 
     const read = await graphql(
@@ -259,32 +259,42 @@ describe('GraphQL identity providers', () => {
       `
         mutation ($id: String!, $input: UpdateIdentityProviderInput!) {
           updateIdentityProvider(id: $id, input: $input) {
-            isEnabled
-            cacheTtl
-            emailDomain
+            identityProvider {
+              isEnabled
+              cacheTtl
+              emailDomain
+            }
           }
         }
       `,
       { id: provider.id, input: { isEnabled: false, emailDomain: null } },
       auth,
     );
-    expect(updated.body.data.updateIdentityProvider).toEqual({ isEnabled: false, cacheTtl: 60, emailDomain: null });
+    expect(updated.body.data.updateIdentityProvider.identityProvider).toEqual({ isEnabled: false, cacheTtl: 60, emailDomain: null });
 
     const emptied = await graphql(
       app,
       `
         mutation ($id: String!) {
           updateIdentityProvider(id: $id, input: { allowedClientIds: [] }) {
-            id
+            identityProvider {
+              id
+            }
+            userErrors {
+              field
+              code
+              message
+            }
           }
         }
       `,
       { id: provider.id },
       auth,
     );
-    expect(emptied.body.errors[0].extensions).toMatchObject({
-      code: 'VALIDATION_FAILED',
-      details: [{ path: 'allowedClientIds', message: expect.stringMatching(/audience/) }],
+    expect(emptied.body.errors).toBeUndefined();
+    expect(emptied.body.data.updateIdentityProvider).toEqual({
+      identityProvider: null,
+      userErrors: [{ field: ['input', 'allowedClientIds'], code: 'VALIDATION_FAILED', message: expect.stringMatching(/audience/) }],
     });
   });
 

@@ -103,14 +103,14 @@ describe('the mailed code is the only one that works', () => {
     const email = `gql-${tag()}@codes.test`;
     const created = await graphql(
       app,
-      'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { id code } }',
+      'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id code } } }',
       { input: { organisationId: org.organisation.id, email } },
       admin(),
     );
-    const id = created.body.data.createInvitation.id as string;
-    expect(created.body.data.createInvitation.code).toBe(hintOf(await mailedInvitationCode(app, id)));
-    const resent = await graphql(app, 'mutation($id: String!) { resendInvitation(id: $id) { code } }', { id }, admin());
-    expect(resent.body.data.resendInvitation.code).toBe(hintOf(await mailedInvitationCode(app, id)));
+    const id = created.body.data.createInvitation.invitation.id as string;
+    expect(created.body.data.createInvitation.invitation.code).toBe(hintOf(await mailedInvitationCode(app, id)));
+    const resent = await graphql(app, 'mutation($id: String!) { resendInvitation(id: $id) { invitation { code } } }', { id }, admin());
+    expect(resent.body.data.resendInvitation.invitation.code).toBe(hintOf(await mailedInvitationCode(app, id)));
   });
 });
 

@@ -138,11 +138,15 @@ describe('creating an invitation', () => {
 
     const gql = await graphql(
       app,
-      'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { id } }',
+      'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } userErrors { field code message } } }',
       { input: { organisationId: org.organisation.id, email: 'nope', roleIds: ['rol_x'] } },
       { token: org.adminToken, org: org.slug },
     );
-    expect(gql.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'email' }] });
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.createInvitation).toEqual({
+      invitation: null,
+      userErrors: [{ field: ['input', 'email'], code: 'VALIDATION_FAILED', message: expect.any(String) }],
+    });
   });
 
   it('refuses another organisationId in the body with 403 ORG_MISMATCH', async () => {
@@ -337,10 +341,16 @@ describe('redeeming an invitation', () => {
     const empty = await api(app, 'POST', '/v1/auth/invitations/redeem', { body: {} });
     expect(empty.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['code', 'password']);
 
-    const gql = await graphql(app, 'mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { accessToken } }', {
-      input: { code: await mailedCode(created.body.invitation.id), password: 'short' },
+    const gql = await graphql(
+      app,
+      'mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { session { accessToken } userErrors { field code message } } }',
+      { input: { code: await mailedCode(created.body.invitation.id), password: 'short' } },
+    );
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.redeemInvitation).toEqual({
+      session: null,
+      userErrors: [{ field: ['input', 'password'], code: 'VALIDATION_FAILED', message: expect.any(String) }],
     });
-    expect(gql.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'password' }] });
   });
 
   it('an existing person must prove their password; redeeming never resets it', async () => {
@@ -473,11 +483,13 @@ describe('the GraphQL surface', () => {
 
   it('createInvitation, invitations, invitation, resendInvitation, deleteInvitation, redeemInvitation', async () => {
     const email = freshEmail('gql');
-    const created = await gql(`mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { ${FIELDS} } }`, {
-      input: { organisationId: org.organisation.id, email, roleIds: [systemRole(org, 'viewer')] },
-    });
+    const created = await gql(
+      `mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { ${FIELDS} } userErrors { code } } }`,
+      { input: { organisationId: org.organisation.id, email, roleIds: [systemRole(org, 'viewer')] } },
+    );
     expect(created.body.errors).toBeUndefined();
-    const invitation = created.body.data.createInvitation;
+    expect(created.body.data.createInvitation.userErrors).toEqual([]);
+    const invitation = created.body.data.createInvitation.invitation;
     expect(invitation).toMatchObject({ email, accountId: org.account.id, roleIds: [systemRole(org, 'viewer')], redeemedAt: null });
 
     const list = await gql(`query { invitations(limit: 100) { invitations { id } pagination { total page limit } } }`);
@@ -488,30 +500,34 @@ describe('the GraphQL surface', () => {
     expect(one.body.data.invitation).toEqual(invitation);
 
     const firstCode = await mailedCode(invitation.id);
-    const resent = await gql(`mutation($id: String!) { resendInvitation(id: $id) { code expiresAt } }`, { id: invitation.id });
+    const resent = await gql(`mutation($id: String!) { resendInvitation(id: $id) { invitation { code expiresAt } } }`, {
+      id: invitation.id,
+    });
     const resentCode = await mailedCode(invitation.id);
-    expect(resent.body.data.resendInvitation.code).toBe(hintOf(resentCode));
+    expect(resent.body.data.resendInvitation.invitation.code).toBe(hintOf(resentCode));
     expect((await outbox(email)).map((m) => m.meta.code)).toEqual([firstCode, resentCode]);
 
     const redeemed = await graphql(
       app,
-      'mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { accessToken user { email } } }',
+      'mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { session { accessToken user { email } } } }',
       { input: { code: resentCode, password: 'graphql password' } },
     );
-    expect(redeemed.body.data.redeemInvitation.user.email).toBe(email);
-    const again = await graphql(app, 'mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { accessToken } }', {
-      input: { code: resentCode, password: 'graphql password' },
-    });
-    expect(again.body.errors[0].extensions.code).toBe('CONFLICT');
+    expect(redeemed.body.data.redeemInvitation.session.user.email).toBe(email);
+    const again = await graphql(
+      app,
+      'mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { session { accessToken } userErrors { field code } } }',
+      { input: { code: resentCode, password: 'graphql password' } },
+    );
+    expect(again.body.errors).toBeUndefined();
+    expect(again.body.data.redeemInvitation).toEqual({ session: null, userErrors: [{ field: null, code: 'CONFLICT' }] });
 
-    const second = await gql(`mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { id } }`, {
+    const second = await gql(`mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } } }`, {
       input: { organisationId: org.organisation.id, email: freshEmail('gql') },
     });
-    const deleted = await gql(`mutation($id: String!) { deleteInvitation(id: $id) { success id } }`, {
-      id: second.body.data.createInvitation.id,
-    });
-    expect(deleted.body.data.deleteInvitation).toEqual({ success: true, id: second.body.data.createInvitation.id });
-    const gone = await gql(`query($id: String!) { invitation(id: $id) { id } }`, { id: second.body.data.createInvitation.id });
+    const secondId = second.body.data.createInvitation.invitation.id;
+    const deleted = await gql(`mutation($id: String!) { deleteInvitation(id: $id) { deletedId userErrors { code } } }`, { id: secondId });
+    expect(deleted.body.data.deleteInvitation).toEqual({ deletedId: secondId, userErrors: [] });
+    const gone = await gql(`query($id: String!) { invitation(id: $id) { id } }`, { id: secondId });
     expect(gone.body.errors[0].extensions.code).toBe('NOT_FOUND');
   });
 
@@ -519,10 +535,11 @@ describe('the GraphQL surface', () => {
     const theirs = (await invite({ email: freshEmail() }, other)).body.invitation;
     const res = await gql(`query($id: String!) { invitation(id: $id) { id code } }`, { id: theirs.id });
     expect(res.body.errors[0].extensions.code).toBe('NOT_FOUND');
-    const mismatch = await gql(`mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { id } }`, {
+    const mismatch = await gql(`mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } } }`, {
       input: { organisationId: other.organisation.id, email: freshEmail() },
     });
     expect(mismatch.body.errors[0].extensions.code).toBe('ORG_MISMATCH');
+    expect(mismatch.body.data.createInvitation).toBeNull();
   });
 });
 

@@ -47,16 +47,19 @@ describe('permissionsPerRole (200)', () => {
     expect(await storedPermissions(app, role.id)).toEqual(['events.read']);
   });
 
-  it('GraphQL createRole answers the same limit in extensions', async () => {
+  it('GraphQL createRole answers the same limit as a user error', async () => {
     const res = await graphql(
       app,
-      'mutation($input: CreateRoleInput!) { createRole(input: $input) { id } }',
+      'mutation($input: CreateRoleInput!) { createRole(input: $input) { role { id } userErrors { field code message } } }',
       { input: { name: `GraphQL wide ${tag()}`, permissions: permissions(201) } },
       admin(),
     );
-    expect(res.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
-    expect(res.body.errors[0].extensions.details).toEqual(
-      expect.arrayContaining([expect.objectContaining({ limit: 'permissionsPerRole', max: 200 })]),
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.createRole.role).toBeNull();
+    expect(res.body.data.createRole.userErrors).toEqual(
+      expect.arrayContaining([
+        { field: ['input', 'permissions'], code: 'VALIDATION_FAILED', message: expect.stringMatching(/at most 200 permissions per role/) },
+      ]),
     );
   });
 });
@@ -126,14 +129,17 @@ describe('idsPerRequest (100)', () => {
 
     const gql = await graphql(
       app,
-      'mutation($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { id } }',
+      'mutation($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { salesChannel { id } userErrors { field code message } } }',
       { input: { accountId: org.account.id, name: 'Many events', slug: `gql-${slug}`, sellsAllEvents: false, eventIds: ids } },
       admin(),
     );
-    expect(gql.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
-    expect(gql.body.errors[0].extensions.details).toEqual(
-      expect.arrayContaining([expect.objectContaining({ limit: 'idsPerRequest', max: 100 })]),
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.createSalesChannel.salesChannel).toBeNull();
+    const limited = rest.body.details.find((issue: { limit?: string }) => issue.limit === 'idsPerRequest');
+    expect(gql.body.data.createSalesChannel.userErrors).toEqual(
+      expect.arrayContaining([{ field: ['input', 'eventIds'], code: 'VALIDATION_FAILED', message: limited.message }]),
     );
+    expect(await query(app, 'SELECT id FROM sales_channels WHERE slug = $1', [`gql-${slug}`])).toEqual([]);
 
     const hundred = await api(app, 'POST', '/v1/sales-channels', {
       ...admin(),

@@ -249,7 +249,7 @@ describe('role assignments', () => {
       { id: org.assignment.id, role: { name: 'Organisation admin' }, account: { id: org.account.id } },
     ]);
     const viewer = await staffWithRoles(app, org, ['viewer']);
-    const refused = await graphql(app, 'mutation { deleteRole(id: "rol_x") { success } }', {}, as(viewer.token, org));
+    const refused = await graphql(app, 'mutation { deleteRole(id: "rol_x") { deletedId } }', {}, as(viewer.token, org));
     expect(refused.body.errors[0].extensions.code).toBe('FORBIDDEN');
   });
 });

@@ -931,21 +931,21 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   login: {
     access: PUBLIC,
     request: () =>
-      gql('mutation($input: LoginInput!) { login(input: $input) { accessToken } }', {
+      gql('mutation($input: LoginInput!) { login(input: $input) { session { accessToken } userErrors { code } } }', {
         input: { email: org.email, password: org.password },
       }),
   },
   refreshTokens: {
     access: PUBLIC,
     request: async ({ things, own }) =>
-      gql('mutation($input: RefreshTokenInput!) { refreshTokens(input: $input) { accessToken } }', {
+      gql('mutation($input: RefreshTokenInput!) { refreshTokens(input: $input) { tokens { accessToken } userErrors { code } } }', {
         input: { refreshToken: await own(things.fresh.refreshToken) },
       }),
   },
   logout: {
     access: PUBLIC,
     request: async ({ things, own }) =>
-      gql('mutation($input: RefreshTokenInput!) { logout(input: $input) }', {
+      gql('mutation($input: RefreshTokenInput!) { logout(input: $input) { signedOut { success } userErrors { code } } }', {
         input: { refreshToken: await own(things.fresh.refreshToken) },
       }),
   },
@@ -953,7 +953,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['roles.write', 'events.read'],
     request: ({ n }) =>
-      gql('mutation($input: CreateRoleInput!) { createRole(input: $input) { id } }', {
+      gql('mutation($input: CreateRoleInput!) { createRole(input: $input) { role { id } userErrors { code } } }', {
         input: { name: unique(n, 'Matrix role'), permissions: ['events.read'] },
       }),
   },
@@ -962,21 +962,23 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['roles.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateRole(id: $id, input: { description: "Changed" }) { id } }', { id: things.roleId }),
+      gql('mutation($id: String!) { updateRole(id: $id, input: { description: "Changed" }) { role { id } userErrors { code } } }', {
+        id: things.roleId,
+      }),
   },
   deleteRole: {
     access: ORGANISATION_WIDE,
     scopes: ['roles.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteRole(id: $id) { success } }', { id: await own(things.fresh.roleId) }),
+      gql('mutation($id: String!) { deleteRole(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.roleId) }),
   },
   assignRole: {
     access: ACCOUNT_WRITE,
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($input: AssignRoleInput!) { assignRole(input: $input) { id } }', {
+      gql('mutation($input: AssignRoleInput!) { assignRole(input: $input) { roleAssignment { id } userErrors { code } } }', {
         input: { userId: (await own(things.fresh.user)).id, accountId: things.org.account.id, roleId: things.assignedRoleId },
       }),
   },
@@ -985,7 +987,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($input: ReplaceRolesInput!) { replaceRoles(input: $input) { id } }', {
+      gql('mutation($input: ReplaceRolesInput!) { replaceRoles(input: $input) { roleAssignments { id } userErrors { code } } }', {
         input: { userId: (await own(things.fresh.user)).id, accountId: things.org.account.id, roleIds: [things.assignedRoleId] },
       }),
   },
@@ -994,26 +996,36 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { removeRoleAssignment(id: $id) { success } }', { id: await own(things.fresh.assignmentId) }),
+      gql('mutation($id: String!) { removeRoleAssignment(id: $id) { deletedId userErrors { code } } }', {
+        id: await own(things.fresh.assignmentId),
+      }),
   },
   createApiKey: {
     access: { ...SIGNED_IN, viewer: 'FORBIDDEN', noRights: 'FORBIDDEN' },
-    request: () => gql('mutation { createApiKey(input: { name: "Matrix key", scopes: ["events.read"] }) { key } }'),
+    request: () =>
+      gql(
+        'mutation { createApiKey(input: { name: "Matrix key", scopes: ["events.read"] }) { createdApiKey { key } userErrors { code } } }',
+      ),
   },
   revokeApiKey: {
     access: { ...SIGNED_IN, viewer: 'FORBIDDEN', noRights: 'FORBIDDEN' },
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { revokeApiKey(id: $id) { id } }', { id: await own(things.fresh.apiKeyId) }),
+      gql('mutation($id: String!) { revokeApiKey(id: $id) { apiKey { id } userErrors { code } } }', {
+        id: await own(things.fresh.apiKeyId),
+      }),
   },
   createEmbedSession: {
     access: { ...ACCOUNT_READ, embedWith: 'NOT_FOUND' },
     scopes: ['events.read'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($input: CreateEmbedSessionInput) { createEmbedSession(input: $input) { accountId } }', {
-        input: { accountId: things.org.account.id, scopes: ['events.read'] },
-      }),
+      gql(
+        'mutation($input: CreateEmbedSessionInput) { createEmbedSession(input: $input) { embedSession { accountId } userErrors { code } } }',
+        {
+          input: { accountId: things.org.account.id, scopes: ['events.read'] },
+        },
+      ),
   },
   invitations: { access: ORGANISATION_WIDE, scopes: ['invitations.read'], request: () => gql('{ invitations { pagination { total } } }') },
   invitation: {
@@ -1027,7 +1039,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['invitations.write'],
     request: ({ n }) =>
-      gql('mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { id } }', {
+      gql('mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } userErrors { code } } }', {
         input: { organisationId: org.organisation.id, email: `${unique(n, 'invitee')}@matrix.test` },
       }),
   },
@@ -1036,19 +1048,23 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['invitations.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteInvitation(id: $id) { success } }', { id: await own(things.fresh.invitationId) }),
+      gql('mutation($id: String!) { deleteInvitation(id: $id) { deletedId userErrors { code } } }', {
+        id: await own(things.fresh.invitationId),
+      }),
   },
   resendInvitation: {
     access: ORGANISATION_WIDE,
     scopes: ['invitations.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { resendInvitation(id: $id) { id } }', { id: await own(things.fresh.invitationId) }),
+      gql('mutation($id: String!) { resendInvitation(id: $id) { invitation { id } userErrors { code } } }', {
+        id: await own(things.fresh.invitationId),
+      }),
   },
   redeemInvitation: {
     access: PUBLIC,
     request: async ({ things, own }) =>
-      gql('mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { accessToken } }', {
+      gql('mutation($input: RedeemInvitationInput!) { redeemInvitation(input: $input) { session { accessToken } userErrors { code } } }', {
         input: { code: await own(things.fresh.invitationCode), password: 'long enough password' },
       }),
   },
@@ -1069,23 +1085,31 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['identity_providers.write'],
     request: ({ things }) =>
-      gql('mutation($input: CreateIdentityProviderInput!) { createIdentityProvider(input: $input) { id } }', {
-        input: things.fresh.identityProviderBody(),
-      }),
+      gql(
+        'mutation($input: CreateIdentityProviderInput!) { createIdentityProvider(input: $input) { identityProvider { id } userErrors { code } } }',
+        {
+          input: things.fresh.identityProviderBody(),
+        },
+      ),
   },
   updateIdentityProvider: {
     access: ORGANISATION_WIDE,
     scopes: ['identity_providers.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateIdentityProvider(id: $id, input: { isEnabled: true }) { id } }', {
-        id: things.identityProviderId,
-      }),
+      gql(
+        'mutation($id: String!) { updateIdentityProvider(id: $id, input: { isEnabled: true }) { identityProvider { id } userErrors { code } } }',
+        {
+          id: things.identityProviderId,
+        },
+      ),
   },
   federate: {
     access: PUBLIC,
     request: async () =>
-      gql('mutation($input: FederateInput!) { federate(input: $input) { accessToken } }', { input: { token: await idToken() } }),
+      gql('mutation($input: FederateInput!) { federate(input: $input) { session { accessToken } userErrors { code } } }', {
+        input: { token: await idToken() },
+      }),
   },
   organisation: {
     access: ACCOUNT_READ,
@@ -1097,7 +1121,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['organisation.write'],
     request: () =>
-      gql('mutation($input: UpdateOrganisationInput!) { updateOrganisation(input: $input) { id } }', {
+      gql('mutation($input: UpdateOrganisationInput!) { updateOrganisation(input: $input) { organisation { id } userErrors { code } } }', {
         input: { name: org.organisation.name },
       }),
   },
@@ -1113,32 +1137,40 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write'],
     request: ({ n }) =>
-      gql('mutation($input: CreateAccountInput!) { createAccount(input: $input) { id } }', { input: { name: unique(n, 'Account') } }),
+      gql('mutation($input: CreateAccountInput!) { createAccount(input: $input) { account { id } userErrors { code } } }', {
+        input: { name: unique(n, 'Account') },
+      }),
   },
   updateAccount: {
     access: ACCOUNT_WRITE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!, $name: String!) { updateAccount(id: $id, input: { name: $name }) { id } }', {
-        id: things.org.account.id,
-        name: things.org.account.name,
-      }),
+      gql(
+        'mutation($id: String!, $name: String!) { updateAccount(id: $id, input: { name: $name }) { account { id } userErrors { code } } }',
+        {
+          id: things.org.account.id,
+          name: things.org.account.name,
+        },
+      ),
   },
   deleteAccount: {
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteAccount(id: $id) { success } }', { id: await own(things.fresh.accountId) }),
+      gql('mutation($id: String!) { deleteAccount(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.accountId) }),
   },
   provisionPartnerAccount: {
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write', 'sales_channels.write'],
     request: ({ n }) =>
-      gql('mutation($input: ProvisionPartnerAccountInput!) { provisionPartnerAccount(input: $input) { publishableKey { id } } }', {
-        input: { name: unique(n, 'Partner') },
-      }),
+      gql(
+        'mutation($input: ProvisionPartnerAccountInput!) { provisionPartnerAccount(input: $input) { provisioning { publishableKey { id } } userErrors { code } } }',
+        {
+          input: { name: unique(n, 'Partner') },
+        },
+      ),
   },
   venues: { access: ACCOUNT_READ, scopes: ['venues.read'], request: () => gql('{ venues { pagination { total } } }') },
   venue: {
@@ -1153,7 +1185,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['venues.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($input: CreateVenueInput!) { createVenue(input: $input) { id } }', {
+      gql('mutation($input: CreateVenueInput!) { createVenue(input: $input) { venue { id } userErrors { code } } }', {
         input: { accountId: things.org.account.id, name: 'Matrix venue' },
       }),
   },
@@ -1162,7 +1194,9 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['venues.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateVenue(id: $id, input: { capacity: 500 }) { id } }', { id: things.catalogue.venueId }),
+      gql('mutation($id: String!) { updateVenue(id: $id, input: { capacity: 500 }) { venue { id } userErrors { code } } }', {
+        id: things.catalogue.venueId,
+      }),
   },
   events: { access: ACCOUNT_READ, scopes: ['events.read'], request: () => gql('{ events { pagination { total } } }') },
   event: {
@@ -1199,7 +1233,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($input: CreateEventInput!) { createEvent(input: $input) { id } }', {
+      gql('mutation($input: CreateEventInput!) { createEvent(input: $input) { event { id } userErrors { code } } }', {
         input: { accountId: things.org.account.id, name: 'Matrix event', timezone: 'UTC' },
       }),
   },
@@ -1208,23 +1242,28 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateEvent(id: $id, input: { description: "Changed" }) { id } }', { id: things.draft.eventId }),
+      gql('mutation($id: String!) { updateEvent(id: $id, input: { description: "Changed" }) { event { id } userErrors { code } } }', {
+        id: things.draft.eventId,
+      }),
   },
   deleteEvent: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteEvent(id: $id) { success } }', { id: await own(things.fresh.eventId) }),
+      gql('mutation($id: String!) { deleteEvent(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.eventId) }),
   },
   createEventOccurrence: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { createEventOccurrence(eventId: $id, input: { startDate: "2027-08-01", startTime: "20:00" }) { id } }', {
-        id: things.draft.eventId,
-      }),
+      gql(
+        'mutation($id: String!) { createEventOccurrence(eventId: $id, input: { startDate: "2027-08-01", startTime: "20:00" }) { eventOccurrence { id }  userErrors { code } } }',
+        {
+          id: things.draft.eventId,
+        },
+      ),
   },
   createTicketType: {
     access: ACCOUNT_WRITE,
@@ -1232,7 +1271,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: ({ things }) =>
       gql(
-        'mutation($id: String!) { createTicketType(eventId: $id, input: { name: "Matrix type", priceAmount: 1000, currency: "GBP" }) { id } }',
+        'mutation($id: String!) { createTicketType(eventId: $id, input: { name: "Matrix type", priceAmount: 1000, currency: "GBP" }) { ticketType { id }  userErrors { code } } }',
         { id: things.draft.eventId },
       ),
   },
@@ -1241,16 +1280,21 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateTicketType(id: $id, input: { description: "Changed" }) { id } }', {
-        id: things.draft.ticketTypeId,
-      }),
+      gql(
+        'mutation($id: String!) { updateTicketType(id: $id, input: { description: "Changed" }) { ticketType { id }  userErrors { code } } }',
+        {
+          id: things.draft.ticketTypeId,
+        },
+      ),
   },
   deleteTicketType: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteTicketType(id: $id) { success } }', { id: await own(things.fresh.ticketTypeId) }),
+      gql('mutation($id: String!) { deleteTicketType(id: $id) { deletedId  userErrors { code } } }', {
+        id: await own(things.fresh.ticketTypeId),
+      }),
   },
   webhookEventTypes: { access: ANY_CREDENTIAL, request: () => gql('{ webhookEventTypes { type } }') },
   webhookEndpoints: { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => gql('{ webhookEndpoints { id } }') },
@@ -1276,25 +1320,33 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: ({ things, n }) =>
-      gql('mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret } }', {
-        input: { accountId: things.org.account.id, url: `http://127.0.0.1:9/matrix-${n}`, eventTypes: ['ticket.redeemed'] },
-      }),
+      gql(
+        'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { createdWebhookEndpoint { secret }  userErrors { code } } }',
+        {
+          input: { accountId: things.org.account.id, url: `http://127.0.0.1:9/matrix-${n}`, eventTypes: ['ticket.redeemed'] },
+        },
+      ),
   },
   updateWebhookEndpoint: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateWebhookEndpoint(id: $id, input: { description: "Changed" }) { id } }', {
-        id: things.webhookEndpointId,
-      }),
+      gql(
+        'mutation($id: String!) { updateWebhookEndpoint(id: $id, input: { description: "Changed" }) { webhookEndpoint { id }  userErrors { code } } }',
+        {
+          id: things.webhookEndpointId,
+        },
+      ),
   },
   deleteWebhookEndpoint: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteWebhookEndpoint(id: $id) { success } }', { id: await own(things.fresh.webhookEndpointId) }),
+      gql('mutation($id: String!) { deleteWebhookEndpoint(id: $id) { deletedId  userErrors { code } } }', {
+        id: await own(things.fresh.webhookEndpointId),
+      }),
   },
   webhookDelivery: {
     access: ACCOUNT_READ,
@@ -1308,33 +1360,43 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { resendWebhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
+      gql('mutation($id: String!) { resendWebhookDelivery(id: $id) { webhookDelivery { id }  userErrors { code } } }', {
+        id: await own(things.fresh.webhookDeliveryId),
+      }),
   },
   rotateWebhookEndpointSecret: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { rotateWebhookEndpointSecret(id: $id, input: { overlapSeconds: 60 }) { secret } }', {
-        id: await own(things.fresh.webhookEndpointId),
-      }),
+      gql(
+        'mutation($id: String!) { rotateWebhookEndpointSecret(id: $id, input: { overlapSeconds: 60 }) { rotatedSecret { secret }  userErrors { code } } }',
+        {
+          id: await own(things.fresh.webhookEndpointId),
+        },
+      ),
   },
   recoverWebhookEndpoint: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!, $since: DateTime!) { recoverWebhookEndpoint(id: $id, input: { since: $since }) { id } }', {
-        id: await own(things.fresh.webhookEndpointId),
-        since: new Date(Date.now() - 3_600_000).toISOString(),
-      }),
+      gql(
+        'mutation($id: String!, $since: DateTime!) { recoverWebhookEndpoint(id: $id, input: { since: $since }) { webhookRecovery { id }  userErrors { code } } }',
+        {
+          id: await own(things.fresh.webhookEndpointId),
+          since: new Date(Date.now() - 3_600_000).toISOString(),
+        },
+      ),
   },
   testWebhookEndpoint: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { testWebhookEndpoint(id: $id) { id } }', { id: await own(things.fresh.webhookEndpointId) }),
+      gql('mutation($id: String!) { testWebhookEndpoint(id: $id) { webhookDelivery { id }  userErrors { code } } }', {
+        id: await own(things.fresh.webhookEndpointId),
+      }),
   },
   salesChannels: {
     access: ACCOUNT_READ,
@@ -1353,7 +1415,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
     request: ({ things, n }) =>
-      gql('mutation($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { id } }', {
+      gql('mutation($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { salesChannel { id }  userErrors { code } } }', {
         input: { accountId: things.org.account.id, name: 'Matrix channel', slug: unique(n, 'matrix') },
       }),
   },
@@ -1362,28 +1424,37 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateSalesChannel(id: $id, input: { name: "Web shop" }) { id } }', {
-        id: things.catalogue.channel.channelId,
-      }),
+      gql(
+        'mutation($id: String!) { updateSalesChannel(id: $id, input: { name: "Web shop" }) { salesChannel { id }  userErrors { code } } }',
+        {
+          id: things.catalogue.channel.channelId,
+        },
+      ),
   },
   createChannelKey: {
     access: ACCOUNT_WRITE,
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: PUBLISHABLE }) { key } }', {
-        id: things.catalogue.channel.channelId,
-      }),
+      gql(
+        'mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: PUBLISHABLE }) { createdChannelKey { key }  userErrors { code } } }',
+        {
+          id: things.catalogue.channel.channelId,
+        },
+      ),
   },
   revokeChannelKey: {
     access: ACCOUNT_WRITE,
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($channel: String!, $id: String!) { revokeChannelKey(channelId: $channel, id: $id) { id } }', {
-        channel: things.catalogue.channel.channelId,
-        id: await own(things.fresh.channelKeyId),
-      }),
+      gql(
+        'mutation($channel: String!, $id: String!) { revokeChannelKey(channelId: $channel, id: $id) { channelKey { id }  userErrors { code } } }',
+        {
+          channel: things.catalogue.channel.channelId,
+          id: await own(things.fresh.channelKeyId),
+        },
+      ),
   },
   orders: { access: ACCOUNT_READ, scopes: ['orders.read'], request: () => gql('{ orders { pagination { total } } }') },
   order: {
@@ -1414,23 +1485,29 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['orders.cancel'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { cancelOrder(id: $id) { status } }', { id: (await own(things.fresh.order)).order.id }),
-    check: (data) => expect(data.status).toBe('CANCELLED'),
+      gql('mutation($id: String!) { cancelOrder(id: $id) { order { status } userErrors { code } } }', {
+        id: (await own(things.fresh.order)).order.id,
+      }),
+    check: (data) => expect(data.order.status).toBe('CANCELLED'),
   },
   refundOrder: {
     access: ACCOUNT_WRITE,
     scopes: ['orders.refund'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { refundOrder(id: $id) { status } }', { id: (await own(things.fresh.order)).order.id }),
-    check: (data) => expect(data.status).toBe('REFUNDED'),
+      gql('mutation($id: String!) { refundOrder(id: $id) { order { status } userErrors { code } } }', {
+        id: (await own(things.fresh.order)).order.id,
+      }),
+    check: (data) => expect(data.order.status).toBe('REFUNDED'),
   },
   redeemPass: {
     access: ACCOUNT_WRITE,
     scopes: ['passes.redeem'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { redeemPass(passId: $id) { id } }', { id: (await own(things.fresh.pass)).id }),
+      gql('mutation($id: String!) { redeemPass(passId: $id) { redemption { id } userErrors { code } } }', {
+        id: (await own(things.fresh.pass)).id,
+      }),
   },
   salesListings: { access: SALES_FIELD, request: () => gql('{ salesListings { pagination { total } } }') },
   salesCart: {
@@ -1438,36 +1515,46 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     request: ({ things }) => gql('query($id: String!) { salesCart(id: $id) { id } }', { id: things.cart.id }),
   },
   customerOrders: { access: SALES_FIELD, request: () => gql('{ customerOrders { pagination { total } } }') },
-  createSalesCart: { access: SALES_FIELD, request: () => gql('mutation { createSalesCart { id } }') },
+  createSalesCart: { access: SALES_FIELD, request: () => gql('mutation { createSalesCart { salesCart { id } userErrors { code } } }') },
   updateSalesCart: {
     access: SALES_FIELD,
-    request: ({ things }) => gql('mutation($id: String!) { updateSalesCart(id: $id, items: []) { id } }', { id: things.cart.id }),
+    request: ({ things }) =>
+      gql('mutation($id: String!) { updateSalesCart(id: $id, items: []) { salesCart { id } userErrors { code } } }', {
+        id: things.cart.id,
+      }),
   },
   checkoutSalesCart: {
     access: SALES_FIELD,
     request: async ({ things, n, own }) =>
-      gql('mutation($id: String!, $email: EmailAddress!) { checkoutSalesCart(id: $id, customer: { email: $email }) { checkoutUrl } }', {
-        id: (await own(things.fresh.cart)).id,
-        email: `${unique(n, 'buyer')}@matrix.test`,
-      }),
+      gql(
+        'mutation($id: String!, $email: EmailAddress!) { checkoutSalesCart(id: $id, customer: { email: $email }) { checkout { checkoutUrl } userErrors { code } } }',
+        {
+          id: (await own(things.fresh.cart)).id,
+          email: `${unique(n, 'buyer')}@matrix.test`,
+        },
+      ),
   },
   confirmSalesOrder: {
     access: SALES_FIELD,
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { confirmSalesOrder(id: $id) { id } }', {
+      gql('mutation($id: String!) { confirmSalesOrder(id: $id) { order { id } userErrors { code } } }', {
         id: (await own(() => things.fresh.order({ pending: true }))).order.id,
       }),
   },
   requestCustomerMagicLink: {
     access: SALES_FIELD,
     request: ({ things }) =>
-      gql('mutation($email: String!) { requestCustomerMagicLink(email: $email) { accepted } }', { email: things.order.email }),
+      gql('mutation($email: String!) { requestCustomerMagicLink(email: $email) { accepted { accepted } userErrors { code } } }', {
+        email: things.order.email,
+      }),
   },
   createCustomerToken: {
     access: SALES_FIELD,
     request: async ({ things, n, own }) => {
       const code = await own(() => things.fresh.magicLinkCode({ 'x-forwarded-for': clientAddress(n) }));
-      return gql('mutation($code: String!) { createCustomerToken(code: $code) { customerToken } }', { code });
+      return gql('mutation($code: String!) { createCustomerToken(code: $code) { customerToken { customerToken } userErrors { code } } }', {
+        code,
+      });
     },
   },
 };
@@ -1571,14 +1658,24 @@ function restTable(surface: 'v1' | 'live', rows: Record<string, Row<RestRequest>
 restTable('v1', v1, v1Routes);
 restTable('live', live, liveRoutes);
 
+/** The refusals a mutation answers as user errors (schema/payload.ts). */
+const USER_ERROR_CODES = new Set<string>(['VALIDATION_FAILED', 'NOT_FOUND', 'CONFLICT', 'GONE']);
+
 describe.each(Object.entries(graphqlFields))('GraphQL %s', (field, row) => {
   cellTests('graphql', row, async (column, outcome) => {
     const { cell, res } = await send('graphql', row, column, outcome, 'POST');
     const seen = JSON.stringify(res.body).slice(0, 300);
+    const answer = res.body.data?.[field];
+    // A mutation answers a payload: an expected failure (another organisation's thing is
+    // NOT_FOUND) is a user error beside a null result; a refused right stays in errors.
+    const userErrors: Array<{ code: string }> | undefined = answer?.userErrors;
     if (outcome === 'ok') {
       expect([res.status, res.body.errors], seen).toEqual([200, undefined]);
-      expect(res.body.data[field], seen).not.toBeNull();
-      row.check?.(res.body.data[field], cell);
+      expect(answer, seen).not.toBeNull();
+      if (userErrors) expect(userErrors, seen).toEqual([]);
+      row.check?.(answer, cell);
+    } else if (userErrors && USER_ERROR_CODES.has(outcome)) {
+      expect([res.status, res.body.errors, userErrors[0]?.code], seen).toEqual([200, undefined, outcome]);
     } else {
       const status = REFUSED_BEFORE_EXECUTION.has(column) ? STATUS[outcome] : 200;
       expect([res.status, res.body.errors?.[0]?.extensions?.code], seen).toEqual([status, outcome]);

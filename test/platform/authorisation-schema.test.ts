@@ -42,17 +42,17 @@ describe('every field that answers events answers what a use case authorised', (
       )
       .sort();
     expect(producers).toEqual([
+      'CreateEventPayload.event',
       'EventConnection.edges',
       'EventConnection.nodes',
       'EventEdge.node',
       // Relations answer their event through relatedEvent (schema/types/event.ts), which asks the type's rule.
       'EventOccurrence.event',
-      'Mutation.createEvent',
-      'Mutation.updateEvent',
       'OrderLineItem.event',
       'Query.event',
       'Query.events',
       'TicketType.event',
+      'UpdateEventPayload.event',
     ]);
   });
 });

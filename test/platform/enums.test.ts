@@ -43,11 +43,11 @@ describe('enum values', () => {
     expect(graph.body.data.events.nodes).toEqual([{ id: made.body.event.id, status: 'ON_SALE' }]);
     const changed = await graphql(
       app,
-      'mutation ($id: String!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { status } }',
+      'mutation ($id: String!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { event { status } } }',
       { id: made.body.event.id, input: { status: 'SOLD_OUT' } },
       as(),
     );
-    expect(changed.body.data.updateEvent.status).toBe('SOLD_OUT');
+    expect(changed.body.data.updateEvent.event.status).toBe('SOLD_OUT');
     const read = await api(app, 'GET', `/v1/events/${made.body.event.id}`, as());
     expect(read.body.event.status).toBe('sold_out');
   });

@@ -36,7 +36,7 @@ function expectAnswered(res: Answer) {
 }
 
 const login = (alias: string, email: string, password: string) =>
-  `${alias}: login(input: {email: ${JSON.stringify(email)}, password: ${JSON.stringify(password)}}) { accessToken }`;
+  `${alias}: login(input: {email: ${JSON.stringify(email)}, password: ${JSON.stringify(password)}}) { session { accessToken } }`;
 
 describe('sign-in mutations (signInMutations: 1 per document)', () => {
   it('two logins in one document are refused before either runs: no refresh token written', async () => {
@@ -58,7 +58,7 @@ describe('sign-in mutations (signInMutations: 1 per document)', () => {
     const staff = await createStaffUser(app, org, [], 'mixed');
     const before = await refreshTokenCount(app, staff.personId);
     const res = await postGraphql(app, {
-      query: `mutation { ${login('a', staff.email, staff.password)} r: refreshTokens(input: {refreshToken: "svrt_x"}) { accessToken } }`,
+      query: `mutation { ${login('a', staff.email, staff.password)} r: refreshTokens(input: {refreshToken: "svrt_x"}) { tokens { accessToken } } }`,
     });
     expectRefused(res, 'signInMutations', 1);
     expect(await refreshTokenCount(app, staff.personId)).toBe(before);

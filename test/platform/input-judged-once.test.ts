@@ -33,7 +33,7 @@ describe('a wrong input, on both surfaces', () => {
     });
     const res = await graphql(
       app,
-      'mutation ($input: CreateEventInput!) { createEvent(input: $input) { id } }',
+      'mutation ($input: CreateEventInput!) { createEvent(input: $input) { event { id } } }',
       { input: { accountId: org.account.id, ...bad } },
       { token: org.adminToken, org: org.slug },
     );

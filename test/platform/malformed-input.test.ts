@@ -118,7 +118,7 @@ describe('NUL bytes in GraphQL', () => {
   it('in a variable (variables.input.name) and in a literal', async () => {
     const variable = await graphql(
       app,
-      'mutation($input: CreateRoleInput!) { createRole(input: $input) { id } }',
+      'mutation($input: CreateRoleInput!) { createRole(input: $input) { role { id } } }',
       { input: { name: `nul\u0000role ${tag()}`, permissions: ['events.read'] } },
       admin(),
     );
@@ -127,7 +127,7 @@ describe('NUL bytes in GraphQL', () => {
 
     const literal = await graphql(
       app,
-      `mutation { createRole(input: {name: "nul\\u0000literal ${tag()}", permissions: ["events.read"]}) { id } }`,
+      `mutation { createRole(input: {name: "nul\\u0000literal ${tag()}", permissions: ["events.read"]}) { role { id } } }`,
       {},
       admin(),
     );

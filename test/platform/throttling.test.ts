@@ -58,7 +58,7 @@ describe('password sign-in', () => {
       const app = processFor(i);
       const ip = newClientAddress();
       if (i % 3 === 2) {
-        const gql = await graphql(app, 'mutation($input: LoginInput!) { login(input: $input) { accessToken } }', {
+        const gql = await graphql(app, 'mutation($input: LoginInput!) { login(input: $input) { session { accessToken } } }', {
           input: { email: victim.email, password: `guess ${i}` },
         });
         expect(gql.body.errors?.[0]?.extensions?.code, `attempt ${i}`).toBe('UNAUTHENTICATED');

@@ -111,7 +111,7 @@ describe('sales channels', () => {
     expect(paths(res.body.details)).toEqual(['accountId', 'channelType', 'name', 'slug']);
     const graph = await graphql(
       app,
-      'mutation ($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { id } }',
+      'mutation ($input: CreateSalesChannelInput!) { createSalesChannel(input: $input) { salesChannel { id } } }',
       { input: body },
       admin(),
     );
@@ -125,7 +125,7 @@ describe('sales channels', () => {
 
     const key = await graphql(
       app,
-      'mutation ($id: String!, $input: CreateChannelKeyInput!) { createChannelKey(channelId: $id, input: $input) { key } }',
+      'mutation ($id: String!, $input: CreateChannelKeyInput!) { createChannelKey(channelId: $id, input: $input) { createdChannelKey { key } } }',
       { id: (await createChannel()).id, input: { kind: 'other' } },
       admin(),
     );

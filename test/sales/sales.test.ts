@@ -488,11 +488,11 @@ describe('confirmation, cancel, refund and redemption', () => {
     const held = (await inventory(catalogue)).held;
     const cancelled = await graphql(
       app,
-      'mutation($id: String!) { cancelOrder(id: $id) { id status cancelledAt } }',
+      'mutation($id: String!) { cancelOrder(id: $id) { order { id status cancelledAt } } }',
       { id: pending.order.id },
       asAdmin(org),
     );
-    expect(cancelled.body.data.cancelOrder).toMatchObject({ status: 'CANCELLED', cancelledAt: expect.any(String) });
+    expect(cancelled.body.data.cancelOrder.order).toMatchObject({ status: 'CANCELLED', cancelledAt: expect.any(String) });
     expect((await inventory(catalogue)).held).toBe(held - 4);
     expect(await sourceEvents('order.cancelled', pending.order.id)).toHaveLength(1);
     // A cancelled order cannot be paid.

@@ -50,11 +50,15 @@ describe('webhook endpoints per account', () => {
     expectDocumentedResponse('POST', '/webhook-endpoints', refused);
     const gql = await graphql(
       app,
-      'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret } }',
+      'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { createdWebhookEndpoint { secret } userErrors { field code message } } }',
       { input: { accountId: account, url: 'http://127.0.0.1:9/cap' } },
       { token: org.adminToken, org: org.slug },
     );
-    expect(gql.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'accountId' }] });
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.createWebhookEndpoint).toEqual({
+      createdWebhookEndpoint: null,
+      userErrors: [{ field: ['input', 'accountId'], code: 'VALIDATION_FAILED', message: refused.body.details[0].message }],
+    });
 
     expect((await create((await createAccount(app, org, 'Other')).id)).status).toBe(201);
     await api(app, 'DELETE', `/v1/webhook-endpoints/${made[0]}`, { token: org.adminToken, org: org.slug });

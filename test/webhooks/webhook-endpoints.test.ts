@@ -201,23 +201,30 @@ describe('POST /webhook-endpoints', () => {
     }
   });
 
-  it('GraphQL: the same validation, with the field path in extensions.details', async () => {
+  it('GraphQL: the same validation, with the field path in userErrors', async () => {
     const res = await graphql(
       app,
-      'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { endpoint { id } secret } }',
+      'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { createdWebhookEndpoint { endpoint { id } secret } userErrors { field code } } }',
       { input: { accountId: org.account.id, url: RECEIVER, eventTypes: ['nope'] } },
       admin(),
     );
-    expect(res.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'eventTypes.0' }] });
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.createWebhookEndpoint).toEqual({
+      createdWebhookEndpoint: null,
+      userErrors: [{ field: ['input', 'eventTypes', '0'], code: 'VALIDATION_FAILED' }],
+    });
     const ok = await graphql(
       app,
-      'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { endpoint { id apiVersion eventTypes } secret } }',
+      'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { createdWebhookEndpoint { endpoint { id apiVersion eventTypes } secret } userErrors { field } } }',
       { input: { accountId: org.account.id, url: RECEIVER, eventTypes: ['customer.created'] } },
       admin(),
     );
     expect(ok.body.data.createWebhookEndpoint).toMatchObject({
-      endpoint: { apiVersion: '2026-06-01', eventTypes: ['customer.created'] },
-      secret: expect.stringMatching(/^whsec_/),
+      createdWebhookEndpoint: {
+        endpoint: { apiVersion: '2026-06-01', eventTypes: ['customer.created'] },
+        secret: expect.stringMatching(/^whsec_/),
+      },
+      userErrors: [],
     });
   });
 
@@ -301,11 +308,15 @@ describe('the URL policy with WEBHOOK_ALLOW_PRIVATE_URLS off', () => {
   it('GraphQL refuses the same way', async () => {
     const res = await graphql(
       strict,
-      'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret } }',
+      'mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { createdWebhookEndpoint { secret } userErrors { field code } } }',
       { input: { accountId: strictOrg.account.id, url: 'http://[::1]:8080/' } },
       { token: strictOrg.adminToken, org: strictOrg.slug },
     );
-    expect(res.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'url' }] });
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.createWebhookEndpoint).toEqual({
+      createdWebhookEndpoint: null,
+      userErrors: [{ field: ['input', 'url'], code: 'VALIDATION_FAILED' }],
+    });
   });
 });
 
@@ -488,11 +499,15 @@ describe('PATCH and DELETE /webhook-endpoints/{id}', () => {
     expect((await patch({ accountId: secondAccountId })).status).toBe(400);
     const gql = await graphql(
       app,
-      `mutation { updateWebhookEndpoint(id: "${endpoint.id}", input: { eventTypes: ["order.created", "x"] }) { id } }`,
+      `mutation { updateWebhookEndpoint(id: "${endpoint.id}", input: { eventTypes: ["order.created", "x"] }) { webhookEndpoint { id } userErrors { field code } } }`,
       {},
       admin(),
     );
-    expect(gql.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'eventTypes.1' }] });
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.updateWebhookEndpoint).toEqual({
+      webhookEndpoint: null,
+      userErrors: [{ field: ['input', 'eventTypes', '1'], code: 'VALIDATION_FAILED' }],
+    });
   });
 
   it('deletes softly: gone from get and list, the row keeps deletedAt', async () => {
@@ -623,11 +638,14 @@ describe('POST /webhook-endpoints/{id}/test', () => {
     });
     const gql = await graphql(
       app,
-      `mutation { testWebhookEndpoint(id: "${endpoint.id}") { eventType status attempts { attemptNumber } } }`,
+      `mutation { testWebhookEndpoint(id: "${endpoint.id}") { webhookDelivery { eventType status attempts { attemptNumber } } userErrors { code } } }`,
       {},
       admin(),
     );
-    expect(gql.body.data.testWebhookEndpoint).toEqual({ eventType: 'event.created', status: 'PENDING', attempts: [] });
+    expect(gql.body.data.testWebhookEndpoint).toEqual({
+      webhookDelivery: { eventType: 'event.created', status: 'PENDING', attempts: [] },
+      userErrors: [],
+    });
   });
 
   it('refuses a disabled endpoint (409), a deleted or foreign one (404)', async () => {

@@ -163,8 +163,13 @@ describe('POST /webhook-deliveries/{id}/resend', () => {
     expect((await delivery(id)).attemptCount).toBe(4);
 
     receiver.pathBehaviours.delete(target.path);
-    const gql = await graphql(app, `mutation { resendWebhookDelivery(id: "${id}") { id status } }`, {}, admin());
-    expect(gql.body.data.resendWebhookDelivery).toEqual({ id, status: 'FAILED' });
+    const gql = await graphql(
+      app,
+      `mutation { resendWebhookDelivery(id: "${id}") { webhookDelivery { id status } userErrors { code } } }`,
+      {},
+      admin(),
+    );
+    expect(gql.body.data.resendWebhookDelivery).toEqual({ webhookDelivery: { id, status: 'FAILED' }, userErrors: [] });
     await settledAs(id, 'succeeded', 5);
     const attempts = (await delivery(id)).attempts;
     expect(attempts.map((a) => [a.attemptNumber, a.trigger, a.statusCode])).toEqual([
@@ -250,11 +255,11 @@ describe('POST /webhook-endpoints/{id}/recover', () => {
     // Nothing failed is left: a second recovery sends nothing.
     const again = await graphql(
       app,
-      `mutation { recoverWebhookEndpoint(id: "${target.id}", input: { since: "${since}" }) { deliveryCount } }`,
+      `mutation { recoverWebhookEndpoint(id: "${target.id}", input: { since: "${since}" }) { webhookRecovery { deliveryCount } userErrors { code } } }`,
       {},
       admin(),
     );
-    expect(again.body.data.recoverWebhookEndpoint).toEqual({ deliveryCount: 0 });
+    expect(again.body.data.recoverWebhookEndpoint).toEqual({ webhookRecovery: { deliveryCount: 0 }, userErrors: [] });
   });
 
   it('runs one recovery per endpoint at a time (409 while one runs)', async () => {
@@ -396,11 +401,11 @@ describe('POST /webhook-endpoints/{id}/rotate-secret', () => {
     ).toBe(404);
     const gql = await graphql(
       app,
-      `mutation { rotateWebhookEndpointSecret(id: "${target.id}", input: { overlapSeconds: 30 }) { secret endpoint { rotationOverlapEndsAt } } }`,
+      `mutation { rotateWebhookEndpointSecret(id: "${target.id}", input: { overlapSeconds: 30 }) { rotatedSecret { secret endpoint { rotationOverlapEndsAt } } } }`,
       {},
       admin(),
     );
-    expect(gql.body.data.rotateWebhookEndpointSecret.secret).toMatch(/^whsec_/);
+    expect(gql.body.data.rotateWebhookEndpointSecret.rotatedSecret.secret).toMatch(/^whsec_/);
   });
 });
 

@@ -110,17 +110,19 @@ describe('a recovery after the endpoint was pointed elsewhere', () => {
       `
         mutation ($id: String!, $since: DateTime!) {
           recoverWebhookEndpoint(id: $id, input: { since: $since, includeOtherUrls: true }) {
-            deliveryCount
-            includedOtherUrlCount
-            skippedOtherUrlCount
-            remainingCount
+            webhookRecovery {
+              deliveryCount
+              includedOtherUrlCount
+              skippedOtherUrlCount
+              remainingCount
+            }
           }
         }
       `,
       { id: partner.id, since },
       as(o),
     );
-    expect(confirmed.body.data.recoverWebhookEndpoint).toEqual({
+    expect(confirmed.body.data.recoverWebhookEndpoint.webhookRecovery).toEqual({
       deliveryCount: 5,
       includedOtherUrlCount: 5,
       skippedOtherUrlCount: 0,
@@ -206,7 +208,7 @@ describe('recoveries asked for in numbers', () => {
       expectDocumentedResponse('POST', `/webhook-endpoints/${target.id}/recover`, refused);
       const gql = await graphql(
         app,
-        `mutation { recoverWebhookEndpoint(id: "${target.id}", input: { since: "${since}" }) { id } }`,
+        `mutation { recoverWebhookEndpoint(id: "${target.id}", input: { since: "${since}" }) { webhookRecovery { id } } }`,
         {},
         as(o),
       );

@@ -111,7 +111,7 @@ describe('resends asked for in numbers', () => {
     }
     expect(refused[0]!.body.error).toMatch(new RegExp(`^At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} resends a minute per endpoint`));
     expectDocumentedResponse('POST', `/webhook-deliveries/${id}/resend`, refused[0]!);
-    const gql = await graphql(app, `mutation { resendWebhookDelivery(id: "${id}") { id } }`, {}, as(o));
+    const gql = await graphql(app, `mutation { resendWebhookDelivery(id: "${id}") { webhookDelivery { id } } }`, {}, as(o));
     expect(gql.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
 
     await receiver.waitForRequests(RESENDS_PER_ENDPOINT_PER_MINUTE, (r) => r.path === target.path);

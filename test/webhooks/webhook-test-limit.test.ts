@@ -58,7 +58,7 @@ describe('POST /v1/webhook-endpoints/{id}/test', () => {
     for (let i = 0; i < 10; i += 1) expect((await api(app, 'POST', `/v1/webhook-endpoints/${id}/test`, admin())).status).toBe(201);
     const res = await api(app, 'POST', '/graphql', {
       ...admin(),
-      body: { query: `mutation { testWebhookEndpoint(id: "${id}") { id } }` },
+      body: { query: `mutation { testWebhookEndpoint(id: "${id}") { webhookDelivery { id } } }` },
     });
     expect(res.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     expect(await deliveriesOf(id)).toBe(10);
