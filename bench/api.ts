@@ -255,7 +255,7 @@ function graphqlList(tenants: Tenant[]): Request {
     path: '/graphql',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${pick(tenant.principals)}`, 'x-service-org': tenant.slug },
     body: JSON.stringify({
-      query: `query($page: Int, $limit: Int, $status: String, $q: String, $from: String, $to: String, $accountId: String) {
+      query: `query($page: Int, $limit: Int, $status: String, $q: String, $from: String, $to: String, $accountId: ID) {
         events(page: $page, limit: $limit, status: $status, q: $q, from: $from, to: $to, accountId: $accountId) { nodes { ${EVENT_FIELDS} } pagination { page limit total totalPages hasNext hasPrev } } }`,
       variables,
     }),

@@ -2,6 +2,7 @@ import { builder } from './builder.ts';
 import './types/api-version.ts';
 import './types/auth.ts';
 import './types/me.ts';
+import './types/user.ts';
 import './types/role.ts';
 import './types/role-assignment.ts';
 import './types/api-key.ts';

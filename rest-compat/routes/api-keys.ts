@@ -57,7 +57,7 @@ export const apiKeysRoutes: RestRoute[] = [
     summary: 'Revoke an organisation API key.',
     tag: 'API keys',
     organisation: true,
-    operation: `mutation RevokeApiKey($id: String!) { revokeApiKey(id: $id) { apiKey { ${FIELDS} } } }`,
+    operation: `mutation RevokeApiKey($id: ID!) { revokeApiKey(id: $id) { apiKey { ${FIELDS} } } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ apiKey: data.revokeApiKey.apiKey }),

@@ -26,7 +26,7 @@ export const eventsRoutes: RestRoute[] = [
       "List events on the accounts you may read, newest first. Filters: status; accountId; q (case-insensitive, in name and description); from/to: events with a scheduled occurrence starting in that range (a date bound is a whole day in the occurrence's own time zone, both ends included; a date-time bound is an exact instant).",
     tag: 'Events',
     organisation: true,
-    operation: `query Events($page: Int, $limit: Int, $status: EventStatus, $accountId: String, $q: String, $from: String, $to: String) {
+    operation: `query Events($page: Int, $limit: Int, $status: EventStatus, $accountId: ID, $q: String, $from: String, $to: String) {
       events(page: $page, limit: $limit, status: $status, accountId: $accountId, q: $q, from: $from, to: $to) {
         nodes { ${EVENT_FIELDS} } ${PAGINATION_FIELDS}
       }
@@ -55,7 +55,7 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'Get an event. Deleted events answer 404.',
     tag: 'Events',
     organisation: true,
-    operation: `query Event($id: String!) { event(id: $id) { ${EVENT_FIELDS} } }`,
+    operation: `query Event($id: ID!) { event(id: $id) { ${EVENT_FIELDS} } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ event: data.event }),
@@ -67,7 +67,7 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'Change an event; omitted fields stay, null clears a nullable one. The account cannot change.',
     tag: 'Events',
     organisation: true,
-    operation: `mutation UpdateEvent($id: String!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { event { ${EVENT_FIELDS} } } }`,
+    operation: `mutation UpdateEvent($id: ID!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { event { ${EVENT_FIELDS} } } }`,
     params: idParam,
     body: versioned(updateEventInput, 'Event'),
     bind: { id: 'params.id', input: 'body' },
@@ -80,7 +80,7 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'Delete an event: it leaves every list and answers 404 from then on.',
     tag: 'Events',
     organisation: true,
-    operation: `mutation DeleteEvent($id: String!) { deleteEvent(id: $id) { deletedId } }`,
+    operation: `mutation DeleteEvent($id: ID!) { deleteEvent(id: $id) { deletedId } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => deletion(data.deleteEvent),
@@ -92,7 +92,7 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'List the occurrences of an event in start order, cancelled ones included.',
     tag: 'Event occurrences',
     organisation: true,
-    operation: `query EventOccurrences($eventId: String!, $page: Int, $limit: Int) {
+    operation: `query EventOccurrences($eventId: ID!, $page: Int, $limit: Int) {
       eventOccurrences(eventId: $eventId, page: $page, limit: $limit) { nodes { ${OCCURRENCE_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
     params: idParam,
@@ -108,7 +108,7 @@ export const eventsRoutes: RestRoute[] = [
       "Add an occurrence. startDate/startTime (and endDate/endTime) are wall-clock values in the event's time zone unless timezone overrides it; a time skipped by a clock change is refused, a repeated one means its first occurrence.",
     tag: 'Event occurrences',
     organisation: true,
-    operation: `mutation CreateEventOccurrence($eventId: String!, $input: CreateEventOccurrenceInput!) {
+    operation: `mutation CreateEventOccurrence($eventId: ID!, $input: CreateEventOccurrenceInput!) {
       createEventOccurrence(eventId: $eventId, input: $input) { eventOccurrence { ${OCCURRENCE_FIELDS} } }
     }`,
     params: idParam,
@@ -124,7 +124,7 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'List the ticket types of an event, oldest first.',
     tag: 'Ticket types',
     organisation: true,
-    operation: `query TicketTypes($eventId: String!, $page: Int, $limit: Int) {
+    operation: `query TicketTypes($eventId: ID!, $page: Int, $limit: Int) {
       ticketTypes(eventId: $eventId, page: $page, limit: $limit) { nodes { ${TICKET_TYPE_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
     params: idParam,
@@ -139,7 +139,7 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'Add a ticket type to an event. Prices are integer minor units with an ISO 4217 currency.',
     tag: 'Ticket types',
     organisation: true,
-    operation: `mutation CreateTicketType($eventId: String!, $input: CreateTicketTypeInput!) {
+    operation: `mutation CreateTicketType($eventId: ID!, $input: CreateTicketTypeInput!) {
       createTicketType(eventId: $eventId, input: $input) { ticketType { ${TICKET_TYPE_FIELDS} } }
     }`,
     params: idParam,
@@ -155,7 +155,7 @@ export const eventsRoutes: RestRoute[] = [
     summary: 'Change a ticket type; omitted fields stay, null clears a nullable one.',
     tag: 'Ticket types',
     organisation: true,
-    operation: `mutation UpdateTicketType($id: String!, $input: UpdateTicketTypeInput!) {
+    operation: `mutation UpdateTicketType($id: ID!, $input: UpdateTicketTypeInput!) {
       updateTicketType(id: $id, input: $input) { ticketType { ${TICKET_TYPE_FIELDS} } }
     }`,
     params: idParam,

@@ -73,7 +73,7 @@ export const identityProvidersRoutes: RestRoute[] = [
     summary: 'One identity provider of the organisation.',
     tag: 'Identity providers',
     organisation: true,
-    operation: `query IdentityProvider($id: String!) { identityProvider(id: $id) { ${PROVIDER_FIELDS} } }`,
+    operation: `query IdentityProvider($id: ID!) { identityProvider(id: $id) { ${PROVIDER_FIELDS} } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ provider: data.identityProvider }),
@@ -86,7 +86,7 @@ export const identityProvidersRoutes: RestRoute[] = [
       'Change isEnabled, isDefault, scopes, allowedClientIds, emailDomain, cacheTtl or configuration. isDefault=true clears the other default.',
     tag: 'Identity providers',
     organisation: true,
-    operation: `mutation UpdateIdentityProvider($id: String!, $input: UpdateIdentityProviderInput!) {
+    operation: `mutation UpdateIdentityProvider($id: ID!, $input: UpdateIdentityProviderInput!) {
       updateIdentityProvider(id: $id, input: $input) { identityProvider { ${PROVIDER_FIELDS} } }
     }`,
     params: idParam,

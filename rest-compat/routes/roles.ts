@@ -65,7 +65,7 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Get a role (returned unwrapped).',
     tag: 'Roles',
     organisation: true,
-    operation: `query Role($id: String!) { role(id: $id) { ${ROLE_FIELDS} } }`,
+    operation: `query Role($id: ID!) { role(id: $id) { ${ROLE_FIELDS} } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => data.role,
@@ -77,7 +77,7 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Change a custom role. System roles answer 409.',
     tag: 'Roles',
     organisation: true,
-    operation: `mutation UpdateRole($id: String!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { role { ${ROLE_FIELDS} } } }`,
+    operation: `mutation UpdateRole($id: ID!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { role { ${ROLE_FIELDS} } } }`,
     params: idParam,
     body: updateRoleInput,
     bind: { id: 'params.id', input: 'body' },
@@ -90,7 +90,7 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Delete a custom role and its assignments. System roles answer 409.',
     tag: 'Roles',
     organisation: true,
-    operation: `mutation DeleteRole($id: String!) { deleteRole(id: $id) { deletedId } }`,
+    operation: `mutation DeleteRole($id: ID!) { deleteRole(id: $id) { deletedId } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => deletion(data.deleteRole),
@@ -102,7 +102,7 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'List role assignments on the accounts the caller may see, optionally by user, account or role.',
     tag: 'Role assignments',
     organisation: true,
-    operation: `query RoleAssignments($page: Int, $limit: Int, $userId: String, $accountId: String, $roleId: String) {
+    operation: `query RoleAssignments($page: Int, $limit: Int, $userId: ID, $accountId: ID, $roleId: ID) {
       roleAssignmentsConnection(page: $page, limit: $limit, userId: $userId, accountId: $accountId, roleId: $roleId) {
         nodes { ${ASSIGNMENT_FIELDS} } ${PAGINATION_FIELDS}
       }
@@ -143,7 +143,7 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'Remove a role assignment.',
     tag: 'Role assignments',
     organisation: true,
-    operation: `mutation RemoveRoleAssignment($id: String!) { removeRoleAssignment(id: $id) { deletedId } }`,
+    operation: `mutation RemoveRoleAssignment($id: ID!) { removeRoleAssignment(id: $id) { deletedId } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: () => ({ success: true }),

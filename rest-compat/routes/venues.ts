@@ -31,7 +31,7 @@ export const venuesRoutes: RestRoute[] = [
     summary: 'List venues on the accounts you may read, by name; optionally of one account.',
     tag: 'Venues',
     organisation: true,
-    operation: `query Venues($page: Int, $limit: Int, $accountId: String) {
+    operation: `query Venues($page: Int, $limit: Int, $accountId: ID) {
       venues(page: $page, limit: $limit, accountId: $accountId) { nodes { ${VENUE_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
     query: listQuery(listVenuesFilters),
@@ -58,7 +58,7 @@ export const venuesRoutes: RestRoute[] = [
     summary: 'Get a venue.',
     tag: 'Venues',
     organisation: true,
-    operation: `query Venue($id: String!) { venue(id: $id) { ${VENUE_FIELDS} } }`,
+    operation: `query Venue($id: ID!) { venue(id: $id) { ${VENUE_FIELDS} } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ venue: data.venue }),
@@ -70,7 +70,7 @@ export const venuesRoutes: RestRoute[] = [
     summary: 'Change a venue; omitted fields stay, null clears a nullable one. The account cannot change.',
     tag: 'Venues',
     organisation: true,
-    operation: `mutation UpdateVenue($id: String!, $input: UpdateVenueInput!) { updateVenue(id: $id, input: $input) { venue { ${VENUE_FIELDS} } } }`,
+    operation: `mutation UpdateVenue($id: ID!, $input: UpdateVenueInput!) { updateVenue(id: $id, input: $input) { venue { ${VENUE_FIELDS} } } }`,
     params: idParam,
     body: updateVenueInput,
     bind: { id: 'params.id', input: 'body' },

@@ -92,7 +92,7 @@ export const webhooksRoutes: RestRoute[] = [
     summary: 'List the webhook endpoints of the accounts you may read (optionally one account), oldest first. Never shows secrets.',
     tag: 'Webhooks',
     organisation: true,
-    operation: `query WebhookEndpoints($page: Int, $limit: Int, $accountId: String) {
+    operation: `query WebhookEndpoints($page: Int, $limit: Int, $accountId: ID) {
       webhookEndpointsConnection(page: $page, limit: $limit, accountId: $accountId) { nodes { ${ENDPOINT_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
     query: listQuery(listWebhookEndpointsFilters),
@@ -123,7 +123,7 @@ export const webhooksRoutes: RestRoute[] = [
     summary: 'Get a webhook endpoint (without its secret).',
     tag: 'Webhooks',
     organisation: true,
-    operation: `query WebhookEndpoint($id: String!) { webhookEndpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
+    operation: `query WebhookEndpoint($id: ID!) { webhookEndpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ endpoint: data.webhookEndpoint }),
@@ -136,7 +136,7 @@ export const webhooksRoutes: RestRoute[] = [
       "Change the URL, description (null clears it), event types (empty = every type) or enabled state of a webhook endpoint. enabled: true also clears disabledReason and closes the circuit breaker; rotationOverlapEndsAt: null ends a secret rotation's overlap now.",
     tag: 'Webhooks',
     organisation: true,
-    operation: `mutation UpdateWebhookEndpoint($id: String!, $input: UpdateWebhookEndpointInput!) {
+    operation: `mutation UpdateWebhookEndpoint($id: ID!, $input: UpdateWebhookEndpointInput!) {
       updateWebhookEndpoint(id: $id, input: $input) { webhookEndpoint { ${ENDPOINT_FIELDS} } }
     }`,
     params: idParam,
@@ -151,7 +151,7 @@ export const webhooksRoutes: RestRoute[] = [
     summary: 'Delete a webhook endpoint: it answers 404 from then on, receives nothing new, and its pending deliveries stop.',
     tag: 'Webhooks',
     organisation: true,
-    operation: 'mutation DeleteWebhookEndpoint($id: String!) { deleteWebhookEndpoint(id: $id) { deletedId } }',
+    operation: 'mutation DeleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) { deletedId } }',
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => deletion(data.deleteWebhookEndpoint),
@@ -164,7 +164,7 @@ export const webhooksRoutes: RestRoute[] = [
       'Send a signed sample delivery to this endpoint only: an event of its first subscribed type (event.created when it takes every type) whose payload holds sample data (ids such as ord_sample0000000000000000; only accountId is real). A disabled endpoint answers 409.',
     tag: 'Webhooks',
     organisation: true,
-    operation: `mutation TestWebhookEndpoint($id: String!) { testWebhookEndpoint(id: $id) { webhookDelivery { ${DELIVERY_FIELDS} } } }`,
+    operation: `mutation TestWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { webhookDelivery { ${DELIVERY_FIELDS} } } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ delivery: data.testWebhookEndpoint.webhookDelivery }),
@@ -178,7 +178,7 @@ export const webhooksRoutes: RestRoute[] = [
       'Replace the signing secret; the new one (whsec_) is answered this once. For overlapSeconds (0 to 604800, default 86400) deliveries carry a second v1= signature made with the previous secret; PATCH rotationOverlapEndsAt: null ends the overlap early.',
     tag: 'Webhooks',
     organisation: true,
-    operation: `mutation RotateWebhookEndpointSecret($id: String!, $input: RotateWebhookEndpointSecretInput) {
+    operation: `mutation RotateWebhookEndpointSecret($id: ID!, $input: RotateWebhookEndpointSecretInput) {
       rotateWebhookEndpointSecret(id: $id, input: $input) { rotatedSecret { endpoint { ${ENDPOINT_FIELDS} } secret } }
     }`,
     params: idParam,
@@ -194,7 +194,7 @@ export const webhooksRoutes: RestRoute[] = [
     summary: `Send the failed deliveries of this endpoint created since a time (ISO 8601, at most WEBHOOK_RETENTION ago) again, as manual attempts, in the background (202): those made for its current URL, or with includeOtherUrls: true also those made for a URL it had before; oldest first, at most ${RECOVERY_MAX_DELIVERIES}, ${RECOVERY_STEP_SIZE} at a time every ${RECOVERY_STEP_INTERVAL_MS / 1000} s. The answer counts the deliveries sent, those left out for another URL (skippedOtherUrlCount) and those beyond the maximum (remainingCount). One recovery per endpoint at a time (409 while one runs); at most ${RECOVERIES_PER_ENDPOINT_PER_HOUR} an hour per endpoint and ${RECOVERIES_PER_ORGANISATION_PER_HOUR} per organisation (429 RATE_LIMITED with Retry-After beyond); a disabled endpoint answers 409.`,
     tag: 'Webhooks',
     organisation: true,
-    operation: `mutation RecoverWebhookEndpoint($id: String!, $input: RecoverWebhookEndpointInput!) {
+    operation: `mutation RecoverWebhookEndpoint($id: ID!, $input: RecoverWebhookEndpointInput!) {
       recoverWebhookEndpoint(id: $id, input: $input) {
         webhookRecovery { id endpointId url since until deliveryCount includedOtherUrlCount skippedOtherUrlCount remainingCount }
       }
@@ -224,7 +224,7 @@ export const webhooksRoutes: RestRoute[] = [
     summary: 'Get a webhook delivery with every attempt (oldest first).',
     tag: 'Webhooks',
     organisation: true,
-    operation: `query WebhookDelivery($id: String!) { webhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
+    operation: `query WebhookDelivery($id: ID!) { webhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ delivery: data.webhookDelivery }),
@@ -236,7 +236,7 @@ export const webhooksRoutes: RestRoute[] = [
     summary: `Send a delivery again now, whatever its status, as a manual attempt (same Service-Event-Id and Service-Delivery-Id), in the background (202): the attempt appears among its attempts once made (later while its endpoint is busy). A success settles it as succeeded. At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} a minute per endpoint and ${RESENDS_PER_ORGANISATION_PER_MINUTE} per organisation (429 RATE_LIMITED with Retry-After beyond). A disabled endpoint answers 409.`,
     tag: 'Webhooks',
     organisation: true,
-    operation: `mutation ResendWebhookDelivery($id: String!) { resendWebhookDelivery(id: $id) { webhookDelivery { ${DELIVERY_FIELDS} } } }`,
+    operation: `mutation ResendWebhookDelivery($id: ID!) { resendWebhookDelivery(id: $id) { webhookDelivery { ${DELIVERY_FIELDS} } } }`,
     params: idParam,
     bind: { id: 'params.id' },
     result: (data) => ({ delivery: data.resendWebhookDelivery.webhookDelivery }),
@@ -249,7 +249,7 @@ export const webhooksRoutes: RestRoute[] = [
     summary: `List webhook deliveries on the accounts you may read, newest first, each with every attempt (oldest first). Filters: endpointId, status (${STATUSES.delivery.join(', ')}), eventType.`,
     tag: 'Webhooks',
     organisation: true,
-    operation: `query WebhookDeliveries($page: Int, $limit: Int, $endpointId: String, $status: WebhookDeliveryStatus, $eventType: String) {
+    operation: `query WebhookDeliveries($page: Int, $limit: Int, $endpointId: ID, $status: WebhookDeliveryStatus, $eventType: String) {
       webhookDeliveries(page: $page, limit: $limit, endpointId: $endpointId, status: $status, eventType: $eventType) {
         nodes { ${DELIVERY_FIELDS} } ${PAGINATION_FIELDS}
       }

@@ -8,6 +8,7 @@ import {
   updateAccountInput,
 } from '../../src/services/accounts.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -20,11 +21,16 @@ const AccountStatus = statusEnum('AccountStatus', 'account', 'Whether an account
 });
 
 export const Account = builder.prismaObject('Account', {
+  interfaces: [Node],
   description: 'A sub-unit of an organisation that owns events, channels and customers.',
-  authScopes: (account, ctx) => ctx.access.allows('accounts', 'read', account.id) || ctx.access.allows('accounts', 'write', account.id),
+  // Those who manage role assignments on an account see the account they assign on.
+  authScopes: (account, ctx) =>
+    ctx.access.allows('accounts', 'read', account.id) ||
+    ctx.access.allows('accounts', 'write', account.id) ||
+    ctx.access.allows('role_assignments', 'read', account.id) ||
+    ctx.access.allows('role_assignments', 'write', account.id),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Account id (acc_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     status: t.field({ type: AccountStatus, description: `${describeStatuses('account')}.`, resolve: (a) => a.status }),
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the account was deleted.' }),
@@ -65,7 +71,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One account (GET /v1/accounts/{id}).',
     authScopes: { $all: { organisation: true, permission: 'accounts.read' } },
-    args: { id: t.arg.string({ required: true, description: 'Account id.' }) },
+    args: { id: t.arg.id({ required: true, description: 'Account id.' }) },
     resolve: (_root, { id }, ctx) => getAccount(ctx, id),
   }),
 }));
@@ -83,7 +89,7 @@ builder.mutationFields((t) => ({
     description: 'Renames or (de)activates an account (PATCH /v1/accounts/{id}).',
     authScopes: { $all: { organisation: true, permission: 'accounts.write' } },
     args: {
-      id: t.arg.string({ required: true, description: 'Account id.' }),
+      id: t.arg.id({ required: true, description: 'Account id.' }),
       input: t.arg({ type: UpdateAccountInput, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateAccount(ctx, id, input)),
@@ -92,7 +98,7 @@ builder.mutationFields((t) => ({
     ...deletePayload('DeleteAccount', 'account'),
     description: 'Deletes an account: it disappears from lists and cannot own new things (DELETE /v1/accounts/{id}).',
     authScopes: { $all: { organisation: true, organisationPermission: 'accounts.write' } },
-    args: { id: t.arg.string({ required: true, description: 'Account id.' }) },
+    args: { id: t.arg.id({ required: true, description: 'Account id.' }) },
     resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteAccount(ctx, id)),
   }),
 }));

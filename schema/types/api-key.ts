@@ -1,5 +1,6 @@
-import { createApiKey, createApiKeyInput, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
+import { createApiKey, createApiKeyInput, getApiKey, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -10,12 +11,12 @@ const READ = { $all: { signedInUser: true, organisation: true, permission: 'api_
 const WRITE = { $all: { signedInUser: true, organisation: true, permission: 'api_keys.write' } } as const;
 
 export const ApiKey = builder.prismaObject('ApiKey', {
+  interfaces: [Node],
   description: 'An organisation API key (svak_). The key itself is shown once, at creation.',
   authScopes: (key, ctx) => ctx.access.allows('api_keys', 'read', key.accountId) || ctx.access.allows('api_keys', 'write', key.accountId),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Key id (oak_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
-    accountId: t.exposeString('accountId', { nullable: true, description: 'The account the key is pinned to; null = every account.' }),
+    organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeID('accountId', { nullable: true, description: 'The account the key is pinned to; null = every account.' }),
     name: t.exposeString('name', { description: 'Name.' }),
     keyPrefix: t.exposeString('keyPrefix', { description: 'The first 12 characters of the key.' }),
     scopes: t.exposeStringList('scopes', { description: 'Scopes such as events.read or accounts.write.' }),
@@ -56,6 +57,14 @@ builder.queryFields((t) => ({
     authScopes: READ,
     resolve: async (_root, _args, ctx) => (await listApiKeys(ctx, { limit: MAX_LIMIT })).nodes,
   }),
+  apiKey: t.field({
+    type: ApiKey,
+    nullable: true,
+    description: 'One API key of an account you may read keys on (every key with organisation-wide api_keys.read).',
+    authScopes: READ,
+    args: { id: t.arg.id({ required: true, description: 'API key id (oak_).' }) },
+    resolve: (_root, { id }, ctx) => getApiKey(ctx, String(id)),
+  }),
   apiKeysConnection: t.field({
     type: ApiKeyConnection,
     nullable: true,
@@ -78,7 +87,7 @@ builder.mutationFields((t) => ({
     ...payload('RevokeApiKey', 'apiKey', ApiKey, 'The key as revoked.'),
     description: 'Revokes an API key (POST /v1/api-keys/{id}/revoke); its next use answers 401 API_KEY_REVOKED.',
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Key id (oak_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Key id (oak_).' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => revokeApiKey(ctx, id)),
   }),
 }));

@@ -8,7 +8,7 @@ import { SuccessResult } from './common.ts';
 export const SignedInUserRef = builder.objectRef<SignInResult['user']>('SignedInUser').implement({
   description: 'The person who signed in.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Person id (usr_).' }),
+    id: t.exposeID('id', { description: 'Person id (usr_).' }),
     email: t.exposeString('email', { description: 'Sign-in email, lower-cased.' }),
     firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
     lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),

@@ -26,9 +26,9 @@ const CHANNEL = { salesChannel: true } as const;
 const SalesCartLine = builder.objectRef<PricedLine>('SalesCartLine').implement({
   description: "One line of a cart, priced at the catalogue's current price.",
   fields: (t) => ({
-    occurrenceId: t.exposeString('occurrenceId', { description: 'Occurrence (eoc_).' }),
-    ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type (tkt_).' }),
-    eventId: t.exposeString('eventId', { description: 'Event (evt_).' }),
+    occurrenceId: t.exposeID('occurrenceId', { description: 'Occurrence (eoc_).' }),
+    ticketTypeId: t.exposeID('ticketTypeId', { description: 'Ticket type (tkt_).' }),
+    eventId: t.exposeID('eventId', { description: 'Event (evt_).' }),
     eventName: t.exposeString('eventName', { description: 'Name of the event.' }),
     ticketTypeName: t.exposeString('ticketTypeName', { description: 'Name of the ticket type.' }),
     startsAt: t.expose('startsAt', { type: 'DateTime', description: 'Start of the occurrence.' }),
@@ -52,15 +52,15 @@ const CartStatus = statusEnum('CartStatus', 'cart', 'Where a cart stands.', {
 const SalesCart = builder.objectRef<CartView>('SalesCart').implement({
   description: 'A cart of a sales session (crt_). It holds no tickets: checkout does.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Cart id (crt_).' }),
-    sessionId: t.exposeString('sessionId', { description: 'Its sales session (ses_), also answered in X-Live-Session.' }),
+    id: t.exposeID('id', { description: 'Cart id (crt_).' }),
+    sessionId: t.exposeID('sessionId', { description: 'Its sales session (ses_), also answered in X-Live-Session.' }),
     status: t.field({ type: CartStatus, description: 'Where the cart stands.', resolve: (cart) => cart.status }),
     currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency of its lines; null while empty.' }),
     items: t.field({ type: [SalesCartLine], description: 'Its lines, in the order given.', resolve: (cart) => cart.items }),
     itemCount: t.exposeInt('itemCount', { description: 'Tickets in the cart.' }),
     subtotalAmount: t.exposeInt('subtotalAmount', { description: 'Sum of the lines, in minor units.' }),
     totalAmount: t.exposeInt('totalAmount', { description: 'What checkout would charge now, in minor units.' }),
-    orderId: t.exposeString('orderId', { nullable: true, description: 'The order it became (ord_), once checked out.' }),
+    orderId: t.exposeID('orderId', { nullable: true, description: 'The order it became (ord_), once checked out.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'An open cart is abandoned after this (each change renews it).' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
@@ -117,8 +117,8 @@ type Profile = {
 const CustomerProfile = builder.objectRef<Profile>('CustomerProfile').implement({
   description: 'The signed-in customer.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Customer id (cus_).' }),
-    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
+    id: t.exposeID('id', { description: 'Customer id (cus_).' }),
+    accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
     email: t.exposeString('email', { description: 'Email address, lower-cased.' }),
     firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
     lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
@@ -156,7 +156,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A cart of the request’s sales session (GET /live/sales/carts/{id}); a secret key reaches any cart of its channel.',
     authScopes: CHANNEL,
-    args: { id: t.arg.string({ required: true, description: 'Cart id (crt_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Cart id (crt_).' }) },
     resolve: (_root, { id }, ctx) => getCart(ctx, id),
   }),
   customerOrders: t.field({
@@ -186,7 +186,7 @@ builder.mutationFields((t) => ({
     description: "Replaces a cart's lines; an empty list empties it (PATCH /live/sales/carts/{id}).",
     authScopes: CHANNEL,
     args: {
-      id: t.arg.string({ required: true, description: 'Cart id (crt_).' }),
+      id: t.arg.id({ required: true, description: 'Cart id (crt_).' }),
       items: t.arg({ type: [SalesCartItemInput], required: true, description: 'The lines the cart should hold.' }),
     },
     resolve: (_root, { id, ...input }, ctx) => answer(ctx, () => updateCart(ctx, id, input), null),
@@ -197,7 +197,7 @@ builder.mutationFields((t) => ({
       'Checks out a cart: finds or creates the customer (customer.created), holds the tickets and creates a pending order (order.created) (POST /live/sales/carts/{id}/checkout).',
     authScopes: CHANNEL,
     args: {
-      id: t.arg.string({ required: true, description: 'Cart id (crt_).' }),
+      id: t.arg.id({ required: true, description: 'Cart id (crt_).' }),
       customer: t.arg({
         type: CheckoutCustomerInput,
         description: 'Who buys; optional for a signed-in shopper (customer token beside the key).',
@@ -210,7 +210,7 @@ builder.mutationFields((t) => ({
     description:
       'Confirms a pending order of the channel without the hosted checkout: order.confirmed, passes issued (ticket.issued) (POST /live/sales/orders/{id}/confirm). Secret key (svsk_) only.',
     authScopes: CHANNEL,
-    args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Order id (ord_).' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => confirmOrderWithSecretKey(ctx, id), null),
   }),
   requestCustomerMagicLink: t.field({

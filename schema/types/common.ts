@@ -7,7 +7,7 @@ export const DeleteResult = builder.objectRef<{ success: boolean; id: string }>(
   description: 'The outcome of a deletion.',
   fields: (t) => ({
     success: t.exposeBoolean('success', { description: 'Whether the thing was deleted.' }),
-    id: t.exposeString('id', { description: 'Id of the deleted thing.' }),
+    id: t.exposeID('id', { description: 'Id of the deleted thing.' }),
   }),
 });
 

@@ -6,7 +6,7 @@ import { answer, payload } from '../payload.ts';
 const OrganisationRef = builder.objectRef<{ id: string; slug: string }>('EmbedOrganisation').implement({
   description: 'The organisation of an embed session.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Organisation id (org_).' }),
+    id: t.exposeID('id', { description: 'Organisation id (org_).' }),
     slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
   }),
 });
@@ -16,7 +16,7 @@ const EmbedSession = builder.objectRef<Awaited<ReturnType<typeof createEmbedSess
   fields: (t) => ({
     token: t.exposeString('token', { description: 'JWT to send as Authorization: Bearer.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'Expiry (at most one hour from creation).' }),
-    accountId: t.exposeString('accountId', { description: 'The account the session is pinned to.' }),
+    accountId: t.exposeID('accountId', { description: 'The account the session is pinned to.' }),
     organisation: t.field({ type: OrganisationRef, description: 'Organisation (slug for X-Service-Org).', resolve: (s) => s.organisation }),
   }),
 });
@@ -25,7 +25,7 @@ const CurrentEmbedSession = builder.objectRef<ReturnType<typeof currentEmbedSess
   description: 'The embed session of the calling token.',
   fields: (t) => ({
     organisation: t.field({ type: OrganisationRef, description: 'Organisation.', resolve: (s) => s.organisation }),
-    accountId: t.exposeString('accountId', { description: 'The account the session is pinned to.' }),
+    accountId: t.exposeID('accountId', { description: 'The account the session is pinned to.' }),
     scopes: t.exposeStringList('scopes', { description: 'What the session may do.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'Expiry.' }),
   }),

@@ -18,6 +18,7 @@ import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
 import type { RequestContext } from '../../src/context.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { statusEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
@@ -62,12 +63,12 @@ export async function relatedEvent(ctx: RequestContext, eventId: string): Promis
 }
 
 export const Event = builder.prismaObject('Event', {
+  interfaces: [Node],
   description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (docs/spec/service-spec.md §2, "Event").',
   authScopes: mayReadEvent,
   fields: (t) => ({
-    id: t.exposeString('id', { ...column, description: 'Event id (evt_).' }),
-    organisationId: t.exposeString('organisationId', { ...column, description: 'Owning organisation.' }),
-    accountId: t.exposeString('accountId', { ...column, description: 'Owning account.' }),
+    organisationId: t.exposeID('organisationId', { ...column, description: 'Owning organisation.' }),
+    accountId: t.exposeID('accountId', { ...column, description: 'Owning account.' }),
     name: t.exposeString('name', { ...column, description: 'Name, 1 to 255 characters.' }),
     description: t.exposeString('description', {
       ...column,
@@ -75,7 +76,7 @@ export const Event = builder.prismaObject('Event', {
       description: 'Description (at most 5000 characters), or null.',
     }),
     status: t.expose('status', { ...column, type: EventStatus, description: 'Status.' }),
-    venueId: t.exposeString('venueId', { ...column, nullable: true, description: 'Venue (vnu_) of the same account, or null.' }),
+    venueId: t.exposeID('venueId', { ...column, nullable: true, description: 'Venue (vnu_) of the same account, or null.' }),
     venue: t.field({
       ...column,
       type: Venue,
@@ -167,7 +168,7 @@ builder.queryFields((t) => ({
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
       status: t.arg({ type: EventStatus, description: 'Only this status.' }),
-      accountId: t.arg.string({ description: 'Only this account.' }),
+      accountId: t.arg.id({ description: 'Only this account.' }),
       q: t.arg.string({ description: 'Case-insensitive text searched in name and description (at most 200 characters).' }),
       from: t.arg.string({
         description:
@@ -185,7 +186,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One event (GET /v1/events/{id}).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Event id (evt_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Event id (evt_).' }) },
     resolve: (_root, { id }, ctx) => getEvent(ctx, id),
   }),
 }));
@@ -203,7 +204,7 @@ builder.mutationFields((t) => ({
     description: 'Changes an event (PATCH /v1/events/{id}).',
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      id: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       input: t.arg({ type: UpdateEventInput, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateEvent(ctx, id, input)),
@@ -212,7 +213,7 @@ builder.mutationFields((t) => ({
     ...deletePayload('DeleteEvent', 'event'),
     description: 'Deletes an event (DELETE /v1/events/{id}): it leaves every list and answers NOT_FOUND from then on.',
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Event id (evt_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Event id (evt_).' }) },
     resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteEvent(ctx, id)),
   }),
 }));

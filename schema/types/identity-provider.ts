@@ -9,6 +9,7 @@ import {
   updateIdentityProviderInput,
 } from '../../src/services/identity-providers.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { SignInResultRef } from './auth.ts';
@@ -19,10 +20,10 @@ const READ = { $all: { organisation: true, organisationPermission: 'identity_pro
 const WRITE = { $all: { organisation: true, organisationPermission: 'identity_providers.write' } } as const;
 
 export const IdentityProviderRef = builder.objectRef<IdentityProvider>('IdentityProvider').implement({
+  interfaces: [Node],
   description: "An OpenID provider whose tokens sign the organisation's users in (POST /v1/auth/federate).",
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Identity provider id (idp_).' }),
-    organisationId: t.exposeString('organisationId', {
+    organisationId: t.exposeID('organisationId', {
       nullable: true,
       description: 'Organisation the provider belongs to; null for a platform-wide provider.',
     }),
@@ -139,7 +140,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One identity provider of the organisation (GET /v1/identity-providers/{id}).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Identity provider id (idp_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Identity provider id (idp_).' }) },
     resolve: (_root, { id }, ctx) => getIdentityProvider(ctx, id),
   }),
 }));
@@ -157,7 +158,7 @@ builder.mutationFields((t) => ({
     description: 'Changes an identity provider of the organisation (PATCH /v1/identity-providers/{id}).',
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Identity provider id (idp_).' }),
+      id: t.arg.id({ required: true, description: 'Identity provider id (idp_).' }),
       input: t.arg({ type: UpdateIdentityProviderInput, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateIdentityProvider(ctx, id, input)),

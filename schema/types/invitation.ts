@@ -9,6 +9,7 @@ import {
   resendInvitation,
 } from '../../src/services/invitations.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { SignInResultRef } from './auth.ts';
@@ -25,23 +26,23 @@ const InvitationStatus = valuesEnum('InvitationStatus', 'Where an invitation sta
 });
 
 export const Invitation = builder.prismaObject('Invitation', {
+  interfaces: [Node],
   description: 'An invitation of a person to become a user of the organisation (docs/spec/service-spec.md §2, "User invitation").',
   // The code is a credential: an invitation is visible only to those who may read or write invitations.
   authScopes: (_invitation, ctx) => ctx.access.allows('invitations', 'read') || ctx.access.allows('invitations', 'write'),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Invitation id (inv_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'The organisation the person is invited to.' }),
-    userId: t.exposeString('userId', { description: 'The pending user the invitation created (usr_).' }),
+    organisationId: t.exposeID('organisationId', { description: 'The organisation the person is invited to.' }),
+    userId: t.exposeID('userId', { description: 'The pending user the invitation created (usr_).' }),
     code: t.exposeString('codeHint', {
       description:
         'The first characters of the redemption code, to tell invitations apart: not redeemable. The code itself is only in the mail to the invited address (invitation codes are secrets).',
     }),
     email: t.exposeString('email', { description: 'Email the invitation was sent to, lower-cased.' }),
-    accountId: t.exposeString('accountId', {
+    accountId: t.exposeID('accountId', {
       nullable: true,
       description: 'Account the roles are granted on (our addition to the spec), or null when no account existed.',
     }),
-    roleIds: t.exposeStringList('roleIds', { description: 'Roles granted on accountId (our addition to the spec).' }),
+    roleIds: t.exposeIDList('roleIds', { description: 'Roles granted on accountId (our addition to the spec).' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the current code stops working.' }),
     redeemedAt: t.expose('redeemedAt', { type: 'DateTime', nullable: true, description: 'When it was redeemed; null until then.' }),
     status: t.field({
@@ -96,7 +97,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One invitation (GET /v1/user-invitations/{id}).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
+    args: { id: t.arg.id({ required: true, description: 'Invitation id.' }) },
     resolve: (_root, { id }, ctx) => getInvitation(ctx, id),
   }),
 }));
@@ -113,7 +114,7 @@ builder.mutationFields((t) => ({
     ...deletePayload('DeleteInvitation', 'invitation'),
     description: 'Deletes an invitation not yet redeemed, with its pending user and their roles (DELETE /v1/user-invitations/{id}).',
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
+    args: { id: t.arg.id({ required: true, description: 'Invitation id.' }) },
     resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteInvitation(ctx, id)),
   }),
   resendInvitation: t.field({
@@ -121,7 +122,7 @@ builder.mutationFields((t) => ({
     description:
       'Replaces the code and the expiry and sends the mail again (POST /v1/user-invitations/{id}/resend). The old code stops working.',
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Invitation id.' }) },
+    args: { id: t.arg.id({ required: true, description: 'Invitation id.' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => resendInvitation(ctx, id)),
   }),
   redeemInvitation: t.field({

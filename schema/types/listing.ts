@@ -22,7 +22,7 @@ type Listings = Awaited<ReturnType<typeof listSalesListings>>;
 const ListingChannel = builder.objectRef<Listings['channel']>('ListingChannel').implement({
   description: 'The sales channel of the key.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Sales channel id (sch_).' }),
+    id: t.exposeID('id', { description: 'Sales channel id (sch_).' }),
     slug: t.exposeString('slug', { description: 'Channel slug.' }),
     name: t.exposeString('name', { description: 'Channel name.' }),
   }),
@@ -31,7 +31,7 @@ const ListingChannel = builder.objectRef<Listings['channel']>('ListingChannel').
 const ListingAvailabilityRef = builder.objectRef<ListingAvailability>('ListingAvailability').implement({
   description: 'What remains of one ticket type at one occurrence.',
   fields: (t) => ({
-    ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type id (tkt_).' }),
+    ticketTypeId: t.exposeID('ticketTypeId', { description: 'Ticket type id (tkt_).' }),
     available: t.exposeInt('available', {
       nullable: true,
       description: 'Tickets still available (capacity minus held minus sold, at least 0); null = unlimited.',
@@ -42,7 +42,7 @@ const ListingAvailabilityRef = builder.objectRef<ListingAvailability>('ListingAv
 const ListingOccurrenceRef = builder.objectRef<ListingOccurrence>('ListingOccurrence').implement({
   description: 'A scheduled occurrence still to come. Dates and times of day are wall-clock values in `timezone`.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Occurrence id (eoc_).' }),
+    id: t.exposeID('id', { description: 'Occurrence id (eoc_).' }),
     startDate: t.expose('startDate', { type: 'LocalDate', description: 'Start date (YYYY-MM-DD) in the time zone.' }),
     startTime: t.exposeString('startTime', { description: 'Start time of day (HH:MM, 24-hour) in the time zone.' }),
     endDate: t.expose('endDate', { type: 'LocalDate', nullable: true, description: 'End date in the time zone, or null.' }),
@@ -61,7 +61,7 @@ const ListingOccurrenceRef = builder.objectRef<ListingOccurrence>('ListingOccurr
 const ListingTicketTypeRef = builder.objectRef<ListingTicketType>('ListingTicketType').implement({
   description: 'A ticket type on sale for the event.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Ticket type id (tkt_).' }),
+    id: t.exposeID('id', { description: 'Ticket type id (tkt_).' }),
     name: t.exposeString('name', { description: 'Name.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description, or null.' }),
     priceAmount: t.exposeInt('priceAmount', { description: 'Price in minor units of currency (cents, pence).' }),
@@ -83,7 +83,7 @@ const ListingTicketTypeRef = builder.objectRef<ListingTicketType>('ListingTicket
 export const ListingEventRef = builder.objectRef<ListingEvent>('ListingEvent').implement({
   description: 'A published or on-sale event the channel sells.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Event id (evt_).' }),
+    id: t.exposeID('id', { description: 'Event id (evt_).' }),
     name: t.exposeString('name', { description: 'Name.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description, or null.' }),
     status: t.field({
@@ -92,7 +92,7 @@ export const ListingEventRef = builder.objectRef<ListingEvent>('ListingEvent').i
       resolve: (event) => event.status as (typeof LISTED_EVENT_STATUSES)[number],
     }),
     timezone: t.expose('timezone', { type: 'TimeZone', description: 'IANA time zone of the event.' }),
-    venueId: t.exposeString('venueId', { nullable: true, description: 'Venue id (vnu_), or null.' }),
+    venueId: t.exposeID('venueId', { nullable: true, description: 'Venue id (vnu_), or null.' }),
     tags: t.exposeStringList('tags', { description: 'Tags.' }),
     occurrences: t.field({
       type: [ListingOccurrenceRef],

@@ -9,7 +9,7 @@ const SIGNED_IN = { $all: { signedInUser: true, organisation: true } } as const;
 const CurrentUser = builder.objectRef<Awaited<ReturnType<typeof currentUser>>>('CurrentUser').implement({
   description: 'The signed-in person.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Person id (usr_).' }),
+    id: t.exposeID('id', { description: 'Person id (usr_).' }),
     email: t.expose('email', { type: 'EmailAddress', description: 'Sign-in email.' }),
     firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
     lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
@@ -27,10 +27,10 @@ const CurrentUser = builder.objectRef<Awaited<ReturnType<typeof currentUser>>>('
 const UserOrganisation = builder.objectRef<Awaited<ReturnType<typeof myOrganisations>>[number]>('UserOrganisation').implement({
   description: 'An organisation as seen by one of its users.',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Organisation id (org_).' }),
+    id: t.exposeID('id', { description: 'Organisation id (org_).' }),
     slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
     name: t.exposeString('name', { description: 'Display name.' }),
-    userId: t.exposeString('userId', { description: "The person's user id inside this organisation." }),
+    userId: t.exposeID('userId', { description: "The person's user id inside this organisation." }),
     primaryColor: t.exposeString('primaryColor', { nullable: true, description: 'Brand colour (#rrggbb), or null.' }),
     secondaryColor: t.exposeString('secondaryColor', { nullable: true, description: 'Brand colour (#rrggbb), or null.' }),
     logoUrl: t.exposeString('logoUrl', { nullable: true, description: 'Logo URI, or null.' }),
@@ -41,11 +41,11 @@ const MyRole = builder.objectRef<Awaited<ReturnType<typeof myRoles>>['roles'][nu
   description: 'A role the signed-in user holds on one account: one role assignment (uar_).',
   fields: (t) => ({
     // Its own id: one role held on two accounts is two assignments, two entries in a client's cache.
-    id: t.exposeString('assignmentId', { description: 'Role assignment id (uar_).' }),
-    roleId: t.exposeString('id', { description: 'Role id (rol_).' }),
+    id: t.exposeID('assignmentId', { description: 'Role assignment id (uar_).' }),
+    roleId: t.exposeID('id', { description: 'Role id (rol_).' }),
     name: t.exposeString('name', { nullable: true, description: 'Role name.' }),
     description: t.exposeString('description', { nullable: true, description: 'Role description, or null.' }),
-    accountId: t.exposeString('accountId', { description: 'Account the role is assigned on.' }),
+    accountId: t.exposeID('accountId', { description: 'Account the role is assigned on.' }),
     isSystemRole: t.exposeBoolean('isSystemRole', { description: 'Whether the role is a system role.' }),
   }),
 });

@@ -1,5 +1,12 @@
-import { createOccurrence, createOccurrenceInput, listOccurrences, occurrenceTimes } from '../../src/services/occurrences.ts';
+import {
+  createOccurrence,
+  createOccurrenceInput,
+  getOccurrence,
+  listOccurrences,
+  occurrenceTimes,
+} from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
@@ -18,15 +25,15 @@ export const OccurrenceStatus = statusEnum('OccurrenceStatus', 'occurrence', 'Wh
 });
 
 export const EventOccurrence = builder.prismaObject('EventOccurrence', {
+  interfaces: [Node],
   description:
     'One dated performance of an event (eoc_). Dates and times of day are wall-clock values in `timezone`; startsAt and endsAt are the same moments as instants.',
   authScopes: (occurrence, ctx) =>
     ctx.access.allows('events', 'read', occurrence.accountId) || ctx.access.allows('events', 'write', occurrence.accountId),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Occurrence id (eoc_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
-    accountId: t.exposeString('accountId', { description: "The event's account." }),
-    eventId: t.exposeString('eventId', { description: 'The event (evt_).' }),
+    organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeID('accountId', { description: "The event's account." }),
+    eventId: t.exposeID('eventId', { description: 'The event (evt_).' }),
     event: t.field({
       type: Event,
       nullable: true,
@@ -91,13 +98,21 @@ const CreateEventOccurrenceInput = inputFrom('CreateEventOccurrenceInput', creat
 });
 
 builder.queryFields((t) => ({
+  eventOccurrence: t.field({
+    type: EventOccurrence,
+    nullable: true,
+    description: 'One occurrence of an event you may read.',
+    authScopes: READ,
+    args: { id: t.arg.id({ required: true, description: 'Occurrence id (eoc_).' }) },
+    resolve: (_root, { id }, ctx) => getOccurrence(ctx, String(id)),
+  }),
   eventOccurrences: t.field({
     type: EventOccurrenceConnection,
     nullable: true,
     description: 'Occurrences of an event in start order, cancelled ones included (GET /v1/events/{id}/occurrences).',
     authScopes: READ,
     args: {
-      eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      eventId: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },
@@ -111,7 +126,7 @@ builder.mutationFields((t) => ({
     description: 'Adds an occurrence to an event (POST /v1/events/{id}/occurrences).',
     authScopes: WRITE,
     args: {
-      eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      eventId: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       input: t.arg({ type: CreateEventOccurrenceInput, required: true, description: 'The occurrence.' }),
     },
     resolve: (_root, { eventId, input }, ctx) => answer(ctx, () => createOccurrence(ctx, eventId, input)),

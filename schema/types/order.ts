@@ -6,6 +6,7 @@ import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
 import { checkoutUrl } from '../../src/services/sales/order-rows.ts';
 import type { PaymentInput } from '../../src/services/sales/confirm-order.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { related } from '../../src/services/related.ts';
 import { Event, relatedEvent } from './event.ts';
 import { EventOccurrence } from './occurrence.ts';
@@ -62,11 +63,11 @@ const PassStatus = statusEnum('PassStatus', 'pass', 'Whether a pass still admits
 });
 
 export const Customer = builder.prismaObject('Customer', {
+  interfaces: [Node],
   description: 'A customer of an account (cus_), created by their first checkout; one per (account, email).',
   authScopes: (customer, ctx) => seesCustomer(customer, ctx),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Customer id (cus_).' }),
-    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
+    accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
     email: t.exposeString('email', { description: 'Email address, lower-cased.' }),
     firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
     lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
@@ -76,14 +77,14 @@ export const Customer = builder.prismaObject('Customer', {
 });
 
 export const OrderLineItem = builder.prismaObject('OrderLineItem', {
+  interfaces: [Node],
   description: 'One line of an order: a quantity of one ticket type for one occurrence, at the price of checkout.',
   // Reached only through its order, whose own scope decided who sees it.
   authScopes: (_line, ctx) => ctx.principal !== null,
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Line item id (oli_).' }),
-    ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type (tkt_).' }),
-    occurrenceId: t.exposeString('occurrenceId', { description: 'Occurrence (eoc_).' }),
-    eventId: t.exposeString('eventId', { description: 'Event (evt_) of the occurrence.' }),
+    ticketTypeId: t.exposeID('ticketTypeId', { description: 'Ticket type (tkt_).' }),
+    occurrenceId: t.exposeID('occurrenceId', { description: 'Occurrence (eoc_).' }),
+    eventId: t.exposeID('eventId', { description: 'Event (evt_) of the occurrence.' }),
     event: t.field({
       type: Event,
       nullable: true,
@@ -123,10 +124,10 @@ const PaymentStatus = statusEnum('PaymentStatus', 'payment', 'The outcome of a p
 });
 
 export const Payment = builder.prismaObject('Payment', {
+  interfaces: [Node],
   description: 'One payment try on an order: a test card on the hosted checkout, or a secret-key confirmation.',
   authScopes: (_payment, ctx) => ctx.principal !== null && ctx.principal.kind !== 'customer',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Payment id (pay_).' }),
     amount: t.exposeInt('amount', { description: 'Amount in minor units.' }),
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
     method: t.field({
@@ -142,14 +143,14 @@ export const Payment = builder.prismaObject('Payment', {
 });
 
 export const Redemption = builder.prismaObject('Redemption', {
+  interfaces: [Node],
   description: 'The one redemption of a pass at the door (red_).',
   authScopes: (redemption, ctx) => may(ctx, 'passes', ['read', 'redeem'], redemption.accountId),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Redemption id (red_).' }),
-    passId: t.exposeString('passId', { description: 'The pass (pas_).' }),
-    entitlementId: t.exposeString('entitlementId', { description: 'The entitlement redeemed (ent_).' }),
-    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
-    redeemedById: t.exposeString('redeemedById', {
+    passId: t.exposeID('passId', { description: 'The pass (pas_).' }),
+    entitlementId: t.exposeID('entitlementId', { description: 'The entitlement redeemed (ent_).' }),
+    accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
+    redeemedById: t.exposeID('redeemedById', {
       nullable: true,
       description: 'The staff user who scanned it (usr_), or null for an API key.',
     }),
@@ -158,15 +159,15 @@ export const Redemption = builder.prismaObject('Redemption', {
 });
 
 export const Pass = builder.prismaObject('Pass', {
+  interfaces: [Node],
   description: 'One admission ticket of a confirmed order (pas_), with its scannable code.',
   authScopes: (pass, ctx) => seesPass(pass, ctx),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Pass id (pas_).' }),
-    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
-    orderId: t.exposeString('orderId', { description: 'The order (ord_).' }),
-    customerId: t.exposeString('customerId', { description: 'The customer (cus_).' }),
-    ticketTypeId: t.exposeString('ticketTypeId', { description: 'Ticket type (tkt_).' }),
-    occurrenceId: t.exposeString('occurrenceId', { description: 'Occurrence it admits to (eoc_).' }),
+    accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
+    orderId: t.exposeID('orderId', { description: 'The order (ord_).' }),
+    customerId: t.exposeID('customerId', { description: 'The customer (cus_).' }),
+    ticketTypeId: t.exposeID('ticketTypeId', { description: 'Ticket type (tkt_).' }),
+    occurrenceId: t.exposeID('occurrenceId', { description: 'Occurrence it admits to (eoc_).' }),
     code: t.string({
       nullable: true,
       description:
@@ -177,7 +178,7 @@ export const Pass = builder.prismaObject('Pass', {
           : null,
     }),
     status: t.expose('status', { type: PassStatus, description: `${describeStatuses('pass')}.` }),
-    entitlementId: t.string({
+    entitlementId: t.id({
       nullable: true,
       description: 'The entitlement it carries (ent_).',
       select: { entitlements: { select: { id: true }, take: 1 } },
@@ -195,15 +196,15 @@ export const Pass = builder.prismaObject('Pass', {
 });
 
 export const Order = builder.prismaObject('Order', {
+  interfaces: [Node],
   description: 'An order (ord_): a checked-out cart, with its lines, payments and passes.',
   authScopes: (order, ctx) => seesOrder(order, ctx),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Order id (ord_).' }),
     orderNumber: t.exposeString('orderNumber', { description: 'Human-friendly number (SV-XXXXXXXX), unique in the organisation.' }),
     status: t.expose('status', { type: OrderStatus, description: `${describeStatuses('order')}.` }),
-    accountId: t.exposeString('accountId', { description: 'The account (acc_).' }),
-    channelId: t.exposeString('channelId', { nullable: true, description: 'The sales channel it was sold through (sch_).' }),
-    customerId: t.exposeString('customerId', { description: 'The customer (cus_).' }),
+    accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
+    channelId: t.exposeID('channelId', { nullable: true, description: 'The sales channel it was sold through (sch_).' }),
+    customerId: t.exposeID('customerId', { description: 'The customer (cus_).' }),
     customer: t.relation('customer', { description: 'The customer.' }),
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
     subtotalAmount: t.exposeInt('subtotalAmount', { description: 'Sum of the lines, in minor units.' }),
@@ -254,11 +255,11 @@ builder.queryFields((t) => ({
     authScopes: ORDERS_READ,
     args: {
       status: t.arg({ type: OrderStatus, description: 'Only this status.' }),
-      customerId: t.arg.string({ description: 'Only this customer (cus_).' }),
-      accountId: t.arg.string({ description: 'Only this account (acc_).' }),
-      channelId: t.arg.string({ description: 'Only this sales channel (sch_).' }),
-      eventId: t.arg.string({ description: 'Only orders with a line of this event (evt_).' }),
-      occurrenceId: t.arg.string({ description: 'Only orders with a line of this occurrence (eoc_).' }),
+      customerId: t.arg.id({ description: 'Only this customer (cus_).' }),
+      accountId: t.arg.id({ description: 'Only this account (acc_).' }),
+      channelId: t.arg.id({ description: 'Only this sales channel (sch_).' }),
+      eventId: t.arg.id({ description: 'Only orders with a line of this event (evt_).' }),
+      occurrenceId: t.arg.id({ description: 'Only orders with a line of this occurrence (eoc_).' }),
       orderNumber: t.arg.string({ description: 'Only the order with this number.' }),
       createdAfter: t.arg({ type: 'DateTime', description: 'Only orders created at or after this instant.' }),
       createdBefore: t.arg({ type: 'DateTime', description: 'Only orders created at or before this instant.' }),
@@ -276,7 +277,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One order (GET /v1/orders/{id}).',
     authScopes: ORDERS_READ,
-    args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Order id (ord_).' }) },
     resolve: (_root, { id }, ctx) => getOrder(ctx, id),
   }),
   customers: t.field({
@@ -286,7 +287,7 @@ builder.queryFields((t) => ({
     authScopes: { $all: { organisation: true, permission: 'customers.read' } },
     args: {
       email: t.arg.string({ description: 'Only this email address (case-insensitive, exact).' }),
-      accountId: t.arg.string({ description: 'Only this account (acc_).' }),
+      accountId: t.arg.id({ description: 'Only this account (acc_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },
@@ -297,7 +298,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One customer (GET /v1/customers/{id}).',
     authScopes: { $all: { organisation: true, permission: 'customers.read' } },
-    args: { id: t.arg.string({ required: true, description: 'Customer id (cus_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Customer id (cus_).' }) },
     resolve: (_root, { id }, ctx) => getCustomer(ctx, id),
   }),
   passes: t.field({
@@ -306,11 +307,11 @@ builder.queryFields((t) => ({
     description: 'Passes on the accounts the caller may read, in issue order (GET /v1/passes).',
     authScopes: { $all: { organisation: true, permission: 'passes.read' } },
     args: {
-      orderId: t.arg.string({ description: 'Only this order (ord_).' }),
-      customerId: t.arg.string({ description: 'Only this customer (cus_).' }),
-      occurrenceId: t.arg.string({ description: 'Only this occurrence (eoc_).' }),
+      orderId: t.arg.id({ description: 'Only this order (ord_).' }),
+      customerId: t.arg.id({ description: 'Only this customer (cus_).' }),
+      occurrenceId: t.arg.id({ description: 'Only this occurrence (eoc_).' }),
       status: t.arg({ type: PassStatus, description: 'Only this status.' }),
-      accountId: t.arg.string({ description: 'Only this account (acc_).' }),
+      accountId: t.arg.id({ description: 'Only this account (acc_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },
@@ -321,7 +322,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One pass (GET /v1/passes/{id}).',
     authScopes: { $all: { organisation: true, permission: 'passes.read' } },
-    args: { id: t.arg.string({ required: true, description: 'Pass id (pas_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Pass id (pas_).' }) },
     resolve: (_root, { id }, ctx) => getPass(ctx, id),
   }),
 }));
@@ -332,7 +333,7 @@ builder.mutationFields((t) => ({
     description:
       'Cancels a pending or confirmed order: tickets back on sale, passes not yet redeemed void; order.cancelled (POST /v1/orders/{id}/cancel). 409 when cancelled or refunded already.',
     authScopes: { $all: { organisation: true, permission: 'orders.cancel' } },
-    args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Order id (ord_).' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => changeOrder(ctx, id, 'cancel'), null),
   }),
   refundOrder: t.field({
@@ -340,7 +341,7 @@ builder.mutationFields((t) => ({
     description:
       'Refunds a confirmed order: tickets back on sale, passes not yet redeemed void; order.refunded (POST /v1/orders/{id}/refund). 409 unless confirmed.',
     authScopes: { $all: { organisation: true, permission: 'orders.refund' } },
-    args: { id: t.arg.string({ required: true, description: 'Order id (ord_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Order id (ord_).' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => changeOrder(ctx, id, 'refund'), null),
   }),
   redeemPass: t.field({
@@ -349,9 +350,9 @@ builder.mutationFields((t) => ({
       'Redeems a pass at the door, by id or by code (POST /v1/passes/{id}/redeem, POST /v1/redemptions); ticket.redeemed. A second scan, or a void pass, is 409 with the reason.',
     authScopes: { $all: { organisation: true, permission: 'passes.redeem' } },
     args: {
-      passId: t.arg.string({ description: 'Pass id (pas_); or give code.' }),
+      passId: t.arg.id({ description: 'Pass id (pas_); or give code.' }),
       code: t.arg.string({ description: 'The code printed on the pass; or give passId.' }),
-      occurrenceId: t.arg.string({
+      occurrenceId: t.arg.id({
         description: 'The occurrence the scanner admits to (eoc_): a pass for another one is refused with 409.',
       }),
     },

@@ -1,13 +1,14 @@
 import { getOrganisation, updateOrganisation, updateOrganisationInput } from '../../src/services/organisation.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 
 export const Organisation = builder.prismaObject('Organisation', {
+  interfaces: [Node],
   description: 'A tenant of the service: a ticketing company with its accounts, users and settings.',
   authScopes: (_organisation, ctx) => ctx.access.allowsSomewhere('organisation', 'read') || ctx.access.allows('organisation', 'write'),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Organisation id (org_).' }),
     slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     primaryColor: t.expose('primaryColor', {

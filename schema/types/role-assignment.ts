@@ -6,7 +6,14 @@ import {
   replaceRoles,
   replaceRolesInput,
 } from '../../src/services/role-assignments.ts';
+import type { RequestContext } from '../../src/context.ts';
+import type { Account as AccountRow, Role as RoleRow } from '../../src/generated/prisma/client.ts';
+import { getRoleAssignment } from '../../src/services/role-assignments.ts';
 import { builder } from '../builder.ts';
+import { Account } from './account.ts';
+import { Role } from './role.ts';
+import { User, type UserRow } from './user.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -22,53 +29,31 @@ interface AssignmentView {
   accountId: string;
   roleId: string;
   createdAt: Date;
-  user: { id: string; email: string; firstName: string | null; lastName: string | null };
-  account: { id: string; name: string };
-  role: { id: string; name: string; isSystemRole: boolean };
+  user: UserRow;
+  account: AccountRow;
+  role: RoleRow;
 }
 
-const AssignmentUser = builder.objectRef<AssignmentView['user']>('RoleAssignmentUser').implement({
-  description: 'The user of a role assignment.',
-  fields: (t) => ({
-    id: t.exposeString('id', { description: 'User id inside the organisation (usr_).' }),
-    email: t.exposeString('email', { description: 'Email.' }),
-    firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
-    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
-  }),
-});
-
-const AssignmentAccount = builder.objectRef<AssignmentView['account']>('RoleAssignmentAccount').implement({
-  description: 'The account of a role assignment.',
-  fields: (t) => ({
-    id: t.exposeString('id', { description: 'Account id (acc_).' }),
-    name: t.exposeString('name', { description: 'Account name.' }),
-  }),
-});
-
-const AssignmentRole = builder.objectRef<AssignmentView['role']>('RoleAssignmentRole').implement({
-  description: 'The role of a role assignment.',
-  fields: (t) => ({
-    id: t.exposeString('id', { description: 'Role id (rol_).' }),
-    name: t.exposeString('name', { description: 'Role name.' }),
-    isSystemRole: t.exposeBoolean('isSystemRole', { description: 'Whether it is a system role.' }),
-  }),
-});
-
 export const RoleAssignment = builder.objectRef<AssignmentView>('RoleAssignment').implement({
+  interfaces: [Node],
   description: 'A role granted to a user on one account (uar_).',
   authScopes: (assignment, ctx) =>
     ctx.access.allows('role_assignments', 'read', assignment.accountId) ||
-    ctx.access.allows('role_assignments', 'write', assignment.accountId),
+    ctx.access.allows('role_assignments', 'write', assignment.accountId) ||
+    isOwnAssignment(ctx, assignment),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Assignment id (uar_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'Organisation.' }),
-    userId: t.exposeString('userId', { description: 'User id inside the organisation.' }),
-    accountId: t.exposeString('accountId', { description: 'Account the role applies to.' }),
-    roleId: t.exposeString('roleId', { description: 'Role.' }),
+    organisationId: t.exposeID('organisationId', { description: 'Organisation.' }),
+    userId: t.exposeID('userId', { description: 'User id inside the organisation.' }),
+    accountId: t.exposeID('accountId', { description: 'Account the role applies to.' }),
+    roleId: t.exposeID('roleId', { description: 'Role.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was granted.' }),
-    user: t.field({ type: AssignmentUser, description: 'The user.', resolve: (a) => a.user }),
-    account: t.field({ type: AssignmentAccount, description: 'The account.', resolve: (a) => a.account }),
-    role: t.field({ type: AssignmentRole, description: 'The role.', resolve: (a) => a.role }),
+    user: t.field({ type: User, description: 'The user.', resolve: (a) => a.user }),
+    account: t.field({
+      type: Account,
+      description: 'The account (readable wherever you may read its role assignments).',
+      resolve: (a) => a.account,
+    }),
+    role: t.field({ type: Role, description: 'The role (readable wherever you may read role assignments).', resolve: (a) => a.role }),
   }),
 });
 
@@ -92,7 +77,20 @@ const ReplaceRolesInput = inputFrom('ReplaceRolesInput', replaceRolesInput, {
 
 const RoleAssignmentConnection = pagedConnection(RoleAssignment, 'RoleAssignmentConnection', 'role assignments');
 
+/** A signed-in user sees their own assignments (myRoles) without rights over role assignments. */
+export function isOwnAssignment(ctx: RequestContext, assignment: { userId: string }): boolean {
+  return ctx.principal?.kind === 'staff' && ctx.principal.userId === assignment.userId;
+}
+
 builder.queryFields((t) => ({
+  roleAssignment: t.field({
+    type: RoleAssignment,
+    nullable: true,
+    description: 'One role assignment on an account where you may read them.',
+    authScopes: READ,
+    args: { id: t.arg.id({ required: true, description: 'Role assignment id (uar_).' }) },
+    resolve: (_root, { id }, ctx) => getRoleAssignment(ctx, String(id)),
+  }),
   roleAssignments: t.field({
     type: [RoleAssignment],
     nullable: true,
@@ -100,9 +98,9 @@ builder.queryFields((t) => ({
     deprecationReason: `Answers only the first ${MAX_LIMIT}; use roleAssignmentsConnection, which pages.`,
     authScopes: READ,
     args: {
-      userId: t.arg.string({ description: 'Only this user.' }),
-      accountId: t.arg.string({ description: 'Only this account.' }),
-      roleId: t.arg.string({ description: 'Only this role.' }),
+      userId: t.arg.id({ description: 'Only this user.' }),
+      accountId: t.arg.id({ description: 'Only this account.' }),
+      roleId: t.arg.id({ description: 'Only this role.' }),
     },
     resolve: async (_root, args, ctx) => (await listRoleAssignments(ctx, { ...args, limit: MAX_LIMIT })).nodes,
   }),
@@ -115,9 +113,9 @@ builder.queryFields((t) => ({
     args: {
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      userId: t.arg.string({ description: 'Only this user.' }),
-      accountId: t.arg.string({ description: 'Only this account.' }),
-      roleId: t.arg.string({ description: 'Only this role.' }),
+      userId: t.arg.id({ description: 'Only this user.' }),
+      accountId: t.arg.id({ description: 'Only this account.' }),
+      roleId: t.arg.id({ description: 'Only this role.' }),
     },
     resolve: (_root, args, ctx) => listRoleAssignments(ctx, args),
   }),
@@ -142,7 +140,7 @@ builder.mutationFields((t) => ({
     ...deletePayload('RemoveRoleAssignment', 'role assignment'),
     description: 'Removes a role assignment (DELETE /v1/user-account-roles/{id}).',
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Assignment id (uar_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Assignment id (uar_).' }) },
     resolve: (_root, { id }, ctx) =>
       deleted(ctx, async () => {
         await removeRoleAssignment(ctx, id);

@@ -1,5 +1,6 @@
 import { createRole, createRoleInput, deleteRole, getRole, listRoles, updateRole, updateRoleInput } from '../../src/services/roles.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -9,11 +10,16 @@ const READ = { $all: { organisation: true, organisationPermission: 'roles.read' 
 const WRITE = { $all: { organisation: true, organisationPermission: 'roles.write' } } as const;
 
 export const Role = builder.prismaObject('Role', {
+  interfaces: [Node],
   description: 'A named set of permission strings, assigned to users on accounts.',
-  authScopes: (_role, ctx) => ctx.access.allows('roles', 'read') || ctx.access.allows('roles', 'write'),
+  // Those who manage role assignments see the roles they assign.
+  authScopes: (_role, ctx) =>
+    ctx.access.allows('roles', 'read') ||
+    ctx.access.allows('roles', 'write') ||
+    ctx.access.allowsSomewhere('role_assignments', 'read') ||
+    ctx.access.allowsSomewhere('role_assignments', 'write'),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Role id (rol_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
+    organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description (at most 500 characters), or null.' }),
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the role was deleted.' }),
@@ -66,7 +72,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One role (GET /v1/roles/{id}).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Role id.' }) },
+    args: { id: t.arg.id({ required: true, description: 'Role id.' }) },
     resolve: (_root, { id }, ctx) => getRole(ctx, id),
   }),
 }));
@@ -84,7 +90,7 @@ builder.mutationFields((t) => ({
     description: 'Changes a custom role (PATCH /v1/roles/{id}); system roles answer CONFLICT.',
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Role id.' }),
+      id: t.arg.id({ required: true, description: 'Role id.' }),
       input: t.arg({ type: UpdateRoleInput, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateRole(ctx, id, input)),
@@ -93,7 +99,7 @@ builder.mutationFields((t) => ({
     ...deletePayload('DeleteRole', 'role'),
     description: 'Deletes a custom role and its assignments (DELETE /v1/roles/{id}); system roles answer CONFLICT.',
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Role id.' }) },
+    args: { id: t.arg.id({ required: true, description: 'Role id.' }) },
     resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteRole(ctx, id)),
   }),
 }));

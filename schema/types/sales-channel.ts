@@ -10,6 +10,7 @@ import {
   updateSalesChannelInput,
 } from '../../src/services/sales-channels.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
@@ -29,13 +30,13 @@ const ChannelKeyKind = statusEnum('ChannelKeyKind', 'channelKeyKind', 'Which kin
 });
 
 export const ChannelKey = builder.prismaObject('ChannelKey', {
+  interfaces: [Node],
   description: 'A key of a sales channel (schk_). The key material is shown once, at creation; only its sha256 is stored.',
   // Reached only through its channel (checked per account there) or a channel-key mutation (checked
   // by the service); the row itself carries no account.
   authScopes: (_key, ctx) => ctx.access.allowsSomewhere('sales_channels', 'read') || ctx.access.allowsSomewhere('sales_channels', 'write'),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Channel key id (schk_).' }),
-    channelId: t.exposeString('channelId', { description: 'The sales channel (sch_).' }),
+    channelId: t.exposeID('channelId', { description: 'The sales channel (sch_).' }),
     kind: t.expose('kind', { type: ChannelKeyKind, description: 'publishable (svpk_) or secret (svsk_).' }),
     keyPrefix: t.exposeString('keyPrefix', { description: 'The first 12 characters of the key.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
@@ -45,20 +46,20 @@ export const ChannelKey = builder.prismaObject('ChannelKey', {
 });
 
 export const SalesChannel = builder.prismaObject('SalesChannel', {
+  interfaces: [Node],
   description:
     'Where an account sells (sch_): a storefront, box office, partner, widget or app. It sells every published or on-sale event of its account, or only the events listed for it.',
   authScopes: (channel, ctx) => mayRead(channel.accountId, ctx),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Sales channel id (sch_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
-    accountId: t.exposeString('accountId', { description: 'The account whose events it sells.' }),
+    organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeID('accountId', { description: 'The account whose events it sells.' }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     slug: t.exposeString('slug', { description: 'Slug, unique in the organisation.' }),
     channelType: t.field({ type: ChannelType, description: 'Where the channel sells.', resolve: (channel) => channel.channelType }),
     sellsAllEvents: t.exposeBoolean('sellsAllEvents', {
       description: 'True: every published or on-sale event of the account; false: only the events of eventIds.',
     }),
-    eventIds: t.stringList({
+    eventIds: t.idList({
       description: 'The events listed for the channel (what it sells when sellsAllEvents is false), oldest listing first.',
       select: { events: { select: { eventId: true }, orderBy: [{ createdAt: 'asc' }, { eventId: 'asc' }] } },
       resolve: (channel) => channel.events.map((listing) => listing.eventId),
@@ -127,7 +128,7 @@ builder.queryFields((t) => ({
       "Sales channels on the accounts the caller may read, oldest first; deleted accounts' never appear (GET /v1/sales-channels).",
     authScopes: READ,
     args: {
-      accountId: t.arg.string({ description: 'Only this account (acc_).' }),
+      accountId: t.arg.id({ description: 'Only this account (acc_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },
@@ -138,7 +139,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One sales channel (GET /v1/sales-channels/{id}).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Sales channel id (sch_).' }) },
     resolve: (_root, { id }, ctx) => getSalesChannel(ctx, id),
   }),
 }));
@@ -156,7 +157,7 @@ builder.mutationFields((t) => ({
     description: 'Renames, (de)activates a channel or changes what it sells (PATCH /v1/sales-channels/{id}).',
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
+      id: t.arg.id({ required: true, description: 'Sales channel id (sch_).' }),
       input: t.arg({ type: UpdateSalesChannelInput, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateSalesChannel(ctx, id, input)),
@@ -166,7 +167,7 @@ builder.mutationFields((t) => ({
     description: 'Issues a publishable or secret key for a channel; the key is answered once (POST /v1/sales-channels/{id}/keys).',
     authScopes: WRITE,
     args: {
-      channelId: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
+      channelId: t.arg.id({ required: true, description: 'Sales channel id (sch_).' }),
       input: t.arg({ type: CreateChannelKeyInput, required: true, description: 'The key.' }),
     },
     resolve: (_root, { channelId, input }, ctx) => answer(ctx, () => createChannelKey(ctx, channelId, input)),
@@ -176,8 +177,8 @@ builder.mutationFields((t) => ({
     description: 'Revokes a channel key at once; revoking again answers it unchanged (POST /v1/sales-channels/{id}/keys/{keyId}/revoke).',
     authScopes: WRITE,
     args: {
-      channelId: t.arg.string({ required: true, description: 'Sales channel id (sch_).' }),
-      id: t.arg.string({ required: true, description: 'Channel key id (schk_).' }),
+      channelId: t.arg.id({ required: true, description: 'Sales channel id (sch_).' }),
+      id: t.arg.id({ required: true, description: 'Channel key id (schk_).' }),
     },
     resolve: (_root, { channelId, id }, ctx) => answer(ctx, () => revokeChannelKey(ctx, channelId, id), null),
   }),

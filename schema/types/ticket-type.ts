@@ -8,6 +8,7 @@ import {
   updateTicketTypeInput,
 } from '../../src/services/ticket-types.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
@@ -19,14 +20,14 @@ const READ = { $all: { organisation: true, permission: 'events.read' } } as cons
 const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
 
 export const TicketType = builder.prismaObject('TicketType', {
+  interfaces: [Node],
   description: 'A kind of admission sold for an event (tkt_), with its price and stock per occurrence.',
   authScopes: (ticketType, ctx) =>
     ctx.access.allows('events', 'read', ticketType.accountId) || ctx.access.allows('events', 'write', ticketType.accountId),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Ticket type id (tkt_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
-    accountId: t.exposeString('accountId', { description: "The event's account." }),
-    eventId: t.exposeString('eventId', { description: 'The event (evt_).' }),
+    organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeID('accountId', { description: "The event's account." }),
+    eventId: t.exposeID('eventId', { description: 'The event (evt_).' }),
     event: t.field({
       type: Event,
       nullable: true,
@@ -88,7 +89,7 @@ builder.queryFields((t) => ({
     description: 'Ticket types of an event, oldest first (GET /v1/events/{id}/ticket-types). Deleted ones are left out.',
     authScopes: READ,
     args: {
-      eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      eventId: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },
@@ -99,7 +100,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One ticket type (GraphQL only).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Ticket type id (tkt_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Ticket type id (tkt_).' }) },
     resolve: (_root, { id }, ctx) => getTicketType(ctx, id),
   }),
 }));
@@ -110,7 +111,7 @@ builder.mutationFields((t) => ({
     description: 'Adds a ticket type to an event (POST /v1/events/{id}/ticket-types).',
     authScopes: WRITE,
     args: {
-      eventId: t.arg.string({ required: true, description: 'Event id (evt_).' }),
+      eventId: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       input: t.arg({ type: CreateTicketTypeInput, required: true, description: 'The ticket type.' }),
     },
     resolve: (_root, { eventId, input }, ctx) => answer(ctx, () => createTicketType(ctx, eventId, input)),
@@ -120,7 +121,7 @@ builder.mutationFields((t) => ({
     description: 'Changes a ticket type (PATCH /v1/ticket-types/{id}).',
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Ticket type id (tkt_).' }),
+      id: t.arg.id({ required: true, description: 'Ticket type id (tkt_).' }),
       input: t.arg({ type: UpdateTicketTypeInput, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateTicketType(ctx, id, input)),
@@ -129,7 +130,7 @@ builder.mutationFields((t) => ({
     ...deletePayload('DeleteTicketType', 'ticket type'),
     description: "Deletes a ticket type (GraphQL only): it leaves the list and the event's ticketCount.",
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Ticket type id (tkt_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Ticket type id (tkt_).' }) },
     resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteTicketType(ctx, id)),
   }),
 }));

@@ -1,5 +1,6 @@
 import { createVenue, createVenueInput, getVenue, listVenues, updateVenue, updateVenueInput } from '../../src/services/venues.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -8,12 +9,12 @@ const READ = { $all: { organisation: true, permission: 'venues.read' } } as cons
 const WRITE = { $all: { organisation: true, permission: 'venues.write' } } as const;
 
 export const Venue = builder.prismaObject('Venue', {
+  interfaces: [Node],
   description: 'A place where events happen (vnu_), owned by one account.',
   authScopes: (venue, ctx) => ctx.access.allows('venues', 'read', venue.accountId) || ctx.access.allows('venues', 'write', venue.accountId),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Venue id (vnu_).' }),
-    organisationId: t.exposeString('organisationId', { description: 'Owning organisation.' }),
-    accountId: t.exposeString('accountId', { description: 'Owning account.' }),
+    organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    accountId: t.exposeID('accountId', { description: 'Owning account.' }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     addressLine1: t.exposeString('addressLine1', { nullable: true, description: 'First address line, or null.' }),
     addressLine2: t.exposeString('addressLine2', { nullable: true, description: 'Second address line, or null.' }),
@@ -72,7 +73,7 @@ builder.queryFields((t) => ({
     args: {
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      accountId: t.arg.string({ description: 'Only this account.' }),
+      accountId: t.arg.id({ description: 'Only this account.' }),
     },
     resolve: (_root, args, ctx) => listVenues(ctx, args),
   }),
@@ -81,7 +82,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One venue (GET /v1/venues/{id}).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Venue id (vnu_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Venue id (vnu_).' }) },
     resolve: (_root, { id }, ctx) => getVenue(ctx, id),
   }),
 }));
@@ -99,7 +100,7 @@ builder.mutationFields((t) => ({
     description: 'Changes a venue (PATCH /v1/venues/{id}).',
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Venue id (vnu_).' }),
+      id: t.arg.id({ required: true, description: 'Venue id (vnu_).' }),
       input: t.arg({ type: UpdateVenueInput, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateVenue(ctx, id, input)),

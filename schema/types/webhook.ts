@@ -23,6 +23,7 @@ import {
   type WebhookRecovery,
 } from '../../src/services/webhook-endpoints.ts';
 import { builder } from '../builder.ts';
+import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -55,11 +56,11 @@ const WebhookEventTypeInfo = builder.objectRef<{ type: string; description: stri
 });
 
 export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
+  interfaces: [Node],
   description: 'A URL of one account that receives signed webhook deliveries (whe_). Its signing secret is shown once, when it is created.',
   authScopes: (endpoint, ctx) => mayRead(endpoint.accountId, ctx),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Endpoint id (whe_).' }),
-    accountId: t.exposeString('accountId', { description: 'The account whose events it receives.' }),
+    accountId: t.exposeID('accountId', { description: 'The account whose events it receives.' }),
     url: t.expose('url', { type: 'URL', description: 'Where deliveries are POSTed (http or https, normalised).' }),
     description: t.exposeString('description', { nullable: true, description: 'Free text (at most 500 characters), or null.' }),
     eventTypes: t.exposeStringList('eventTypes', { description: 'Subscribed event types; empty = every type.' }),
@@ -106,8 +107,8 @@ const RotatedWebhookEndpointSecret = builder
 const WebhookRecoveryRef = builder.objectRef<WebhookRecovery>('WebhookRecovery').implement({
   description: `A recovery in progress: failed deliveries of an endpoint in a time range, sent again as manual attempts, oldest first, at most ${RECOVERY_MAX_DELIVERIES}, ${RECOVERY_STEP_SIZE} at a time every ${RECOVERY_STEP_INTERVAL_MS / 1000} s.`,
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'The recovery (whr_ + the endpoint id; its workflow id in Temporal).' }),
-    endpointId: t.exposeString('endpointId', { description: 'The endpoint (whe_).' }),
+    id: t.exposeID('id', { description: 'The recovery (whr_ + the endpoint id; its workflow id in Temporal).' }),
+    endpointId: t.exposeID('endpointId', { description: 'The endpoint (whe_).' }),
     url: t.expose('url', {
       type: 'URL',
       description: "Where it sends: the endpoint's URL when the recovery was asked for. Changing the endpoint's URL ends the recovery.",
@@ -163,12 +164,12 @@ const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implemen
 });
 
 export const WebhookDelivery = builder.objectRef<DeliveryView>('WebhookDelivery').implement({
+  interfaces: [Node],
   description: 'One source event sent to one endpoint (whd_, the Service-Delivery-Id), with every attempt.',
   authScopes: (delivery, ctx) => mayRead(delivery.accountId, ctx),
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Delivery id (whd_); the `id` of the envelope.' }),
-    endpointId: t.exposeString('endpointId', { description: 'The receiving endpoint (whe_).' }),
-    eventId: t.exposeString('eventId', { description: 'The source event (wev_, the Service-Event-Id), shared by its deliveries.' }),
+    endpointId: t.exposeID('endpointId', { description: 'The receiving endpoint (whe_).' }),
+    eventId: t.exposeID('eventId', { description: 'The source event (wev_, the Service-Event-Id), shared by its deliveries.' }),
     eventType: t.exposeString('eventType', { description: 'Event type, such as order.confirmed.' }),
     url: t.expose('url', {
       type: 'URL',
@@ -244,7 +245,7 @@ builder.queryFields((t) => ({
     description: 'Webhook endpoints of the accounts you may read, oldest first.',
     deprecationReason: `Answers only the first ${MAX_LIMIT}; use webhookEndpointsConnection, which pages.`,
     authScopes: READ,
-    args: { accountId: t.arg.string({ description: 'Only this account.' }) },
+    args: { accountId: t.arg.id({ description: 'Only this account.' }) },
     resolve: async (_root, args, ctx) => (await listWebhookEndpoints(ctx, { ...args, limit: MAX_LIMIT })).nodes,
   }),
   webhookEndpointsConnection: t.field({
@@ -252,7 +253,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A page of the webhook endpoints of the accounts you may read, oldest first (GET /v1/webhook-endpoints).',
     authScopes: READ,
-    args: { ...pageArgsFor(t), ...t.arg.connectionArgs(), accountId: t.arg.string({ description: 'Only this account.' }) },
+    args: { ...pageArgsFor(t), ...t.arg.connectionArgs(), accountId: t.arg.id({ description: 'Only this account.' }) },
     resolve: (_root, args, ctx) => listWebhookEndpoints(ctx, args),
   }),
   webhookEndpoint: t.field({
@@ -260,7 +261,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One webhook endpoint (GET /v1/webhook-endpoints/{id}).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Endpoint id (whe_).' }) },
     resolve: (_root, { id }, ctx) => getWebhookEndpoint(ctx, id),
   }),
   webhookDelivery: t.field({
@@ -268,7 +269,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One delivery with its attempts (GET /v1/webhook-deliveries/{id}).',
     authScopes: READ,
-    args: { id: t.arg.string({ required: true, description: 'Delivery id (whd_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Delivery id (whd_).' }) },
     resolve: (_root, { id }, ctx) => getWebhookDelivery(ctx, id),
   }),
   webhookDeliveries: t.field({
@@ -279,7 +280,7 @@ builder.queryFields((t) => ({
     args: {
       ...t.arg.connectionArgs(),
       ...pageArgsFor(t),
-      endpointId: t.arg.string({ description: 'Only deliveries to this endpoint (whe_).' }),
+      endpointId: t.arg.id({ description: 'Only deliveries to this endpoint (whe_).' }),
       status: t.arg({ type: WebhookDeliveryStatus, description: 'Only deliveries in this status.' }),
       eventType: t.arg.string({ description: 'Only deliveries of this event type.' }),
     },
@@ -305,7 +306,7 @@ builder.mutationFields((t) => ({
     description: 'Changes a webhook endpoint (PATCH /v1/webhook-endpoints/{id}).',
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
+      id: t.arg.id({ required: true, description: 'Endpoint id (whe_).' }),
       input: t.arg({ type: UpdateWebhookEndpointInput, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateWebhookEndpoint(ctx, id, input)),
@@ -315,7 +316,7 @@ builder.mutationFields((t) => ({
     description:
       'Deletes a webhook endpoint (DELETE /v1/webhook-endpoints/{id}): it answers NOT_FOUND from then on, receives nothing new, and its pending deliveries stop.',
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Endpoint id (whe_).' }) },
     resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteWebhookEndpoint(ctx, id)),
   }),
   rotateWebhookEndpointSecret: t.field({
@@ -324,7 +325,7 @@ builder.mutationFields((t) => ({
       'Replaces the signing secret of a webhook endpoint (POST /v1/webhook-endpoints/{id}/rotate-secret); the new one is answered this once. During the overlap deliveries carry one v1= signature per valid secret.',
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
+      id: t.arg.id({ required: true, description: 'Endpoint id (whe_).' }),
       input: t.arg({ type: RotateWebhookEndpointSecretInput, description: 'The overlap; omitted = 24 hours.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => rotateWebhookEndpointSecret(ctx, id, input ?? {})),
@@ -334,7 +335,7 @@ builder.mutationFields((t) => ({
     description: `Sends the failed deliveries of the endpoint created since a time again, as manual attempts, in the background (POST /v1/webhook-endpoints/{id}/recover): those made for its current URL (any URL with includeOtherUrls), oldest first, at most ${RECOVERY_MAX_DELIVERIES}, ${RECOVERY_STEP_SIZE} at a time every ${RECOVERY_STEP_INTERVAL_MS / 1000} s. One recovery per endpoint at a time (CONFLICT while one runs), at most ${RECOVERIES_PER_ENDPOINT_PER_HOUR} an hour per endpoint and ${RECOVERIES_PER_ORGANISATION_PER_HOUR} per organisation (RATE_LIMITED beyond); a disabled endpoint answers CONFLICT.`,
     authScopes: WRITE,
     args: {
-      id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }),
+      id: t.arg.id({ required: true, description: 'Endpoint id (whe_).' }),
       input: t.arg({ type: RecoverWebhookEndpointInput, required: true, description: 'Since when.' }),
     },
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => recoverWebhookEndpoint(ctx, id, input)),
@@ -343,7 +344,7 @@ builder.mutationFields((t) => ({
     ...payload('ResendWebhookDelivery', 'webhookDelivery', WebhookDelivery, 'The delivery as it is, its manual attempt under way.'),
     description: `Sends a delivery again now, whatever its status, as a manual attempt with the same Service-Event-Id (POST /v1/webhook-deliveries/{id}/resend). Answers the delivery as it is; the attempt appears among its attempts once made (later while its endpoint is busy). At most ${RESENDS_PER_ENDPOINT_PER_MINUTE} a minute per endpoint and ${RESENDS_PER_ORGANISATION_PER_MINUTE} per organisation (RATE_LIMITED beyond). A disabled endpoint answers CONFLICT.`,
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Delivery id (whd_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Delivery id (whd_).' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => resendWebhookDelivery(ctx, id), null),
   }),
   testWebhookEndpoint: t.field({
@@ -351,7 +352,7 @@ builder.mutationFields((t) => ({
     description:
       'Sends a signed sample delivery to this endpoint only (POST /v1/webhook-endpoints/{id}/test): a real source event of its first subscribed type (event.created when it takes every type) whose payload holds sample data (ids such as ord_sample0000000000000000; only accountId is real). A disabled endpoint answers CONFLICT.',
     authScopes: WRITE,
-    args: { id: t.arg.string({ required: true, description: 'Endpoint id (whe_).' }) },
+    args: { id: t.arg.id({ required: true, description: 'Endpoint id (whe_).' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => testWebhookEndpoint(ctx, id), null),
   }),
 }));

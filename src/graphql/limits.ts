@@ -206,6 +206,14 @@ function argumentNumber(field: FieldNode, names: readonly string[], variables: R
   return undefined;
 }
 
+/** A list asked by ids (`nodes(ids:)`) is as long as the ids, up to the largest page. */
+function idCount(field: FieldNode, variables: Record<string, unknown>): number | undefined {
+  const argument = field.arguments?.find((a) => a.name.value === 'ids');
+  if (!argument) return undefined;
+  const value = argument.value.kind === Kind.LIST ? argument.value.values : valueOf(argument.value, variables);
+  return Array.isArray(value) ? Math.min(MAX_LIMIT, value.length) : undefined;
+}
+
 function valueOf(node: ValueNode, variables: Record<string, unknown>): unknown {
   if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return Number(node.value);
   if (node.kind === Kind.VARIABLE) return variables[node.name.value];
@@ -267,7 +275,7 @@ export function operationCost(
       const field: GraphQLField<unknown, unknown> | undefined = parent.getFields()[name];
       if (!field) continue;
       const named = getNamedType(field.type);
-      const asked = argumentNumber(selection, ['first', 'limit'], variables);
+      const asked = argumentNumber(selection, ['first', 'limit'], variables) ?? idCount(selection, variables);
       let size = 1;
       let below = asked ?? undefined;
       if (isConnection(named)) {

@@ -1,6 +1,7 @@
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
+import { USER_FIELDS } from './users.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -24,11 +25,7 @@ export const replaceRolesInput = z.strictObject({
 });
 export const listRoleAssignmentsFilters = z.object({ userId: userId.nullish(), accountId: accountId.nullish(), roleId: roleId.nullish() });
 
-const INCLUDE = {
-  user: { select: { id: true, email: true, firstName: true, lastName: true } },
-  account: { select: { id: true, name: true } },
-  role: { select: { id: true, name: true, isSystemRole: true, permissions: true } },
-} as const;
+const INCLUDE = { user: { select: USER_FIELDS }, account: true, role: true } as const;
 
 /** Assignments on the accounts where the caller may read them, optionally filtered. */
 /** A page of the role assignments on the accounts the caller may see, oldest first. */

@@ -239,7 +239,7 @@ describe('events', () => {
     await addTicketType(b.id, {}, o);
     const removed = await graphql(
       app,
-      'mutation($id: String!) { deleteTicketType(id: $id) { deletedId userErrors { code } } }',
+      'mutation($id: ID!) { deleteTicketType(id: $id) { deletedId userErrors { code } } }',
       { id: dropped.id },
       asAdmin(o),
     );
@@ -480,7 +480,7 @@ describe('event occurrences', () => {
     const graph = await graphql(
       app,
       `
-        query ($id: String!) {
+        query ($id: ID!) {
           eventOccurrences(eventId: $id) {
             nodes {
               startDate
@@ -561,7 +561,7 @@ describe('event occurrences', () => {
     const graph = await graphql(
       app,
       `
-        query ($id: String!) {
+        query ($id: ID!) {
           eventOccurrences(eventId: $id) {
             nodes {
               startDate
@@ -697,7 +697,7 @@ describe('ticket types', () => {
     expect(detailPaths(patch.body)).toEqual(['currency']);
     const graph = await graphql(
       app,
-      'mutation($e: String!) { createTicketType(eventId: $e, input: { name: "G", priceAmount: 1, currency: "usd" }) { ticketType { id } userErrors { field code } } }',
+      'mutation($e: ID!) { createTicketType(eventId: $e, input: { name: "G", priceAmount: 1, currency: "usd" }) { ticketType { id } userErrors { field code } } }',
       { e: event.id },
       asAdmin(org),
     );
@@ -802,12 +802,7 @@ describe('access', () => {
 
   it('GraphQL answers the same codes in extensions.code', async () => {
     const viewer = await staffWithRoles(app, org, ['viewer'], org.account.id, 'gviewer');
-    const write = await graphql(
-      app,
-      'mutation($id: String!) { deleteEvent(id: $id) { deletedId } }',
-      { id: event.id },
-      as(viewer.token, org),
-    );
+    const write = await graphql(app, 'mutation($id: ID!) { deleteEvent(id: $id) { deletedId } }', { id: event.id }, as(viewer.token, org));
     expect(write.body.errors[0].extensions.code).toBe('FORBIDDEN');
     const key = (await createApiKey(app, org, ['venues.read'])).key;
     const read = await graphql(app, '{ events { nodes { id } } }', {}, as(key, org));

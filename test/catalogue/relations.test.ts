@@ -27,7 +27,7 @@ describe('relations', () => {
     const res = await graphql(
       app,
       `
-        query ($eventId: String!, $orderId: String!) {
+        query ($eventId: ID!, $orderId: ID!) {
           event(id: $eventId) {
             venue {
               id
@@ -86,7 +86,7 @@ describe('relations', () => {
     const { key } = await createApiKey(app, org, ['orders.read']);
     const res = await graphql(
       app,
-      'query ($orderId: String!) { order(id: $orderId) { id lineItems { quantity event { id name } occurrence { id } } } }',
+      'query ($orderId: ID!) { order(id: $orderId) { id lineItems { quantity event { id name } occurrence { id } } } }',
       { orderId },
       as(key),
     );

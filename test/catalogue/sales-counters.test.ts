@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 
 const COUNTERS = 'sales { capacity sold held available }';
-const DOCUMENT = `query ($eventId: String!) {
+const DOCUMENT = `query ($eventId: ID!) {
   event(id: $eventId) { ${COUNTERS} }
   eventOccurrences(eventId: $eventId) { nodes { id status ${COUNTERS} } }
   ticketTypes(eventId: $eventId) { nodes { id ${COUNTERS} } }

@@ -46,7 +46,7 @@ async function uses(app: TestApp, key: string, eventId: string) {
   const graphql = await api(app, 'POST', '/graphql', {
     ...as,
     body: {
-      query: 'mutation($id: String!, $name: String) { updateEvent(id: $id, input: { name: $name }) { event { id } } }',
+      query: 'mutation($id: ID!, $name: String) { updateEvent(id: $id, input: { name: $name }) { event { id } } }',
       variables: { id: eventId, name: `Renamed ${tag()}` },
     },
   });

@@ -65,7 +65,7 @@ describe('editing a role one holds', () => {
 
     const res = await graphql(
       app,
-      'mutation($id: String!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { role { id permissions } userErrors { code } } }',
+      'mutation($id: ID!, $input: UpdateRoleInput!) { updateRole(id: $id, input: $input) { role { id permissions } userErrors { code } } }',
       {
         id: editorRole.id,
         input: { permissions: ['roles.write:all', 'roles.read:all', 'api_keys.write:all', 'role_assignments.write:all'] },

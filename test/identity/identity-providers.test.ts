@@ -247,7 +247,7 @@ describe('GraphQL identity providers', () => {
 
     const read = await graphql(
       app,
-      `query ($id: String!) { identityProviders { id } identityProvider(id: $id) { ${FIELDS} } }`,
+      `query ($id: ID!) { identityProviders { id } identityProvider(id: $id) { ${FIELDS} } }`,
       { id: provider.id },
       auth,
     );
@@ -257,7 +257,7 @@ describe('GraphQL identity providers', () => {
     const updated = await graphql(
       app,
       `
-        mutation ($id: String!, $input: UpdateIdentityProviderInput!) {
+        mutation ($id: ID!, $input: UpdateIdentityProviderInput!) {
           updateIdentityProvider(id: $id, input: $input) {
             identityProvider {
               isEnabled
@@ -275,7 +275,7 @@ describe('GraphQL identity providers', () => {
     const emptied = await graphql(
       app,
       `
-        mutation ($id: String!) {
+        mutation ($id: ID!) {
           updateIdentityProvider(id: $id, input: { allowedClientIds: [] }) {
             identityProvider {
               id
@@ -303,7 +303,7 @@ describe('GraphQL identity providers', () => {
     const res = await graphql(
       app,
       `
-        query ($id: String!) {
+        query ($id: ID!) {
           identityProvider(id: $id) {
             id
           }

@@ -66,7 +66,7 @@ describe('a read-only API key (invitations.read)', () => {
     const list = await api(app, 'GET', '/v1/user-invitations?limit=100', as);
     const one = await api(app, 'GET', `/v1/user-invitations/${invitation.id}`, as);
     const gqlList = await graphql(app, '{ invitations(limit: 100) { invitations { id code } } }', {}, as);
-    const gqlOne = await graphql(app, 'query($id: String!) { invitation(id: $id) { code } }', { id: invitation.id }, as);
+    const gqlOne = await graphql(app, 'query($id: ID!) { invitation(id: $id) { code } }', { id: invitation.id }, as);
 
     const shown = [
       list.body.invitations.find((i: { id: string }) => i.id === invitation.id).code,
@@ -109,7 +109,7 @@ describe('the mailed code is the only one that works', () => {
     );
     const id = created.body.data.createInvitation.invitation.id as string;
     expect(created.body.data.createInvitation.invitation.code).toBe(hintOf(await mailedInvitationCode(app, id)));
-    const resent = await graphql(app, 'mutation($id: String!) { resendInvitation(id: $id) { invitation { code } } }', { id }, admin());
+    const resent = await graphql(app, 'mutation($id: ID!) { resendInvitation(id: $id) { invitation { code } } }', { id }, admin());
     expect(resent.body.data.resendInvitation.invitation.code).toBe(hintOf(await mailedInvitationCode(app, id)));
   });
 });

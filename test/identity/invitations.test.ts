@@ -496,11 +496,11 @@ describe('the GraphQL surface', () => {
     expect(list.body.data.invitations.invitations.map((i: { id: string }) => i.id)).toContain(invitation.id);
     expect(list.body.data.invitations.pagination).toMatchObject({ page: 1, limit: 100 });
 
-    const one = await gql(`query($id: String!) { invitation(id: $id) { ${FIELDS} } }`, { id: invitation.id });
+    const one = await gql(`query($id: ID!) { invitation(id: $id) { ${FIELDS} } }`, { id: invitation.id });
     expect(one.body.data.invitation).toEqual(invitation);
 
     const firstCode = await mailedCode(invitation.id);
-    const resent = await gql(`mutation($id: String!) { resendInvitation(id: $id) { invitation { code expiresAt } } }`, {
+    const resent = await gql(`mutation($id: ID!) { resendInvitation(id: $id) { invitation { code expiresAt } } }`, {
       id: invitation.id,
     });
     const resentCode = await mailedCode(invitation.id);
@@ -525,15 +525,15 @@ describe('the GraphQL surface', () => {
       input: { organisationId: org.organisation.id, email: freshEmail('gql') },
     });
     const secondId = second.body.data.createInvitation.invitation.id;
-    const deleted = await gql(`mutation($id: String!) { deleteInvitation(id: $id) { deletedId userErrors { code } } }`, { id: secondId });
+    const deleted = await gql(`mutation($id: ID!) { deleteInvitation(id: $id) { deletedId userErrors { code } } }`, { id: secondId });
     expect(deleted.body.data.deleteInvitation).toEqual({ deletedId: secondId, userErrors: [] });
-    const gone = await gql(`query($id: String!) { invitation(id: $id) { id } }`, { id: secondId });
+    const gone = await gql(`query($id: ID!) { invitation(id: $id) { id } }`, { id: secondId });
     expect(gone.body.errors[0].extensions.code).toBe('NOT_FOUND');
   });
 
   it('refuses other organisations and missing permissions with the contract codes', async () => {
     const theirs = (await invite({ email: freshEmail() }, other)).body.invitation;
-    const res = await gql(`query($id: String!) { invitation(id: $id) { id code } }`, { id: theirs.id });
+    const res = await gql(`query($id: ID!) { invitation(id: $id) { id code } }`, { id: theirs.id });
     expect(res.body.errors[0].extensions.code).toBe('NOT_FOUND');
     const mismatch = await gql(`mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } } }`, {
       input: { organisationId: other.organisation.id, email: freshEmail() },

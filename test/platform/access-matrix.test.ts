@@ -906,8 +906,23 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['roles.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { role(id: $id) { id } }', { id: things.roleId }),
+    request: ({ things }) => gql('query($id: ID!) { role(id: $id) { id } }', { id: things.roleId }),
     check: (data, { things }) => expect(data.id).toBe(things.roleId),
+  },
+  roleAssignment: {
+    access: ACCOUNT_READ,
+    scopes: ['role_assignments.read'],
+    names: 'NOT_FOUND',
+    request: ({ things }) => gql('query($id: ID!) { roleAssignment(id: $id) { id } }', { id: things.assignmentId }),
+    check: (data, { things }) => expect(data.id).toBe(things.assignmentId),
+  },
+  // A user is shown to whoever may read role assignments where they hold one; to others they do not exist.
+  user: {
+    access: { ...ACCOUNT_READ, noRights: 'NOT_FOUND' },
+    scopes: ['role_assignments.read'],
+    names: 'NOT_FOUND',
+    request: ({ things }) => gql('query($id: ID!) { user(id: $id) { id } }', { id: things.userId }),
+    check: (data, { things }) => expect(data.id).toBe(things.userId),
   },
   roleAssignments: { access: ACCOUNT_READ, scopes: ['role_assignments.read'], request: () => gql('{ roleAssignments { id } }') },
   roleAssignmentsConnection: {
@@ -916,6 +931,13 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     request: () => gql('{ roleAssignmentsConnection { nodes { id } } }'),
   },
   apiKeys: { access: { ...SIGNED_IN, noRights: 'FORBIDDEN' }, request: () => gql('{ apiKeys { id } }') },
+  // The organisation-wide key is not among the viewer's (those of its account): not found.
+  apiKey: {
+    access: { ...SIGNED_IN, viewer: 'NOT_FOUND', noRights: 'FORBIDDEN' },
+    names: 'NOT_FOUND',
+    request: ({ things }) => gql('query($id: ID!) { apiKey(id: $id) { id } }', { id: things.apiKeyId }),
+    check: (data, { things }) => expect(data.id).toBe(things.apiKeyId),
+  },
   apiKeysConnection: { access: { ...SIGNED_IN, noRights: 'FORBIDDEN' }, request: () => gql('{ apiKeysConnection { nodes { id } } }') },
   currentEmbedSession: {
     access: {
@@ -962,7 +984,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['roles.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateRole(id: $id, input: { description: "Changed" }) { role { id } userErrors { code } } }', {
+      gql('mutation($id: ID!) { updateRole(id: $id, input: { description: "Changed" }) { role { id } userErrors { code } } }', {
         id: things.roleId,
       }),
   },
@@ -971,7 +993,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['roles.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteRole(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.roleId) }),
+      gql('mutation($id: ID!) { deleteRole(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.roleId) }),
   },
   assignRole: {
     access: ACCOUNT_WRITE,
@@ -996,7 +1018,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['role_assignments.write', 'events.read'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { removeRoleAssignment(id: $id) { deletedId userErrors { code } } }', {
+      gql('mutation($id: ID!) { removeRoleAssignment(id: $id) { deletedId userErrors { code } } }', {
         id: await own(things.fresh.assignmentId),
       }),
   },
@@ -1011,7 +1033,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: { ...SIGNED_IN, viewer: 'FORBIDDEN', noRights: 'FORBIDDEN' },
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { revokeApiKey(id: $id) { apiKey { id } userErrors { code } } }', {
+      gql('mutation($id: ID!) { revokeApiKey(id: $id) { apiKey { id } userErrors { code } } }', {
         id: await own(things.fresh.apiKeyId),
       }),
   },
@@ -1032,7 +1054,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['invitations.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { invitation(id: $id) { id } }', { id: things.invitationId }),
+    request: ({ things }) => gql('query($id: ID!) { invitation(id: $id) { id } }', { id: things.invitationId }),
     check: (data, { things }) => expect(data.id).toBe(things.invitationId),
   },
   createInvitation: {
@@ -1048,7 +1070,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['invitations.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteInvitation(id: $id) { deletedId userErrors { code } } }', {
+      gql('mutation($id: ID!) { deleteInvitation(id: $id) { deletedId userErrors { code } } }', {
         id: await own(things.fresh.invitationId),
       }),
   },
@@ -1057,7 +1079,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['invitations.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { resendInvitation(id: $id) { invitation { id } userErrors { code } } }', {
+      gql('mutation($id: ID!) { resendInvitation(id: $id) { invitation { id } userErrors { code } } }', {
         id: await own(things.fresh.invitationId),
       }),
   },
@@ -1078,7 +1100,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ORGANISATION_WIDE,
     scopes: ['identity_providers.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { identityProvider(id: $id) { id } }', { id: things.identityProviderId }),
+    request: ({ things }) => gql('query($id: ID!) { identityProvider(id: $id) { id } }', { id: things.identityProviderId }),
     check: (data, { things }) => expect(data.id).toBe(things.identityProviderId),
   },
   createIdentityProvider: {
@@ -1098,7 +1120,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: ({ things }) =>
       gql(
-        'mutation($id: String!) { updateIdentityProvider(id: $id, input: { isEnabled: true }) { identityProvider { id } userErrors { code } } }',
+        'mutation($id: ID!) { updateIdentityProvider(id: $id, input: { isEnabled: true }) { identityProvider { id } userErrors { code } } }',
         {
           id: things.identityProviderId,
         },
@@ -1130,7 +1152,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['accounts.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { account(id: $id) { id } }', { id: things.org.account.id }),
+    request: ({ things }) => gql('query($id: ID!) { account(id: $id) { id } }', { id: things.org.account.id }),
     check: (data, { things }) => expect(data.id).toBe(things.org.account.id),
   },
   createAccount: {
@@ -1146,20 +1168,17 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql(
-        'mutation($id: String!, $name: String!) { updateAccount(id: $id, input: { name: $name }) { account { id } userErrors { code } } }',
-        {
-          id: things.org.account.id,
-          name: things.org.account.name,
-        },
-      ),
+      gql('mutation($id: ID!, $name: String!) { updateAccount(id: $id, input: { name: $name }) { account { id } userErrors { code } } }', {
+        id: things.org.account.id,
+        name: things.org.account.name,
+      }),
   },
   deleteAccount: {
     access: ORGANISATION_WIDE,
     scopes: ['accounts.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteAccount(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.accountId) }),
+      gql('mutation($id: ID!) { deleteAccount(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.accountId) }),
   },
   provisionPartnerAccount: {
     access: ORGANISATION_WIDE,
@@ -1177,7 +1196,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['venues.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { venue(id: $id) { id } }', { id: things.catalogue.venueId }),
+    request: ({ things }) => gql('query($id: ID!) { venue(id: $id) { id } }', { id: things.catalogue.venueId }),
     check: (data, { things }) => expect(data.id).toBe(things.catalogue.venueId),
   },
   createVenue: {
@@ -1194,7 +1213,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['venues.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateVenue(id: $id, input: { capacity: 500 }) { venue { id } userErrors { code } } }', {
+      gql('mutation($id: ID!) { updateVenue(id: $id, input: { capacity: 500 }) { venue { id } userErrors { code } } }', {
         id: things.catalogue.venueId,
       }),
   },
@@ -1203,29 +1222,50 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['events.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { event(id: $id) { id } }', { id: things.catalogue.eventId }),
+    request: ({ things }) => gql('query($id: ID!) { event(id: $id) { id } }', { id: things.catalogue.eventId }),
     check: (data, { things }) => expect(data.id).toBe(things.catalogue.eventId),
+  },
+  // node and nodes read an entity as its own root field does: here an event, as `event` above.
+  node: {
+    access: ACCOUNT_READ,
+    scopes: ['events.read'],
+    names: 'NOT_FOUND',
+    request: ({ things }) => gql('query($id: ID!) { node(id: $id) { id } }', { id: things.catalogue.eventId }),
+    check: (data, { things }) => expect(data.id).toBe(things.catalogue.eventId),
+  },
+  nodes: {
+    access: ACCOUNT_READ,
+    scopes: ['events.read'],
+    names: 'NOT_FOUND',
+    request: ({ things }) => gql('query($id: ID!) { nodes(ids: [$id]) { id } }', { id: things.catalogue.eventId }),
+    check: (data, { things }) => expect(data).toEqual([{ id: things.catalogue.eventId }]),
+  },
+  eventOccurrence: {
+    access: ACCOUNT_READ,
+    scopes: ['events.read'],
+    names: 'NOT_FOUND',
+    request: ({ things }) => gql('query($id: ID!) { eventOccurrence(id: $id) { id } }', { id: things.catalogue.occurrenceId }),
+    check: (data, { things }) => expect(data.id).toBe(things.catalogue.occurrenceId),
   },
   eventOccurrences: {
     access: ACCOUNT_READ,
     scopes: ['events.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) =>
-      gql('query($id: String!) { eventOccurrences(eventId: $id) { nodes { id } } }', { id: things.catalogue.eventId }),
+    request: ({ things }) => gql('query($id: ID!) { eventOccurrences(eventId: $id) { nodes { id } } }', { id: things.catalogue.eventId }),
     check: (data, { things }) => expect(data.nodes).toEqual([{ id: things.catalogue.occurrenceId }]),
   },
   ticketTypes: {
     access: ACCOUNT_READ,
     scopes: ['events.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { ticketTypes(eventId: $id) { nodes { id } } }', { id: things.catalogue.eventId }),
+    request: ({ things }) => gql('query($id: ID!) { ticketTypes(eventId: $id) { nodes { id } } }', { id: things.catalogue.eventId }),
     check: (data, { things }) => expect(data.nodes).toEqual([{ id: things.catalogue.ticketTypeId }]),
   },
   ticketType: {
     access: ACCOUNT_READ,
     scopes: ['events.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { ticketType(id: $id) { id } }', { id: things.catalogue.ticketTypeId }),
+    request: ({ things }) => gql('query($id: ID!) { ticketType(id: $id) { id } }', { id: things.catalogue.ticketTypeId }),
     check: (data, { things }) => expect(data.id).toBe(things.catalogue.ticketTypeId),
   },
   createEvent: {
@@ -1242,7 +1282,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateEvent(id: $id, input: { description: "Changed" }) { event { id } userErrors { code } } }', {
+      gql('mutation($id: ID!) { updateEvent(id: $id, input: { description: "Changed" }) { event { id } userErrors { code } } }', {
         id: things.draft.eventId,
       }),
   },
@@ -1251,7 +1291,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteEvent(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.eventId) }),
+      gql('mutation($id: ID!) { deleteEvent(id: $id) { deletedId userErrors { code } } }', { id: await own(things.fresh.eventId) }),
   },
   createEventOccurrence: {
     access: ACCOUNT_WRITE,
@@ -1259,7 +1299,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: ({ things }) =>
       gql(
-        'mutation($id: String!) { createEventOccurrence(eventId: $id, input: { startDate: "2027-08-01", startTime: "20:00" }) { eventOccurrence { id }  userErrors { code } } }',
+        'mutation($id: ID!) { createEventOccurrence(eventId: $id, input: { startDate: "2027-08-01", startTime: "20:00" }) { eventOccurrence { id }  userErrors { code } } }',
         {
           id: things.draft.eventId,
         },
@@ -1271,7 +1311,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: ({ things }) =>
       gql(
-        'mutation($id: String!) { createTicketType(eventId: $id, input: { name: "Matrix type", priceAmount: 1000, currency: "GBP" }) { ticketType { id }  userErrors { code } } }',
+        'mutation($id: ID!) { createTicketType(eventId: $id, input: { name: "Matrix type", priceAmount: 1000, currency: "GBP" }) { ticketType { id }  userErrors { code } } }',
         { id: things.draft.eventId },
       ),
   },
@@ -1281,7 +1321,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: ({ things }) =>
       gql(
-        'mutation($id: String!) { updateTicketType(id: $id, input: { description: "Changed" }) { ticketType { id }  userErrors { code } } }',
+        'mutation($id: ID!) { updateTicketType(id: $id, input: { description: "Changed" }) { ticketType { id }  userErrors { code } } }',
         {
           id: things.draft.ticketTypeId,
         },
@@ -1292,7 +1332,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['events.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteTicketType(id: $id) { deletedId  userErrors { code } } }', {
+      gql('mutation($id: ID!) { deleteTicketType(id: $id) { deletedId  userErrors { code } } }', {
         id: await own(things.fresh.ticketTypeId),
       }),
   },
@@ -1307,7 +1347,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['webhooks.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { webhookEndpoint(id: $id) { id } }', { id: things.webhookEndpointId }),
+    request: ({ things }) => gql('query($id: ID!) { webhookEndpoint(id: $id) { id } }', { id: things.webhookEndpointId }),
     check: (data, { things }) => expect(data.id).toBe(things.webhookEndpointId),
   },
   webhookDeliveries: {
@@ -1333,7 +1373,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: ({ things }) =>
       gql(
-        'mutation($id: String!) { updateWebhookEndpoint(id: $id, input: { description: "Changed" }) { webhookEndpoint { id }  userErrors { code } } }',
+        'mutation($id: ID!) { updateWebhookEndpoint(id: $id, input: { description: "Changed" }) { webhookEndpoint { id }  userErrors { code } } }',
         {
           id: things.webhookEndpointId,
         },
@@ -1344,7 +1384,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { deleteWebhookEndpoint(id: $id) { deletedId  userErrors { code } } }', {
+      gql('mutation($id: ID!) { deleteWebhookEndpoint(id: $id) { deletedId  userErrors { code } } }', {
         id: await own(things.fresh.webhookEndpointId),
       }),
   },
@@ -1353,14 +1393,14 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['webhooks.read'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('query($id: String!) { webhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
+      gql('query($id: ID!) { webhookDelivery(id: $id) { id } }', { id: await own(things.fresh.webhookDeliveryId) }),
   },
   resendWebhookDelivery: {
     access: ACCOUNT_WRITE,
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { resendWebhookDelivery(id: $id) { webhookDelivery { id }  userErrors { code } } }', {
+      gql('mutation($id: ID!) { resendWebhookDelivery(id: $id) { webhookDelivery { id }  userErrors { code } } }', {
         id: await own(things.fresh.webhookDeliveryId),
       }),
   },
@@ -1370,7 +1410,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
       gql(
-        'mutation($id: String!) { rotateWebhookEndpointSecret(id: $id, input: { overlapSeconds: 60 }) { rotatedSecret { secret }  userErrors { code } } }',
+        'mutation($id: ID!) { rotateWebhookEndpointSecret(id: $id, input: { overlapSeconds: 60 }) { rotatedSecret { secret }  userErrors { code } } }',
         {
           id: await own(things.fresh.webhookEndpointId),
         },
@@ -1382,7 +1422,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
       gql(
-        'mutation($id: String!, $since: DateTime!) { recoverWebhookEndpoint(id: $id, input: { since: $since }) { webhookRecovery { id }  userErrors { code } } }',
+        'mutation($id: ID!, $since: DateTime!) { recoverWebhookEndpoint(id: $id, input: { since: $since }) { webhookRecovery { id }  userErrors { code } } }',
         {
           id: await own(things.fresh.webhookEndpointId),
           since: new Date(Date.now() - 3_600_000).toISOString(),
@@ -1394,7 +1434,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['webhooks.write'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { testWebhookEndpoint(id: $id) { webhookDelivery { id }  userErrors { code } } }', {
+      gql('mutation($id: ID!) { testWebhookEndpoint(id: $id) { webhookDelivery { id }  userErrors { code } } }', {
         id: await own(things.fresh.webhookEndpointId),
       }),
   },
@@ -1407,7 +1447,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['sales_channels.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { salesChannel(id: $id) { id } }', { id: things.catalogue.channel.channelId }),
+    request: ({ things }) => gql('query($id: ID!) { salesChannel(id: $id) { id } }', { id: things.catalogue.channel.channelId }),
     check: (data, { things }) => expect(data.id).toBe(things.catalogue.channel.channelId),
   },
   createSalesChannel: {
@@ -1424,12 +1464,9 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['sales_channels.write'],
     names: 'NOT_FOUND',
     request: ({ things }) =>
-      gql(
-        'mutation($id: String!) { updateSalesChannel(id: $id, input: { name: "Web shop" }) { salesChannel { id }  userErrors { code } } }',
-        {
-          id: things.catalogue.channel.channelId,
-        },
-      ),
+      gql('mutation($id: ID!) { updateSalesChannel(id: $id, input: { name: "Web shop" }) { salesChannel { id }  userErrors { code } } }', {
+        id: things.catalogue.channel.channelId,
+      }),
   },
   createChannelKey: {
     access: ACCOUNT_WRITE,
@@ -1437,7 +1474,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: ({ things }) =>
       gql(
-        'mutation($id: String!) { createChannelKey(channelId: $id, input: { kind: PUBLISHABLE }) { createdChannelKey { key }  userErrors { code } } }',
+        'mutation($id: ID!) { createChannelKey(channelId: $id, input: { kind: PUBLISHABLE }) { createdChannelKey { key }  userErrors { code } } }',
         {
           id: things.catalogue.channel.channelId,
         },
@@ -1449,7 +1486,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
       gql(
-        'mutation($channel: String!, $id: String!) { revokeChannelKey(channelId: $channel, id: $id) { channelKey { id }  userErrors { code } } }',
+        'mutation($channel: ID!, $id: ID!) { revokeChannelKey(channelId: $channel, id: $id) { channelKey { id }  userErrors { code } } }',
         {
           channel: things.catalogue.channel.channelId,
           id: await own(things.fresh.channelKeyId),
@@ -1461,7 +1498,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['orders.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { order(id: $id) { id } }', { id: things.order.id }),
+    request: ({ things }) => gql('query($id: ID!) { order(id: $id) { id } }', { id: things.order.id }),
     check: (data, { things }) => expect(data.id).toBe(things.order.id),
   },
   customers: { access: ACCOUNT_READ, scopes: ['customers.read'], request: () => gql('{ customers { pagination { total } } }') },
@@ -1469,7 +1506,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['customers.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { customer(id: $id) { id } }', { id: things.order.customerId }),
+    request: ({ things }) => gql('query($id: ID!) { customer(id: $id) { id } }', { id: things.order.customerId }),
     check: (data, { things }) => expect(data.id).toBe(things.order.customerId),
   },
   passes: { access: ACCOUNT_READ, scopes: ['passes.read'], request: () => gql('{ passes { pagination { total } } }') },
@@ -1477,7 +1514,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['passes.read'],
     names: 'NOT_FOUND',
-    request: ({ things }) => gql('query($id: String!) { pass(id: $id) { id } }', { id: things.pass.id }),
+    request: ({ things }) => gql('query($id: ID!) { pass(id: $id) { id } }', { id: things.pass.id }),
     check: (data, { things }) => expect(data.id).toBe(things.pass.id),
   },
   cancelOrder: {
@@ -1485,7 +1522,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['orders.cancel'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { cancelOrder(id: $id) { order { status } userErrors { code } } }', {
+      gql('mutation($id: ID!) { cancelOrder(id: $id) { order { status } userErrors { code } } }', {
         id: (await own(things.fresh.order)).order.id,
       }),
     check: (data) => expect(data.order.status).toBe('CANCELLED'),
@@ -1495,7 +1532,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['orders.refund'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { refundOrder(id: $id) { order { status } userErrors { code } } }', {
+      gql('mutation($id: ID!) { refundOrder(id: $id) { order { status } userErrors { code } } }', {
         id: (await own(things.fresh.order)).order.id,
       }),
     check: (data) => expect(data.order.status).toBe('REFUNDED'),
@@ -1505,21 +1542,21 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['passes.redeem'],
     names: 'NOT_FOUND',
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { redeemPass(passId: $id) { redemption { id } userErrors { code } } }', {
+      gql('mutation($id: ID!) { redeemPass(passId: $id) { redemption { id } userErrors { code } } }', {
         id: (await own(things.fresh.pass)).id,
       }),
   },
   salesListings: { access: SALES_FIELD, request: () => gql('{ salesListings { pagination { total } } }') },
   salesCart: {
     access: SALES_FIELD,
-    request: ({ things }) => gql('query($id: String!) { salesCart(id: $id) { id } }', { id: things.cart.id }),
+    request: ({ things }) => gql('query($id: ID!) { salesCart(id: $id) { id } }', { id: things.cart.id }),
   },
   customerOrders: { access: SALES_FIELD, request: () => gql('{ customerOrders { pagination { total } } }') },
   createSalesCart: { access: SALES_FIELD, request: () => gql('mutation { createSalesCart { salesCart { id } userErrors { code } } }') },
   updateSalesCart: {
     access: SALES_FIELD,
     request: ({ things }) =>
-      gql('mutation($id: String!) { updateSalesCart(id: $id, items: []) { salesCart { id } userErrors { code } } }', {
+      gql('mutation($id: ID!) { updateSalesCart(id: $id, items: []) { salesCart { id } userErrors { code } } }', {
         id: things.cart.id,
       }),
   },
@@ -1527,7 +1564,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: SALES_FIELD,
     request: async ({ things, n, own }) =>
       gql(
-        'mutation($id: String!, $email: EmailAddress!) { checkoutSalesCart(id: $id, customer: { email: $email }) { checkout { checkoutUrl } userErrors { code } } }',
+        'mutation($id: ID!, $email: EmailAddress!) { checkoutSalesCart(id: $id, customer: { email: $email }) { checkout { checkoutUrl } userErrors { code } } }',
         {
           id: (await own(things.fresh.cart)).id,
           email: `${unique(n, 'buyer')}@matrix.test`,
@@ -1537,7 +1574,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   confirmSalesOrder: {
     access: SALES_FIELD,
     request: async ({ things, own }) =>
-      gql('mutation($id: String!) { confirmSalesOrder(id: $id) { order { id } userErrors { code } } }', {
+      gql('mutation($id: ID!) { confirmSalesOrder(id: $id) { order { id } userErrors { code } } }', {
         id: (await own(() => things.fresh.order({ pending: true }))).order.id,
       }),
   },
@@ -1679,7 +1716,9 @@ describe.each(Object.entries(graphqlFields))('GraphQL %s', (field, row) => {
     } else {
       const status = REFUSED_BEFORE_EXECUTION.has(column) ? STATUS[outcome] : 200;
       expect([res.status, res.body.errors?.[0]?.extensions?.code], seen).toEqual([status, outcome]);
-      if (status === 200) expect(res.body.data?.[field] ?? null, seen).toBeNull();
+      // nodes(ids:) answers a list whose refused items are null.
+      const shown = Array.isArray(answer) && answer.every((item) => item === null) ? null : answer;
+      if (status === 200) expect(shown ?? null, seen).toBeNull();
     }
   });
 });

@@ -43,7 +43,7 @@ describe('enum values', () => {
     expect(graph.body.data.events.nodes).toEqual([{ id: made.body.event.id, status: 'ON_SALE' }]);
     const changed = await graphql(
       app,
-      'mutation ($id: String!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { event { status } } }',
+      'mutation ($id: ID!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { event { status } } }',
       { id: made.body.event.id, input: { status: 'SOLD_OUT' } },
       as(),
     );

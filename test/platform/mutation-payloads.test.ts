@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 
 const TWO_UPDATES = `
-  mutation ($id: String!, $good: UpdateEventInput!, $bad: UpdateEventInput!) {
+  mutation ($id: ID!, $good: UpdateEventInput!, $bad: UpdateEventInput!) {
     first: updateEvent(id: $id, input: $good) { event { id name } userErrors { field code message } }
     second: updateEvent(id: $id, input: $bad) { event { id name } userErrors { field code message } }
   }
@@ -55,7 +55,7 @@ describe('mutation payloads', () => {
   it('answer a missing thing as a user error without a field', async () => {
     const res = await graphql(
       app,
-      'mutation ($id: String!) { deleteEvent(id: $id) { deletedId userErrors { field code message } } }',
+      'mutation ($id: ID!) { deleteEvent(id: $id) { deletedId userErrors { field code message } } }',
       { id: 'evt_0000000000000000000000' },
       asAdmin(org),
     );
@@ -70,7 +70,7 @@ describe('mutation payloads', () => {
     const { key } = await createApiKey(app, org, ['events.read', 'events.write']);
     const res = await graphql(
       app,
-      `mutation ($id: String!) {
+      `mutation ($id: ID!) {
         renamed: updateEvent(id: $id, input: { name: "By key" }) { event { name } userErrors { code } }
         venue: createVenue(input: { accountId: "${org.account.id}", name: "Hall" }) { venue { id } userErrors { code } }
       }`,

@@ -99,7 +99,7 @@ it('shapes the sales API too', async () => {
 });
 
 it('keeps the old name in GraphQL as a deprecated field naming the version', async () => {
-  const res = await graphql(app(), 'query ($id: String!) { event(id: $id) { name title } }', { id: catalogue.eventId }, admin(PREVIOUS));
+  const res = await graphql(app(), 'query ($id: ID!) { event(id: $id) { name title } }', { id: catalogue.eventId }, admin(PREVIOUS));
   expect(res.body.errors).toBeUndefined();
   expect(res.body.data.event.title).toBe(res.body.data.event.name);
   for (const type of ['Event', 'ListingEvent']) {

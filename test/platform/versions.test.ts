@@ -163,7 +163,7 @@ describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01),
   });
 
   it('GraphQL keeps one schema: total and subtotal stay as deprecated fields, whatever Service-Version says', async () => {
-    const query = `query ($id: String!) { order(id: $id) { total subtotal totalAmount subtotalAmount lineItemCount } }`;
+    const query = `query ($id: ID!) { order(id: $id) { total subtotal totalAmount subtotalAmount lineItemCount } }`;
     const answers = [];
     for (const version of VERSIONS) {
       const res = await graphql(app(), query, { id: orderId }, { token: org.adminToken, org: org.slug, headers: at(version) });

@@ -13,7 +13,7 @@ let concert: SeededCatalogue;
 let play: { eventId: string; occurrenceId: string; ticketTypeId: string; accountId: string };
 const made: Record<string, { id: string }> = {};
 
-const ORDERS = `query ($eventId: String, $occurrenceId: String, $orderNumber: String, $createdAfter: DateTime, $createdBefore: DateTime, $updatedSince: DateTime) {
+const ORDERS = `query ($eventId: ID, $occurrenceId: ID, $orderNumber: String, $createdAfter: DateTime, $createdBefore: DateTime, $updatedSince: DateTime) {
   orders(first: 50, eventId: $eventId, occurrenceId: $occurrenceId, orderNumber: $orderNumber, createdAfter: $createdAfter, createdBefore: $createdBefore, updatedSince: $updatedSince) {
     nodes { id orderNumber status }
   }

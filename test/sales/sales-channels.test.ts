@@ -125,7 +125,7 @@ describe('sales channels', () => {
 
     const key = await graphql(
       app,
-      'mutation ($id: String!, $input: CreateChannelKeyInput!) { createChannelKey(channelId: $id, input: $input) { createdChannelKey { key } } }',
+      'mutation ($id: ID!, $input: CreateChannelKeyInput!) { createChannelKey(channelId: $id, input: $input) { createdChannelKey { key } } }',
       { id: (await createChannel()).id, input: { kind: 'other' } },
       admin(),
     );
@@ -238,7 +238,7 @@ describe('channel keys', () => {
     const listed = await graphql(
       app,
       `
-        query ($id: String!) {
+        query ($id: ID!) {
           salesChannel(id: $id) {
             keys {
               id
@@ -313,7 +313,7 @@ describe('channel keys', () => {
     const listed = await graphql(
       app,
       `
-        query ($id: String!) {
+        query ($id: ID!) {
           salesChannel(id: $id) {
             keys {
               lastUsedAt

@@ -164,7 +164,7 @@ it('listing -> cart -> checkout -> pay in the browser -> passes -> redeem -> ref
   const second = (await shop.call('POST', `/sales/carts/${again.body.cart.id}/checkout`, { customer: { email: 'GRACE@buyer.test' } })).body
     .order;
   expect(second.customerId).toBe(order.customerId);
-  const cancelled = await graphql(app, 'mutation($id: String!) { cancelOrder(id: $id) { order { status } } }', { id: second.id }, admin);
+  const cancelled = await graphql(app, 'mutation($id: ID!) { cancelOrder(id: $id) { order { status } } }', { id: second.id }, admin);
   expect(cancelled.body.data.cancelOrder.order.status).toBe('CANCELLED');
 
   // Every webhook the partner expects, each once, signed, in the spec's shapes.

@@ -488,7 +488,7 @@ describe('confirmation, cancel, refund and redemption', () => {
     const held = (await inventory(catalogue)).held;
     const cancelled = await graphql(
       app,
-      'mutation($id: String!) { cancelOrder(id: $id) { order { id status cancelledAt } } }',
+      'mutation($id: ID!) { cancelOrder(id: $id) { order { id status cancelledAt } } }',
       { id: pending.order.id },
       asAdmin(org),
     );
@@ -556,7 +556,7 @@ describe('confirmation, cancel, refund and redemption', () => {
 
     const gql = await graphql(
       app,
-      'query($acc: String) { orders(accountId: $acc, first: 1) { edges { node { id customer { email } lineItems { quantity } } } pageInfo { hasNextPage } pagination { total } } }',
+      'query($acc: ID) { orders(accountId: $acc, first: 1) { edges { node { id customer { email } lineItems { quantity } } } pageInfo { hasNextPage } pagination { total } } }',
       { acc: account.id },
       asAdmin(org),
     );

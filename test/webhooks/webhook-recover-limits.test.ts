@@ -108,7 +108,7 @@ describe('a recovery after the endpoint was pointed elsewhere', () => {
     const confirmed = await graphql(
       app,
       `
-        mutation ($id: String!, $since: DateTime!) {
+        mutation ($id: ID!, $since: DateTime!) {
           recoverWebhookEndpoint(id: $id, input: { since: $since, includeOtherUrls: true }) {
             webhookRecovery {
               deliveryCount

@@ -1,0 +1,34 @@
+import type { RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+
+/** What the graph shows of a user of the organisation. */
+export const USER_FIELDS = {
+  id: true,
+  personId: true,
+  email: true,
+  firstName: true,
+  lastName: true,
+  externalUserId: true,
+  createdAt: true,
+  identityProvider: { select: { providerType: true } },
+} as const;
+
+/**
+ * A user of the organisation, as the people who manage its roles see them: the caller themself,
+ * or a caller who may read role assignments on an account where the user holds one (or on every
+ * account). Anyone else is answered NOT_FOUND, as for an id that does not exist.
+ */
+export async function getUser(ctx: RequestContext, id: string) {
+  const user = await ctx.db.user.findUnique({
+    where: { id },
+    select: { ...USER_FIELDS, roleAssignments: { select: { accountId: true } } },
+  });
+  const principal = ctx.principal;
+  const self = principal?.kind === 'staff' && principal.userId === id;
+  const readers = ctx.access.accountsFor('role_assignments', 'read');
+  const visible =
+    user !== null && (self || readers === 'all' || user.roleAssignments.some((assignment) => readers.includes(assignment.accountId)));
+  if (!visible) throw AppError.notFound('User not found.');
+  const { roleAssignments: _assignments, ...shown } = user;
+  return shown;
+}
