@@ -7,7 +7,7 @@ import { updateCartInput } from '../src/services/sales/update-cart.ts';
 import type { RestRoute } from './route.ts';
 import { versioned } from './versioned.ts';
 import { PAGINATION_FIELDS, idParam, pagination } from './shapes/common.ts';
-import { CUSTOMER_FIELDS, ORDER_CORE_FIELDS, customer, orderCore } from './shapes/orders.ts';
+import { CUSTOMER_PROFILE_FIELDS, ORDER_CORE_FIELDS, customer, orderCore } from './shapes/orders.ts';
 import { statusOf } from '../src/statuses.ts';
 import { LISTED_EVENT_STATUSES } from '../src/services/sellability.ts';
 import { EVENT } from '../src/resources/event.ts';
@@ -20,11 +20,17 @@ import { EVENT } from '../src/resources/event.ts';
 /** The fields of an Event a listing shows, in its order. */
 const LISTING_EVENT_FIELDS = ['id', 'name', 'description', 'status', 'timezone', 'venueId', 'tags'] as const;
 
-const LISTING_FIELDS = `channel { id slug name }
+/**
+ * The listing types name each entity's id after the entity (`eventId`, `occurrenceId`...: their
+ * `id` would be that entity's node's); the answers keep `id`, aliased.
+ */
+const LISTING_EVENT_SELECTION = LISTING_EVENT_FIELDS.map((name) => (name === 'id' ? 'id: eventId' : name)).join(' ');
+
+const LISTING_FIELDS = `channel { id: channelId slug name }
   events {
-    ${EVENT.selection(LISTING_EVENT_FIELDS)}
-    occurrences { id startDate startTime endDate endTime timezone startsAt endsAt availability { ticketTypeId available } }
-    ticketTypes { id name description priceAmount currency maxPerOrder salesStartAt salesEndAt onSale }
+    ${LISTING_EVENT_SELECTION}
+    occurrences { id: occurrenceId startDate startTime endDate endTime timezone startsAt endsAt availability { ticketTypeId available } }
+    ticketTypes { id: ticketTypeId name description priceAmount currency maxPerOrder salesStartAt salesEndAt onSale }
   }
   ${PAGINATION_FIELDS}`;
 
@@ -201,7 +207,7 @@ export const liveRoutes: RestRoute[] = [
     summary: 'Exchange a magic-link code for a customer token. Unknown code 401; used 409; expired 410.',
     tag: 'Sales',
     organisation: false,
-    operation: `mutation CreateCustomerToken($code: String!) { createCustomerToken(code: $code) { customerToken { customerToken expiresAt customer { ${CUSTOMER_FIELDS} } } } }`,
+    operation: `mutation CreateCustomerToken($code: String!) { createCustomerToken(code: $code) { customerToken { customerToken expiresAt customer { ${CUSTOMER_PROFILE_FIELDS} } } } }`,
     body: customerTokenInput,
     bind: { '...': 'body' },
     result: (data) => data.createCustomerToken.customerToken,
@@ -216,7 +222,7 @@ export const liveRoutes: RestRoute[] = [
     tag: 'Sales',
     organisation: false,
     operation: `query CustomerOrders($status: OrderStatus, $page: Int, $limit: Int) {
-      customerOrders(status: $status, page: $page, limit: $limit) { customer { ${CUSTOMER_FIELDS} } orders { ${ORDER_CORE_FIELDS} } ${PAGINATION_FIELDS} } }`,
+      customerOrders(status: $status, page: $page, limit: $limit) { customer { ${CUSTOMER_PROFILE_FIELDS} } orders { ${ORDER_CORE_FIELDS} } ${PAGINATION_FIELDS} } }`,
     query: listQuery(customerOrdersFilters),
     bind: { '...': 'query' },
     result: (data) => data.customerOrders,

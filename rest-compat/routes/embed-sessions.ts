@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { createEmbedSessionInput } from '../../src/services/embed-sessions.ts';
 import type { RestRoute } from '../route.ts';
 
+/** The organisation answers its id as `organisationId` (its `id` would be the Organisation's): aliased back to `id`. */
+const ORGANISATION_FIELDS = 'id: organisationId slug';
 const organisation = z.object({ id: z.string(), slug: z.string() });
 
 export const embedSessionsRoutes: RestRoute[] = [
@@ -12,7 +14,7 @@ export const embedSessionsRoutes: RestRoute[] = [
     tag: 'Embed sessions',
     organisation: true,
     operation: `mutation CreateEmbedSession($input: CreateEmbedSessionInput) {
-      createEmbedSession(input: $input) { embedSession { token expiresAt accountId organisation { id slug } } }
+      createEmbedSession(input: $input) { embedSession { token expiresAt accountId organisation { ${ORGANISATION_FIELDS} } } }
     }`,
     body: createEmbedSessionInput,
     bind: { input: 'body' },
@@ -30,7 +32,7 @@ export const embedSessionsRoutes: RestRoute[] = [
     summary: 'The embed session of the calling embed token.',
     tag: 'Embed sessions',
     organisation: true,
-    operation: `query CurrentEmbedSession { currentEmbedSession { organisation { id slug } accountId scopes expiresAt } }`,
+    operation: `query CurrentEmbedSession { currentEmbedSession { organisation { ${ORGANISATION_FIELDS} } accountId scopes expiresAt } }`,
     result: (data) => data.currentEmbedSession,
     response: z.object({ organisation, accountId: z.string(), scopes: z.array(z.string()), expiresAt: z.string() }),
   },

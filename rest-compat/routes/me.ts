@@ -28,7 +28,7 @@ export const meRoutes: RestRoute[] = [
     summary: 'Organisations the signed-in person belongs to.',
     tag: 'Me',
     organisation: true,
-    operation: `query MyOrganisations { myOrganisations { id slug name userId primaryColor secondaryColor logoUrl } }`,
+    operation: `query MyOrganisations { myOrganisations { id: organisationId slug name userId primaryColor secondaryColor logoUrl } }`,
     result: (data) => ({ organisations: data.myOrganisations }),
     response: z.object({
       organisations: z.array(
@@ -50,8 +50,17 @@ export const meRoutes: RestRoute[] = [
     summary: "The signed-in user's role assignments in this organisation.",
     tag: 'Me',
     organisation: true,
-    operation: `query MyRoles { myRoles { roles { id: roleId name description accountId isSystemRole } isOrgAdmin } }`,
-    result: (data) => data.myRoles,
+    operation: `query MyRoles { myRoles { roles { roleId accountId role { name description isSystemRole } } isOrgAdmin } }`,
+    result: (data) => ({
+      roles: data.myRoles.roles.map((assignment: { roleId: string; accountId: string; role: Record<string, unknown> }) => ({
+        id: assignment.roleId,
+        name: assignment.role.name,
+        description: assignment.role.description,
+        accountId: assignment.accountId,
+        isSystemRole: assignment.role.isSystemRole,
+      })),
+      isOrgAdmin: data.myRoles.isOrgAdmin,
+    }),
     response: z.object({
       roles: z.array(
         z.object({

@@ -15,7 +15,7 @@ export const partnerRoutes: RestRoute[] = [
     organisation: true,
     operation: `mutation ProvisionPartnerAccount($input: ProvisionPartnerAccountInput!) {
       provisionPartnerAccount(input: $input) {
-        provisioning { account { ${ACCOUNT_FIELDS} } salesChannel { id slug channelType } publishableKey { id key } }
+        provisioning { account { ${ACCOUNT_FIELDS} } salesChannel { id: salesChannelId slug channelType } publishableKey { id: channelKeyId key } }
       }
     }`,
     body: provisionPartnerAccountInput,

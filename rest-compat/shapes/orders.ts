@@ -4,7 +4,14 @@ import { versioned } from '../versioned.ts';
 
 /** Order, customer and pass shapes shared by /v1 (management) and /live (sales API). */
 
-export const CUSTOMER_FIELDS = 'id accountId email firstName lastName createdAt updatedAt';
+/** A customer's fields after its id. */
+const CUSTOMER_DETAIL_FIELDS = 'accountId email firstName lastName createdAt updatedAt';
+export const CUSTOMER_FIELDS = `id ${CUSTOMER_DETAIL_FIELDS}`;
+/**
+ * The same answer read from a CustomerProfile (the signed-in customer on /live), which names the
+ * customer's id `customerId` (its `id` is the Customer node's): aliased back to `id`.
+ */
+export const CUSTOMER_PROFILE_FIELDS = `id: customerId ${CUSTOMER_DETAIL_FIELDS}`;
 export const PASS_FIELDS = 'id accountId orderId customerId ticketTypeId occurrenceId code status entitlementId redeemedAt createdAt';
 export const LINE_ITEM_FIELDS = 'id ticketTypeId occurrenceId eventId ticketTypeName quantity unitAmount totalAmount currency';
 export const PAYMENT_FIELDS = 'id amount currency method cardLast4 status failureReason createdAt';

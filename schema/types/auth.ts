@@ -4,16 +4,7 @@ import { builder } from '../builder.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { SuccessResult } from './common.ts';
-
-export const SignedInUserRef = builder.objectRef<SignInResult['user']>('SignedInUser').implement({
-  description: 'The person who signed in.',
-  fields: (t) => ({
-    id: t.exposeID('id', { description: 'Person id (usr_).' }),
-    email: t.exposeString('email', { description: 'Sign-in email, lower-cased.' }),
-    firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
-    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
-  }),
-});
+import { Person } from './person.ts';
 
 export const SessionTokensRef = builder.objectRef<SessionTokens>('SessionTokens').implement({
   description: 'A new access token and the refresh token that replaces the one used.',
@@ -32,7 +23,7 @@ export const SignInResultRef = builder.objectRef<SignInResult>('SignInResult').i
     }),
     refreshToken: t.exposeString('refreshToken', { description: 'Single-use token that renews the session.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the access token expires.' }),
-    user: t.field({ type: SignedInUserRef, description: 'The person signed in.', resolve: (r) => r.user }),
+    user: t.field({ type: Person, description: 'The person signed in.', resolve: (r) => r.user }),
   }),
 });
 

@@ -117,7 +117,7 @@ type Profile = {
 const CustomerProfile = builder.objectRef<Profile>('CustomerProfile').implement({
   description: 'The signed-in customer.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Customer id (cus_).' }),
+    customerId: t.exposeID('id', { description: 'The customer (cus_).' }),
     accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
     email: t.exposeString('email', { description: 'Email address, lower-cased.' }),
     firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),

@@ -3,14 +3,6 @@ import { builder } from '../builder.ts';
 import { registerEnum } from '../input.ts';
 import { STATUSES, type StatusList } from '../../src/statuses.ts';
 
-export const DeleteResult = builder.objectRef<{ success: boolean; id: string }>('DeleteResult').implement({
-  description: 'The outcome of a deletion.',
-  fields: (t) => ({
-    success: t.exposeBoolean('success', { description: 'Whether the thing was deleted.' }),
-    id: t.exposeID('id', { description: 'Id of the deleted thing.' }),
-  }),
-});
-
 export const SuccessResult = builder.objectRef<{ success: boolean }>('SuccessResult').implement({
   description: 'The outcome of an operation that answers nothing else.',
   fields: (t) => ({

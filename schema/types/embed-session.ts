@@ -6,7 +6,7 @@ import { answer, payload } from '../payload.ts';
 const OrganisationRef = builder.objectRef<{ id: string; slug: string }>('EmbedOrganisation').implement({
   description: 'The organisation of an embed session.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Organisation id (org_).' }),
+    organisationId: t.exposeID('id', { description: 'The organisation (org_).' }),
     slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
   }),
 });

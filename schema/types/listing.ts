@@ -22,7 +22,7 @@ type Listings = Awaited<ReturnType<typeof listSalesListings>>;
 const ListingChannel = builder.objectRef<Listings['channel']>('ListingChannel').implement({
   description: 'The sales channel of the key.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Sales channel id (sch_).' }),
+    channelId: t.exposeID('id', { description: 'The sales channel (sch_).' }),
     slug: t.exposeString('slug', { description: 'Channel slug.' }),
     name: t.exposeString('name', { description: 'Channel name.' }),
   }),
@@ -42,7 +42,7 @@ const ListingAvailabilityRef = builder.objectRef<ListingAvailability>('ListingAv
 const ListingOccurrenceRef = builder.objectRef<ListingOccurrence>('ListingOccurrence').implement({
   description: 'A scheduled occurrence still to come. Dates and times of day are wall-clock values in `timezone`.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Occurrence id (eoc_).' }),
+    occurrenceId: t.exposeID('id', { description: 'The occurrence (eoc_).' }),
     startDate: t.expose('startDate', { type: 'LocalDate', description: 'Start date (YYYY-MM-DD) in the time zone.' }),
     startTime: t.exposeString('startTime', { description: 'Start time of day (HH:MM, 24-hour) in the time zone.' }),
     endDate: t.expose('endDate', { type: 'LocalDate', nullable: true, description: 'End date in the time zone, or null.' }),
@@ -61,7 +61,7 @@ const ListingOccurrenceRef = builder.objectRef<ListingOccurrence>('ListingOccurr
 const ListingTicketTypeRef = builder.objectRef<ListingTicketType>('ListingTicketType').implement({
   description: 'A ticket type on sale for the event.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Ticket type id (tkt_).' }),
+    ticketTypeId: t.exposeID('id', { description: 'The ticket type (tkt_).' }),
     name: t.exposeString('name', { description: 'Name.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description, or null.' }),
     priceAmount: t.exposeInt('priceAmount', { description: 'Price in minor units of currency (cents, pence).' }),
@@ -83,7 +83,7 @@ const ListingTicketTypeRef = builder.objectRef<ListingTicketType>('ListingTicket
 export const ListingEventRef = builder.objectRef<ListingEvent>('ListingEvent').implement({
   description: 'A published or on-sale event the channel sells.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Event id (evt_).' }),
+    eventId: t.exposeID('id', { description: 'The event (evt_).' }),
     name: t.exposeString('name', { description: 'Name.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description, or null.' }),
     status: t.field({

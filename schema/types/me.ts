@@ -2,32 +2,16 @@ import { z } from 'zod';
 import { currentUser, myOrganisations, myPermissions, myRoles } from '../../src/services/me.ts';
 import { validate } from '../../src/validation.ts';
 import { builder } from '../builder.ts';
+import { Person } from './person.ts';
+import { RoleAssignment } from './role-assignment.ts';
 
 /** /me and /me/*: a signed-in person inside the organisation named by X-Service-Org. */
 const SIGNED_IN = { $all: { signedInUser: true, organisation: true } } as const;
 
-const CurrentUser = builder.objectRef<Awaited<ReturnType<typeof currentUser>>>('CurrentUser').implement({
-  description: 'The signed-in person.',
+const OrganisationMembership = builder.objectRef<Awaited<ReturnType<typeof myOrganisations>>[number]>('OrganisationMembership').implement({
+  description: 'An organisation the signed-in person belongs to, and their user there.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Person id (usr_).' }),
-    email: t.expose('email', { type: 'EmailAddress', description: 'Sign-in email.' }),
-    firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
-    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
-    identityProvider: t.exposeString('identityProvider', {
-      nullable: true,
-      description: 'Type of the identity provider the user signs in with in this organisation, or null.',
-    }),
-    externalUserId: t.exposeString('externalUserId', {
-      nullable: true,
-      description: "The user's id at that identity provider, or null.",
-    }),
-  }),
-});
-
-const UserOrganisation = builder.objectRef<Awaited<ReturnType<typeof myOrganisations>>[number]>('UserOrganisation').implement({
-  description: 'An organisation as seen by one of its users.',
-  fields: (t) => ({
-    id: t.exposeID('id', { description: 'Organisation id (org_).' }),
+    organisationId: t.exposeID('id', { description: 'The organisation (org_).' }),
     slug: t.exposeString('slug', { description: 'The value for X-Service-Org.' }),
     name: t.exposeString('name', { description: 'Display name.' }),
     userId: t.exposeID('userId', { description: "The person's user id inside this organisation." }),
@@ -37,23 +21,14 @@ const UserOrganisation = builder.objectRef<Awaited<ReturnType<typeof myOrganisat
   }),
 });
 
-const MyRole = builder.objectRef<Awaited<ReturnType<typeof myRoles>>['roles'][number]>('MyRoleAssignment').implement({
-  description: 'A role the signed-in user holds on one account: one role assignment (uar_).',
-  fields: (t) => ({
-    // Its own id: one role held on two accounts is two assignments, two entries in a client's cache.
-    id: t.exposeID('assignmentId', { description: 'Role assignment id (uar_).' }),
-    roleId: t.exposeID('id', { description: 'Role id (rol_).' }),
-    name: t.exposeString('name', { nullable: true, description: 'Role name.' }),
-    description: t.exposeString('description', { nullable: true, description: 'Role description, or null.' }),
-    accountId: t.exposeID('accountId', { description: 'Account the role is assigned on.' }),
-    isSystemRole: t.exposeBoolean('isSystemRole', { description: 'Whether the role is a system role.' }),
-  }),
-});
-
 const MyRoles = builder.objectRef<Awaited<ReturnType<typeof myRoles>>>('MyRoles').implement({
   description: "The signed-in user's roles in this organisation.",
   fields: (t) => ({
-    roles: t.field({ type: [MyRole], description: 'Role assignments.', resolve: (r) => r.roles }),
+    roles: t.field({
+      type: [RoleAssignment],
+      description: 'Role assignments, oldest first: one per role and account (one role on two accounts is two).',
+      resolve: (r) => r.roles,
+    }),
     isOrgAdmin: t.exposeBoolean('isOrgAdmin', { description: 'Whether the user may do everything on every account.' }),
   }),
 });
@@ -91,14 +66,14 @@ const word = z
 
 builder.queryFields((t) => ({
   me: t.field({
-    type: CurrentUser,
+    type: Person,
     nullable: true,
     description: 'The signed-in person (GET /v1/me). API keys and embed tokens are refused.',
     authScopes: SIGNED_IN,
     resolve: (_root, _args, ctx) => currentUser(ctx),
   }),
   myOrganisations: t.field({
-    type: [UserOrganisation],
+    type: [OrganisationMembership],
     nullable: true,
     description: 'Organisations the signed-in person belongs to (GET /v1/me/organisations).',
     authScopes: SIGNED_IN,

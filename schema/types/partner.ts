@@ -18,7 +18,7 @@ export const ChannelType = statusEnum('ChannelType', 'channelType', 'Where a sal
 const ProvisionedChannel = builder.objectRef<Provisioned['salesChannel']>('ProvisionedSalesChannel').implement({
   description: 'The sales channel created for a partner account.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Sales channel id (sch_).' }),
+    salesChannelId: t.exposeID('id', { description: 'The sales channel (sch_).' }),
     slug: t.exposeString('slug', { description: 'Channel slug, unique in the organisation.' }),
     channelType: t.field({ type: ChannelType, description: 'Channel type.', resolve: (c) => c.channelType }),
   }),
@@ -27,7 +27,7 @@ const ProvisionedChannel = builder.objectRef<Provisioned['salesChannel']>('Provi
 const PublishableKey = builder.objectRef<Provisioned['publishableKey']>('ProvisionedPublishableKey').implement({
   description: 'The publishable key of the new channel, shown once.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Channel key id (schk_).' }),
+    channelKeyId: t.exposeID('id', { description: 'The channel key (schk_).' }),
     key: t.exposeString('key', { description: 'The publishable key (svpk_...). Never shown again.' }),
   }),
 });

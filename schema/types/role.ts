@@ -12,12 +12,13 @@ const WRITE = { $all: { organisation: true, organisationPermission: 'roles.write
 export const Role = builder.prismaObject('Role', {
   interfaces: [Node],
   description: 'A named set of permission strings, assigned to users on accounts.',
-  // Those who manage role assignments see the roles they assign.
-  authScopes: (_role, ctx) =>
+  // Those who manage role assignments see the roles they assign; a user sees the roles they hold.
+  authScopes: (role, ctx) =>
     ctx.access.allows('roles', 'read') ||
     ctx.access.allows('roles', 'write') ||
     ctx.access.allowsSomewhere('role_assignments', 'read') ||
-    ctx.access.allowsSomewhere('role_assignments', 'write'),
+    ctx.access.allowsSomewhere('role_assignments', 'write') ||
+    ctx.access.heldRoles.has(role.id),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),

@@ -277,13 +277,14 @@ async function userRights(
         id: true,
         roleAssignments: {
           where: { role: { isDeleted: false } },
-          select: { accountId: true, role: { select: { permissions: true } } },
+          select: { accountId: true, roleId: true, role: { select: { permissions: true } } },
         },
       },
     });
     if (!row) return undefined;
     const access = new Access(
       grantsFromAssignments(row.roleAssignments.map((a) => ({ accountId: a.accountId, permissions: a.role.permissions }))),
+      new Set(row.roleAssignments.map((a) => a.roleId)),
     );
     return { value: { id: row.id, access }, organisationId };
   });

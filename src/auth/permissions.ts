@@ -86,7 +86,14 @@ interface Reach {
 export class Access {
   readonly #reach = new Map<string, Reach>();
 
-  constructor(readonly grants: readonly Grant[]) {
+  /**
+   * `heldRoles`: the roles a signed-in user holds here, on any account (a person sees the roles
+   * they hold without roles.read); empty for keys and embed sessions.
+   */
+  constructor(
+    readonly grants: readonly Grant[],
+    readonly heldRoles: ReadonlySet<string> = new Set(),
+  ) {
     for (const grant of grants) {
       const key = `${grant.resource}.${grant.action}`;
       let reach = this.#reach.get(key);

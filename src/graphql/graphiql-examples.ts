@@ -37,7 +37,7 @@ mutation CreateEvent {
 # 1. what the channel sells,
 query SalesListings {
   salesListings(page: 1, limit: 10) {
-    events { id name occurrences { id startsAt } ticketTypes { id name priceAmount currency onSale } }
+    events { eventId name occurrences { occurrenceId startsAt } ticketTypes { ticketTypeId name priceAmount currency onSale } }
     pagination { page total }
   }
 }

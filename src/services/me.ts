@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { validate, type Raw } from '../validation.ts';
+import { ASSIGNMENT_INCLUDE } from './role-assignments.ts';
 
 /** The signed-in person as the current user, with the identity of their user in this organisation. */
 export async function currentUser(ctx: RequestContext) {
@@ -47,22 +48,12 @@ export async function myOrganisations(ctx: RequestContext) {
 export async function myRoles(ctx: RequestContext) {
   const principal = ctx.principal;
   if (principal?.kind !== 'staff' || !principal.userId) throw new AppError('SIGNED_IN_USER_REQUIRED');
-  const assignments = await ctx.db.roleAssignment.findMany({
+  const roles = await ctx.db.roleAssignment.findMany({
     where: { userId: principal.userId, role: { isDeleted: false } },
-    include: { role: true },
+    include: ASSIGNMENT_INCLUDE,
     orderBy: { createdAt: 'asc' },
   });
-  return {
-    roles: assignments.map(({ id, role, accountId }) => ({
-      assignmentId: id,
-      id: role.id,
-      name: role.name,
-      description: role.description,
-      accountId,
-      isSystemRole: role.isSystemRole,
-    })),
-    isOrgAdmin: ctx.access.isOrgAdmin,
-  };
+  return { roles, isOrgAdmin: ctx.access.isOrgAdmin };
 }
 
 const word = z.string().regex(/^([A-Za-z0-9_]+|\*)$/, 'a word (letters, digits, underscore) or *');

@@ -25,7 +25,9 @@ export const replaceRolesInput = z.strictObject({
 });
 export const listRoleAssignmentsFilters = z.object({ userId: userId.nullish(), accountId: accountId.nullish(), roleId: roleId.nullish() });
 
-const INCLUDE = { user: { select: USER_FIELDS }, account: true, role: true } as const;
+/** What an assignment is answered with: its user, account and role. */
+export const ASSIGNMENT_INCLUDE = { user: { select: USER_FIELDS }, account: true, role: true } as const;
+const INCLUDE = ASSIGNMENT_INCLUDE;
 
 /** Assignments on the accounts where the caller may read them, optionally filtered. */
 /** A page of the role assignments on the accounts the caller may see, oldest first. */

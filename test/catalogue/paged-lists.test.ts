@@ -3,7 +3,7 @@ import { useTestApp } from '../support/app.ts';
 import { api, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
- * Every /v1 list pages the same way (issue 13, item 7): page and limit (1-100) in the query string,
+ * Every /v1 list pages the same way: page and limit (1-100) in the query string,
  * `pagination` in the answer; these five used to answer everything at once.
  */
 // Identity providers on example.com: no DNS here, so the outbound URL policy is told to allow what it cannot resolve.

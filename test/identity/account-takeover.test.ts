@@ -8,7 +8,7 @@ import { authorizationCodeFlow, startOidcProvider, type TestOidcProvider } from 
 import { newId } from '../../src/ids.ts';
 
 /**
- * Issue 10, item 2: a person's global credentials are created or changed only by that person
+ * A person's global credentials are created or changed only by that person
  * proving control of the email (the mailed code), never by an invitation code someone else was
  * shown; an invitation to an existing person joins them only once they sign in as themselves; a
  * tenant's identity provider signs people into its own organisation only.

@@ -6,7 +6,7 @@ import { query } from '../support/db.ts';
 import { api, createAccount, createOrganisation, createStaffUser, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
- * Issue 10, item 5: an embed session dies with what minted it. Once its API key is revoked or
+ * An embed session dies with what minted it. Once its API key is revoked or
  * expired, its account deleted, or the staff user who minted it is no longer active or no longer
  * holds the session's scopes on its account, the embed token answers 401 UNAUTHENTICATED on its
  * next request.
@@ -104,7 +104,7 @@ describe('an embed session minted by a staff user', () => {
     expect(await widget(embed)).toEqual(WORKING);
 
     // There is no API to disable a user yet: an operator does it in the database. The users
-    // table's change notice (LISTEN/NOTIFY, issue 15) makes every API process forget what it
+    // table's change notice (LISTEN/NOTIFY) makes every API process forget what it
     // cached about the user within milliseconds; allow two seconds for a loaded machine.
     await query(app.database.url, `UPDATE users SET status = 'disabled' WHERE id = $1`, [manager.userId]);
     const deadline = Date.now() + 2_000;

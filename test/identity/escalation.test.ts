@@ -14,7 +14,7 @@ import {
 } from '../support/fixtures.ts';
 
 /**
- * Issue 10, item 1: nobody grants what they do not hold. Every operation that grants rights is
+ * Nobody grants what they do not hold. Every operation that grants rights is
  * tried by a credential that holds the operation's own permission but not the rights it hands out.
  * Refusals: 403 FORBIDDEN for signed-in staff, 404 NOT_FOUND for API keys; nothing changes.
  */

@@ -8,7 +8,7 @@ import { asAdmin } from '../support/credentials.ts';
 import { api, createOrganisation, tag, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
- * Issue 10, item 11: identity-provider URLs follow the webhook outbound policy. A tenant cannot
+ * Identity-provider URLs follow the webhook outbound policy. A tenant cannot
  * make the server call into its own network: jwksUri, jwksUriInternal, tokenEndpoint(Internal),
  * userinfoEndpoint(Internal) and authorizationEndpoint must resolve to public addresses (400
  * VALIDATION_FAILED naming the field), and at fetch time the JWKS request goes only to checked

@@ -7,7 +7,7 @@ import { api, createOrganisation, graphql, systemRole, tag, type TestOrganisatio
 import { mailedInvitationCode } from '../support/mail.ts';
 
 /**
- * Issue 10, item 3: invitation codes are secrets. A code is mailed and never shown by the API
+ * Invitation codes are secrets. A code is mailed and never shown by the API
  * (create, list, get, resend answer a hint "<first 4 characters>…" that cannot be redeemed), and
  * is stored as its SHA-256 only (column codeHash).
  */

@@ -6,7 +6,7 @@ import { query } from '../support/db.ts';
 import { api, createOrganisation, createStaffUser, systemRole, tag, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
- * Issue 10, item 4: an organisation never loses its last administrator (an active user holding
+ * An organisation never loses its last administrator (an active user holding
  * `*.*:all` through a non-deleted role). Every change that would leave none answers 409 CONFLICT
  * saying why; nothing changes and the administrator keeps working.
  */

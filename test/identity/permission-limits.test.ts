@@ -6,7 +6,7 @@ import { query } from '../support/db.ts';
 import { api, createAccount, createOrganisation, createStaffUser, graphql, tag, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
- * Issue 10, item 6: one tenant cannot make permission evaluation (run on every request) expensive.
+ * One tenant cannot make permission evaluation (run on every request) expensive.
  * Decided caps: permissionsPerRole 200, rolesPerUser 50 (one user, one organisation, all
  * accounts), idsPerRequest 100 (any array of ids in a body or GraphQL argument). A refused limit
  * answers 400 VALIDATION_FAILED with details [{path, message, limit, max}] and changes nothing.

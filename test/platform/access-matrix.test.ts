@@ -897,7 +897,7 @@ const gql = (document: string, variables?: Record<string, unknown>): GraphqlRequ
 const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   apiVersions: { access: PUBLIC, request: () => gql('{ apiVersions { current } }') },
   me: { access: SIGNED_IN, request: () => gql('{ me { id } }') },
-  myOrganisations: { access: SIGNED_IN, request: () => gql('{ myOrganisations { id } }') },
+  myOrganisations: { access: SIGNED_IN, request: () => gql('{ myOrganisations { organisationId } }') },
   myRoles: { access: SIGNED_IN, request: () => gql('{ myRoles { isOrgAdmin } }') },
   myPermissions: { access: SIGNED_IN, request: () => gql('{ myPermissions(resource: "events") { isOrgAdmin } }') },
   roles: { access: ORGANISATION_WIDE, scopes: ['roles.read'], request: () => gql('{ roles { id } }') },
@@ -1185,7 +1185,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['accounts.write', 'sales_channels.write'],
     request: ({ n }) =>
       gql(
-        'mutation($input: ProvisionPartnerAccountInput!) { provisionPartnerAccount(input: $input) { provisioning { publishableKey { id } } userErrors { code } } }',
+        'mutation($input: ProvisionPartnerAccountInput!) { provisionPartnerAccount(input: $input) { provisioning { publishableKey { channelKeyId } } userErrors { code } } }',
         {
           input: { name: unique(n, 'Partner') },
         },

@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createOrganisation, api, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
- * Issue 15: a lost database answers 503 UNAVAILABLE with Retry-After (the request will work once it
+ * A lost database answers 503 UNAVAILABLE with Retry-After (the request will work once it
  * is back), never 500, and the service answers again as soon as it is back. The outage is real: the
  * API reaches PostgreSQL through a TCP relay of this test, which is cut and restored.
  */

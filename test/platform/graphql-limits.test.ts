@@ -5,7 +5,7 @@ import { refreshTokenCount } from '../support/credentials.ts';
 import { createOrganisation, createStaffUser, postGraphql, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
- * Issue 10, item 7: GraphQL operation limits, enforced before execution. Decided: body at most
+ * GraphQL operation limits, enforced before execution. Decided: body at most
  * 1 MB (413 PAYLOAD_TOO_LARGE), maxTokens 5,000, maxDepth 12 (introspection not counted),
  * maxAliases 30, maxCost 50,000 (lists weighted by limit/first, default 20; 10 without such an
  * argument), signInMutations 1 per document, JSON nesting 32 in variables. A refusal is HTTP 400

@@ -27,7 +27,7 @@ describe('health and readiness', () => {
       const body = await res.json();
       expect(body).toMatchObject({ code: 'UNAVAILABLE', error: expect.any(String) });
       expect(body.details.checks.database).toBe('ok');
-      // Only the words: driver errors are for the logs (issue 10).
+      // Only the words: driver errors are for the logs.
       expect(body.details.checks.temporal).toBe('failed');
       expect(body.requestId).toBe(res.headers.get('x-request-id'));
     } finally {
@@ -144,7 +144,7 @@ describe('GraphiQL', () => {
   });
 });
 
-describe('media types and methods (contract.md, decided 2026-11-22)', () => {
+describe('media types and methods (contract.md)', () => {
   it('a body that is not JSON answers 415 UNSUPPORTED_MEDIA_TYPE and changes nothing', async () => {
     const org = await createOrganisation(app, 'media');
     const headers = { authorization: `Bearer ${org.adminToken}`, 'x-service-org': org.slug };

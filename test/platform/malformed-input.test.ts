@@ -5,7 +5,7 @@ import { api, createOrganisation, graphql, postGraphql, tag, type TestOrganisati
 import { createCatalogue, createChannel, storefront, type Catalogue } from '../support/sales.ts';
 
 /**
- * Issue 10, item 12: malformed input answers 400 in the envelope, never 500. Decided: a NUL
+ * Malformed input answers 400 in the envelope, never 500. Decided: a NUL
  * (\u0000) or a lone UTF-16 surrogate anywhere in a body string, object key, query string, path
  * parameter or GraphQL variable/literal is 400 VALIDATION_FAILED naming the path (query.customerId,
  * params.id, name, variables.input.name); an undecodable path (%FF) 400; JSON nested deeper than

@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { spawnProcess, type Spawned } from '../support/process.ts';
 
 /**
- * Issue 15: two API processes and two workers on one database and one Temporal server behave as one
+ * Two API processes and two workers on one database and one Temporal server behave as one
  * service. Requests alternate between the API processes as a round-robin load balancer would. Every
  * process is a real child process started the way production starts it.
  */

@@ -109,6 +109,18 @@ describe('the schema', () => {
     }
   });
 
+  it('gives an `id` only to entities: a type showing another entity names its id (`eventId`), so no id has two types', () => {
+    // Not Nodes, with ids of their own that no other type carries: the person behind users
+    // (sign-in and `me`), a storefront's cart (the sales API), a webhook recovery (an operation).
+    const own = ['Person', 'SalesCart', 'WebhookRecovery'];
+    const withId = Object.values(schema.getTypeMap())
+      .filter((type) => isObjectType(type) && !type.name.startsWith('__') && 'id' in type.getFields())
+      .map((type) => type.name)
+      .filter((name) => !own.includes(name))
+      .sort();
+    expect(withId).toEqual([...NODE_TYPES].sort());
+  });
+
   it('has one type per entity: an assignment answers the Role, Account and User types themselves', async () => {
     const res = await graphql(
       app,

@@ -12,7 +12,7 @@ import { createOrganisation, tag } from '../support/fixtures.ts';
 import { buy, createCatalogue, createChannel } from '../support/sales.ts';
 
 /**
- * Issue 10, item 13: production safety. /readyz says which check failed in words only (no driver
+ * Production safety. /readyz says which check failed in words only (no driver
  * text); NODE_ENV=production refuses the example keys of docker-compose.yml and a missing
  * SMTP_URL (unless MAIL_OUTBOX_ALLOWED=true); the test cards pay only when TEST_PAYMENTS is on
  * (default on outside production, off in production); compose publishes Temporal's 7233 and 8233
@@ -52,7 +52,7 @@ describe('/readyz', () => {
   });
 });
 
-/** The example secrets docker-compose.yml ships with (x-service-environment) when issue 10 was written. */
+/** Example secrets docker-compose.yml once shipped (x-service-environment): public, so a production start must refuse them. */
 const COMPOSE_JWT_SIGNING_KEYS = '[{"kid":"compose-1","secret":"change-me-change-me-change-me-change-me"}]';
 const COMPOSE_SECRETS_ENCRYPTION_KEY = 'Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtMzI=';
 

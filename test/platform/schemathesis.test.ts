@@ -16,7 +16,7 @@ const OLDEST = API_VERSIONS.find((v) => v.status !== 'sunset')!.date;
 const run = promisify(execFile);
 
 /**
- * Issue 13, item 9: an independent fuzzer (Schemathesis, from PyPI) reads /v1/openapi.json and
+ * An independent fuzzer (Schemathesis, from PyPI) reads /v1/openapi.json and
  * /live/openapi.json as a client generator would, sends every operation examples built from the
  * documented schemas (valid and invalid), and fails on any 5xx and on any answer the document does
  * not describe: its status, content type, or body schema. Bounded examples per operation.

@@ -17,7 +17,7 @@ import { mailedInvitationCode } from '../support/mail.ts';
 import { createChannel } from '../support/sales.ts';
 
 /**
- * Issue 10, item 8: guessing is throttled, and the counts hold across API processes (kept in
+ * Guessing is throttled, and the counts hold across API processes (kept in
  * PostgreSQL). Every test alternates its requests between two API processes on one database.
  * Decided: password sign-in per email 5 failures free, per client address 20, then a wait of
  * 2^(n-5) s after the last failure during which ANY attempt answers 429 RATE_LIMITED with

@@ -11,7 +11,7 @@ import { seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
 import { createTestEndpoint, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
- * Issue 13, item 5: a version added by its declaration alone (test/support/next-version.ts renames
+ * A version added by its declaration alone (test/support/next-version.ts renames
  * an event's `title` to `name`) reaches every surface: the version table, /v1 responses and
  * request bodies, /live, webhooks of endpoints pinned before it, and GraphQL's deprecated field.
  */

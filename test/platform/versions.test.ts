@@ -10,7 +10,7 @@ import { placeOrder, seedCatalogue, storefront, type SeededCatalogue } from '../
 import { createTestEndpoint, startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
- * Issue 13, items 1-5: one set of version changes (src/versions.ts) shapes webhooks, /v1 and /live
+ * One set of version changes (src/versions.ts) shapes webhooks, /v1 and /live
  * alike. For each declared change the same object is read at the versions before and after it,
  * through REST, the sales API and a webhook of an endpoint pinned to that version, and must read
  * the same. Real app, worker, Temporal and receiver.

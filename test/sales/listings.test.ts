@@ -245,7 +245,7 @@ describe('GET /live/sales/listings', () => {
   });
 
   it('is the sales API only: /graphql (the management API) refuses channel keys, and salesListings refuses management credentials', async () => {
-    const document = '{ salesListings(limit: 1) { channel { id } events { id } pagination { total } } }';
+    const document = '{ salesListings(limit: 1) { channel { channelId } events { eventId } pagination { total } } }';
     const res = await graphql(app, document, {}, { token: shop.key });
     expect(res.status).toBe(401);
     expect(res.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');

@@ -5,7 +5,7 @@ import { createOrganisation, from, newClientAddress, tag, type TestOrganisation 
 import { createCatalogue, createChannel, storefront, type Catalogue } from '../support/sales.ts';
 
 /**
- * Issue 10, item 9: one client with the public publishable key cannot hold a show's tickets by
+ * One client with the public publishable key cannot hold a show's tickets by
  * starting a fresh sales session per cart. Decided: tickets held by pending, unexpired orders per
  * (publishable key, client address) <= CHECKOUT_HOLD_LIMIT_PER_CLIENT (default 20), per customer
  * email on the account <= CHECKOUT_HOLD_LIMIT_PER_EMAIL (default 20). Beyond: 429 RATE_LIMITED,

@@ -5,7 +5,7 @@ import { api, createAccount, createOrganisation, graphql, type TestOrganisation 
 import { expectDocumentedResponse } from '../support/openapi-check.ts';
 
 /**
- * Issue 10, item 10: endpoints per account are capped, so a tenant cannot multiply its slow
+ * Endpoints per account are capped, so a tenant cannot multiply its slow
  * receivers (each gets its own share of attempts in flight). The cap holds under concurrent
  * creation, and the refusal is a 400 that names the limit (contract.md, "Decided later").
  */

@@ -18,7 +18,7 @@ import {
 } from '../support/webhook-receiver.ts';
 
 /**
- * Issue 10, item 10, as the attack: a tenant points endpoints at receivers that answer slowly (a
+ * As the attack: a tenant points endpoints at receivers that answer slowly (a
  * tarpit) and floods them with deliveries. Reproduced on the old design, 240 of them delayed
  * another organisation's delivery from 35 ms to 11.4 s. Now attempts in flight are bounded per
  * endpoint and per organisation across workers (src/webhooks/slots.ts), so the flood waits in the
