@@ -99,12 +99,14 @@ export const builder = new SchemaBuilder<{
     endCursorFieldOptions: { description: 'Cursor of the last item of this page, or null when it is empty.' },
     edgesFieldOptions: { description: 'The items of this page with their cursors.' },
     pageInfoFieldOptions: { description: 'Relay cursor position.' },
-    cursorFieldOptions: { description: 'Opaque cursor of this item; pass it as `after` to continue.' },
+    cursorFieldOptions: {
+      description: 'Opaque cursor of this item (its place in the list order): pass it as `after` or `before`.',
+    },
     nodeFieldOptions: { description: 'The item.' },
-    firstArgOptions: { description: 'Page size for cursor pagination (0 to 100).' },
-    afterArgOptions: { description: 'Continue after this cursor.' },
-    lastArgOptions: { description: 'Not supported (backward pagination); must be omitted.' },
-    beforeArgOptions: { description: 'Not supported (backward pagination); must be omitted.' },
+    firstArgOptions: { description: 'The first rows (0 to 100), after `after` when given.' },
+    afterArgOptions: { description: "Rows after this cursor (an edge's cursor or pageInfo.endCursor)." },
+    lastArgOptions: { description: 'The last rows (0 to 100), before `before` when given.' },
+    beforeArgOptions: { description: "Rows before this cursor (an edge's cursor or pageInfo.startCursor)." },
   },
 });
 

@@ -1,9 +1,9 @@
 import type { ObjectRef } from '@pothos/core';
-import { DEFAULT_LIMIT, MAX_LIMIT, type Page, type PaginationInfo } from '../src/pagination.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT, paginationOf, type Page, type PaginationInfo } from '../src/pagination.ts';
 import { builder } from './builder.ts';
 
 /**
- * Lists are Relay connections in GraphQL (first/after cursors) that also take page/limit, the
+ * Lists are Relay connections in GraphQL (first/after and last/before, keyset cursors) that also take page/limit, the
  * /v1 pagination, and answer `pagination` beside `edges` and `pageInfo`. The window and the page
  * are computed by src/pagination.ts; this module holds only their GraphQL types.
  */
@@ -39,7 +39,7 @@ export function pagedConnection<T>(
         pagination: t.field({
           type: Pagination,
           description: 'Page position and totals.',
-          resolve: (connection) => (connection as unknown as Page<T>).pagination,
+          resolve: (connection) => paginationOf(connection as unknown as Page<T>),
         }),
         nodes: t.field({
           type: [type],
@@ -65,7 +65,7 @@ export function pagedConnection<T>(
 /** page/limit arguments for list fields, beside the Relay ones. */
 export function pageArgsFor<Arg>(t: { arg: { int: (options: { description: string }) => Arg } }): { page: Arg; limit: Arg } {
   return {
-    page: t.arg.int({ description: 'Page number from 1 (default 1); ignored when first/after are given.' }),
+    page: t.arg.int({ description: 'Page number from 1 (default 1), with limit; not with cursors.' }),
     limit: t.arg.int({ description: `Items per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).` }),
   };
 }

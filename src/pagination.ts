@@ -32,14 +32,13 @@ export interface PageArgs {
 /** page/limit and Relay arguments as a surface hands them over, checked here. */
 export type RawPageArgs = Raw<PageArgs>;
 
-const BACKWARD = 'backward pagination is not supported; use first/after or page/limit';
 const pageArgs = z.object({
   page: z.number().int().min(1).max(1_000_000_000).nullish(),
   limit: z.number().int().min(1).max(MAX_LIMIT).nullish(),
   first: z.number().int().min(0).max(MAX_LIMIT).nullish(),
-  after: z.string().max(200).nullish(),
-  last: z.null({ error: BACKWARD }).nullish(),
-  before: z.null({ error: BACKWARD }).nullish(),
+  after: z.string().max(500).nullish(),
+  last: z.number().int().min(0).max(MAX_LIMIT).nullish(),
+  before: z.string().max(500).nullish(),
 });
 
 /** page and limit, as a list's query takes them (REST; GraphQL adds first/after). */
@@ -57,27 +56,9 @@ export interface Window {
   limit: number;
 }
 
-/** Relay offset cursors, in the format of @pothos/plugin-relay (base64 of "OffsetConnection:<n>"). */
-const CURSOR_PREFIX = 'OffsetConnection:';
-export function offsetToCursor(offset: number): string {
-  return Buffer.from(`${CURSOR_PREFIX}${offset}`).toString('base64');
-}
-function cursorToOffset(cursor: string): number {
-  const text = Buffer.from(cursor, 'base64').toString();
-  return text.startsWith(CURSOR_PREFIX) && /^\d{1,15}$/.test(text.slice(CURSOR_PREFIX.length))
-    ? Number(text.slice(CURSOR_PREFIX.length))
-    : Number.NaN;
-}
-
-/** The rows to fetch: first/after when given (cursor = offset), else page/limit (defaults 1 and 20). */
+/** The rows of a page/limit page (the /v1 pagination, and lists without cursors). */
 export function pageWindow(raw: RawPageArgs): Window {
   const args = validate(pageArgs, raw);
-  if (args.first != null || args.after != null) {
-    const offset = args.after ? cursorToOffset(args.after) + 1 : 0;
-    if (!Number.isInteger(offset) || offset < 0) throw AppError.validation([{ path: 'after', message: 'not a cursor of this list' }]);
-    const limit = args.first ?? args.limit ?? DEFAULT_LIMIT;
-    return { offset, take: limit, page: Math.floor(offset / Math.max(limit, 1)) + 1, limit: Math.max(limit, 1) };
-  }
   const page = args.page ?? 1;
   const limit = args.limit ?? DEFAULT_LIMIT;
   return { offset: (page - 1) * limit, take: limit, page, limit };
@@ -98,14 +79,20 @@ export function paginationInfo(window: Window, total: number): PaginationInfo {
 export interface Page<T> {
   edges: Array<{ cursor: string; node: T }>;
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
-  pagination: PaginationInfo;
+  /** Where the page sits: at once for page/limit, computed only when asked for a cursor page. */
+  pagination: PaginationInfo | (() => Promise<PaginationInfo>);
   nodes: T[];
 }
 
-/** Shapes one page of `nodes` (fetched for `window`, of `total`) for both surfaces. */
-export function toPage<T>(window: Window, total: number, nodes: T[]): Page<T> {
+/** The pagination of a page, computed if it waits for a client to ask. */
+export function paginationOf(page: Pick<Page<unknown>, 'pagination'>): PaginationInfo | Promise<PaginationInfo> {
+  return typeof page.pagination === 'function' ? page.pagination() : page.pagination;
+}
+
+/** Shapes one page/limit page of `nodes` (fetched for `window`, of `total`) for both surfaces. */
+export function toPage<T>(window: Window, total: number, nodes: T[], cursorOf: (node: T, index: number) => string): Page<T> {
   const pagination = paginationInfo(window, total);
-  const edges = nodes.map((node, i) => ({ cursor: offsetToCursor(window.offset + i), node }));
+  const edges = nodes.map((node, i) => ({ cursor: cursorOf(node, i), node }));
   return {
     edges,
     nodes,
@@ -119,18 +106,163 @@ export function toPage<T>(window: Window, total: number, nodes: T[]): Page<T> {
   };
 }
 
-/** Runs the count and the page query together and shapes the answer for both surfaces. */
-export async function paginate<T>(
+// ---------------------------------------------------------------------------------------------
+// Cursors: keyset, over each list's sort key
+
+/**
+ * The order of a list, its last field unique (the id): a cursor holds these values of its row, so
+ * the next page starts after that row wherever it now stands. Rows added or removed meanwhile
+ * never make a page repeat or skip a row (test/platform/cursors.test.ts).
+ */
+export type SortKey = ReadonlyArray<readonly [field: string, direction: 'asc' | 'desc']>;
+export const NEWEST_FIRST: SortKey = [
+  ['createdAt', 'desc'],
+  ['id', 'desc'],
+];
+export const OLDEST_FIRST: SortKey = [
+  ['createdAt', 'asc'],
+  ['id', 'asc'],
+];
+
+type CursorValue = string | number | boolean | { t: string };
+
+/** An opaque cursor: the row's sort values (instants tagged), base64url. */
+export function cursorOf(sort: SortKey, row: object): string {
+  const values = sort.map(([field]) => {
+    const value = (row as Record<string, unknown>)[field];
+    return value instanceof Date ? { t: value.toISOString() } : (value as CursorValue);
+  });
+  return Buffer.from(JSON.stringify(values)).toString('base64url');
+}
+
+function valuesOf(sort: SortKey, cursor: string, path: 'after' | 'before'): unknown[] {
+  const refused = () => AppError.validation([{ path, message: 'not a cursor of this list' }]);
+  let values: unknown;
+  try {
+    values = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+  } catch {
+    throw refused();
+  }
+  if (!Array.isArray(values) || values.length !== sort.length) throw refused();
+  return values.map((value) => {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+    const instant =
+      typeof value === 'object' && value !== null && typeof (value as { t?: unknown }).t === 'string'
+        ? new Date((value as { t: string }).t)
+        : null;
+    if (!instant || Number.isNaN(instant.getTime())) throw refused();
+    return instant;
+  });
+}
+
+/** The rows strictly after (or before) `values` in `sort`'s order, as a Prisma condition. */
+function keysetWhere(sort: SortKey, values: unknown[], side: 'after' | 'before'): Record<string, unknown> {
+  return {
+    OR: sort.map(([field, direction], i) => {
+      const forward = (direction === 'asc') === (side === 'after');
+      const equal = Object.fromEntries(sort.slice(0, i).map(([earlier], j) => [earlier, values[j]]));
+      return { ...equal, [field]: { [forward ? 'gt' : 'lt']: values[i] } };
+    }),
+  };
+}
+
+/** What a list's statements get: the keyset condition to AND with their own, the order, the window. */
+export interface Slice {
+  where: Record<string, unknown>;
+  orderBy: Array<Record<string, 'asc' | 'desc'>>;
+  skip: number;
+  take: number;
+}
+
+const orderOf = (sort: SortKey, reversed = false) =>
+  sort.map(([field, direction]) => ({ [field]: reversed ? (direction === 'asc' ? 'desc' : 'asc') : direction }));
+
+/** What a list is asked for: a page/limit window, or a cursor page of `size` rows. */
+export type PageRequest =
+  { kind: 'offset'; window: Window } | { kind: 'cursor'; size: number; backward: boolean; cursor: string | null; values: unknown[] | null };
+
+/** Reads a list's page arguments against its sort key (a cursor of another list is refused). */
+export function pageRequest(args: RawPageArgs, sort: SortKey): PageRequest {
+  const given = validate(pageArgs, args);
+  if (given.first == null && given.after == null && given.last == null && given.before == null) {
+    return { kind: 'offset', window: pageWindow(given) };
+  }
+  const conflict = (path: string, message: string) => AppError.validation([{ path, message }]);
+  if (given.first != null && given.last != null) throw conflict('last', 'first and last cannot be combined');
+  if (given.after != null && given.before != null) throw conflict('before', 'after and before cannot be combined');
+  if (given.page != null) throw conflict('page', 'page goes with limit, not with cursors');
+  const backward = given.last != null || given.before != null;
+  const cursor = (backward ? given.before : given.after) ?? null;
+  return {
+    kind: 'cursor',
+    size: (backward ? given.last : given.first) ?? given.limit ?? DEFAULT_LIMIT,
+    backward,
+    cursor,
+    values: cursor ? valuesOf(sort, cursor, backward ? 'before' : 'after') : null,
+  };
+}
+
+/**
+ * A cursor page from the rows fetched for `request` (up to size + 1, in the request's direction:
+ * reversed for `last`/`before`). `countBefore` counts the list's rows before a row's sort values,
+ * for the page's position, only when a client asks for it.
+ */
+export function cursorPage<T extends object>(
+  request: Extract<PageRequest, { kind: 'cursor' }>,
+  sort: SortKey,
+  fetched: T[],
+  total: number,
+  countBefore: (values: unknown[]) => Promise<number>,
+): Page<T> {
+  const { size, backward, cursor } = request;
+  const more = fetched.length > size;
+  const nodes = backward ? fetched.slice(0, size).reverse() : fetched.slice(0, size);
+  const edges = nodes.map((node) => ({ cursor: cursorOf(sort, node), node }));
+  const limit = Math.max(size, 1);
+  return {
+    edges,
+    nodes,
+    pageInfo: {
+      hasNextPage: backward ? cursor != null : more,
+      hasPreviousPage: backward ? more : cursor != null,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+    pagination: async () => {
+      const first = edges[0];
+      const offset = first ? await countBefore(valuesOf(sort, first.cursor, 'before')) : backward ? 0 : total;
+      return paginationInfo({ offset, take: nodes.length, page: Math.floor(offset / limit) + 1, limit }, total);
+    },
+  };
+}
+
+/**
+ * One page of a list, for both surfaces: page/limit (offset, the /v1 pagination) or the Relay
+ * arguments, first/after forward and last/before backward, over keyset cursors. `count` counts
+ * the list's rows that also meet a condition (for the total: none); `fetch` reads a slice.
+ */
+export async function paginate<T extends object>(
   args: RawPageArgs,
-  count: () => Promise<number>,
-  fetch: (window: { skip: number; take: number }) => Promise<T[]>,
+  sort: SortKey,
+  count: (where: Record<string, unknown>) => Promise<number>,
+  fetch: (slice: Slice) => Promise<T[]>,
 ): Promise<Page<T>> {
-  const window = pageWindow(args);
-  const [total, nodes] = await Promise.all([
-    count(),
-    window.take === 0 ? Promise.resolve([]) : fetch({ skip: window.offset, take: window.take }),
+  const request = pageRequest(args, sort);
+  if (request.kind === 'offset') {
+    const { window } = request;
+    const [total, nodes] = await Promise.all([
+      count({}),
+      window.take === 0 ? [] : fetch({ where: {}, orderBy: orderOf(sort), skip: window.offset, take: window.take }),
+    ]);
+    return toPage(window, total, nodes, (node) => cursorOf(sort, node));
+  }
+  const { size, backward, values } = request;
+  const where = values ? keysetWhere(sort, values, backward ? 'before' : 'after') : {};
+  const [total, fetched] = await Promise.all([
+    count({}),
+    size === 0 ? [] : fetch({ where, orderBy: orderOf(sort, backward), skip: 0, take: size + 1 }),
   ]);
-  return toPage(window, total, nodes);
+  return cursorPage(request, sort, fetched, total, (before) => count(keysetWhere(sort, before, 'before')));
 }
 
 /** Splits page arguments from a list's filters (both arrive in one argument object). */

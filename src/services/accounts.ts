@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { paginate, type RawPageArgs } from '../pagination.ts';
+import { OLDEST_FIRST, type RawPageArgs, paginate } from '../pagination.ts';
 import { validate } from '../validation.ts';
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { missingRight } from '../auth/refusal.ts';
@@ -25,8 +25,9 @@ export function listAccounts(ctx: RequestContext, args: RawPageArgs) {
   const where = visibleAccountsWhere(ctx);
   return paginate(
     args,
-    () => ctx.db.account.count({ where }),
-    ({ skip, take }) => ctx.db.account.findMany({ where, skip, take, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+    OLDEST_FIRST,
+    (keyset) => ctx.db.account.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.account.findMany({ where: { AND: [where, keyset] }, skip, take, orderBy }),
   );
 }
 

@@ -8,7 +8,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
-import { paginate, type RawPageArgs } from '../pagination.ts';
+import { NEWEST_FIRST, type RawPageArgs, paginate } from '../pagination.ts';
 
 export const scopeList = limitedArray(
   z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }),
@@ -80,8 +80,9 @@ export function listApiKeys(ctx: RequestContext, args: RawPageArgs = {}) {
   const where = accounts === 'all' ? {} : { accountId: { in: accounts } };
   return paginate(
     args,
-    () => ctx.db.apiKey.count({ where }),
-    ({ skip, take }) => ctx.db.apiKey.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+    NEWEST_FIRST,
+    (keyset) => ctx.db.apiKey.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.apiKey.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 

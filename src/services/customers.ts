@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
-import { paginate, type RawPageArgs } from '../pagination.ts';
+import { NEWEST_FIRST, paginate, paginationOf, type RawPageArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { channelOfKey } from './listings.ts';
@@ -42,8 +42,9 @@ export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw
   };
   return paginate(
     { page, limit, first, after, last, before },
-    () => ctx.db.customer.count({ where }),
-    ({ skip, take }) => ctx.db.customer.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+    NEWEST_FIRST,
+    (keyset) => ctx.db.customer.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.customer.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 
@@ -174,9 +175,10 @@ export async function customerOrders(ctx: RequestContext, args: RawPageArgs & { 
     ctx.db.customer.findFirstOrThrow({ where: { id: customerId } }),
     paginate(
       { page, limit, first, after, last, before },
-      () => ctx.db.order.count({ where }),
-      ({ skip, take }) => ctx.db.order.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+      NEWEST_FIRST,
+      (keyset) => ctx.db.order.count({ where: { AND: [where, keyset] } }),
+      ({ where: keyset, orderBy, skip, take }) => ctx.db.order.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
     ),
   ]);
-  return { customer, orders: page_.nodes, pagination: page_.pagination };
+  return { customer, orders: page_.nodes, pagination: await paginationOf(page_) };
 }

@@ -8,7 +8,7 @@ import { views } from '../webhooks/payloads.ts';
 import { EVENT } from '../resources/event.ts';
 import { withWebhooks } from '../webhooks/record.ts';
 import type { Statement } from '../db/sql.ts';
-import { pageArgsOf, pageWindow, toPage, type Page, type RawPageArgs } from '../pagination.ts';
+import { cursorOf, cursorPage, NEWEST_FIRST, pageArgsOf, pageRequest, toPage, type Page, type RawPageArgs } from '../pagination.ts';
 import { validate, type Raw } from '../validation.ts';
 import { owningAccount } from './accounts.ts';
 import { authorised, readableAccounts } from './access.ts';
@@ -196,10 +196,25 @@ function eventConditions(
  */
 export async function listEvents(ctx: RequestContext, args: ListEventsArgs): Promise<Page<Event>> {
   const { page, filters: rawFilters } = pageArgsOf(args);
-  const window = pageWindow(page);
+  const request = pageRequest(page, NEWEST_FIRST);
   const filters = validate(listEventsFilters, rawFilters);
+  const accounts = readableAccounts(ctx, 'events', filters.accountId);
   const sql = ctx.sql.statement();
-  const where = eventConditions(sql, filters, readableAccounts(ctx, 'events', filters.accountId));
+  const where = eventConditions(sql, filters, accounts);
+  // The page: an offset window (page/limit), or a keyset slice after or before a cursor's
+  // ("createdAt", id) (first/after, last/before), one row more than asked to know whether more follow.
+  const backward = request.kind === 'cursor' && request.backward;
+  const order = backward ? '"createdAt" ASC, id ASC' : '"createdAt" DESC, id DESC';
+  let slice: string;
+  if (request.kind === 'offset') {
+    slice = `ORDER BY ${order} LIMIT ${sql.param(request.window.take)} OFFSET ${sql.param(request.window.offset)}`;
+  } else {
+    const [createdAt, id] = request.values ?? [];
+    const bound = request.values
+      ? `WHERE ("createdAt", id) ${backward ? '>' : '<'} (${sql.param(createdAt)}::timestamptz, ${sql.param(id)})`
+      : '';
+    slice = `${bound} ORDER BY ${order} LIMIT ${sql.param(request.size + 1)}`;
+  }
   // The filter runs once (the matching ids, materialised): the total counts them, the page sorts
   // them and reads only its own rows, and the counts are of just those rows (not of the rows the
   // offset skips). The LEFT JOIN keeps the total when the page is past the end. Measured against
@@ -209,15 +224,23 @@ export async function listEvents(ctx: RequestContext, args: ListEventsArgs): Pro
     SELECT counted.total, e.*, ${EVENT_COUNTS}
     FROM (SELECT count(*)::int AS total FROM matching) counted
     LEFT JOIN LATERAL (
-      SELECT ${EVENT_COLUMNS}
-      FROM (SELECT id, "createdAt" FROM matching
-            ORDER BY "createdAt" DESC, id DESC LIMIT ${sql.param(window.take)} OFFSET ${sql.param(window.offset)}) page
+      SELECT ${EVENT_COLUMNS}, page.position
+      FROM (SELECT id, row_number() OVER (ORDER BY ${order}) AS position FROM (SELECT id, "createdAt" FROM matching ${slice}) sliced) page
       JOIN events e ON e."organisationId" = $1 AND e.id = page.id
     ) e ON true
-    ORDER BY e."createdAt" DESC, e.id DESC`);
-  const rows = await ctx.sql.rows<EventRow & { total: number }>(sql);
-  const events = rows.filter((row) => row.id !== null).map(({ total: _total, ...row }) => withCounts(row));
-  return toPage(window, rows[0]?.total ?? 0, events);
+    ORDER BY e.position`);
+  const rows = await ctx.sql.rows<EventRow & { total: number; position: number }>(sql);
+  const total = rows[0]?.total ?? 0;
+  const events = rows.filter((row) => row.id !== null).map(({ total: _total, position: _position, ...row }) => withCounts(row));
+  if (request.kind === 'offset') return toPage(request.window, total, events, (event) => cursorOf(NEWEST_FIRST, event));
+  return cursorPage(request, NEWEST_FIRST, events, total, async ([createdAt, id]) => {
+    const before = ctx.sql.statement();
+    const conditions = eventConditions(before, filters, accounts);
+    before.add(`SELECT count(*)::int AS n FROM events e WHERE ${conditions}
+      AND (e."createdAt", e.id) > (${before.param(createdAt)}::timestamptz, ${before.param(id)})`);
+    const [row] = await ctx.sql.rows<{ n: number }>(before);
+    return row?.n ?? 0;
+  });
 }
 
 /** One event the caller may read, with its counts, in one statement (GET /v1/events/{id}, `event`). */

@@ -96,9 +96,13 @@ async function lockProviders(tx: { $executeRaw: TenantDatabase['$executeRaw'] },
 export function listIdentityProviders(ctx: RequestContext, args: RawPageArgs = {}): Promise<Page<IdentityProvider>> {
   return paginate(
     args,
-    () => ctx.db.identityProvider.count(),
-    ({ skip, take }) =>
-      ctx.db.identityProvider.findMany({ orderBy: [{ isDefault: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+    [
+      ['isDefault', 'desc'],
+      ['createdAt', 'asc'],
+      ['id', 'asc'],
+    ],
+    (keyset) => ctx.db.identityProvider.count({ where: keyset }),
+    ({ where, orderBy, skip, take }) => ctx.db.identityProvider.findMany({ where, orderBy, skip, take }),
   );
 }
 

@@ -90,8 +90,12 @@ async function sendInvitationMail(ctx: RequestContext, organisation: Organisatio
 export function listInvitations(ctx: RequestContext, args: RawPageArgs) {
   return paginate(
     args,
-    () => ctx.db.invitation.count(),
-    ({ skip, take }) => ctx.db.invitation.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip, take }),
+    [
+      ['createdAt', 'desc'],
+      ['id', 'asc'],
+    ],
+    (keyset) => ctx.db.invitation.count({ where: keyset }),
+    ({ where, orderBy, skip, take }) => ctx.db.invitation.findMany({ where, orderBy, skip, take }),
   );
 }
 

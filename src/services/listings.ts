@@ -3,7 +3,7 @@ import { AppError } from '../errors.ts';
 import { authenticatedChannel } from '../auth/channel-keys.ts';
 import type { SalesChannel } from '../generated/prisma/client.ts';
 import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
-import { pageWindow, toPage, type RawPageArgs } from '../pagination.ts';
+import { pageWindow, paginationInfo, type RawPageArgs } from '../pagination.ts';
 import { occurrenceTimes } from './occurrences.ts';
 
 /**
@@ -190,6 +190,6 @@ export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) 
       };
     });
 
-  const page = toPage(window, rows[0]?.total ?? 0, events);
-  return { channel: { id: channel.id, slug: channel.slug, name: channel.name }, events, pagination: page.pagination };
+  const pagination = paginationInfo(window, rows[0]?.total ?? 0);
+  return { channel: { id: channel.id, slug: channel.slug, name: channel.name }, events, pagination };
 }

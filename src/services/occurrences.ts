@@ -73,8 +73,12 @@ export async function listOccurrences(ctx: RequestContext, eventId: string, args
   const where = { eventId: event.id };
   return paginate(
     args as PageArgs,
-    () => ctx.db.eventOccurrence.count({ where }),
-    ({ skip, take }) => ctx.db.eventOccurrence.findMany({ where, orderBy: [{ startsAt: 'asc' }, { id: 'asc' }], skip, take }),
+    [
+      ['startsAt', 'asc'],
+      ['id', 'asc'],
+    ] as const,
+    (keyset) => ctx.db.eventOccurrence.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.eventOccurrence.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 

@@ -6,7 +6,7 @@ import type { Pass, Prisma, Redemption } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { withWebhooks } from '../webhooks/record.ts';
-import { paginate, type RawPageArgs } from '../pagination.ts';
+import { OLDEST_FIRST, type RawPageArgs, paginate } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
@@ -47,8 +47,9 @@ export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.
   };
   return paginate(
     { page, limit, first, after, last, before },
-    () => ctx.db.pass.count({ where }),
-    ({ skip, take }) => ctx.db.pass.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+    OLDEST_FIRST,
+    (keyset) => ctx.db.pass.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.pass.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 

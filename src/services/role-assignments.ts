@@ -11,7 +11,7 @@ import { assertMayGrant } from '../auth/granting.ts';
 import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
 import { assertMay } from './access.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
-import { pageArgsOf, paginate, type RawPageArgs } from '../pagination.ts';
+import { OLDEST_FIRST, type RawPageArgs, pageArgsOf, paginate } from '../pagination.ts';
 
 const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
 const accountId = z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits');
@@ -46,9 +46,10 @@ export async function listRoleAssignments(ctx: RequestContext, raw: RawPageArgs 
   };
   return paginate(
     page,
-    () => ctx.db.roleAssignment.count({ where }),
-    ({ skip, take }) =>
-      ctx.db.roleAssignment.findMany({ where, include: INCLUDE, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+    OLDEST_FIRST,
+    (keyset) => ctx.db.roleAssignment.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) =>
+      ctx.db.roleAssignment.findMany({ where: { AND: [where, keyset] }, include: INCLUDE, orderBy, skip, take }),
   );
 }
 

@@ -10,7 +10,7 @@ import { newId } from '../ids.ts';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 import { validate } from '../validation.ts';
-import { paginate, type RawPageArgs } from '../pagination.ts';
+import { type RawPageArgs, paginate } from '../pagination.ts';
 
 const permissionList = limitedArray(
   z.string().refine(isValidPermission, {
@@ -37,9 +37,13 @@ export function listRoles(ctx: RequestContext, args: RawPageArgs = {}) {
   const where = { isDeleted: false };
   return paginate(
     args,
-    () => ctx.db.role.count({ where }),
-    ({ skip, take }) =>
-      ctx.db.role.findMany({ where, orderBy: [{ isSystemRole: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+    [
+      ['isSystemRole', 'desc'],
+      ['createdAt', 'asc'],
+      ['id', 'asc'],
+    ] as const,
+    (keyset) => ctx.db.role.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.role.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 

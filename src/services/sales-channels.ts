@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type RawPageArgs } from '../pagination.ts';
+import { OLDEST_FIRST, type RawPageArgs, paginate } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
@@ -76,8 +76,9 @@ export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs &
   const where: Prisma.SalesChannelWhereInput = { account: { isDeleted: false }, ...(accountId === undefined ? {} : { accountId }) };
   return paginate(
     { page, limit, first, after, last, before },
-    () => ctx.db.salesChannel.count({ where }),
-    ({ skip, take }) => ctx.db.salesChannel.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+    OLDEST_FIRST,
+    (keyset) => ctx.db.salesChannel.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.salesChannel.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 

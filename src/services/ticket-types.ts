@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, TicketType } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs, type RawPageArgs } from '../pagination.ts';
+import { OLDEST_FIRST, type PageArgs, type RawPageArgs, paginate } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { instant } from '../time-zones.ts';
 import { authorised } from './access.ts';
@@ -48,8 +48,9 @@ export async function listTicketTypes(ctx: RequestContext, eventId: string, args
   const where = { eventId: event.id, isDeleted: false };
   return paginate(
     args as PageArgs,
-    () => ctx.db.ticketType.count({ where }),
-    ({ skip, take }) => ctx.db.ticketType.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+    OLDEST_FIRST,
+    (keyset) => ctx.db.ticketType.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.ticketType.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import type { Prisma, Venue } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type RawPageArgs } from '../pagination.ts';
+import { type RawPageArgs, paginate } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
 import { timeZone } from '../time-zones.ts';
@@ -49,8 +49,12 @@ export async function listVenues(ctx: RequestContext, args: RawPageArgs & Raw<z.
   const where: Prisma.VenueWhereInput = { isDeleted: false, ...(accountId === undefined ? {} : { accountId }) };
   return paginate(
     { page, limit, first, after, last, before },
-    () => ctx.db.venue.count({ where }),
-    ({ skip, take }) => ctx.db.venue.findMany({ where, orderBy: [{ name: 'asc' }, { id: 'asc' }], skip, take }),
+    [
+      ['name', 'asc'],
+      ['id', 'asc'],
+    ] as const,
+    (keyset) => ctx.db.venue.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.venue.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 

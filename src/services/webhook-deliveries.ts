@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginate, type Page, type PageArgs } from '../pagination.ts';
+import { NEWEST_FIRST, type Page, type PageArgs, paginate } from '../pagination.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prisma/client.ts';
@@ -68,12 +68,13 @@ export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebho
   };
   return paginate(
     pageArgs,
-    () => ctx.db.webhookDelivery.count({ where }),
-    async ({ skip, take }) => {
+    NEWEST_FIRST,
+    (keyset) => ctx.db.webhookDelivery.count({ where: { AND: [where, keyset] } }),
+    async ({ where: keyset, orderBy, skip, take }) => {
       const rows = await ctx.db.webhookDelivery.findMany({
-        where,
+        where: { AND: [where, keyset] },
         include: withAttempts,
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        orderBy,
         skip,
         take,
       });

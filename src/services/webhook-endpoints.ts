@@ -18,7 +18,7 @@ import { instant } from '../time-zones.ts';
 import { validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
-import { pageArgsOf, paginate, type Page, type RawPageArgs } from '../pagination.ts';
+import { OLDEST_FIRST, type Page, type RawPageArgs, pageArgsOf, paginate } from '../pagination.ts';
 
 /**
  * Webhook endpoints (whe_): a URL of one account that receives signed deliveries of the event types
@@ -149,8 +149,9 @@ export async function listWebhookEndpoints(
   const where = { deletedAt: null, ...(accountId === undefined ? {} : { accountId }) };
   return paginate(
     page,
-    () => ctx.db.webhookEndpoint.count({ where }),
-    ({ skip, take }) => ctx.db.webhookEndpoint.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+    OLDEST_FIRST,
+    (keyset) => ctx.db.webhookEndpoint.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.webhookEndpoint.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
 

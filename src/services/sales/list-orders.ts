@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RequestContext } from '../../context.ts';
 import type { Order, Prisma } from '../../generated/prisma/client.ts';
-import { paginate, type RawPageArgs } from '../../pagination.ts';
+import { NEWEST_FIRST, type RawPageArgs, paginate } from '../../pagination.ts';
 import { statusOf } from '../../statuses.ts';
 import { instant } from '../../time-zones.ts';
 import { validate, type Raw } from '../../validation.ts';
@@ -67,7 +67,8 @@ export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.
   };
   return paginate(
     { page, limit, first, after, last, before },
-    () => ctx.db.order.count({ where }),
-    ({ skip, take }) => ctx.db.order.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip, take }),
+    NEWEST_FIRST,
+    (keyset) => ctx.db.order.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.order.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
 }
