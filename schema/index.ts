@@ -1,4 +1,5 @@
 import { builder } from './builder.ts';
+import { relayArgumentsOnly } from './public.ts';
 import './types/api-version.ts';
 import './types/auth.ts';
 import './types/me.ts';
@@ -23,4 +24,8 @@ import './types/order.ts';
 import './types/cart.ts';
 import './types/versioned-fields.ts';
 
+/** Every operation: /v1 and /live run theirs on this one. */
 export const schema = builder.toSchema({ sortSchema: false });
+
+/** What /graphql serves and schema/schema.graphql prints: connections take the Relay arguments only. */
+export const publicSchema = relayArgumentsOnly(schema);

@@ -22,14 +22,8 @@ export const Pagination = builder.objectRef<PaginationInfo>('Pagination').implem
 
 /**
  * A connection type whose objects carry `pagination` and `nodes` beside edges and pageInfo.
- * `alias` names an older field that answered the nodes (kept, deprecated, so old queries work).
  */
-export function pagedConnection<T>(
-  type: ObjectRef<typeof builder.$inferSchemaTypes, T>,
-  name: string,
-  what: string,
-  alias?: { field: string; reason: string },
-) {
+export function pagedConnection<T>(type: ObjectRef<typeof builder.$inferSchemaTypes, T>, name: string, what: string) {
   return builder.connectionObject(
     {
       type,
@@ -46,16 +40,6 @@ export function pagedConnection<T>(
           description: `The ${what} of this page (the edges' nodes).`,
           resolve: (connection) => (connection as unknown as Page<T>).nodes as never,
         }),
-        ...(alias
-          ? {
-              [alias.field]: t.field({
-                type: [type],
-                description: `The ${what} of this page; the same as nodes.`,
-                deprecationReason: alias.reason,
-                resolve: (connection) => (connection as unknown as Page<T>).nodes as never,
-              }),
-            }
-          : {}),
       }),
     },
     { name: `${name.replace(/Connection$/, '')}Edge`, description: `One of the ${what}.` },

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createLiveRouter, createV1Router } from '../rest-compat/index.ts';
-import { schema } from '../schema/index.ts';
+import { publicSchema, schema } from '../schema/index.ts';
 import { toAppError } from '../src/errors.ts';
 import { graphqlFastPath } from '../src/graphql/fast-path.ts';
 import { createGraphqlPipeline, type GraphqlPipeline } from '../src/graphql/pipeline.ts';
@@ -36,7 +36,7 @@ export function createApp(runtime: Runtime): App {
   // Outside production by default; production serves it on METRICS_PORT (docs/operating.md "Metrics").
   if (runtime.config.METRICS_ON_API_PORT) app.get('/metrics', metricsHandler);
 
-  const pipeline = createGraphqlPipeline(runtime, schema);
+  const pipeline = createGraphqlPipeline(runtime, schema, publicSchema);
   app.use('/graphql', graphqlBody, requestContext(runtime, 'management'), graphqlFastPath(pipeline), (req: Request, res: Response) =>
     pipeline.yoga(req, res),
   );

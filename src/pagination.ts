@@ -155,13 +155,21 @@ function valuesOf(sort: SortKey, cursor: string, path: 'after' | 'before'): unkn
   });
 }
 
+/** `field` greater (or less) than `value`; booleans have no order in Prisma: false < true. */
+function beyond(field: string, value: unknown, greater: boolean): Record<string, unknown> {
+  if (typeof value !== 'boolean') return { [field]: { [greater ? 'gt' : 'lt']: value } };
+  // Nothing is greater than true or less than false: a condition no row meets.
+  if (value === greater) return { id: { in: [] } };
+  return { [field]: !value };
+}
+
 /** The rows strictly after (or before) `values` in `sort`'s order, as a Prisma condition. */
 function keysetWhere(sort: SortKey, values: unknown[], side: 'after' | 'before'): Record<string, unknown> {
   return {
     OR: sort.map(([field, direction], i) => {
       const forward = (direction === 'asc') === (side === 'after');
       const equal = Object.fromEntries(sort.slice(0, i).map(([earlier], j) => [earlier, values[j]]));
-      return { ...equal, [field]: { [forward ? 'gt' : 'lt']: values[i] } };
+      return { ...equal, ...beyond(field, values[i], forward) };
     }),
   };
 }

@@ -27,10 +27,10 @@ export const apiKeysRoutes: RestRoute[] = [
     summary: 'List organisation API keys. Signed-in staff only.',
     tag: 'API keys',
     organisation: true,
-    operation: `query ApiKeys($page: Int, $limit: Int) { apiKeysConnection(page: $page, limit: $limit) { nodes { ${FIELDS} } ${PAGINATION_FIELDS} } }`,
+    operation: `query ApiKeys($page: Int, $limit: Int) { apiKeys(page: $page, limit: $limit) { nodes { ${FIELDS} } ${PAGINATION_FIELDS} } }`,
     query: listQuery(),
     bind: { '...': 'query' },
-    result: (data) => ({ apiKeys: data.apiKeysConnection.nodes, pagination: data.apiKeysConnection.pagination }),
+    result: (data) => ({ apiKeys: data.apiKeys.nodes, pagination: data.apiKeys.pagination }),
     response: z.object({ apiKeys: z.array(apiKey), pagination }),
   },
   {

@@ -45,11 +45,11 @@ export const identityProvidersRoutes: RestRoute[] = [
     tag: 'Identity providers',
     organisation: true,
     operation: `query IdentityProviders($page: Int, $limit: Int) {
-      identityProvidersConnection(page: $page, limit: $limit) { nodes { ${PROVIDER_FIELDS} } ${PAGINATION_FIELDS} }
+      identityProviders(page: $page, limit: $limit) { nodes { ${PROVIDER_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
     query: listQuery(),
     bind: { '...': 'query' },
-    result: (data) => ({ providers: data.identityProvidersConnection.nodes, pagination: data.identityProvidersConnection.pagination }),
+    result: (data) => ({ providers: data.identityProviders.nodes, pagination: data.identityProviders.pagination }),
     response: z.object({ providers: z.array(identityProvider), pagination }),
   },
   {

@@ -40,10 +40,10 @@ export const rolesRoutes: RestRoute[] = [
     summary: 'List the roles of the organisation, system roles first.',
     tag: 'Roles',
     organisation: true,
-    operation: `query Roles($page: Int, $limit: Int) { rolesConnection(page: $page, limit: $limit) { nodes { ${ROLE_FIELDS} } ${PAGINATION_FIELDS} } }`,
+    operation: `query Roles($page: Int, $limit: Int) { roles(page: $page, limit: $limit) { nodes { ${ROLE_FIELDS} } ${PAGINATION_FIELDS} } }`,
     query: listQuery(),
     bind: { '...': 'query' },
-    result: (data) => ({ roles: data.rolesConnection.nodes, pagination: data.rolesConnection.pagination }),
+    result: (data) => ({ roles: data.roles.nodes, pagination: data.roles.pagination }),
     response: z.object({ roles: z.array(role), pagination }),
   },
   {
@@ -103,13 +103,13 @@ export const rolesRoutes: RestRoute[] = [
     tag: 'Role assignments',
     organisation: true,
     operation: `query RoleAssignments($page: Int, $limit: Int, $userId: ID, $accountId: ID, $roleId: ID) {
-      roleAssignmentsConnection(page: $page, limit: $limit, userId: $userId, accountId: $accountId, roleId: $roleId) {
+      roleAssignments(page: $page, limit: $limit, userId: $userId, accountId: $accountId, roleId: $roleId) {
         nodes { ${ASSIGNMENT_FIELDS} } ${PAGINATION_FIELDS}
       }
     }`,
     query: listQuery(listRoleAssignmentsFilters),
     bind: { '...': 'query' },
-    result: (data) => ({ assignments: data.roleAssignmentsConnection.nodes, pagination: data.roleAssignmentsConnection.pagination }),
+    result: (data) => ({ assignments: data.roleAssignments.nodes, pagination: data.roleAssignments.pagination }),
     response: z.object({ assignments: z.array(assignment), pagination }),
   },
   {

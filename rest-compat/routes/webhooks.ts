@@ -93,11 +93,11 @@ export const webhooksRoutes: RestRoute[] = [
     tag: 'Webhooks',
     organisation: true,
     operation: `query WebhookEndpoints($page: Int, $limit: Int, $accountId: ID) {
-      webhookEndpointsConnection(page: $page, limit: $limit, accountId: $accountId) { nodes { ${ENDPOINT_FIELDS} } ${PAGINATION_FIELDS} }
+      webhookEndpoints(page: $page, limit: $limit, accountId: $accountId) { nodes { ${ENDPOINT_FIELDS} } ${PAGINATION_FIELDS} }
     }`,
     query: listQuery(listWebhookEndpointsFilters),
     bind: { '...': 'query' },
-    result: (data) => ({ endpoints: data.webhookEndpointsConnection.nodes, pagination: data.webhookEndpointsConnection.pagination }),
+    result: (data) => ({ endpoints: data.webhookEndpoints.nodes, pagination: data.webhookEndpoints.pagination }),
     response: z.object({ endpoints: z.array(endpoint), pagination }),
   },
   {

@@ -4,7 +4,6 @@ import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { MAX_LIMIT } from '../../src/pagination.ts';
 
 /** Signed-in staff only: API keys and embed tokens are refused (SIGNED_IN_USER_REQUIRED). */
 const READ = { $all: { signedInUser: true, organisation: true, permission: 'api_keys.read' } } as const;
@@ -49,14 +48,6 @@ const CreateApiKeyInput = inputFrom('CreateApiKeyInput', createApiKeyInput, {
 const ApiKeyConnection = pagedConnection(ApiKey, 'ApiKeyConnection', 'API keys');
 
 builder.queryFields((t) => ({
-  apiKeys: t.field({
-    type: [ApiKey],
-    nullable: true,
-    description: 'API keys the caller may see, newest first.',
-    deprecationReason: `Answers only the first ${MAX_LIMIT}; use apiKeysConnection, which pages.`,
-    authScopes: READ,
-    resolve: async (_root, _args, ctx) => (await listApiKeys(ctx, { limit: MAX_LIMIT })).nodes,
-  }),
   apiKey: t.field({
     type: ApiKey,
     nullable: true,
@@ -65,7 +56,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true, description: 'API key id (oak_).' }) },
     resolve: (_root, { id }, ctx) => getApiKey(ctx, String(id)),
   }),
-  apiKeysConnection: t.field({
+  apiKeys: t.field({
     type: ApiKeyConnection,
     nullable: true,
     description: 'A page of the API keys the caller may see, newest first (GET /v1/api-keys).',

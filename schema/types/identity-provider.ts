@@ -14,7 +14,6 @@ import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { SignInResultRef } from './auth.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { MAX_LIMIT } from '../../src/pagination.ts';
 
 const READ = { $all: { organisation: true, organisationPermission: 'identity_providers.read' } } as const;
 const WRITE = { $all: { organisation: true, organisationPermission: 'identity_providers.write' } } as const;
@@ -120,14 +119,6 @@ const IdentityProviderConnection = pagedConnection(IdentityProviderRef, 'Identit
 
 builder.queryFields((t) => ({
   identityProviders: t.field({
-    type: [IdentityProviderRef],
-    nullable: true,
-    description: "The organisation's identity providers, the default first.",
-    deprecationReason: `Answers only the first ${MAX_LIMIT}; use identityProvidersConnection, which pages.`,
-    authScopes: READ,
-    resolve: async (_root, _args, ctx) => (await listIdentityProviders(ctx, { limit: MAX_LIMIT })).nodes,
-  }),
-  identityProvidersConnection: t.field({
     type: IdentityProviderConnection,
     nullable: true,
     description: "A page of the organisation's identity providers, the default first (GET /v1/identity-providers).",

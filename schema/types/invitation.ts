@@ -54,10 +54,7 @@ export const Invitation = builder.prismaObject('Invitation', {
   }),
 });
 
-const InvitationConnection = pagedConnection(Invitation, 'InvitationConnection', 'invitations', {
-  field: 'invitations',
-  reason: 'Use nodes (every list answers the same connection shape since 2026-11).',
-});
+const InvitationConnection = pagedConnection(Invitation, 'InvitationConnection', 'invitations');
 
 const CreateInvitationInput = inputFrom('CreateInvitationInput', createInvitationInput, {
   description: 'docs/spec/service-spec.md §2 create request, plus accountId.',

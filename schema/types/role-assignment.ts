@@ -17,7 +17,6 @@ import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { MAX_LIMIT } from '../../src/pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'role_assignments.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'role_assignments.write' } } as const;
@@ -92,19 +91,6 @@ builder.queryFields((t) => ({
     resolve: (_root, { id }, ctx) => getRoleAssignment(ctx, String(id)),
   }),
   roleAssignments: t.field({
-    type: [RoleAssignment],
-    nullable: true,
-    description: 'Role assignments on the accounts the caller may see, optionally filtered.',
-    deprecationReason: `Answers only the first ${MAX_LIMIT}; use roleAssignmentsConnection, which pages.`,
-    authScopes: READ,
-    args: {
-      userId: t.arg.id({ description: 'Only this user.' }),
-      accountId: t.arg.id({ description: 'Only this account.' }),
-      roleId: t.arg.id({ description: 'Only this role.' }),
-    },
-    resolve: async (_root, args, ctx) => (await listRoleAssignments(ctx, { ...args, limit: MAX_LIMIT })).nodes,
-  }),
-  roleAssignmentsConnection: t.field({
     type: RoleAssignmentConnection,
     nullable: true,
     description:

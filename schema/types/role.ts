@@ -4,7 +4,6 @@ import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { MAX_LIMIT } from '../../src/pagination.ts';
 
 const READ = { $all: { organisation: true, organisationPermission: 'roles.read' } } as const;
 const WRITE = { $all: { organisation: true, organisationPermission: 'roles.write' } } as const;
@@ -53,14 +52,6 @@ const RoleConnection = pagedConnection(Role, 'RoleConnection', 'roles');
 
 builder.queryFields((t) => ({
   roles: t.field({
-    type: [Role],
-    nullable: true,
-    description: 'Roles of the organisation, system roles first.',
-    deprecationReason: `Answers only the first ${MAX_LIMIT}; use rolesConnection, which pages.`,
-    authScopes: READ,
-    resolve: async (_root, _args, ctx) => (await listRoles(ctx, { limit: MAX_LIMIT })).nodes,
-  }),
-  rolesConnection: t.field({
     type: RoleConnection,
     nullable: true,
     description: 'A page of the roles of the organisation, system roles first (GET /v1/roles).',

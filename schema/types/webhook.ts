@@ -29,7 +29,6 @@ import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { statusEnum, valuesEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
-import { MAX_LIMIT } from '../../src/pagination.ts';
 import {
   RECOVERIES_PER_ENDPOINT_PER_HOUR,
   RECOVERIES_PER_ORGANISATION_PER_HOUR,
@@ -240,15 +239,6 @@ builder.queryFields((t) => ({
     resolve: () => listWebhookEventTypes(),
   }),
   webhookEndpoints: t.field({
-    type: [WebhookEndpoint],
-    nullable: true,
-    description: 'Webhook endpoints of the accounts you may read, oldest first.',
-    deprecationReason: `Answers only the first ${MAX_LIMIT}; use webhookEndpointsConnection, which pages.`,
-    authScopes: READ,
-    args: { accountId: t.arg.id({ description: 'Only this account.' }) },
-    resolve: async (_root, args, ctx) => (await listWebhookEndpoints(ctx, { ...args, limit: MAX_LIMIT })).nodes,
-  }),
-  webhookEndpointsConnection: t.field({
     type: WebhookEndpointConnection,
     nullable: true,
     description: 'A page of the webhook endpoints of the accounts you may read, oldest first (GET /v1/webhook-endpoints).',

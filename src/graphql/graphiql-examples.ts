@@ -19,7 +19,7 @@ query ApiVersions {
 
 # Staff or an API key with events.read: a page of events, filtered.
 query ListEvents {
-  events(page: 1, limit: 20, status: ON_SALE) {
+  events(first: 20, status: ON_SALE) {
     nodes { id name status timezone tags }
     pagination { page limit total totalPages }
   }

@@ -175,10 +175,14 @@ function maskError(logger: Logger) {
   };
 }
 
-export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema): GraphqlPipeline {
+/**
+ * `schema` holds every operation (/v1 and /live run theirs on it); `served` is what /graphql
+ * answers and introspects, the same types with Relay-only connection arguments.
+ */
+export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema, served: GraphQLSchema = schema): GraphqlPipeline {
   const { logger } = runtime;
   const yoga = createYoga<{ req: Request; res: Response }, RequestContext>({
-    schema,
+    schema: served,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // The body was read whole and bounded before Yoga (graphqlBody: LIMITS.bodyBytes, 413 in the

@@ -247,12 +247,12 @@ describe('GraphQL identity providers', () => {
 
     const read = await graphql(
       app,
-      `query ($id: ID!) { identityProviders { id } identityProvider(id: $id) { ${FIELDS} } }`,
+      `query ($id: ID!) { identityProviders { nodes { id } } identityProvider(id: $id) { ${FIELDS} } }`,
       { id: provider.id },
       auth,
     );
     expect(read.body.data.identityProvider).toEqual(provider);
-    expect(read.body.data.identityProviders.map((p: { id: string }) => p.id)).toContain(provider.id);
+    expect(read.body.data.identityProviders.nodes.map((p: { id: string }) => p.id)).toContain(provider.id);
 
     const updated = await graphql(
       app,
@@ -316,7 +316,7 @@ describe('GraphQL identity providers', () => {
       },
     );
     expect(res.body.errors[0].extensions.code).toBe('NOT_FOUND');
-    const anonymous = await graphql(app, '{ identityProviders { id } }', {}, { org: org.slug });
+    const anonymous = await graphql(app, '{ identityProviders { nodes { id } } }', {}, { org: org.slug });
     expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });
 });

@@ -65,13 +65,13 @@ describe('a read-only API key (invitations.read)', () => {
 
     const list = await api(app, 'GET', '/v1/user-invitations?limit=100', as);
     const one = await api(app, 'GET', `/v1/user-invitations/${invitation.id}`, as);
-    const gqlList = await graphql(app, '{ invitations(limit: 100) { invitations { id code } } }', {}, as);
+    const gqlList = await graphql(app, '{ invitations(first: 100) { nodes { id code } } }', {}, as);
     const gqlOne = await graphql(app, 'query($id: ID!) { invitation(id: $id) { code } }', { id: invitation.id }, as);
 
     const shown = [
       list.body.invitations.find((i: { id: string }) => i.id === invitation.id).code,
       one.body.invitation.code,
-      gqlList.body.data.invitations.invitations.find((i: { id: string }) => i.id === invitation.id).code,
+      gqlList.body.data.invitations.nodes.find((i: { id: string }) => i.id === invitation.id).code,
       gqlOne.body.data.invitation.code,
     ];
     expect(shown).toEqual([hintOf(mailed), hintOf(mailed), hintOf(mailed), hintOf(mailed)]);

@@ -492,8 +492,8 @@ describe('the GraphQL surface', () => {
     const invitation = created.body.data.createInvitation.invitation;
     expect(invitation).toMatchObject({ email, accountId: org.account.id, roleIds: [systemRole(org, 'viewer')], redeemedAt: null });
 
-    const list = await gql(`query { invitations(limit: 100) { invitations { id } pagination { total page limit } } }`);
-    expect(list.body.data.invitations.invitations.map((i: { id: string }) => i.id)).toContain(invitation.id);
+    const list = await gql(`query { invitations(first: 100) { nodes { id } pagination { total page limit } } }`);
+    expect(list.body.data.invitations.nodes.map((i: { id: string }) => i.id)).toContain(invitation.id);
     expect(list.body.data.invitations.pagination).toMatchObject({ page: 1, limit: 100 });
 
     const one = await gql(`query($id: ID!) { invitation(id: $id) { ${FIELDS} } }`, { id: invitation.id });

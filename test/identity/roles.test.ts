@@ -241,11 +241,11 @@ describe('role assignments', () => {
   it('GraphQL answers the same data with the same refusals', async () => {
     const res = await graphql(
       app,
-      '{ roleAssignments(userId: "' + org.user.id + '") { id role { name } account { id } } }',
+      '{ roleAssignments(userId: "' + org.user.id + '") { nodes { id role { name } account { id } } } }',
       {},
       asAdmin(org),
     );
-    expect(res.body.data.roleAssignments).toEqual([
+    expect(res.body.data.roleAssignments.nodes).toEqual([
       { id: org.assignment.id, role: { name: 'Organisation admin' }, account: { id: org.account.id } },
     ]);
     const viewer = await staffWithRoles(app, org, ['viewer']);

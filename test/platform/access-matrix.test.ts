@@ -900,8 +900,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   myOrganisations: { access: SIGNED_IN, request: () => gql('{ myOrganisations { organisationId } }') },
   myRoles: { access: SIGNED_IN, request: () => gql('{ myRoles { isOrgAdmin } }') },
   myPermissions: { access: SIGNED_IN, request: () => gql('{ myPermissions(resource: "events") { isOrgAdmin } }') },
-  roles: { access: ORGANISATION_WIDE, scopes: ['roles.read'], request: () => gql('{ roles { id } }') },
-  rolesConnection: { access: ORGANISATION_WIDE, scopes: ['roles.read'], request: () => gql('{ rolesConnection { nodes { id } } }') },
+  roles: { access: ORGANISATION_WIDE, scopes: ['roles.read'], request: () => gql('{ roles { nodes { id } } }') },
   role: {
     access: ORGANISATION_WIDE,
     scopes: ['roles.read'],
@@ -924,13 +923,11 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     request: ({ things }) => gql('query($id: ID!) { user(id: $id) { id } }', { id: things.userId }),
     check: (data, { things }) => expect(data.id).toBe(things.userId),
   },
-  roleAssignments: { access: ACCOUNT_READ, scopes: ['role_assignments.read'], request: () => gql('{ roleAssignments { id } }') },
-  roleAssignmentsConnection: {
+  roleAssignments: {
     access: ACCOUNT_READ,
     scopes: ['role_assignments.read'],
-    request: () => gql('{ roleAssignmentsConnection { nodes { id } } }'),
+    request: () => gql('{ roleAssignments { nodes { id } } }'),
   },
-  apiKeys: { access: { ...SIGNED_IN, noRights: 'FORBIDDEN' }, request: () => gql('{ apiKeys { id } }') },
   // The organisation-wide key is not among the viewer's (those of its account): not found.
   apiKey: {
     access: { ...SIGNED_IN, viewer: 'NOT_FOUND', noRights: 'FORBIDDEN' },
@@ -938,7 +935,7 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     request: ({ things }) => gql('query($id: ID!) { apiKey(id: $id) { id } }', { id: things.apiKeyId }),
     check: (data, { things }) => expect(data.id).toBe(things.apiKeyId),
   },
-  apiKeysConnection: { access: { ...SIGNED_IN, noRights: 'FORBIDDEN' }, request: () => gql('{ apiKeysConnection { nodes { id } } }') },
+  apiKeys: { access: { ...SIGNED_IN, noRights: 'FORBIDDEN' }, request: () => gql('{ apiKeys { nodes { id } } }') },
   currentEmbedSession: {
     access: {
       ...ANY_CREDENTIAL,
@@ -1090,11 +1087,10 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
         input: { code: await own(things.fresh.invitationCode), password: 'long enough password' },
       }),
   },
-  identityProviders: { access: ORGANISATION_WIDE, scopes: ['identity_providers.read'], request: () => gql('{ identityProviders { id } }') },
-  identityProvidersConnection: {
+  identityProviders: {
     access: ORGANISATION_WIDE,
     scopes: ['identity_providers.read'],
-    request: () => gql('{ identityProvidersConnection { nodes { id } } }'),
+    request: () => gql('{ identityProviders { nodes { id } } }'),
   },
   identityProvider: {
     access: ORGANISATION_WIDE,
@@ -1337,11 +1333,10 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
       }),
   },
   webhookEventTypes: { access: ANY_CREDENTIAL, request: () => gql('{ webhookEventTypes { type } }') },
-  webhookEndpoints: { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => gql('{ webhookEndpoints { id } }') },
-  webhookEndpointsConnection: {
+  webhookEndpoints: {
     access: ACCOUNT_READ,
     scopes: ['webhooks.read'],
-    request: () => gql('{ webhookEndpointsConnection { nodes { id } } }'),
+    request: () => gql('{ webhookEndpoints { nodes { id } } }'),
   },
   webhookEndpoint: {
     access: ACCOUNT_READ,

@@ -66,7 +66,13 @@ describe('authorisation does not depend on field order', () => {
     viewerToken = (await staffWithRoles(app, org, ['viewer'])).token;
   });
 
-  const fields = ['me { id }', 'roles { id }', 'apiVersions { current }', 'myRoles { isOrgAdmin }', 'roleAssignments { id }'];
+  const fields = [
+    'me { id }',
+    'roles { nodes { id } }',
+    'apiVersions { current }',
+    'myRoles { isOrgAdmin }',
+    'roleAssignments { nodes { id } }',
+  ];
 
   function outcome(body: { data?: Record<string, unknown> | null; errors?: Array<{ path?: string[]; extensions?: { code?: string } }> }) {
     const codes = Object.fromEntries(
@@ -105,7 +111,12 @@ describe('authorisation does not depend on field order', () => {
   });
 
   it('answers each refused field with its own code while the others resolve', async () => {
-    const res = await graphql(app, '{ apiVersions { current } roles { id } me { id } }', {}, { token: viewerToken, org: org.slug });
+    const res = await graphql(
+      app,
+      '{ apiVersions { current } roles { nodes { id } } me { id } }',
+      {},
+      { token: viewerToken, org: org.slug },
+    );
     expect(outcome(res.body)).toEqual({ codes: { roles: 'FORBIDDEN' }, answered: ['apiVersions', 'me'] });
   });
 });

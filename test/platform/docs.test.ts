@@ -1,7 +1,7 @@
 import { parse, validate } from 'graphql';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../../schema/index.ts';
+import { publicSchema as schema } from '../../schema/index.ts';
 import { GRAPHIQL_EXAMPLES } from '../../src/graphql/graphiql-examples.ts';
 import { useTestApp } from '../support/app.ts';
 import { launchBrowser } from '../support/browser.ts';

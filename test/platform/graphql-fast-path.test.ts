@@ -65,16 +65,16 @@ const query = (q: string, variables?: unknown, operationName?: string) => JSON.s
 /** 20 lists of orders with nested lists: over the cost budget (maxCost) at a limit of 100. */
 const OVER_BUDGET = `query($limit: Int) { ${Array.from(
   { length: 20 },
-  (_, i) => `o${i}: orders(limit: $limit) { nodes { id lineItems { id } passes { id } payments { id } } }`,
+  (_, i) => `o${i}: orders(first: $limit) { nodes { id lineItems { id } passes { id } payments { id } } }`,
 ).join(' ')} }`;
-const LIST = '{ events(limit: 2) { nodes { id name status occurrenceCount } pagination { total hasNext } } }';
+const LIST = '{ events(first: 2) { nodes { id name status occurrenceCount } pagination { total hasNext } } }';
 
 /** Each case, and whether the fast path answers it (else Yoga does). */
 const cases: Array<[string, Sent, boolean]> = [
   ['a list', { body: query(LIST) }, true],
   [
     'a list, variables and an operation name',
-    { body: query('query L($n: Int) { events(limit: $n) { nodes { name } } }', { n: 1 }, 'L') },
+    { body: query('query L($n: Int) { events(first: $n) { nodes { name } } }', { n: 1 }, 'L') },
     true,
   ],
   [
@@ -88,8 +88,8 @@ const cases: Array<[string, Sent, boolean]> = [
   ['a field the key may not read', { body: query(LIST), venuesOnly: true }, true],
   ['a syntax error', { body: query('{ events {') }, false],
   ['a validation error', { body: query('{ nope }') }, false],
-  ['a variable of the wrong type', { body: query('query($n: Int) { events(limit: $n) { nodes { id } } }', { n: 'many' }) }, true],
-  ['a field that does not exist', { body: query('{ events(limit: 100) { nodes { id occurrences { id } } } }') }, false],
+  ['a variable of the wrong type', { body: query('query($n: Int) { events(first: $n) { nodes { id } } }', { n: 'many' }) }, true],
+  ['a field that does not exist', { body: query('{ events(first: 100) { nodes { id occurrences { id } } } }') }, false],
   ['pages over the cost budget (refused before execution)', { body: query(OVER_BUDGET, { limit: 100 }) }, true],
   ['a mutation', { body: query('mutation { createVenue(input: { name: "" }) { venue { id } } }') }, false],
   ['an extra parameter', { body: JSON.stringify({ query: LIST, extra: 1 }) }, false],

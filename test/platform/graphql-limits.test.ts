@@ -106,7 +106,7 @@ describe('document limits', () => {
   it('maxCost 50,000 with variables: 20 order lists of limit 100 with nested lists are refused; the same document with limit 1 answered', async () => {
     const document = `query($limit: Int) { ${Array.from(
       { length: 20 },
-      (_, i) => `o${i}: orders(limit: $limit) { nodes { id lineItems { id } passes { id } payments { id } } }`,
+      (_, i) => `o${i}: orders(first: $limit) { nodes { id lineItems { id } passes { id } payments { id } } }`,
     ).join(' ')} }`;
     const as = { token: org.adminToken, org: org.slug };
     expectRefused(await postGraphql(app, { query: document, variables: { limit: 100 } }, as), 'maxCost', 50_000);

@@ -124,12 +124,12 @@ describe('the schema', () => {
   it('has one type per entity: an assignment answers the Role, Account and User types themselves', async () => {
     const res = await graphql(
       app,
-      '{ roleAssignmentsConnection(first: 5) { nodes { id role { __typename id } account { __typename id } user { __typename id email } } } }',
+      '{ roleAssignments(first: 5) { nodes { id role { __typename id } account { __typename id } user { __typename id email } } } }',
       {},
       asAdmin(org),
     );
     expect(res.body.errors).toBeUndefined();
-    const [assignment] = res.body.data.roleAssignmentsConnection.nodes;
+    const [assignment] = res.body.data.roleAssignments.nodes;
     expect([assignment.role.__typename, assignment.account.__typename, assignment.user.__typename]).toEqual(['Role', 'Account', 'User']);
     const user = await graphql(
       app,

@@ -438,8 +438,13 @@ describe('GET /webhook-endpoints and GET /webhook-endpoints/{id}', () => {
     expect(all.body.endpoints.map((e: { id: string }) => e.id)).toEqual([onA, onB]);
     const onlyB = await api(app, 'GET', `/v1/webhook-endpoints?accountId=${accountB}`, as(fresh.adminToken));
     expect(onlyB.body.endpoints.map((e: { id: string }) => e.id)).toEqual([onB]);
-    const gql = await graphql(app, `{ webhookEndpoints(accountId: "${fresh.account.id}") { id eventTypes } }`, {}, as(fresh.adminToken));
-    expect(gql.body.data.webhookEndpoints).toEqual([{ id: onA, eventTypes: [] }]);
+    const gql = await graphql(
+      app,
+      `{ webhookEndpoints(accountId: "${fresh.account.id}") { nodes { id eventTypes } } }`,
+      {},
+      as(fresh.adminToken),
+    );
+    expect(gql.body.data.webhookEndpoints.nodes).toEqual([{ id: onA, eventTypes: [] }]);
   });
 
   it('a viewer of one account sees only that account; its other endpoints are 404', async () => {
