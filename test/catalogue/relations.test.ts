@@ -102,4 +102,66 @@ describe('relations', () => {
       ['order.lineItems.0.occurrence.id', 'NOT_FOUND'],
     ]);
   });
+
+  it('answer the account beside every accountId of the catalogue and the sales', async () => {
+    const res = await graphql(
+      app,
+      `
+        query ($eventId: ID!, $orderId: ID!, $channelId: ID!) {
+          venues(first: 1) {
+            nodes {
+              account {
+                id
+              }
+            }
+          }
+          eventOccurrences(eventId: $eventId) {
+            nodes {
+              account {
+                id
+              }
+            }
+          }
+          ticketTypes(eventId: $eventId) {
+            nodes {
+              account {
+                id
+              }
+            }
+          }
+          salesChannel(id: $channelId) {
+            account {
+              id
+            }
+          }
+          order(id: $orderId) {
+            account {
+              id
+            }
+            customer {
+              account {
+                id
+              }
+            }
+            passes {
+              account {
+                id
+              }
+            }
+          }
+        }
+      `,
+      { eventId: catalogue.eventId, orderId, channelId: catalogue.channel.channelId },
+      as(org.adminToken),
+    );
+    expect(res.body.errors).toBeUndefined();
+    const account = { account: { id: catalogue.accountId } };
+    expect(res.body.data).toEqual({
+      venues: { nodes: [account] },
+      eventOccurrences: { nodes: [account] },
+      ticketTypes: { nodes: [account] },
+      salesChannel: account,
+      order: { ...account, customer: account, passes: [account] },
+    });
+  });
 });
