@@ -1,10 +1,6 @@
 import { mapSchema, MapperKind } from '@graphql-tools/utils';
-import { getNamedType, isObjectType, type GraphQLSchema } from 'graphql';
-
-/** A connection: a type with `edges` and `pageInfo`. */
-function isConnection(type: unknown): boolean {
-  return isObjectType(type) && 'edges' in type.getFields() && 'pageInfo' in type.getFields();
-}
+import { getNamedType, type GraphQLSchema } from 'graphql';
+import { isConnection } from '../src/graphql/limits.ts';
 
 /**
  * The schema /graphql serves: every connection field takes the Relay arguments only

@@ -126,12 +126,12 @@ export const OLDEST_FIRST: SortKey = [
 
 type CursorValue = string | number | boolean | { t: string };
 
+/** A row's values of the sort key's fields. */
+const sortValues = (sort: SortKey, row: object): unknown[] => sort.map(([field]) => (row as Record<string, unknown>)[field]);
+
 /** An opaque cursor: the row's sort values (instants tagged), base64url. */
 export function cursorOf(sort: SortKey, row: object): string {
-  const values = sort.map(([field]) => {
-    const value = (row as Record<string, unknown>)[field];
-    return value instanceof Date ? { t: value.toISOString() } : (value as CursorValue);
-  });
+  const values = sortValues(sort, row).map((value) => (value instanceof Date ? { t: value.toISOString() } : (value as CursorValue)));
   return Buffer.from(JSON.stringify(values)).toString('base64url');
 }
 
@@ -237,8 +237,8 @@ export function cursorPage<T extends object>(
       endCursor: edges.at(-1)?.cursor ?? null,
     },
     pagination: async () => {
-      const first = edges[0];
-      const offset = first ? await countBefore(valuesOf(sort, first.cursor, 'before')) : backward ? 0 : total;
+      const first = nodes[0];
+      const offset = first ? await countBefore(sortValues(sort, first)) : backward ? 0 : total;
       return paginationInfo({ offset, take: nodes.length, page: Math.floor(offset / limit) + 1, limit }, total);
     },
   };

@@ -7,6 +7,8 @@ import {
   updateAccount,
   updateAccountInput,
 } from '../../src/services/accounts.ts';
+import type { RequestContext } from '../../src/context.ts';
+import { related } from '../../src/services/related.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
@@ -56,6 +58,19 @@ const UpdateAccountInput = inputFrom('UpdateAccountInput', updateAccountInput, {
     status: `${describeStatuses('account')}.`,
   },
 });
+
+/**
+ * The `account` beside a row's `accountId`: batched (src/services/related.ts) and shown under
+ * Account's rule, so a caller who may not read the account gets null with the refusal at its path.
+ */
+export function accountRelation(description = 'Its account (null, with an error, where you may not read accounts).') {
+  return {
+    type: Account,
+    nullable: true,
+    description,
+    resolve: (row: { accountId: string | null }, _args: unknown, ctx: RequestContext) => related(ctx, 'account', row.accountId),
+  } as const;
+}
 
 builder.queryFields((t) => ({
   accounts: t.field({

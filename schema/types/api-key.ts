@@ -1,7 +1,6 @@
 import { createApiKey, createApiKeyInput, getApiKey, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
 import { builder } from '../builder.ts';
-import { related } from '../../src/services/related.ts';
-import { Account } from './account.ts';
+import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
@@ -18,12 +17,9 @@ export const ApiKey = builder.prismaObject('ApiKey', {
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
     accountId: t.exposeID('accountId', { nullable: true, description: 'The account the key is pinned to; null = every account.' }),
-    account: t.field({
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts; null for a key of every account).',
-      resolve: (row, _args, ctx) => related(ctx, 'account', row.accountId),
-    }),
+    account: t.field(
+      accountRelation('Its account (null, with an error, where you may not read accounts; null for a key of every account).'),
+    ),
     name: t.exposeString('name', { description: 'Name.' }),
     keyPrefix: t.exposeString('keyPrefix', { description: 'The first 12 characters of the key.' }),
     scopes: t.exposeStringList('scopes', { description: 'Scopes such as events.read or accounts.write.' }),

@@ -12,7 +12,7 @@ import { inputFrom } from '../input.ts';
 import { missingRight } from '../../src/auth/refusal.ts';
 import type { Event as EventRow } from '../../src/generated/prisma/client.ts';
 import { related } from '../../src/services/related.ts';
-import { Account } from './account.ts';
+import { accountRelation } from './account.ts';
 import { Venue } from './venue.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
@@ -84,13 +84,7 @@ export const Event = builder.prismaObject('Event', {
       description: 'Its venue, or null (also null, with an error, where you may not read venues).',
       resolve: (event, _args, ctx) => related(ctx, 'venue', event.venueId),
     }),
-    account: t.field({
-      ...column,
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts).',
-      resolve: (event, _args, ctx) => related(ctx, 'account', event.accountId),
-    }),
+    account: t.field({ ...column, ...accountRelation() }),
     timezone: t.expose('timezone', { ...column, type: 'TimeZone', description: 'IANA time zone in which new occurrences are given.' }),
     onSaleDate: t.expose('onSaleDate', { ...column, type: 'DateTime', nullable: true, description: 'When sales open, or null.' }),
     offSaleDate: t.expose('offSaleDate', { ...column, type: 'DateTime', nullable: true, description: 'When sales close, or null.' }),

@@ -6,7 +6,7 @@ import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
 import { checkoutUrl } from '../../src/services/sales/order-rows.ts';
 import type { PaymentInput } from '../../src/services/sales/confirm-order.ts';
 import { builder } from '../builder.ts';
-import { Account } from './account.ts';
+import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
 import { related } from '../../src/services/related.ts';
 import { Event, relatedEvent } from './event.ts';
@@ -69,12 +69,7 @@ export const Customer = builder.prismaObject('Customer', {
   authScopes: (customer, ctx) => seesCustomer(customer, ctx),
   fields: (t) => ({
     accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
-    account: t.field({
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts).',
-      resolve: (row, _args, ctx) => related(ctx, 'account', row.accountId),
-    }),
+    account: t.field(accountRelation()),
     email: t.exposeString('email', { description: 'Email address, lower-cased.' }),
     firstName: t.exposeString('firstName', { nullable: true, description: 'First name, or null.' }),
     lastName: t.exposeString('lastName', { nullable: true, description: 'Last name, or null.' }),
@@ -171,12 +166,7 @@ export const Pass = builder.prismaObject('Pass', {
   authScopes: (pass, ctx) => seesPass(pass, ctx),
   fields: (t) => ({
     accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
-    account: t.field({
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts).',
-      resolve: (row, _args, ctx) => related(ctx, 'account', row.accountId),
-    }),
+    account: t.field(accountRelation()),
     orderId: t.exposeID('orderId', { description: 'The order (ord_).' }),
     customerId: t.exposeID('customerId', { description: 'The customer (cus_).' }),
     ticketTypeId: t.exposeID('ticketTypeId', { description: 'Ticket type (tkt_).' }),
@@ -216,12 +206,7 @@ export const Order = builder.prismaObject('Order', {
     orderNumber: t.exposeString('orderNumber', { description: 'Human-friendly number (SV-XXXXXXXX), unique in the organisation.' }),
     status: t.expose('status', { type: OrderStatus, description: `${describeStatuses('order')}.` }),
     accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
-    account: t.field({
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts).',
-      resolve: (row, _args, ctx) => related(ctx, 'account', row.accountId),
-    }),
+    account: t.field(accountRelation()),
     channelId: t.exposeID('channelId', { nullable: true, description: 'The sales channel it was sold through (sch_).' }),
     customerId: t.exposeID('customerId', { description: 'The customer (cus_).' }),
     customer: t.relation('customer', { description: 'The customer.' }),

@@ -10,8 +10,7 @@ import {
   updateSalesChannelInput,
 } from '../../src/services/sales-channels.ts';
 import { builder } from '../builder.ts';
-import { related } from '../../src/services/related.ts';
-import { Account } from './account.ts';
+import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
@@ -55,12 +54,7 @@ export const SalesChannel = builder.prismaObject('SalesChannel', {
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
     accountId: t.exposeID('accountId', { description: 'The account whose events it sells.' }),
-    account: t.field({
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts).',
-      resolve: (row, _args, ctx) => related(ctx, 'account', row.accountId),
-    }),
+    account: t.field(accountRelation()),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     slug: t.exposeString('slug', { description: 'Slug, unique in the organisation.' }),
     channelType: t.field({ type: ChannelType, description: 'Where the channel sells.', resolve: (channel) => channel.channelType }),

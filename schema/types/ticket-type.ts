@@ -8,8 +8,7 @@ import {
   updateTicketTypeInput,
 } from '../../src/services/ticket-types.ts';
 import { builder } from '../builder.ts';
-import { related } from '../../src/services/related.ts';
-import { Account } from './account.ts';
+import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { Event, relatedEvent } from './event.ts';
@@ -29,12 +28,7 @@ export const TicketType = builder.prismaObject('TicketType', {
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
     accountId: t.exposeID('accountId', { description: "The event's account." }),
-    account: t.field({
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts).',
-      resolve: (row, _args, ctx) => related(ctx, 'account', row.accountId),
-    }),
+    account: t.field(accountRelation()),
     eventId: t.exposeID('eventId', { description: 'The event (evt_).' }),
     event: t.field({
       type: Event,

@@ -1,7 +1,6 @@
 import { createVenue, createVenueInput, getVenue, listVenues, updateVenue, updateVenueInput } from '../../src/services/venues.ts';
 import { builder } from '../builder.ts';
-import { related } from '../../src/services/related.ts';
-import { Account } from './account.ts';
+import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
@@ -17,12 +16,7 @@ export const Venue = builder.prismaObject('Venue', {
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
     accountId: t.exposeID('accountId', { description: 'Owning account.' }),
-    account: t.field({
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts).',
-      resolve: (row, _args, ctx) => related(ctx, 'account', row.accountId),
-    }),
+    account: t.field(accountRelation()),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     addressLine1: t.exposeString('addressLine1', { nullable: true, description: 'First address line, or null.' }),
     addressLine2: t.exposeString('addressLine2', { nullable: true, description: 'Second address line, or null.' }),

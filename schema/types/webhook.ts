@@ -23,8 +23,7 @@ import {
   type WebhookRecovery,
 } from '../../src/services/webhook-endpoints.ts';
 import { builder } from '../builder.ts';
-import { related } from '../../src/services/related.ts';
-import { Account } from './account.ts';
+import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
@@ -62,12 +61,7 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   authScopes: (endpoint, ctx) => mayRead(endpoint.accountId, ctx),
   fields: (t) => ({
     accountId: t.exposeID('accountId', { description: 'The account whose events it receives.' }),
-    account: t.field({
-      type: Account,
-      nullable: true,
-      description: 'Its account (null, with an error, where you may not read accounts).',
-      resolve: (row, _args, ctx) => related(ctx, 'account', row.accountId),
-    }),
+    account: t.field(accountRelation()),
     url: t.expose('url', { type: 'URL', description: 'Where deliveries are POSTed (http or https, normalised).' }),
     description: t.exposeString('description', { nullable: true, description: 'Free text (at most 500 characters), or null.' }),
     eventTypes: t.exposeStringList('eventTypes', { description: 'Subscribed event types; empty = every type.' }),

@@ -190,7 +190,7 @@ function isListOutput(type: GraphQLOutputType): boolean {
 }
 
 /** A Relay connection: its `nodes` and `edges` are the page. */
-function isConnection(type: GraphQLNamedType): boolean {
+export function isConnection(type: GraphQLNamedType): boolean {
   return isObjectType(type) && 'edges' in type.getFields() && 'pageInfo' in type.getFields();
 }
 

@@ -27,7 +27,6 @@ export const listRoleAssignmentsFilters = z.object({ userId: userId.nullish(), a
 
 /** What an assignment is answered with: its user, account and role. */
 export const ASSIGNMENT_INCLUDE = { user: { select: USER_FIELDS }, account: true, role: true } as const;
-const INCLUDE = ASSIGNMENT_INCLUDE;
 
 /** Assignments on the accounts where the caller may read them, optionally filtered. */
 /** A page of the role assignments on the accounts the caller may see, oldest first. */
@@ -49,7 +48,7 @@ export async function listRoleAssignments(ctx: RequestContext, raw: RawPageArgs 
     OLDEST_FIRST,
     (keyset) => ctx.db.roleAssignment.count({ where: { AND: [where, keyset] } }),
     ({ where: keyset, orderBy, skip, take }) =>
-      ctx.db.roleAssignment.findMany({ where: { AND: [where, keyset] }, include: INCLUDE, orderBy, skip, take }),
+      ctx.db.roleAssignment.findMany({ where: { AND: [where, keyset] }, include: ASSIGNMENT_INCLUDE, orderBy, skip, take }),
   );
 }
 
@@ -107,7 +106,7 @@ export async function assignRole(ctx: RequestContext, raw: z.input<typeof assign
   try {
     const assignment = await ctx.db.roleAssignment.create({
       data: { id: newId('roleAssignment'), organisationId: ctx.organisation!.id, ...input },
-      include: INCLUDE,
+      include: ASSIGNMENT_INCLUDE,
     });
     forgetCachedAccess(ctx);
     return assignment;
@@ -153,7 +152,7 @@ export async function replaceRoles(ctx: RequestContext, raw: Raw<z.input<typeof 
     }
     return tx.roleAssignment.findMany({
       where: { userId: input.userId, accountId: input.accountId },
-      include: INCLUDE,
+      include: ASSIGNMENT_INCLUDE,
       orderBy: { createdAt: 'asc' },
     });
   });
@@ -163,7 +162,7 @@ export async function replaceRoles(ctx: RequestContext, raw: Raw<z.input<typeof 
 
 /** One assignment on an account where the caller may read assignments; any other id is NOT_FOUND. */
 export async function getRoleAssignment(ctx: RequestContext, id: string) {
-  const assignment = await ctx.db.roleAssignment.findFirst({ where: { id, role: { isDeleted: false } }, include: INCLUDE });
+  const assignment = await ctx.db.roleAssignment.findFirst({ where: { id, role: { isDeleted: false } }, include: ASSIGNMENT_INCLUDE });
   if (!assignment || !ctx.access.allows('role_assignments', 'read', assignment.accountId)) {
     throw AppError.notFound('Role assignment not found.');
   }
