@@ -58,7 +58,10 @@ export interface Window {
 
 /** The rows of a page/limit page (the /v1 pagination, and lists without cursors). */
 export function pageWindow(raw: RawPageArgs): Window {
-  const args = validate(pageArgs, raw);
+  return windowOf(validate(pageArgs, raw));
+}
+
+function windowOf(args: { page?: number | null; limit?: number | null }): Window {
   const page = args.page ?? 1;
   const limit = args.limit ?? DEFAULT_LIMIT;
   return { offset: (page - 1) * limit, take: limit, page, limit };
@@ -193,7 +196,7 @@ export type PageRequest =
 export function pageRequest(args: RawPageArgs, sort: SortKey): PageRequest {
   const given = validate(pageArgs, args);
   if (given.first == null && given.after == null && given.last == null && given.before == null) {
-    return { kind: 'offset', window: pageWindow(given) };
+    return { kind: 'offset', window: windowOf(given) };
   }
   const conflict = (path: string, message: string) => AppError.validation([{ path, message }]);
   if (given.first != null && given.last != null) throw conflict('last', 'first and last cannot be combined');
