@@ -24,6 +24,43 @@ const booleanFlag = z
   .default('false')
   .transform((v) => v === 'true' || v === '1');
 
+/** The two buckets of an organisation's GraphQL cost (src/limits/cost-budget.ts). */
+export type CostLane = 'admin' | 'sales';
+
+/** One organisation's own restore rate (and budget) in one lane, from COST_RATE_OVERRIDES. */
+export interface CostOverride {
+  /** The organisation's slug or id. */
+  organisation: string;
+  lane: CostLane;
+  restoreRate: number;
+  /** Unset: as many seconds of restoring as the lane's default budget holds. */
+  budget?: number;
+}
+
+const COST_OVERRIDE = /^([^\s=,/:]+)(?:\/(admin|sales))?=(\d+(?:\.\d+)?)(?::(\d+))?$/;
+
+const costPoints = z.coerce.number().int().min(1).max(1_000_000_000_000);
+const costRate = z.coerce.number().min(0.001).max(1_000_000_000_000);
+
+const costOverrides = z
+  .string()
+  .default('')
+  .transform((text, ctx) => {
+    const overrides: CostOverride[] = [];
+    for (const part of text.split(',').map((item) => item.trim())) {
+      if (part === '') continue;
+      const match = COST_OVERRIDE.exec(part);
+      const restoreRate = Number(match?.[3]);
+      const budget = match?.[4] === undefined ? undefined : Number(match[4]);
+      if (!match || !(restoreRate >= 0.001) || (budget !== undefined && budget < 1)) {
+        ctx.addIssue({ code: 'custom', message: '<organisation slug or id>[/sales]=<points per second>[:<budget>], comma-separated' });
+        return z.NEVER;
+      }
+      overrides.push({ organisation: match[1]!, lane: (match[2] as CostLane | undefined) ?? 'admin', restoreRate, budget });
+    }
+    return overrides;
+  });
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -102,6 +139,18 @@ const schema = z.object({
   MAGIC_LINK_TTL: duration.default(parseDuration('15m') as never),
   /** Lifetime of a customer token (GET /live/sales/me/orders). */
   CUSTOMER_TOKEN_TTL: duration.default(parseDuration('1h') as never),
+  /**
+   * Each organisation's GraphQL cost budget (operationCost's points), one bucket per lane shared by
+   * every API process: admin traffic (staff, API keys, embed tokens on /graphql and /v1) and sales
+   * traffic (channel keys and customer tokens on /live). A bucket holds _BUDGET points and restores
+   * _RESTORE_RATE points a second; docs/configuration.md says how the defaults were chosen.
+   */
+  COST_ADMIN_BUDGET: costPoints.default(2_000_000),
+  COST_ADMIN_RESTORE_RATE: costRate.default(1_000_000),
+  COST_SALES_BUDGET: costPoints.default(8_000_000),
+  COST_SALES_RESTORE_RATE: costRate.default(4_000_000),
+  /** Organisations with a rate of their own: `<slug or id>[/sales]=<points per second>[:<budget>],…` (admin lane unless /sales). */
+  COST_RATE_OVERRIDES: costOverrides,
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .default('5s,5m,30m,2h,5h,10h,10h')

@@ -41,12 +41,13 @@ function plainParams(body: unknown): Params | undefined {
 /**
  * /graphql's common request — a POST of one JSON query from a client that takes a JSON answer — run
  * through the same envelop pipeline Yoga runs (the bounded parser and its cache, validation with
- * the limits rule and its cache, variable and cost checks, compiled execution, the result cache,
- * metrics and traces, error masking) and answered as Yoga answers it (its media type negotiation
- * and, for results with errors, its own result processor), without Yoga's fetch-API layer: a
- * Request and a Response object per request, and a chain of promise helpers through every plugin's
- * HTTP hooks, which cost ~0.1 ms of the API's CPU per request — about what the rest of a list
- * request's HTTP handling costs.
+ * the limits rule and its cache, variable and cost checks, the organisation's cost budget and
+ * extensions.cost, compiled execution, the result cache, metrics and traces, error masking) and
+ * answered as Yoga answers it (its media type negotiation and, for results with errors — a 429 of
+ * the cost budget among them, with its Retry-After — its own result processor), without Yoga's
+ * fetch-API layer: a Request and a Response object per request, and a chain of promise helpers
+ * through every plugin's HTTP hooks, which cost ~0.1 ms of the API's CPU per request — about what
+ * the rest of a list request's HTTP handling costs.
  *
  * Everything else goes on to Yoga unchanged, and so does any request this path would answer
  * differently from it: other methods and media types, bodies that are not one plain query object

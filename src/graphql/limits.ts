@@ -13,6 +13,7 @@ import {
   TokenKind,
   type ASTVisitor,
   type DocumentNode,
+  type ExecutionResult,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
@@ -24,6 +25,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { CostBucket, CostBudgets, CostCaller, CostCharge, CostReport } from '../limits/cost-budget.ts';
 import { LIMITS, type LimitName } from '../limits/limits.ts';
 import { MAX_LIMIT } from '../pagination.ts';
 import { findUnsafeString, inputProblem } from '../http/input-safety.ts';
@@ -39,7 +41,8 @@ import { variableIssues, variablesError } from './variables.ts';
  * - depth, aliases, sign-in mutations, and strings PostgreSQL cannot store: one validation pass;
  * - cost: fields count 1, a list multiplies its selection by its page size (the `limit`/`first`
  *   argument, from the variables when given that way; 20 by default; 10 for a list without one),
- *   checked with the variables right before execution.
+ *   checked with the variables right before execution, and charged there to the organisation's
+ *   cost budget (src/limits/cost-budget.ts), which the answer reports in extensions.cost.
  *
  * Written here rather than taken from graphql-armor because the contract wants every refusal to
  * name its limit (`extensions.limit`, `extensions.max`) with the service's error code, and because
@@ -62,11 +65,11 @@ const DEFAULT_PAGE_SIZE = 20;
 const DEFAULT_LIST_SIZE = 10;
 
 /** The refusal of a limit: 400 before execution, VALIDATION_FAILED naming the limit. */
-export function limitError(limit: LimitName, message: string, nodes?: readonly FieldNode[]): GraphQLError {
+export function limitError(limit: LimitName, message: string, nodes?: readonly FieldNode[], max: number = LIMITS[limit]): GraphQLError {
   return new GraphQLError(message, {
     nodes,
     // spec: false keeps the 400 for application/json too (Yoga answers spec validation errors 200 there).
-    extensions: { code: 'VALIDATION_FAILED', limit, max: LIMITS[limit], http: { status: 400, spec: false } },
+    extensions: { code: 'VALIDATION_FAILED', limit, max, http: { status: 400, spec: false } },
   });
 }
 
@@ -293,18 +296,141 @@ export function operationCost(
   return costOf(operation.selectionSet, root, undefined, new Set());
 }
 
-/** The refusal when an operation's cost is over the budget; undefined when it is within. */
-export function costRefusal(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operationName: string | null | undefined,
-  variables: Record<string, unknown>,
-): GraphQLError | undefined {
-  const cost = operationCost(schema, document, operationName, variables);
-  if (cost <= LIMITS.maxCost) return undefined;
+/**
+ * The refusal of an operation that costs more than `max` (LIMITS.maxCost, or the caller's whole
+ * cost budget when that is smaller: waiting would never let it run); undefined when it is within.
+ */
+export function costRefusal(cost: number, max: number = LIMITS.maxCost): GraphQLError | undefined {
+  if (cost <= max) return undefined;
   return limitError(
     'maxCost',
-    `The operation would cost ${cost}; the budget is ${LIMITS.maxCost} (lists count their page size: ask for smaller pages).`,
+    `The operation would cost ${cost}; the budget is ${max} (lists count their page size: ask for smaller pages).`,
+    undefined,
+    max,
+  );
+}
+
+/**
+ * What an executed operation cost by operationCost's rule, counted on what it answered: a list
+ * counts its real length (3 events of a page of 50 cost 3 times the selection), a field absent from
+ * the answer (skipped, or under a null or failed parent) nothing. A list sized by its arguments
+ * costs at most what operationCost said; one without a size argument (estimated at 10) may cost
+ * more. The walk follows a plan made once per document (see costPlan), so a page of events costs
+ * one addition per event, not one look-up per field.
+ */
+export function resultCost(document: DocumentNode, operationName: string | null | undefined, data: unknown): number {
+  const plan = costPlanOf(document, operationName);
+  return plan ? planCost(plan, data) : 0;
+}
+
+/**
+ * How to count one selection set on an answered object. Fields selected directly, without @skip
+ * or @include, are in every object GraphQL answers for it (null when they failed or are null):
+ * they count as one constant. Fields of fragments or with those directives are looked up.
+ */
+interface CostPlan {
+  /** Fields always present: each costs 1. */
+  always: number;
+  /** Fields to descend into, and fields that may be absent (`counted: false`: not in `always`). */
+  fields: Array<{ key: string; below: CostPlan | undefined; counted: boolean }>;
+}
+
+const costPlans = new WeakMap<DocumentNode, Map<string, CostPlan | null>>();
+
+function costPlanOf(document: DocumentNode, operationName: string | null | undefined): CostPlan | null {
+  let byOperation = costPlans.get(document);
+  if (!byOperation) costPlans.set(document, (byOperation = new Map<string, CostPlan | null>()));
+  const key = operationName ?? '';
+  let plan = byOperation.get(key);
+  if (plan === undefined) {
+    plan = costPlan(document, operationName);
+    byOperation.set(key, plan);
+  }
+  return plan;
+}
+
+function costPlan(document: DocumentNode, operationName: string | null | undefined): CostPlan | null {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  let operation;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    else if (definition.kind === Kind.OPERATION_DEFINITION && (!operationName || definition.name?.value === operationName)) {
+      operation ??= definition;
+    }
+  }
+  if (!operation) return null;
+  const planOf = (selectionSet: SelectionSetNode, visiting: Set<string>): CostPlan => {
+    const plan: CostPlan = { always: 0, fields: [] };
+    const collect = (selections: SelectionSetNode, direct: boolean) => {
+      for (const selection of selections.selections) {
+        if (selection.kind === Kind.INLINE_FRAGMENT) {
+          collect(selection.selectionSet, false);
+        } else if (selection.kind === Kind.FRAGMENT_SPREAD) {
+          const fragment = fragments.get(selection.name.value);
+          if (!fragment || visiting.has(fragment.name.value)) continue;
+          visiting.add(fragment.name.value);
+          collect(fragment.selectionSet, false);
+          visiting.delete(fragment.name.value);
+        } else {
+          const name = selection.name.value;
+          if (name === '__typename' || INTROSPECTION_ROOTS.has(name)) continue;
+          const counted = direct && !selection.directives?.length;
+          const below = selection.selectionSet ? planOf(selection.selectionSet, visiting) : undefined;
+          if (counted) plan.always += 1;
+          if (below || !counted) plan.fields.push({ key: selection.alias?.value ?? name, below, counted });
+        }
+      }
+    };
+    collect(selectionSet, true);
+    return plan;
+  };
+  return planOf(operation.selectionSet, new Set());
+}
+
+function planCost(plan: CostPlan, value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  if (Array.isArray(value)) {
+    let total = 0;
+    for (const item of value) total += planCost(plan, item);
+    return total;
+  }
+  let total = plan.always;
+  for (const field of plan.fields) {
+    const below = (value as Record<string, unknown>)[field.key];
+    if (below === undefined) continue;
+    if (!field.counted) total += 1;
+    if (field.below) total += planCost(field.below, below);
+  }
+  return total;
+}
+
+/** Results answered with extensions.cost, and the result each was made from (see serialisedResult). */
+const costed = new WeakMap<object, { base: ExecutionResult; cost: CostReport }>();
+
+/** `result` with extensions.cost; a new object, since `result` may be the result cache's. */
+export function withCost(result: ExecutionResult, cost: CostReport): ExecutionResult {
+  const answered = { ...result, extensions: { ...result.extensions, cost } };
+  costed.set(answered, { base: result, cost });
+  return answered;
+}
+
+/** The result an answer was made from by withCost, with its cost; undefined for any other. */
+export function costedFrom(result: object): { base: ExecutionResult; cost: CostReport } | undefined {
+  return costed.get(result);
+}
+
+/** The refusal of an operation its organisation's bucket cannot pay now: 429 with Retry-After. */
+function costRateLimited(bucket: CostBucket, requested: number, retryAfterSeconds: number, requestId: unknown): GraphQLError {
+  return new GraphQLError(
+    `The organisation's ${bucket.lane} cost budget has ${bucket.remaining()} of ${bucket.budget} points left and this operation asks for ${requested}; it restores ${bucket.restoreRate} points a second: try again in ${retryAfterSeconds} s.`,
+    {
+      extensions: {
+        code: 'RATE_LIMITED',
+        ...(typeof requestId === 'string' ? { requestId } : {}),
+        // spec: false: a 429 for application/json clients too.
+        http: { status: 429, headers: { 'Retry-After': String(retryAfterSeconds) }, spec: false },
+      },
+    },
   );
 }
 
@@ -328,9 +454,12 @@ export function paramsRefusal(params: { query?: unknown; variables?: unknown }):
 
 /**
  * The limits as a Yoga (envelop) plugin: the token-bounded parser, the validation rule, variables
- * that are safe to store and not nested too deep, and the cost check before execution.
+ * that are safe to store and not nested too deep, and the cost check before execution. With
+ * `budgets`, each operation is also charged to its organisation's cost budget (requested before it
+ * runs, refunded to actual after; src/limits/cost-budget.ts), and every result of an operation that
+ * got as far as its cost (answered, refused for its cost or its budget) carries extensions.cost.
  */
-export function operationLimitsPlugin<Context extends object>(): Plugin<Context> {
+export function operationLimitsPlugin<Context extends object>(budgets?: CostBudgets): Plugin<Context> {
   return {
     // Answered here rather than from the parser: Yoga marks parse errors as the GraphQL-over-HTTP
     // kind that application/json answers with 200, and a refused limit is a 400 for every client.
@@ -352,8 +481,35 @@ export function operationLimitsPlugin<Context extends object>(): Plugin<Context>
         setResultAndStopExecution({ errors: [variablesError(issues)] });
         return;
       }
-      const refusal = costRefusal(args.schema, args.document, args.operationName, variables);
-      if (refusal) setResultAndStopExecution({ errors: [refusal] });
+      const requested = operationCost(args.schema, args.document, args.operationName, variables);
+      const caller = args.contextValue as CostCaller & { requestId?: unknown };
+      const bucket = budgets?.bucketOf(caller);
+      const report = (actual: number): CostReport =>
+        bucket?.report(requested, actual) ?? { requested, actual, budget: null, remaining: null, restoreRate: null };
+      const refusal = costRefusal(requested, Math.min(LIMITS.maxCost, bucket?.budget ?? LIMITS.maxCost));
+      if (refusal) {
+        setResultAndStopExecution(withCost({ errors: [refusal] }, report(0)));
+        return;
+      }
+      const answered = {
+        onExecuteDone({ result, setResult }: { result: unknown; setResult: (result: ExecutionResult) => void }) {
+          if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return;
+          const executed = result as ExecutionResult;
+          const actual = resultCost(args.document, args.operationName, executed.data);
+          if (bucket) budgets!.settle(bucket, requested, actual);
+          setResult(withCost(executed, report(actual)));
+        },
+      };
+      if (!bucket) return answered;
+      const paidOrNot = (charge: CostCharge) => {
+        if (charge.paid) return answered;
+        setResultAndStopExecution(
+          withCost({ errors: [costRateLimited(bucket, requested, charge.retryAfterSeconds, caller.requestId)] }, report(0)),
+        );
+        return undefined;
+      };
+      const charge = budgets!.charge(bucket, requested);
+      return charge instanceof Promise ? charge.then(paidOrNot) : paidOrNot(charge);
     },
   };
 }

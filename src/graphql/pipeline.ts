@@ -9,14 +9,15 @@ import type { Runtime } from '../runtime.ts';
 import { graphqlArgs } from './execution-args.ts';
 import { GRAPHIQL_EXAMPLES } from './graphiql-examples.ts';
 import { compiledExecution } from './jit.ts';
-import { operationLimitsPlugin } from './limits.ts';
+import { costedFrom, operationLimitsPlugin } from './limits.ts';
+import { CostBudgets } from '../limits/cost-budget.ts';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { tracer } from '../tracing.ts';
 
 /**
  * The one GraphQL pipeline. /graphql is Yoga over HTTP; /v1 and /live run their fixed operations
- * through the very same envelop plugins (limits, the result cache, error masking) with
- * `execute`, so a plugin added here applies to every surface.
+ * through the very same envelop plugins (limits and the organisation's cost budget, the result
+ * cache, error masking) with `execute`, so a plugin added here applies to every surface.
  */
 export interface GraphqlPipeline {
   schema: GraphQLSchema;
@@ -54,8 +55,22 @@ export function negotiatedJsonMediaType(accept: string | null | undefined): stri
   return chosen;
 }
 
-/** An error-free result as JSON, serialised once per result object (see above). */
+/**
+ * An error-free result as JSON, serialised once per result object (see above). An answer that is a
+ * result with extensions.cost added (limits.ts withCost: a new object per request, around a result
+ * the result cache may hand out again) is its result's JSON with the cost appended, as
+ * JSON.stringify would write it.
+ */
 export function serialisedResult(result: object): string {
+  const costed = costedFrom(result);
+  if (costed && costed.base.extensions === undefined) {
+    const body = serialisedOnce(costed.base);
+    if (body.length > 2) return `${body.slice(0, -1)},"extensions":{"cost":${JSON.stringify(costed.cost)}}}`;
+  }
+  return serialisedOnce(result);
+}
+
+function serialisedOnce(result: object): string {
   let body = serialised.get(result);
   if (body === undefined) {
     body = JSON.stringify(result);
@@ -200,7 +215,13 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema, s
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     // The context was built once by src/http/request-context.ts.
     context: ({ res }) => res.locals.ctx as RequestContext,
-    plugins: [operationLimitsPlugin(), compiledExecution<RequestContext>(), resultCache, operationObservability, fastSerialisation],
+    plugins: [
+      operationLimitsPlugin(new CostBudgets(runtime.db, runtime.config, logger)),
+      compiledExecution<RequestContext>(),
+      resultCache,
+      operationObservability,
+      fastSerialisation,
+    ],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),
       info: (...args) => logger.info({ args }, 'yoga'),

@@ -241,6 +241,9 @@ describe('embed sessions', () => {
       { input: { accountId: org.account.id, scopes: ['events.read'] } },
       { token: org.adminToken, org: org.slug },
     );
-    expect(res.body).toEqual({ data: { createEmbedSession: { embedSession: { accountId: org.account.id }, userErrors: [] } } });
+    expect(res.body).toEqual({
+      data: { createEmbedSession: { embedSession: { accountId: org.account.id }, userErrors: [] } },
+      extensions: { cost: expect.any(Object) },
+    });
   });
 });

@@ -226,7 +226,10 @@ describe('/me', () => {
 
   it('GraphQL answers the same fields', async () => {
     const res = await graphql(app, '{ me { id email } myRoles { isOrgAdmin } }', {}, { token: org.adminToken, org: org.slug });
-    expect(res.body).toEqual({ data: { me: { id: org.user.personId, email: org.email }, myRoles: { isOrgAdmin: true } } });
+    expect(res.body).toEqual({
+      data: { me: { id: org.user.personId, email: org.email }, myRoles: { isOrgAdmin: true } },
+      extensions: { cost: expect.any(Object) },
+    });
     const anonymous = await graphql(app, '{ me { id } }', {}, { org: org.slug });
     expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });

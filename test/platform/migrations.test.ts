@@ -58,6 +58,7 @@ const TABLES = [
   'idempotency_keys',
   'periodic_tasks',
   'webhook_leases',
+  'cost_budgets',
 ];
 
 describe('the committed migrations', () => {

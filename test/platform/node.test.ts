@@ -75,7 +75,7 @@ describe('node and nodes', () => {
     const { key } = await createApiKey(app, org, ['venues.read']);
     const asKey = { token: key, org: org.slug };
     const venue = await graphql(app, 'query ($id: ID!) { node(id: $id) { id } }', { id: catalogue.venueId }, asKey);
-    expect(venue.body).toEqual({ data: { node: { id: catalogue.venueId } } });
+    expect(venue.body).toEqual({ data: { node: { id: catalogue.venueId } }, extensions: { cost: expect.any(Object) } });
     const direct = await graphql(app, 'query ($id: ID!) { event(id: $id) { id } }', { id: catalogue.eventId }, asKey);
     const viaNode = await graphql(app, 'query ($id: ID!) { node(id: $id) { id } }', { id: catalogue.eventId }, asKey);
     expect(viaNode.body.data.node).toBeNull();
