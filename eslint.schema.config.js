@@ -28,7 +28,7 @@ function graphqlSchemaRules() {
           { listTypeCanWrapOnlyEdgeType: false, shouldImplementNode: true, withEdgeSuffix: true },
         ],
         // Entities carry `id: ID!` and are Nodes (test/platform/node.test.ts). These types are not
-        // entities: mutation payloads, pages, answers of an operation, settings, and views that
+        // entities: mutation payloads, pages, answers of an operation, settings, values (Money), and views that
         // name an entity's id (`ListingEvent.eventId`) rather than claiming it.
         '@graphql-eslint/strict-id-in-types': [
           'error',
@@ -55,6 +55,7 @@ function graphqlSchemaRules() {
                 'ListingEvent',
                 'ListingOccurrence',
                 'ListingTicketType',
+                'Money',
                 'MyPermissions',
                 'MyRoles',
                 'OrganisationMembership',

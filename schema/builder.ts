@@ -9,6 +9,7 @@ import {
   HexColorCodeResolver,
   JSONObjectResolver,
   LocalDateResolver,
+  SafeIntResolver,
   TimeZoneResolver,
   URLResolver,
 } from 'graphql-scalars';
@@ -56,6 +57,7 @@ export const builder = new SchemaBuilder<{
     HexColorCode: { Input: string; Output: string };
     JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
     LocalDate: { Input: string; Output: string };
+    SafeInt: { Input: number; Output: number };
     TimeZone: { Input: string; Output: string };
     URL: { Input: string; Output: URL | string };
   };
@@ -143,6 +145,8 @@ builder.addScalarType('EmailAddress', handedOver(EmailAddressResolver));
 builder.addScalarType('HexColorCode', handedOver(HexColorCodeResolver));
 builder.addScalarType('JSONObject', JSONObjectResolver);
 builder.addScalarType('LocalDate', handedOver(LocalDateResolver));
+// Sums of money (revenue) outgrow GraphQL's 32-bit Int: 2^31 cents are 21 million euros (schema/types/money.ts).
+builder.addScalarType('SafeInt', SafeIntResolver);
 builder.addScalarType('TimeZone', handedOver(TimeZoneResolver, checkZone(TimeZoneResolver.serialize.bind(TimeZoneResolver))));
 builder.addScalarType('URL', handedOver(URLResolver));
 

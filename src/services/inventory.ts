@@ -11,6 +11,11 @@ import type { Statement, TenantStatements, TransactionStatements } from '../db/s
  * The capacity is the catalogue's at the moment of the hold (the occurrence's when set, else the
  * ticket type's; null = unlimited) and is written with the hold, so a capacity changed in the
  * catalogue applies to the next hold. Release and sale never touch it.
+ *
+ * The row also keeps its revenue, per currency (migration 20261127120000): a sale adds its line's
+ * total in the same UPDATE that moves `sold`, and a refund or cancellation of a confirmed order takes
+ * it back in the UPDATE that returns its tickets, so src/services/revenue.ts reads money without
+ * scanning orders (test/sales/revenue.test.ts).
  */
 
 /** A transaction client of either handle (tenant-scoped for requests, plain for system sweeps). */
@@ -93,35 +98,70 @@ function holdStatement(tx: TenantStatements, line: InventoryLine & { capacity: n
 
 type Change = 'sell' | 'release' | 'return';
 
+/** A line's money as its order was charged: its total, in minor units of its currency. */
+export interface LineMoney {
+  totalAmount: number;
+  currency: string;
+}
+
+/**
+ * What a move needs of a line: its tickets, and for a sale or a return its money. A return gives
+ * back the line's whole total whatever `quantity` of its tickets goes back on sale: a refunded or
+ * cancelled order is repaid in full, passes already used included (their seats stay sold).
+ */
+export type MovedLine<C extends Change> = C extends 'release' ? InventoryLine : InventoryLine & LineMoney;
+
 /** What a change adds to `held` and to `sold`. */
 function counterChanges(change: Change, q: number): [held: number, sold: number] {
   return change === 'sell' ? [-q, q] : change === 'release' ? [-q, 0] : [0, -q];
 }
 
-/** Moves tickets between the counters: held -> sold (confirm), held -> free (cancel pending), sold -> free (cancel/refund confirmed). */
-export async function move(tx: Tx, organisationId: string, line: InventoryLine, change: Change): Promise<void> {
+/** What a change adds to the row's revenue: the line's total on a sale, its negative on a return (MovedLine carries it). */
+function revenueChange(change: Change, line: InventoryLine): { currency: string; amount: number } | null {
+  if (change === 'release') return null;
+  const { totalAmount, currency } = line as InventoryLine & LineMoney;
+  return { currency, amount: change === 'sell' ? totalAmount : -totalAmount };
+}
+
+/**
+ * Moves tickets between the counters, and their money with them: held -> sold (confirm), held ->
+ * free (cancel pending), sold -> free (cancel/refund confirmed).
+ */
+export async function move<C extends Change>(tx: Tx, organisationId: string, line: MovedLine<C>, change: C): Promise<void> {
   const db = tx as unknown as Database;
   const [held, sold] = counterChanges(change, line.quantity);
-  const updated = await db.$executeRaw`
+  const revenue = revenueChange(change, line);
+  const updated = revenue
+    ? await db.$executeRaw`
+    UPDATE "inventories" SET "held" = "held" + ${held}, "sold" = "sold" + ${sold},
+           "revenue" = revenue_plus("revenue", ${revenue.currency}::text, ${revenue.amount}::bigint), "updatedAt" = now()
+     WHERE "organisationId" = ${organisationId} AND "ticketTypeId" = ${line.ticketTypeId} AND "occurrenceId" = ${line.occurrenceId}`
+    : await db.$executeRaw`
     UPDATE "inventories" SET "held" = "held" + ${held}, "sold" = "sold" + ${sold}, "updatedAt" = now()
      WHERE "organisationId" = ${organisationId} AND "ticketTypeId" = ${line.ticketTypeId} AND "occurrenceId" = ${line.occurrenceId}`;
-  if (updated !== 1) throw new Error(`inventory row of ${line.ticketTypeId}/${line.occurrenceId} is missing`);
+  if (updated !== 1) throw missingRow(line);
 }
 
 /** `move` in a transaction of hand-written statements (src/db/sql.ts). */
-async function moveSql(tx: TenantStatements, line: InventoryLine, change: Change): Promise<void> {
+async function moveSql<C extends Change>(tx: TenantStatements, line: MovedLine<C>, change: C): Promise<void> {
   if ((await tx.rows(moveStatement(tx, line, change))).length !== 1) throw missingRow(line);
 }
 
 /** `moveSql` as the transaction's last statement, sent with its COMMIT (see holdLastSql). */
-async function moveLastSql(tx: TransactionStatements, line: InventoryLine, change: Change): Promise<void> {
+async function moveLastSql<C extends Change>(tx: TransactionStatements, line: MovedLine<C>, change: C): Promise<void> {
   if (!(await lastWithCommit(tx, moveStatement(tx, line, change), MISSING_ROW))) throw missingRow(line);
 }
 
-function moveStatement(tx: TenantStatements, line: InventoryLine, change: Change): Statement {
+function moveStatement<C extends Change>(tx: TenantStatements, line: MovedLine<C>, change: C): Statement {
   const [held, sold] = counterChanges(change, line.quantity);
+  const revenue = revenueChange(change, line);
   const sql = tx.statement();
-  sql.add(`UPDATE "inventories" SET "held" = "held" + ${sql.param(held)}::int, "sold" = "sold" + ${sql.param(sold)}::int, "updatedAt" = now()
+  // The money rides in the UPDATE that moves the tickets: no statement of its own, and the row lock
+  // that orders every buyer of the ticket type orders its revenue too.
+  const earned = revenue
+    ? `"revenue" = revenue_plus("revenue", ${sql.param(revenue.currency)}::text, ${sql.param(revenue.amount)}::bigint), `
+    : '';
+  sql.add(`UPDATE "inventories" SET "held" = "held" + ${sql.param(held)}::int, "sold" = "sold" + ${sql.param(sold)}::int, ${earned}"updatedAt" = now()
      WHERE "organisationId" = $1 AND "ticketTypeId" = ${sql.param(line.ticketTypeId)} AND "occurrenceId" = ${sql.param(line.occurrenceId)}
     RETURNING 1 AS moved`);
   return sql;
@@ -147,7 +187,11 @@ export async function holdAllThenCommit<T extends InventoryLine & { capacity: nu
 }
 
 /** Moves every line (in lockOrder), the last of them sent with the transaction's COMMIT (see holdAllThenCommit). */
-export async function moveAllThenCommit(tx: TransactionStatements, lines: readonly InventoryLine[], change: Change): Promise<void> {
+export async function moveAllThenCommit<C extends Change>(
+  tx: TransactionStatements,
+  lines: readonly MovedLine<C>[],
+  change: C,
+): Promise<void> {
   const ordered = lockOrder(lines);
   for (const line of ordered.slice(0, -1)) await moveSql(tx, line, change);
   await moveLastSql(tx, ordered.at(-1)!, change);

@@ -19,7 +19,8 @@ const TRANSITIONS = {
 
 /**
  * Cancels (pending or confirmed) or refunds (confirmed) an order: passes not yet redeemed are
- * voided and their tickets go back on sale (redeemed ones stay sold); order.cancelled / order.refunded. Payments are test payments, so a
+ * voided and their tickets go back on sale (redeemed ones stay sold), and a confirmed order's whole
+ * total leaves the revenue; order.cancelled / order.refunded. Payments are test payments, so a
  * refund moves no money; a real payment provider would be called here, before the commit.
  */
 export async function changeOrder(ctx: RequestContext, id: string, action: 'cancel' | 'refund'): Promise<Order> {
@@ -42,14 +43,15 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
       for (const line of lockOrder(lines)) await move(tx, order.organisationId, line, 'release');
     } else {
       // Only tickets whose pass is voided now go back on sale: a redeemed pass was used, its seat
-      // stays sold (or the occurrence would be sold twice over).
+      // stays sold (or the occurrence would be sold twice over). The money goes back in full, so
+      // every line moves, one with no ticket returned included (test/sales/revenue.test.ts).
       const voided = await tx.pass.updateManyAndReturn({
         where: { orderId: order.id, status: 'issued' },
         data: { status: 'void' },
         select: { lineItemId: true },
       });
       const returned = lines.map((line) => ({ ...line, quantity: voided.filter((pass) => pass.lineItemId === line.id).length }));
-      for (const line of lockOrder(returned)) if (line.quantity > 0) await move(tx, order.organisationId, line, 'return');
+      for (const line of lockOrder(returned)) await move(tx, order.organisationId, line, 'return');
     }
     await webhooks.record({
       organisationId: order.organisationId,

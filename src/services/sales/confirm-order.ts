@@ -129,7 +129,8 @@ async function confirmationFacts(
                 WHERE li."organisationId" = $1 AND li."orderId" = ${orderId}
                   FOR SHARE OF o, e) s) AS shows,
       (SELECT coalesce(json_agg(json_build_object('id', li.id, 'ticketTypeId', li."ticketTypeId", 'occurrenceId', li."occurrenceId",
-                'quantity', li.quantity, 'ticketTypeName', li."ticketTypeName", 'eventName', e.name, 'startsAt', o."startsAt") ORDER BY li."createdAt", li.id), '[]')
+                'quantity', li.quantity, 'totalAmount', li."totalAmount", 'currency', li.currency,
+                'ticketTypeName', li."ticketTypeName", 'eventName', e.name, 'startsAt', o."startsAt") ORDER BY li."createdAt", li.id), '[]')
          FROM order_line_items li
          JOIN event_occurrences o ON o."organisationId" = li."organisationId" AND o.id = li."occurrenceId"
          JOIN events e ON e."organisationId" = o."organisationId" AND e.id = o."eventId"
@@ -156,7 +157,8 @@ async function confirmationFacts(
 
 /**
  * The confirmation itself, in the caller's transaction of hand-written statements: paid, passes
- * and entitlements issued (one statement), webhooks recorded (one), tickets sold (one per line).
+ * and entitlements issued (one statement), webhooks recorded (one), tickets sold and their line
+ * totals added to the revenue (one per line).
  */
 async function confirmedSql(
   tx: TransactionStatements,

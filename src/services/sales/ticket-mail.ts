@@ -8,6 +8,9 @@ export interface ConfirmedLine {
   ticketTypeId: string;
   occurrenceId: string;
   quantity: number;
+  /** The line's total in minor units of `currency`, as the order is charged. */
+  totalAmount: number;
+  currency: string;
   ticketTypeName: string;
   eventName: string;
   startsAt: string;
