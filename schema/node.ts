@@ -67,6 +67,15 @@ const NESTED_KINDS: Record<string, NestedKind> = {
     parent: 'pass',
     find: async (ctx, id) => withParent(await ctx.db.redemption.findUnique({ where: { id } }), (row) => row.passId),
   },
+  wha: {
+    type: 'WebhookAttempt',
+    parent: 'webhookDelivery',
+    find: async (ctx, id) => {
+      // An attempt is shown under its delivery's account.
+      const row = await ctx.db.webhookAttempt.findUnique({ where: { id }, include: { delivery: { select: { accountId: true } } } });
+      return row && { row: { ...row, accountId: row.delivery.accountId }, parentId: row.deliveryId };
+    },
+  },
   schk: {
     type: 'ChannelKey',
     parent: 'salesChannel',

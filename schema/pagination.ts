@@ -46,6 +46,13 @@ export function pagedConnection<T>(type: ObjectRef<typeof builder.$inferSchemaTy
   );
 }
 
+/**
+ * The mark of a filter argument only /v1 and /live pass, in their contract's shape: the schema
+ * /graphql serves leaves it out (schema/public.ts), where a typed argument takes its place. (Their
+ * page/limit on connections are left out there too, by the connection rule.)
+ */
+export const REST_ONLY = { restOnly: true } as const;
+
 /** page/limit arguments for list fields, beside the Relay ones. */
 export function pageArgsFor<Arg>(t: { arg: { int: (options: { description: string }) => Arg } }): { page: Arg; limit: Arg } {
   return {

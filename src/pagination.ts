@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from './errors.ts';
+import { instant as anInstant } from './time-zones.ts';
 import { validate, type Raw } from './validation.ts';
 
 /**
@@ -127,27 +128,52 @@ export const OLDEST_FIRST: SortKey = [
   ['id', 'asc'],
 ];
 
-type CursorValue = string | number | boolean | { t: string };
+type CursorValue = string | number | boolean | { t: string } | null;
+
+/**
+ * One of the orders a client may ask a list for (`events(orderBy:)`). Its cursors carry its name,
+ * so a cursor of one order is refused by another, as a cursor of another list is; the list's own
+ * order (name null) keeps the plain cursors it answered before it could be sorted. `nullable`
+ * names the one field of the key that may be null (the list puts those rows last).
+ */
+export interface ListOrder {
+  readonly name: string | null;
+  readonly sort: SortKey;
+  readonly nullable?: string;
+}
+
+/** Ascending or descending: the direction a client asks a sorted list for. */
+export const sortDirection = z.enum(['asc', 'desc']);
+
+const isListOrder = (sort: SortKey | ListOrder): sort is ListOrder => !Array.isArray(sort);
+/** The sort key of a list's order. */
+export const keyOf = (sort: SortKey | ListOrder): SortKey => (isListOrder(sort) ? sort.sort : sort);
 
 /** A row's values of the sort key's fields. */
 const sortValues = (sort: SortKey, row: object): unknown[] => sort.map(([field]) => (row as Record<string, unknown>)[field]);
 
-/** An opaque cursor: the row's sort values (instants tagged), base64url. */
-export function cursorOf(sort: SortKey, row: object): string {
-  const values = sortValues(sort, row).map((value) => (value instanceof Date ? { t: value.toISOString() } : (value as CursorValue)));
-  return Buffer.from(JSON.stringify(values)).toString('base64url');
+/** An opaque cursor: the row's sort values (instants tagged), with its order's name if it has one, base64url. */
+export function cursorOf(sort: SortKey | ListOrder, row: object): string {
+  const values = sortValues(keyOf(sort), row).map((value) => (value instanceof Date ? { t: value.toISOString() } : (value as CursorValue)));
+  const name = isListOrder(sort) ? sort.name : null;
+  return Buffer.from(JSON.stringify(name === null ? values : { o: name, v: values })).toString('base64url');
 }
 
-function valuesOf(sort: SortKey, cursor: string, path: 'after' | 'before'): unknown[] {
+function valuesOf(sort: SortKey | ListOrder, cursor: string, path: 'after' | 'before'): unknown[] {
   const refused = () => AppError.validation([{ path, message: 'not a cursor of this list' }]);
-  let values: unknown;
+  let parsed: unknown;
   try {
-    values = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString());
   } catch {
     throw refused();
   }
-  if (!Array.isArray(values) || values.length !== sort.length) throw refused();
-  return values.map((value) => {
+  const key = keyOf(sort);
+  const name = isListOrder(sort) ? sort.name : null;
+  const named = typeof parsed === 'object' && parsed !== null ? (parsed as { o?: unknown; v?: unknown }) : {};
+  const values = name === null ? parsed : named.o === name ? named.v : null;
+  if (!Array.isArray(values) || values.length !== key.length) throw refused();
+  return values.map((value: unknown, i) => {
+    if (value === null && isListOrder(sort) && sort.nullable !== undefined && key[i]![0] === sort.nullable) return null;
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
     const instant =
       typeof value === 'object' && value !== null && typeof (value as { t?: unknown }).t === 'string'
@@ -192,8 +218,8 @@ const orderOf = (sort: SortKey, reversed = false) =>
 export type PageRequest =
   { kind: 'offset'; window: Window } | { kind: 'cursor'; size: number; backward: boolean; cursor: string | null; values: unknown[] | null };
 
-/** Reads a list's page arguments against its sort key (a cursor of another list is refused). */
-export function pageRequest(args: RawPageArgs, sort: SortKey): PageRequest {
+/** Reads a list's page arguments against its sort key or order (a cursor of another list, or order, is refused). */
+export function pageRequest(args: RawPageArgs, sort: SortKey | ListOrder): PageRequest {
   const given = validate(pageArgs, args);
   if (given.first == null && given.after == null && given.last == null && given.before == null) {
     return { kind: 'offset', window: windowOf(given) };
@@ -220,7 +246,7 @@ export function pageRequest(args: RawPageArgs, sort: SortKey): PageRequest {
  */
 export function cursorPage<T extends object>(
   request: Extract<PageRequest, { kind: 'cursor' }>,
-  sort: SortKey,
+  sort: SortKey | ListOrder,
   fetched: T[],
   total: number,
   countBefore: (values: unknown[]) => Promise<number>,
@@ -241,7 +267,7 @@ export function cursorPage<T extends object>(
     },
     pagination: async () => {
       const first = nodes[0];
-      const offset = first ? await countBefore(sortValues(sort, first)) : backward ? 0 : total;
+      const offset = first ? await countBefore(sortValues(keyOf(sort), first)) : backward ? 0 : total;
       return paginationInfo({ offset, take: nodes.length, page: Math.floor(offset / limit) + 1, limit }, total);
     },
   };
@@ -254,18 +280,21 @@ export function cursorPage<T extends object>(
  */
 export async function paginate<T extends object>(
   args: RawPageArgs,
-  sort: SortKey,
+  order: SortKey | ListOrder,
   count: (where: Record<string, unknown>) => Promise<number>,
   fetch: (slice: Slice) => Promise<T[]>,
 ): Promise<Page<T>> {
-  const request = pageRequest(args, sort);
+  // Prisma has no keyset over a field that may be null: such an order is a hand-written statement's.
+  if (isListOrder(order) && order.nullable !== undefined) throw new Error('an order over a nullable field pages in SQL');
+  const sort = keyOf(order);
+  const request = pageRequest(args, order);
   if (request.kind === 'offset') {
     const { window } = request;
     const [total, nodes] = await Promise.all([
       count({}),
       window.take === 0 ? [] : fetch({ where: {}, orderBy: orderOf(sort), skip: window.offset, take: window.take }),
     ]);
-    return toPage(window, total, nodes, (node) => cursorOf(sort, node));
+    return toPage(window, total, nodes, (node) => cursorOf(order, node));
   }
   const { size, backward, values } = request;
   const where = values ? keysetWhere(sort, values, backward ? 'before' : 'after') : {};
@@ -273,11 +302,35 @@ export async function paginate<T extends object>(
     count({}),
     size === 0 ? [] : fetch({ where, orderBy: orderOf(sort, backward), skip: 0, take: size + 1 }),
   ]);
-  return cursorPage(request, sort, fetched, total, (before) => count(keysetWhere(sort, before, 'before')));
+  return cursorPage(request, order, fetched, total, (before) => count(keysetWhere(sort, before, 'before')));
 }
 
 /** Splits page arguments from a list's filters (both arrive in one argument object). */
 export function pageArgsOf<T extends RawPageArgs>(args: T): { page: RawPageArgs; filters: Omit<T, keyof PageArgs> } {
   const { page, limit, first, after, last, before, ...filters } = args;
   return { page: { page, limit, first, after, last, before }, filters };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists an admin screen polls
+
+/**
+ * `updatedSince`, on every list an admin screen polls: only the rows changed at or after that
+ * instant. It narrows the rows, never their order, so a cursor stays valid with it or without it
+ * (test/catalogue/list-filters.test.ts).
+ */
+export const pollFilter = z.object({ updatedSince: anInstant.nullish() });
+
+/** A list's page arguments with `updatedSince`, as a surface hands them over. */
+export type PolledListArgs = RawPageArgs & Raw<z.input<typeof pollFilter>>;
+
+/**
+ * `updatedSince`, judged, as a Prisma condition over the columns that record a row's changes (a row
+ * changed since when any of them is at or after it); no condition without it.
+ */
+export function changedSince(updatedSince: unknown, columns: readonly string[] = ['updatedAt']): Record<string, unknown> {
+  const since = validate(pollFilter, { updatedSince }).updatedSince;
+  if (!since) return {};
+  const conditions = columns.map((column) => ({ [column]: { gte: since } }));
+  return conditions.length === 1 ? conditions[0]! : { OR: conditions };
 }

@@ -26,7 +26,7 @@ import {
 const ENDPOINT_FIELDS =
   'id accountId url description eventTypes enabled disabledReason apiVersion rotationOverlapEndsAt createdAt updatedAt';
 const DELIVERY_FIELDS = `id endpointId eventId eventType status attemptCount nextAttemptAt createdAt
-  attempts { attemptNumber trigger attemptedAt statusCode responseBody durationMs error }`;
+  attempts: allAttempts { attemptNumber trigger attemptedAt statusCode responseBody durationMs error }`;
 
 const DELIVERY_STATUSES = STATUSES.delivery;
 

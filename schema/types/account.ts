@@ -11,6 +11,7 @@ import type { RequestContext } from '../../src/context.ts';
 import { related } from '../../src/services/related.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
+import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -33,6 +34,7 @@ export const Account = builder.prismaObject('Account', {
     ctx.access.allows('role_assignments', 'write', account.id),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    organisation: t.field(organisationRelation()),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     status: t.field({ type: AccountStatus, description: `${describeStatuses('account')}.`, resolve: (a) => a.status }),
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the account was deleted.' }),
@@ -78,7 +80,15 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'Accounts the caller may read, oldest first; deleted ones never appear (GET /v1/accounts).',
     authScopes: { $all: { organisation: true, permission: 'accounts.read' } },
-    args: { ...t.arg.connectionArgs(), ...pageArgsFor(t) },
+    args: {
+      ...t.arg.connectionArgs(),
+      ...pageArgsFor(t),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only accounts created or changed (renamed, suspended, reactivated) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
+      }),
+    },
     resolve: (_root, args, ctx) => listAccounts(ctx, args),
   }),
   account: t.field({

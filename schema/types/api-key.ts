@@ -2,6 +2,7 @@ import { createApiKey, createApiKeyInput, getApiKey, listApiKeys, revokeApiKey }
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
+import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -16,6 +17,7 @@ export const ApiKey = builder.prismaObject('ApiKey', {
   authScopes: (key, ctx) => ctx.access.allows('api_keys', 'read', key.accountId) || ctx.access.allows('api_keys', 'write', key.accountId),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    organisation: t.field(organisationRelation()),
     accountId: t.exposeID('accountId', { nullable: true, description: 'The account the key is pinned to; null = every account.' }),
     account: t.field(
       accountRelation('Its account (null, with an error, where you may not read accounts; null for a key of every account).'),
@@ -65,7 +67,15 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A page of the API keys the caller may see, newest first (GET /v1/api-keys).',
     authScopes: READ,
-    args: { ...pageArgsFor(t), ...t.arg.connectionArgs() },
+    args: {
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only keys created, used (lastUsedAt) or revoked at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
+      }),
+    },
     resolve: (_root, args, ctx) => listApiKeys(ctx, args),
   }),
 }));

@@ -45,3 +45,9 @@ export function statusEnum<K extends StatusList>(
   );
   return valuesEnum(name, description, ordered as Record<(typeof STATUSES)[K][number], string>);
 }
+
+/** The direction of a list a client sorts (`events(orderBy:)`, `customers(orderBy:)`). */
+export const OrderDirection = valuesEnum('OrderDirection', 'Which way a sorted list runs.', {
+  asc: 'Ascending: earliest, smallest or A first.',
+  desc: 'Descending: latest, largest or Z first.',
+});

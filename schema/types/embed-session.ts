@@ -1,5 +1,6 @@
 import { createEmbedSession, createEmbedSessionInput, currentEmbedSession } from '../../src/services/embed-sessions.ts';
 import { builder } from '../builder.ts';
+import { accountRelation } from './account.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 
@@ -17,6 +18,7 @@ const EmbedSession = builder.objectRef<Awaited<ReturnType<typeof createEmbedSess
     token: t.exposeString('token', { description: 'JWT to send as Authorization: Bearer.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'Expiry (at most one hour from creation).' }),
     accountId: t.exposeID('accountId', { description: 'The account the session is pinned to.' }),
+    account: t.field(accountRelation('The account it is pinned to (null, with an error, where you may not read accounts).')),
     organisation: t.field({ type: OrganisationRef, description: 'Organisation (slug for X-Service-Org).', resolve: (s) => s.organisation }),
   }),
 });
@@ -26,6 +28,7 @@ const CurrentEmbedSession = builder.objectRef<ReturnType<typeof currentEmbedSess
   fields: (t) => ({
     organisation: t.field({ type: OrganisationRef, description: 'Organisation.', resolve: (s) => s.organisation }),
     accountId: t.exposeID('accountId', { description: 'The account the session is pinned to.' }),
+    account: t.field(accountRelation('The account it is pinned to (null, with an error, where you may not read accounts).')),
     scopes: t.exposeStringList('scopes', { description: 'What the session may do.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'Expiry.' }),
   }),

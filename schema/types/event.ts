@@ -3,6 +3,7 @@ import {
   createEventInput,
   deleteEvent,
   eventCounts,
+  eventOrderInput,
   getEvent,
   listEvents,
   updateEvent,
@@ -12,15 +13,19 @@ import { inputFrom } from '../input.ts';
 import { missingRight } from '../../src/auth/refusal.ts';
 import type { Event as EventRow } from '../../src/generated/prisma/client.ts';
 import { related } from '../../src/services/related.ts';
-import { accountRelation } from './account.ts';
+import { Account, accountRelation } from './account.ts';
+import { organisationRelation } from './organisation.ts';
+import { accountEvents } from '../../src/services/child-lists.ts';
+import { selectsOnNodes } from '../selection.ts';
 import { Venue } from './venue.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
+import { revenueField } from './money.ts';
 import type { RequestContext } from '../../src/context.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
-import { statusEnum } from './common.ts';
+import { pageArgsFor, pagedConnection, REST_ONLY } from '../pagination.ts';
+import { OrderDirection, statusEnum, valuesEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 
@@ -54,10 +59,11 @@ const column = { skipTypeScopes: true } as const;
 
 /**
  * An event a relation answers (an occurrence's, an order line's), not a use case: the type's rule
- * is asked here, once per event, as its fields skip it.
+ * is asked here, once per event, as its fields skip it. `from` is the row naming it, when the
+ * statement that read the row read the event too (src/services/related.ts).
  */
-export async function relatedEvent(ctx: RequestContext, eventId: string): Promise<EventRow | null> {
-  const event = await related(ctx, 'event', eventId);
+export async function relatedEvent(ctx: RequestContext, eventId: string, from?: object): Promise<EventRow | null> {
+  const event = await related(ctx, 'event', eventId, from);
   if (event && !mayReadEvent(event, ctx)) throw missingRight(ctx);
   return event;
 }
@@ -68,6 +74,7 @@ export const Event = builder.prismaObject('Event', {
   authScopes: mayReadEvent,
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { ...column, description: 'Owning organisation.' }),
+    organisation: t.field({ ...column, ...organisationRelation() }),
     accountId: t.exposeID('accountId', { ...column, description: 'Owning account.' }),
     name: t.exposeString('name', { ...column, description: 'Name, 1 to 255 characters.' }),
     description: t.exposeString('description', {
@@ -107,8 +114,9 @@ export const Event = builder.prismaObject('Event', {
       ...column,
       type: SalesCounters,
       description: 'Tickets of its scheduled occurrences: capacity, sold, held and available.',
-      resolve: (event, _args, ctx) => salesCounters(ctx, 'event', event.id),
+      resolve: (event, _args, ctx) => salesCounters(ctx, 'event', event.id, event),
     }),
+    revenue: t.field({ ...column, ...revenueField('event', 'Money taken for its tickets, at every occurrence') }),
     tags: t.exposeStringList('tags', { ...column, description: 'Tags, each 1 to 50 characters, at most 50, no duplicates.' }),
     isDeleted: t.exposeBoolean('isDeleted', { ...column, description: 'Whether the event was deleted (deleted events are not served).' }),
     createdAt: t.expose('createdAt', { ...column, type: 'DateTime', description: 'Creation time.' }),
@@ -122,6 +130,21 @@ export const Event = builder.prismaObject('Event', {
 });
 
 const EventConnection = pagedConnection(Event, 'EventConnection', 'events');
+
+builder.prismaObjectField(Account, 'events', (t) =>
+  t.field({
+    type: EventConnection,
+    nullable: true,
+    description:
+      'Its events, newest first, as events(accountId:) lists them: deleted ones left out; null, with an error, where you may not read its events.',
+    args: t.arg.connectionArgs(),
+    resolve: (account, args, ctx, info) => {
+      // The rule of `events`, whose use case authorises the events it lists (test/platform/authorisation-schema.test.ts).
+      if (!ctx.access.allows('events', 'read', account.id)) throw missingRight(ctx);
+      return accountEvents(ctx, account.id, args, selectsOnNodes(info, 'sales') ? ['sales'] : []);
+    },
+  }),
+);
 
 const CreateEventInput = inputFrom('CreateEventInput', createEventInput, {
   description: 'A new event.',
@@ -152,6 +175,21 @@ const UpdateEventInput = inputFrom('UpdateEventInput', updateEventInput, {
   },
 });
 
+const EventOrderField = valuesEnum('EventOrderField', 'What a list of events is sorted by.', {
+  created_at: 'Creation time; newest first unless direction says ASC. The default order.',
+  name: 'Name, A first unless direction says DESC (ties by id).',
+  start_date:
+    'Start of the first scheduled occurrence (cancelled ones do not count), earliest first unless direction says DESC; events without one come last either way.',
+});
+
+const EventOrder = inputFrom('EventOrder', eventOrderInput, {
+  description: 'How to sort events. A cursor holds its order: a cursor of one order is refused by another (VALIDATION_FAILED).',
+  fields: {
+    field: { description: 'What to sort by.', type: EventOrderField },
+    direction: { description: 'Which way: CREATED_AT runs DESC, NAME and START_DATE run ASC when left out.', type: OrderDirection },
+  },
+});
+
 builder.queryFields((t) => ({
   events: t.field({
     type: EventConnection,
@@ -166,11 +204,41 @@ builder.queryFields((t) => ({
       q: t.arg.string({ description: 'Case-insensitive text searched in name and description (at most 200 characters).' }),
       from: t.arg.string({
         description:
-          "Only events with a scheduled occurrence starting at or after this: a date (YYYY-MM-DD, from the start of that day in the occurrence's time zone) or an ISO 8601 instant.",
+          "/v1's start filter (the graph takes startsFrom or startDateFrom): a date (YYYY-MM-DD, from the start of that day in the occurrence's time zone) or an ISO 8601 instant.",
+        extensions: REST_ONLY,
       }),
       to: t.arg.string({
         description:
-          "Only events with a scheduled occurrence starting at or before this: a date (YYYY-MM-DD, to the end of that day in the occurrence's time zone) or an ISO 8601 instant.",
+          "/v1's start filter (the graph takes startsTo or startDateTo): a date (YYYY-MM-DD, to the end of that day in the occurrence's time zone) or an ISO 8601 instant.",
+        extensions: REST_ONLY,
+      }),
+      startsFrom: t.arg({
+        type: 'DateTime',
+        description: 'Only events with a scheduled occurrence starting at or after this instant. Not with startDateFrom.',
+      }),
+      startsTo: t.arg({
+        type: 'DateTime',
+        description: 'Only events with a scheduled occurrence starting at or before this instant. Not with startDateTo.',
+      }),
+      startDateFrom: t.arg({
+        type: 'LocalDate',
+        description:
+          "Only events with a scheduled occurrence on or after this day, in the occurrence's own time zone (a show at 21:00 in New York on 4 July is on 2026-07-04). Not with startsFrom.",
+      }),
+      startDateTo: t.arg({
+        type: 'LocalDate',
+        description:
+          "Only events with a scheduled occurrence on or before this day (the whole day), in the occurrence's own time zone. Not with startsTo.",
+      }),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only events created or changed at or after this instant (their own fields: an occurrence or ticket type added is not a change of the event), for a screen that polls; deleted events leave the list. Cursors stay valid with or without it.',
+      }),
+      orderBy: t.arg({
+        type: EventOrder,
+        description:
+          'The order: CREATED_AT (the default: newest first), NAME (A first) or START_DATE (the first scheduled occurrence, earliest first; events without one last), each with a direction. Every order pages by cursor without repeating or skipping an event while events are added; a cursor of another order is refused.',
       }),
     },
     resolve: (_root, args, ctx) => listEvents(ctx, args),

@@ -10,6 +10,7 @@ import {
 } from '../../src/services/identity-providers.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
+import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { SignInResultRef } from './auth.ts';
@@ -26,6 +27,11 @@ export const IdentityProviderRef = builder.objectRef<IdentityProvider>('Identity
       nullable: true,
       description: 'Organisation the provider belongs to; null for a platform-wide provider.',
     }),
+    organisation: t.field(
+      organisationRelation(
+        'The organisation it belongs to; null for a platform-wide provider (also null, with an error, where you may not read the organisation).',
+      ),
+    ),
     providerType: t.exposeString('providerType', { description: 'Kind of provider, e.g. oidc, okta, azure_ad.' }),
     isDefault: t.exposeBoolean('isDefault', { description: "Whether this is the organisation's default provider." }),
     isEnabled: t.exposeBoolean('isEnabled', { description: 'Whether tokens of this provider are accepted.' }),
@@ -123,7 +129,15 @@ builder.queryFields((t) => ({
     nullable: true,
     description: "A page of the organisation's identity providers, the default first (GET /v1/identity-providers).",
     authScopes: READ,
-    args: { ...pageArgsFor(t), ...t.arg.connectionArgs() },
+    args: {
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only providers added or changed at or after this instant (removed ones leave the list), for a screen that polls. Cursors stay valid with or without it.',
+      }),
+    },
     resolve: (_root, args, ctx) => listIdentityProviders(ctx, args),
   }),
   identityProvider: t.field({

@@ -10,6 +10,10 @@ import {
 } from '../../src/services/invitations.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
+import { organisationRelation } from './organisation.ts';
+import { accountRelation } from './account.ts';
+import { User } from './user.ts';
+import { relatedUser } from '../../src/services/related.ts';
 import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { SignInResultRef } from './auth.ts';
@@ -32,7 +36,14 @@ export const Invitation = builder.prismaObject('Invitation', {
   authScopes: (_invitation, ctx) => ctx.access.allows('invitations', 'read') || ctx.access.allows('invitations', 'write'),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'The organisation the person is invited to.' }),
+    organisation: t.field(organisationRelation()),
     userId: t.exposeID('userId', { description: 'The pending user the invitation created (usr_).' }),
+    user: t.field({
+      type: User,
+      nullable: true,
+      description: "The user it created (null, with an error, where you may not read that user: user(id:)'s rule).",
+      resolve: (invitation, _args, ctx) => relatedUser(ctx, invitation.userId),
+    }),
     code: t.exposeString('codeHint', {
       description:
         'The first characters of the redemption code, to tell invitations apart: not redeemable. The code itself is only in the mail to the invited address (invitation codes are secrets).',
@@ -42,6 +53,9 @@ export const Invitation = builder.prismaObject('Invitation', {
       nullable: true,
       description: 'Account the roles are granted on (our addition to the spec), or null when no account existed.',
     }),
+    account: t.field(
+      accountRelation('The account the roles are granted on, or null (also null, with an error, where you may not read accounts).'),
+    ),
     roleIds: t.exposeIDList('roleIds', { description: 'Roles granted on accountId (our addition to the spec).' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the current code stops working.' }),
     redeemedAt: t.expose('redeemedAt', { type: 'DateTime', nullable: true, description: 'When it was redeemed; null until then.' }),
@@ -86,7 +100,15 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'Invitations of the organisation, newest first (GET /v1/user-invitations).',
     authScopes: READ,
-    args: { ...t.arg.connectionArgs(), ...pageArgsFor(t) },
+    args: {
+      ...t.arg.connectionArgs(),
+      ...pageArgsFor(t),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only invitations created, resent or redeemed at or after this instant (deleted ones leave the list), for a screen that polls. Cursors stay valid with or without it.',
+      }),
+    },
     resolve: (_root, args, ctx) => listInvitations(ctx, args),
   }),
   invitation: t.field({

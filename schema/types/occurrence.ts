@@ -7,11 +7,16 @@ import {
 } from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
+import { organisationRelation } from './organisation.ts';
+import { missingRight } from '../../src/auth/refusal.ts';
+import { eventOccurrences } from '../../src/services/child-lists.ts';
+import { selectsOnNodes } from '../selection.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
+import { revenueField } from './money.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -33,6 +38,7 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
     ctx.access.allows('events', 'read', occurrence.accountId) || ctx.access.allows('events', 'write', occurrence.accountId),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    organisation: t.field(organisationRelation()),
     accountId: t.exposeID('accountId', { description: "The event's account." }),
     account: t.field(accountRelation()),
     eventId: t.exposeID('eventId', { description: 'The event (evt_).' }),
@@ -74,8 +80,9 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
     sales: t.field({
       type: SalesCounters,
       description: 'Tickets at this occurrence, over the ticket types of its event: capacity, sold, held and available.',
-      resolve: (occurrence, _args, ctx) => salesCounters(ctx, 'occurrence', occurrence.id),
+      resolve: (occurrence, _args, ctx) => salesCounters(ctx, 'occurrence', occurrence.id, occurrence),
     }),
+    revenue: t.field(revenueField('occurrence', 'Money taken for tickets to this occurrence, of every ticket type')),
     startsAt: t.expose('startsAt', { type: 'DateTime', description: 'Start as an instant.' }),
     endsAt: t.expose('endsAt', { type: 'DateTime', nullable: true, description: 'End as an instant, or null.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
@@ -84,6 +91,22 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
 });
 
 const EventOccurrenceConnection = pagedConnection(EventOccurrence, 'EventOccurrenceConnection', 'event occurrences');
+
+builder.prismaObjectField(Event, 'occurrences', (t) =>
+  t.field({
+    // Event's fields skip its rule (schema/types/event.ts); the occurrences are eventOccurrences(eventId:)'s.
+    skipTypeScopes: true,
+    type: EventOccurrenceConnection,
+    nullable: true,
+    description:
+      'Its occurrences in start order, cancelled ones included, as eventOccurrences(eventId:) lists them; null, with an error, where you may not read events.',
+    args: t.arg.connectionArgs(),
+    resolve: (event, args, ctx, info) => {
+      if (!ctx.access.allows('events', 'read', event.accountId)) throw missingRight(ctx);
+      return eventOccurrences(ctx, event.id, args, selectsOnNodes(info, 'sales') ? ['sales'] : []);
+    },
+  }),
+);
 
 const CreateEventOccurrenceInput = inputFrom('CreateEventOccurrenceInput', createOccurrenceInput, {
   description:
@@ -117,6 +140,11 @@ builder.queryFields((t) => ({
       eventId: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only occurrences added or changed (moved, cancelled) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
+      }),
     },
     resolve: (_root, { eventId, ...args }, ctx) => listOccurrences(ctx, eventId, args),
   }),

@@ -1,5 +1,5 @@
 import type { RequestContext } from '../../src/context.ts';
-import { getCustomer, listCustomers } from '../../src/services/customers.ts';
+import { customerOrderInput, getCustomer, listCustomers } from '../../src/services/customers.ts';
 import { getPass, listPasses, redeemPass } from '../../src/services/passes.ts';
 import { changeOrder } from '../../src/services/sales/change-order.ts';
 import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
@@ -8,12 +8,22 @@ import type { PaymentInput } from '../../src/services/sales/confirm-order.ts';
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
-import { related } from '../../src/services/related.ts';
+import { related, relatedUser } from '../../src/services/related.ts';
 import { Event, relatedEvent } from './event.ts';
 import { EventOccurrence } from './occurrence.ts';
 import { TicketType } from './ticket-type.ts';
+import { SalesChannel } from './sales-channel.ts';
+import { User } from './user.ts';
+import { AppError } from '../../src/errors.ts';
+import { missingRight } from '../../src/auth/refusal.ts';
+import { customerOrders, orderLines } from '../../src/services/child-lists.ts';
+import { selects } from '../selection.ts';
+
+/** What an order line names, read with the lines when the selection asks for it. */
+const LINE_RELATIONS = ['event', 'occurrence', 'ticketType'] as const;
 import { describeStatuses } from '../../src/statuses.ts';
-import { statusEnum, valuesEnum } from './common.ts';
+import { OrderDirection, statusEnum, valuesEnum } from './common.ts';
+import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { answer, payload } from '../payload.ts';
 
@@ -91,19 +101,19 @@ export const OrderLineItem = builder.prismaObject('OrderLineItem', {
       type: Event,
       nullable: true,
       description: 'The event, or null once deleted (null, with an error, where you may not read events).',
-      resolve: (line, _args, ctx) => relatedEvent(ctx, line.eventId),
+      resolve: (line, _args, ctx) => relatedEvent(ctx, line.eventId, line),
     }),
     occurrence: t.field({
       type: EventOccurrence,
       nullable: true,
       description: 'The occurrence (null, with an error, where you may not read events).',
-      resolve: (line, _args, ctx) => related(ctx, 'occurrence', line.occurrenceId),
+      resolve: (line, _args, ctx) => related(ctx, 'occurrence', line.occurrenceId, line),
     }),
     ticketType: t.field({
       type: TicketType,
       nullable: true,
       description: 'The ticket type, or null once deleted (null, with an error, where you may not read events).',
-      resolve: (line, _args, ctx) => related(ctx, 'ticketType', line.ticketTypeId),
+      resolve: (line, _args, ctx) => related(ctx, 'ticketType', line.ticketTypeId, line),
     }),
     ticketTypeName: t.exposeString('ticketTypeName', {
       description: 'Name of the ticket type when the order was checked out (a later rename does not change it).',
@@ -150,11 +160,25 @@ export const Redemption = builder.prismaObject('Redemption', {
   authScopes: (redemption, ctx) => may(ctx, 'passes', ['read', 'redeem'], redemption.accountId),
   fields: (t) => ({
     passId: t.exposeID('passId', { description: 'The pass (pas_).' }),
+    pass: t.field({
+      type: Pass,
+      nullable: true,
+      description: 'The pass (null, with an error, where you may not read passes).',
+      resolve: (redemption, _args, ctx) => related(ctx, 'pass', redemption.passId),
+    }),
     entitlementId: t.exposeID('entitlementId', { description: 'The entitlement redeemed (ent_).' }),
     accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
+    account: t.field(accountRelation()),
     redeemedById: t.exposeID('redeemedById', {
       nullable: true,
       description: 'The staff user who scanned it (usr_), or null for an API key.',
+    }),
+    redeemedBy: t.field({
+      type: User,
+      nullable: true,
+      description:
+        "The staff user who scanned it, or null for an API key (null, with an error, where you may not read that user: user(id:)'s rule).",
+      resolve: (redemption, _args, ctx) => relatedUser(ctx, redemption.redeemedById),
     }),
     redeemedAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was redeemed.' }),
   }),
@@ -168,9 +192,33 @@ export const Pass = builder.prismaObject('Pass', {
     accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
     account: t.field(accountRelation()),
     orderId: t.exposeID('orderId', { description: 'The order (ord_).' }),
+    order: t.field({
+      type: Order,
+      nullable: true,
+      description: 'Its order (null, with an error, where you may not read orders).',
+      resolve: (pass, _args, ctx) => related(ctx, 'order', pass.orderId),
+    }),
     customerId: t.exposeID('customerId', { description: 'The customer (cus_).' }),
+    customer: t.field({
+      type: Customer,
+      nullable: true,
+      description: 'Its customer (null, with an error, where you may not read customers).',
+      resolve: (pass, _args, ctx) => related(ctx, 'customer', pass.customerId),
+    }),
     ticketTypeId: t.exposeID('ticketTypeId', { description: 'Ticket type (tkt_).' }),
+    ticketType: t.field({
+      type: TicketType,
+      nullable: true,
+      description: 'Its ticket type, or null once deleted (null, with an error, where you may not read events).',
+      resolve: (pass, _args, ctx) => related(ctx, 'ticketType', pass.ticketTypeId),
+    }),
     occurrenceId: t.exposeID('occurrenceId', { description: 'Occurrence it admits to (eoc_).' }),
+    occurrence: t.field({
+      type: EventOccurrence,
+      nullable: true,
+      description: 'The occurrence it admits to (null, with an error, where you may not read events).',
+      resolve: (pass, _args, ctx) => related(ctx, 'occurrence', pass.occurrenceId),
+    }),
     code: t.string({
       nullable: true,
       description:
@@ -208,17 +256,45 @@ export const Order = builder.prismaObject('Order', {
     accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
     account: t.field(accountRelation()),
     channelId: t.exposeID('channelId', { nullable: true, description: 'The sales channel it was sold through (sch_).' }),
+    channel: t.field({
+      type: SalesChannel,
+      nullable: true,
+      description: 'The sales channel it was sold through, or null (also null, with an error, where you may not read sales channels).',
+      resolve: (order, _args, ctx) => related(ctx, 'salesChannel', order.channelId),
+    }),
     customerId: t.exposeID('customerId', { description: 'The customer (cus_).' }),
-    customer: t.relation('customer', { description: 'The customer.' }),
+    customer: t.field({
+      type: Customer,
+      description: 'The customer.',
+      // Batched with the customers of the other orders of a page (src/services/related.ts).
+      resolve: async (order, _args, ctx) => {
+        const customer = await related(ctx, 'customer', order.customerId);
+        if (!customer) throw AppError.notFound('Customer not found.');
+        return customer;
+      },
+    }),
     currency: t.exposeString('currency', { description: 'ISO 4217 currency code.' }),
     subtotalAmount: t.exposeInt('subtotalAmount', { description: 'Sum of the lines, in minor units.' }),
     feeAmount: t.exposeInt('feeAmount', { description: 'Fees, in minor units (0: no fees yet).' }),
     totalAmount: t.exposeInt('totalAmount', { description: 'What the customer pays, in minor units.' }),
     lineItemCount: t.relationCount('lineItems', { description: 'Number of lines.' }),
-    lineItems: t.relation('lineItems', {
+    // A list, not a connection: a cart holds at most 50 lines (src/services/sales/cart-items.ts), and
+    // /v1 and /live answer an order with all of them. The lines of every order of a page are read by
+    // one statement, with the events, occurrences and ticket types they name when the selection asks
+    // for those (test/catalogue/graph-connections.test.ts).
+    lineItems: t.field({
+      type: [OrderLineItem],
       description: 'Its lines, in checkout order.',
-      query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+      resolve: (order, _args, ctx, info) =>
+        orderLines(
+          ctx,
+          order.id,
+          LINE_RELATIONS.filter((relation) => selects(info, [relation])),
+        ),
     }),
+    // Lists too: declined tries are capped per order (src/services/sales/record-declined-payment.ts)
+    // and one succeeds; passes are one per ticket of at most 50 lines, and /v1 and /live answer an
+    // order with all of them. plugin-prisma loads each for every order of a page together.
     payments: t.relation('payments', {
       description: 'Payment tries, oldest first.',
       query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
@@ -246,8 +322,35 @@ export const Order = builder.prismaObject('Order', {
 });
 
 const OrderConnection = pagedConnection(Order, 'OrderConnection', 'orders');
+
+builder.prismaObjectField(Customer, 'orders', (t) =>
+  t.field({
+    type: OrderConnection,
+    nullable: true,
+    description:
+      'Their orders, newest first, as orders(customerId:) lists them; null, with an error, where you may not read orders on their account.',
+    args: t.arg.connectionArgs(),
+    resolve: (customer, args, ctx) => {
+      if (!ctx.access.allows('orders', 'read', customer.accountId)) throw missingRight(ctx);
+      return customerOrders(ctx, customer.id, args);
+    },
+  }),
+);
 const CustomerConnection = pagedConnection(Customer, 'CustomerConnection', 'customers');
 const PassConnection = pagedConnection(Pass, 'PassConnection', 'passes');
+
+const CustomerOrderField = valuesEnum('CustomerOrderField', 'What a list of customers is sorted by.', {
+  created_at: 'Creation time (first checkout); newest first unless direction says ASC. The default order.',
+  email: 'Email address (lower-cased), A first unless direction says DESC (ties by id).',
+});
+
+const CustomerOrder = inputFrom('CustomerOrder', customerOrderInput, {
+  description: 'How to sort customers. A cursor holds its order: a cursor of one order is refused by another (VALIDATION_FAILED).',
+  fields: {
+    field: { description: 'What to sort by.', type: CustomerOrderField },
+    direction: { description: 'Which way: CREATED_AT runs DESC, EMAIL runs ASC when left out.', type: OrderDirection },
+  },
+});
 
 const ORDERS_READ = { $all: { organisation: true, permission: 'orders.read' } } as const;
 
@@ -292,6 +395,16 @@ builder.queryFields((t) => ({
     args: {
       email: t.arg.string({ description: 'Only this email address (case-insensitive, exact).' }),
       accountId: t.arg.id({ description: 'Only this account (acc_).' }),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only customers created or changed at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
+      }),
+      orderBy: t.arg({
+        type: CustomerOrder,
+        description:
+          'The order: CREATED_AT (the default: newest first) or EMAIL (A first), each with a direction. Every order pages by cursor without repeating or skipping a customer; a cursor of another order is refused.',
+      }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },
@@ -316,6 +429,11 @@ builder.queryFields((t) => ({
       occurrenceId: t.arg.id({ description: 'Only this occurrence (eoc_).' }),
       status: t.arg({ type: PassStatus, description: 'Only this status.' }),
       accountId: t.arg.id({ description: 'Only this account (acc_).' }),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only passes issued or changed (redeemed, void) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
+      }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },

@@ -1,4 +1,6 @@
 import { getOrganisation, updateOrganisation, updateOrganisationInput } from '../../src/services/organisation.ts';
+import type { RequestContext } from '../../src/context.ts';
+import { related } from '../../src/services/related.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
@@ -33,6 +35,21 @@ export const Organisation = builder.prismaObject('Organisation', {
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
   }),
 });
+
+/**
+ * The `organisation` beside a row's `organisationId`: batched (src/services/related.ts) and shown
+ * under Organisation's rule, so a caller who may not read the organisation gets null with the
+ * refusal at its path.
+ */
+export function organisationRelation(description = 'Its organisation (null, with an error, where you may not read the organisation).') {
+  return {
+    type: Organisation,
+    nullable: true,
+    description,
+    resolve: (row: { organisationId: string | null }, _args: unknown, ctx: RequestContext) =>
+      related(ctx, 'organisation', row.organisationId),
+  } as const;
+}
 
 const UpdateOrganisationInput = inputFrom('UpdateOrganisationInput', updateOrganisationInput, {
   description: 'Changes to the organisation; omitted fields stay.',

@@ -14,6 +14,7 @@ import { Account } from './account.ts';
 import { Role } from './role.ts';
 import { User, type UserRow } from './user.ts';
 import { Node } from '../node.ts';
+import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -42,6 +43,7 @@ export const RoleAssignment = builder.objectRef<AssignmentView>('RoleAssignment'
     isOwnAssignment(ctx, assignment),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Organisation.' }),
+    organisation: t.field(organisationRelation()),
     userId: t.exposeID('userId', { description: 'User id inside the organisation.' }),
     accountId: t.exposeID('accountId', { description: 'Account the role applies to.' }),
     roleId: t.exposeID('roleId', { description: 'Role.' }),
@@ -102,6 +104,11 @@ builder.queryFields((t) => ({
       userId: t.arg.id({ description: 'Only this user.' }),
       accountId: t.arg.id({ description: 'Only this account.' }),
       roleId: t.arg.id({ description: 'Only this role.' }),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only assignments made at or after this instant (an assignment never changes: it is made, or removed and gone), for a screen that polls. Cursors stay valid with or without it.',
+      }),
     },
     resolve: (_root, args, ctx) => listRoleAssignments(ctx, args),
   }),

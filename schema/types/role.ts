@@ -1,6 +1,7 @@
 import { createRole, createRoleInput, deleteRole, getRole, listRoles, updateRole, updateRoleInput } from '../../src/services/roles.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
+import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -20,6 +21,7 @@ export const Role = builder.prismaObject('Role', {
     ctx.access.heldRoles.has(role.id),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    organisation: t.field(organisationRelation()),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
     description: t.exposeString('description', { nullable: true, description: 'Description (at most 500 characters), or null.' }),
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the role was deleted.' }),
@@ -56,7 +58,15 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A page of the roles of the organisation, system roles first (GET /v1/roles).',
     authScopes: READ,
-    args: { ...pageArgsFor(t), ...t.arg.connectionArgs() },
+    args: {
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only roles created or changed at or after this instant (deleted ones leave the list), for a screen that polls. Cursors stay valid with or without it.',
+      }),
+    },
     resolve: (_root, args, ctx) => listRoles(ctx, args),
   }),
   role: t.field({

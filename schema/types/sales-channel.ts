@@ -12,6 +12,8 @@ import {
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
+import { organisationRelation } from './organisation.ts';
+import { related } from '../../src/services/related.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
@@ -38,6 +40,12 @@ export const ChannelKey = builder.prismaObject('ChannelKey', {
   authScopes: (_key, ctx) => ctx.access.allowsSomewhere('sales_channels', 'read') || ctx.access.allowsSomewhere('sales_channels', 'write'),
   fields: (t) => ({
     channelId: t.exposeID('channelId', { description: 'The sales channel (sch_).' }),
+    channel: t.field({
+      type: SalesChannel,
+      nullable: true,
+      description: 'Its sales channel (null, with an error, where you may not read sales channels on its account).',
+      resolve: (key, _args, ctx) => related(ctx, 'salesChannel', key.channelId),
+    }),
     kind: t.expose('kind', { type: ChannelKeyKind, description: 'publishable (svpk_) or secret (svsk_).' }),
     keyPrefix: t.exposeString('keyPrefix', { description: 'The first 12 characters of the key.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
@@ -53,6 +61,7 @@ export const SalesChannel = builder.prismaObject('SalesChannel', {
   authScopes: (channel, ctx) => mayRead(channel.accountId, ctx),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    organisation: t.field(organisationRelation()),
     accountId: t.exposeID('accountId', { description: 'The account whose events it sells.' }),
     account: t.field(accountRelation()),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
@@ -131,6 +140,11 @@ builder.queryFields((t) => ({
     authScopes: READ,
     args: {
       accountId: t.arg.id({ description: 'Only this account (acc_).' }),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only channels created or changed at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
+      }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },

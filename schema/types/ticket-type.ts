@@ -9,12 +9,20 @@ import {
 } from '../../src/services/ticket-types.ts';
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
+import { organisationRelation } from './organisation.ts';
+import { EventOccurrence } from './occurrence.ts';
+import { missingRight } from '../../src/auth/refusal.ts';
+import { eventTicketTypes, occurrenceTicketTypes, pairOf } from '../../src/services/child-lists.ts';
+import type { TicketType as TicketTypeRow } from '../../src/generated/prisma/client.ts';
+import { paginationOf, type Page } from '../../src/pagination.ts';
+import { selects, selectsOnNodes } from '../selection.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { revenueField } from './money.ts';
+import { pageArgsFor, pagedConnection, Pagination } from '../pagination.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
@@ -27,6 +35,7 @@ export const TicketType = builder.prismaObject('TicketType', {
     ctx.access.allows('events', 'read', ticketType.accountId) || ctx.access.allows('events', 'write', ticketType.accountId),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    organisation: t.field(organisationRelation()),
     accountId: t.exposeID('accountId', { description: "The event's account." }),
     account: t.field(accountRelation()),
     eventId: t.exposeID('eventId', { description: 'The event (evt_).' }),
@@ -45,8 +54,9 @@ export const TicketType = builder.prismaObject('TicketType', {
     sales: t.field({
       type: SalesCounters,
       description: 'Tickets of this type over the scheduled occurrences of its event: capacity, sold, held and available.',
-      resolve: (ticketType, _args, ctx) => salesCounters(ctx, 'ticketType', ticketType.id),
+      resolve: (ticketType, _args, ctx) => salesCounters(ctx, 'ticketType', ticketType.id, ticketType),
     }),
+    revenue: t.field(revenueField('ticketType', 'Money taken for tickets of this type, at every occurrence')),
     salesStartAt: t.expose('salesStartAt', { type: 'DateTime', nullable: true, description: 'When sales of this type open, or null.' }),
     salesEndAt: t.expose('salesEndAt', { type: 'DateTime', nullable: true, description: 'When sales of this type close, or null.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
@@ -55,6 +65,73 @@ export const TicketType = builder.prismaObject('TicketType', {
 });
 
 const TicketTypeConnection = pagedConnection(TicketType, 'TicketTypeConnection', 'ticket types');
+
+builder.prismaObjectField(Event, 'ticketTypes', (t) =>
+  t.field({
+    // Event's fields skip its rule (schema/types/event.ts); the ticket types are ticketTypes(eventId:)'s.
+    skipTypeScopes: true,
+    type: TicketTypeConnection,
+    nullable: true,
+    description:
+      'Its ticket types, oldest first, deleted ones left out, as ticketTypes(eventId:) lists them; null, with an error, where you may not read events.',
+    args: t.arg.connectionArgs(),
+    resolve: (event, args, ctx, info) => {
+      if (!ctx.access.allows('events', 'read', event.accountId)) throw missingRight(ctx);
+      return eventTicketTypes(ctx, event.id, args, selectsOnNodes(info, 'sales') ? ['sales'] : []);
+    },
+  }),
+);
+
+/**
+ * The ticket types of an occurrence: each edge carries the tickets of that type at that occurrence
+ * (one inventory row), beside the node's own `sales` over every occurrence of the event.
+ */
+const OccurrenceTicketTypeConnection = builder.connectionObject(
+  {
+    type: TicketType,
+    name: 'EventOccurrenceTicketTypeConnection',
+    description: 'A page of the ticket types of an occurrence, each with its tickets at that occurrence.',
+    fields: (t) => ({
+      pagination: t.field({
+        type: Pagination,
+        description: 'Page position and totals.',
+        resolve: (connection) => paginationOf(connection as unknown as Page<TicketTypeRow>),
+      }),
+      nodes: t.field({
+        type: [TicketType],
+        description: "The ticket types of this page (the edges' nodes).",
+        resolve: (connection) => (connection as unknown as Page<TicketTypeRow>).nodes,
+      }),
+    }),
+  },
+  {
+    name: 'EventOccurrenceTicketTypeEdge',
+    description: 'One ticket type of the occurrence, with its tickets there.',
+    fields: (t) => ({
+      sales: t.field({
+        type: SalesCounters,
+        description:
+          "Tickets of this type at this occurrence (its inventory row): capacity, sold, held and available; all 0 once the occurrence is cancelled. The occurrence's `sales` are the sum of its edges'.",
+        resolve: (edge, _args, ctx) => salesCounters(ctx, 'pair', pairOf(edge.node), edge.node),
+      }),
+    }),
+  },
+);
+
+builder.prismaObjectField(EventOccurrence, 'ticketTypes', (t) =>
+  t.field({
+    type: OccurrenceTicketTypeConnection,
+    nullable: true,
+    description:
+      'The ticket types of its event, oldest first, deleted ones left out, as ticketTypes(eventId:) lists them, each edge with its tickets at this occurrence; null, with an error, where you may not read events.',
+    args: t.arg.connectionArgs(),
+    resolve: (occurrence, args, ctx, info) => {
+      if (!ctx.access.allows('events', 'read', occurrence.accountId)) throw missingRight(ctx);
+      const extras = [...(selectsOnNodes(info, 'sales') ? ['sales'] : []), ...(selects(info, ['edges', 'sales']) ? ['pair'] : [])];
+      return occurrenceTicketTypes(ctx, occurrence.id, args, extras);
+    },
+  }),
+);
 
 const CreateTicketTypeInput = inputFrom('CreateTicketTypeInput', createTicketTypeInput, {
   description: 'A new ticket type.',
@@ -94,6 +171,11 @@ builder.queryFields((t) => ({
       eventId: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only ticket types added or changed at or after this instant (deleted ones leave the list; tickets sold are not a change of the type), for a screen that polls. Cursors stay valid with or without it.',
+      }),
     },
     resolve: (_root, { eventId, ...args }, ctx) => listTicketTypes(ctx, eventId, args),
   }),

@@ -2,6 +2,7 @@ import { createVenue, createVenueInput, getVenue, listVenues, updateVenue, updat
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
+import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -15,6 +16,7 @@ export const Venue = builder.prismaObject('Venue', {
   authScopes: (venue, ctx) => ctx.access.allows('venues', 'read', venue.accountId) || ctx.access.allows('venues', 'write', venue.accountId),
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
+    organisation: t.field(organisationRelation()),
     accountId: t.exposeID('accountId', { description: 'Owning account.' }),
     account: t.field(accountRelation()),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
@@ -76,6 +78,11 @@ builder.queryFields((t) => ({
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
       accountId: t.arg.id({ description: 'Only this account.' }),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only venues created or changed at or after this instant (deleted ones leave the list), for a screen that polls. Cursors stay valid with or without it.',
+      }),
     },
     resolve: (_root, args, ctx) => listVenues(ctx, args),
   }),

@@ -24,6 +24,9 @@ import {
 } from '../../src/services/webhook-endpoints.ts';
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
+import { missingRight } from '../../src/auth/refusal.ts';
+import { allDeliveryAttempts, deliveryAttempts, endpointDeliveries } from '../../src/services/child-lists.ts';
+import { related } from '../../src/services/related.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
@@ -110,6 +113,12 @@ const WebhookRecoveryRef = builder.objectRef<WebhookRecovery>('WebhookRecovery')
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The recovery (whr_ + the endpoint id; its workflow id in Temporal).' }),
     endpointId: t.exposeID('endpointId', { description: 'The endpoint (whe_).' }),
+    endpoint: t.field({
+      type: WebhookEndpoint,
+      nullable: true,
+      description: 'The endpoint, or null once deleted.',
+      resolve: (recovery, _args, ctx) => related(ctx, 'webhookEndpoint', recovery.endpointId),
+    }),
     url: t.expose('url', {
       type: 'URL',
       description: "Where it sends: the endpoint's URL when the recovery was asked for. Changing the endpoint's URL ends the recovery.",
@@ -144,7 +153,8 @@ const WebhookDeliveryStatus = statusEnum('WebhookDeliveryStatus', 'delivery', 'W
 });
 
 const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implement({
-  description: 'One try at sending a delivery.',
+  interfaces: [Node],
+  description: 'One try at sending a delivery (wha_).',
   authScopes: (attempt, ctx) => mayRead(attempt.accountId, ctx),
   fields: (t) => ({
     attemptNumber: t.exposeInt('attemptNumber', { description: 'Position among the attempts of the delivery, from 1.' }),
@@ -164,12 +174,23 @@ const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implemen
   }),
 });
 
-export const WebhookDelivery = builder.objectRef<DeliveryView>('WebhookDelivery').implement({
+const WebhookAttemptConnection = pagedConnection(WebhookAttempt, 'WebhookAttemptConnection', 'attempts');
+
+/** A delivery as a use case answers it (with its attempts), or as `WebhookEndpoint.deliveries` reads it (without). */
+type DeliveryRow = Omit<DeliveryView, 'attempts'> & { attempts?: AttemptView[] };
+
+export const WebhookDelivery = builder.objectRef<DeliveryRow>('WebhookDelivery').implement({
   interfaces: [Node],
   description: 'One source event sent to one endpoint (whd_, the Service-Delivery-Id), with every attempt.',
   authScopes: (delivery, ctx) => mayRead(delivery.accountId, ctx),
   fields: (t) => ({
     endpointId: t.exposeID('endpointId', { description: 'The receiving endpoint (whe_).' }),
+    endpoint: t.field({
+      type: WebhookEndpoint,
+      nullable: true,
+      description: 'The receiving endpoint, or null once deleted.',
+      resolve: (delivery, _args, ctx) => related(ctx, 'webhookEndpoint', delivery.endpointId),
+    }),
     eventId: t.exposeID('eventId', { description: 'The source event (wev_, the Service-Event-Id), shared by its deliveries.' }),
     eventType: t.exposeString('eventType', { description: 'Event type, such as order.confirmed.' }),
     url: t.expose('url', {
@@ -181,11 +202,41 @@ export const WebhookDelivery = builder.objectRef<DeliveryView>('WebhookDelivery'
     attemptCount: t.exposeInt('attemptCount', { description: 'Attempts made so far.' }),
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When the next attempt is due, or null.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was recorded.' }),
-    attempts: t.field({ type: [WebhookAttempt], description: 'Every attempt, oldest first.', resolve: (d) => d.attempts }),
+    attempts: t.field({
+      type: WebhookAttemptConnection,
+      nullable: true,
+      description: 'A page of its attempts, oldest first; null, with an error, where you may not read webhooks on its account.',
+      args: t.arg.connectionArgs(),
+      resolve: (delivery, args, ctx) => {
+        if (!ctx.access.allows('webhooks', 'read', delivery.accountId)) throw missingRight(ctx);
+        return deliveryAttempts(ctx, delivery.id, args);
+      },
+    }),
+    // Attempts are not bounded (manual resends add to the schedule's), so an admin screen pages
+    // `attempts`; /v1 answers a delivery with all of them, from this list.
+    allAttempts: t.field({
+      type: [WebhookAttempt],
+      description: 'Every attempt, oldest first, in one list: what /v1 answers with a delivery. A screen pages `attempts`.',
+      resolve: (delivery, _args, ctx) => delivery.attempts ?? allDeliveryAttempts(ctx, delivery.id),
+    }),
   }),
 });
 
 const WebhookDeliveryConnection = pagedConnection(WebhookDelivery, 'WebhookDeliveryConnection', 'webhook deliveries');
+
+builder.prismaObjectField(WebhookEndpoint, 'deliveries', (t) =>
+  t.field({
+    type: WebhookDeliveryConnection,
+    nullable: true,
+    description:
+      'Its deliveries, newest first, as webhookDeliveries(endpointId:) lists them; null, with an error, where you may not read webhooks on its account.',
+    args: t.arg.connectionArgs(),
+    resolve: (endpoint, args, ctx) => {
+      if (!ctx.access.allows('webhooks', 'read', endpoint.accountId)) throw missingRight(ctx);
+      return endpointDeliveries(ctx, endpoint.id, args);
+    },
+  }),
+);
 
 const CreateWebhookEndpointInput = inputFrom('CreateWebhookEndpointInput', createWebhookEndpointInput, {
   description: 'A new webhook endpoint.',
@@ -245,7 +296,16 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A page of the webhook endpoints of the accounts you may read, oldest first (GET /v1/webhook-endpoints).',
     authScopes: READ,
-    args: { ...pageArgsFor(t), ...t.arg.connectionArgs(), accountId: t.arg.id({ description: 'Only this account.' }) },
+    args: {
+      ...pageArgsFor(t),
+      ...t.arg.connectionArgs(),
+      accountId: t.arg.id({ description: 'Only this account.' }),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only endpoints created or changed (edited, disabled after failing, re-enabled) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
+      }),
+    },
     resolve: (_root, args, ctx) => listWebhookEndpoints(ctx, args),
   }),
   webhookEndpoint: t.field({
@@ -275,6 +335,11 @@ builder.queryFields((t) => ({
       endpointId: t.arg.id({ description: 'Only deliveries to this endpoint (whe_).' }),
       status: t.arg({ type: WebhookDeliveryStatus, description: 'Only deliveries in this status.' }),
       eventType: t.arg.string({ description: 'Only deliveries of this event type.' }),
+      updatedSince: t.arg({
+        type: 'DateTime',
+        description:
+          'Only deliveries recorded or changed (an attempt made, settled, put back for later) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
+      }),
     },
     resolve: (_root, args, ctx) => listWebhookDeliveries(ctx, args),
   }),

@@ -1,6 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
+import { logScope } from '../log.ts';
 
 export type Database = PrismaClient;
 
@@ -25,6 +26,7 @@ export function createDatabase({ url, poolSize }: DatabaseOptions): Database {
     connectionTimeoutMillis: 10_000,
     options: '-c plan_cache_mode=force_generic_plan',
   });
+  pool.on('connect', (client) => countStatements(pool, client));
   const adapter = new PrismaPg(pool, { disposeExternalPool: true });
   // A transaction waits for a pooled connection as long as any query does (connectionTimeoutMillis),
   // not Prisma's default 2 s: under an on-sale's burst the pool is busy, not broken. Past that the
@@ -32,6 +34,42 @@ export function createDatabase({ url, poolSize }: DatabaseOptions): Database {
   const db = new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });
   pools.set(db, pool);
   return db;
+}
+
+/** A statement a pool sent, and the request (its id, src/log.ts logScope) it was sent for. */
+export interface SentStatement {
+  text: string;
+  requestId: string | undefined;
+}
+
+const statementWatchers = new WeakMap<pg.Pool, Set<(statement: SentStatement) => void>>();
+
+/**
+ * Tells the watchers of `pool` of every statement `client` sends (Prisma's, src/db/sql.ts's,
+ * BEGIN and COMMIT alike): how test/catalogue/graph-connections.test.ts and `npm run bench` count
+ * a request's statements. A statement is told in the request it was sent for, as long as the
+ * pool had a connection free (a query that waited for one goes out in whichever request freed it).
+ */
+function countStatements(pool: pg.Pool, client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const watchers = statementWatchers.get(pool);
+    if (watchers?.size) {
+      const first = args[0] as string | { text?: string };
+      const statement = { text: typeof first === 'string' ? first : (first.text ?? ''), requestId: logScope.getStore()?.requestId };
+      for (const watcher of watchers) watcher(statement);
+    }
+    return query(...args);
+  };
+}
+
+/** Calls `watcher` with every statement `db` sends from now on, until the answered function is called. */
+export function watchStatements(db: Database, watcher: (statement: SentStatement) => void): () => void {
+  const pool = poolOf(db);
+  let watchers = statementWatchers.get(pool);
+  if (!watchers) statementWatchers.set(pool, (watchers = new Set()));
+  watchers.add(watcher);
+  return () => watchers.delete(watcher);
 }
 
 /** The pool of a client made by createDatabase. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { OLDEST_FIRST, type RawPageArgs, paginate } from '../pagination.ts';
+import { changedSince, OLDEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
 import { validate } from '../validation.ts';
 import { forgetCachedAccess } from '../auth/forget.ts';
 import { missingRight } from '../auth/refusal.ts';
@@ -20,11 +20,12 @@ export function visibleAccountsWhere(ctx: RequestContext) {
   return { isDeleted: false, ...(accounts === 'all' ? {} : { id: { in: accounts } }) };
 }
 
-/** Accounts the caller may read, oldest first, never deleted ones. */
-export function listAccounts(ctx: RequestContext, args: RawPageArgs) {
-  const where = visibleAccountsWhere(ctx);
+/** Accounts the caller may read, oldest first, never deleted ones; those changed since `updatedSince` if given. */
+export function listAccounts(ctx: RequestContext, args: PolledListArgs) {
+  const { updatedSince, ...page } = args;
+  const where = { ...visibleAccountsWhere(ctx), ...changedSince(updatedSince) };
   return paginate(
-    args,
+    page,
     OLDEST_FIRST,
     (keyset) => ctx.db.account.count({ where: { AND: [where, keyset] } }),
     ({ where: keyset, orderBy, skip, take }) => ctx.db.account.findMany({ where: { AND: [where, keyset] }, skip, take, orderBy }),

@@ -8,7 +8,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
-import { NEWEST_FIRST, type RawPageArgs, paginate } from '../pagination.ts';
+import { changedSince, NEWEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
 
 export const scopeList = limitedArray(
   z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }),
@@ -74,12 +74,17 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
 }
 
 /** Keys the caller may see: every key with org-wide api_keys.read, else those of their accounts. */
-export function listApiKeys(ctx: RequestContext, args: RawPageArgs = {}) {
+export function listApiKeys(ctx: RequestContext, args: PolledListArgs = {}) {
   staffUserId(ctx);
+  const { updatedSince, ...page } = args;
   const accounts = ctx.access.accountsFor('api_keys', 'read');
-  const where = accounts === 'all' ? {} : { accountId: { in: accounts } };
+  const where = {
+    ...(accounts === 'all' ? {} : { accountId: { in: accounts } }),
+    // A key records each of its changes in its own column: made, used (to within 10 s) or revoked.
+    ...changedSince(updatedSince, ['createdAt', 'lastUsedAt', 'revokedAt']),
+  };
   return paginate(
-    args,
+    page,
     NEWEST_FIRST,
     (keyset) => ctx.db.apiKey.count({ where: { AND: [where, keyset] } }),
     ({ where: keyset, orderBy, skip, take }) => ctx.db.apiKey.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),

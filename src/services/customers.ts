@@ -5,7 +5,16 @@ import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
-import { NEWEST_FIRST, paginate, paginationOf, type RawPageArgs } from '../pagination.ts';
+import {
+  changedSince,
+  NEWEST_FIRST,
+  paginate,
+  paginationOf,
+  pollFilter,
+  sortDirection,
+  type ListOrder,
+  type RawPageArgs,
+} from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { channelOfKey } from './listings.ts';
@@ -31,18 +40,44 @@ export const listCustomersFilters = z.object({
   accountId: z.string().min(1).max(100).nullish(),
 });
 
-export async function listCustomers(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listCustomersFilters>>) {
-  const { page, limit, first, after, last, before, ...rawFilters } = args;
+/** How the graph's `customers(orderBy:)` sorts: by creation (newest first, the list's own order) or by email (A first). */
+export const customerOrderInput = z.strictObject({ field: z.enum(['created_at', 'email']), direction: sortDirection.nullish() });
+
+/** What the graph adds to GET /v1/customers' filters. */
+const adminCustomerArgs = pollFilter.extend({ orderBy: customerOrderInput.nullish() });
+
+/** The order of a list of customers: creation, newest first, keeps the list's plain cursors; another names itself in its cursors. */
+function customerOrder(input: z.output<typeof customerOrderInput> | null | undefined): ListOrder {
+  const field = input?.field ?? 'created_at';
+  const direction = input?.direction ?? (field === 'created_at' ? 'desc' : 'asc');
+  if (field === 'created_at' && direction === 'desc') return { name: null, sort: NEWEST_FIRST };
+  const column = field === 'created_at' ? 'createdAt' : 'email';
+  return {
+    name: `${field}:${direction}`,
+    sort: [
+      [column, direction],
+      ['id', direction],
+    ],
+  };
+}
+
+export async function listCustomers(
+  ctx: RequestContext,
+  args: RawPageArgs & Raw<z.input<typeof listCustomersFilters>> & Raw<z.input<typeof adminCustomerArgs>>,
+) {
+  const { page, limit, first, after, last, before, updatedSince, orderBy, ...rawFilters } = args;
   const filters = validate(listCustomersFilters, rawFilters);
+  const adminArgs = validate(adminCustomerArgs, { updatedSince, orderBy });
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.CustomerWhereInput = {
     account: { isDeleted: false },
     ...(accountId === undefined ? {} : { accountId }),
     ...(filters.email ? { email: filters.email.toLowerCase() } : {}),
+    ...changedSince(updatedSince),
   };
   return paginate(
     { page, limit, first, after, last, before },
-    NEWEST_FIRST,
+    customerOrder(adminArgs.orderBy),
     (keyset) => ctx.db.customer.count({ where: { AND: [where, keyset] } }),
     ({ where: keyset, orderBy, skip, take }) => ctx.db.customer.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );

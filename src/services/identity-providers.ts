@@ -6,7 +6,7 @@ import type { IdentityProvider, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
 import { assertDeliverableUrl, UrlPolicyError } from '../net/url-policy.ts';
-import { paginate, type Page, type RawPageArgs } from '../pagination.ts';
+import { changedSince, paginate, type Page, type PolledListArgs } from '../pagination.ts';
 
 /**
  * Identity providers of an organisation: the OpenID providers whose tokens POST /auth/federate
@@ -93,16 +93,18 @@ async function lockProviders(tx: { $executeRaw: TenantDatabase['$executeRaw'] },
 }
 
 /** A page of the organisation's identity providers, the default first. */
-export function listIdentityProviders(ctx: RequestContext, args: RawPageArgs = {}): Promise<Page<IdentityProvider>> {
+export function listIdentityProviders(ctx: RequestContext, args: PolledListArgs = {}): Promise<Page<IdentityProvider>> {
+  const { updatedSince, ...page } = args;
+  const since = changedSince(updatedSince);
   return paginate(
-    args,
+    page,
     [
       ['isDefault', 'desc'],
       ['createdAt', 'asc'],
       ['id', 'asc'],
     ],
-    (keyset) => ctx.db.identityProvider.count({ where: keyset }),
-    ({ where, orderBy, skip, take }) => ctx.db.identityProvider.findMany({ where, orderBy, skip, take }),
+    (keyset) => ctx.db.identityProvider.count({ where: { AND: [since, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.identityProvider.findMany({ where: { AND: [since, keyset] }, orderBy, skip, take }),
   );
 }
 

@@ -13,7 +13,7 @@ import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import { validate, type Raw } from '../validation.ts';
 import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
-import { paginate, type RawPageArgs } from '../pagination.ts';
+import { changedSince, paginate, type PolledListArgs } from '../pagination.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -87,15 +87,17 @@ async function sendInvitationMail(ctx: RequestContext, organisation: Organisatio
 }
 
 /** Invitations of the organisation, newest first. */
-export function listInvitations(ctx: RequestContext, args: RawPageArgs) {
+export function listInvitations(ctx: RequestContext, args: PolledListArgs) {
+  const { updatedSince, ...page } = args;
+  const since = changedSince(updatedSince);
   return paginate(
-    args,
+    page,
     [
       ['createdAt', 'desc'],
       ['id', 'asc'],
     ],
-    (keyset) => ctx.db.invitation.count({ where: keyset }),
-    ({ where, orderBy, skip, take }) => ctx.db.invitation.findMany({ where, orderBy, skip, take }),
+    (keyset) => ctx.db.invitation.count({ where: { AND: [since, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.invitation.findMany({ where: { AND: [since, keyset] }, orderBy, skip, take }),
   );
 }
 

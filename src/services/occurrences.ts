@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { EventOccurrence } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { paginate, type PageArgs, type RawPageArgs } from '../pagination.ts';
+import { changedSince, paginate, type PageArgs, type PolledListArgs } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { instantsAt, localDate, localParts, localTime, timeZone } from '../time-zones.ts';
 import { loadEvent } from './events.ts';
@@ -68,11 +68,12 @@ export async function createOccurrence(ctx: RequestContext, eventId: string, raw
 }
 
 /** The occurrences of an event, cancelled ones included, in start order. */
-export async function listOccurrences(ctx: RequestContext, eventId: string, args: RawPageArgs) {
+export async function listOccurrences(ctx: RequestContext, eventId: string, args: PolledListArgs) {
+  const { updatedSince, ...page } = args;
   const event = await loadEvent(ctx, eventId, 'read');
-  const where = { eventId: event.id };
+  const where = { eventId: event.id, ...changedSince(updatedSince) };
   return paginate(
-    args as PageArgs,
+    page as PageArgs,
     [
       ['startsAt', 'asc'],
       ['id', 'asc'],

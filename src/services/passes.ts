@@ -6,7 +6,7 @@ import type { Pass, Prisma, Redemption } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { views } from '../webhooks/payloads.ts';
 import { withWebhooks } from '../webhooks/record.ts';
-import { OLDEST_FIRST, type RawPageArgs, paginate } from '../pagination.ts';
+import { changedSince, OLDEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
@@ -33,8 +33,8 @@ export const listPassesFilters = z.object({
   accountId: z.string().min(1).max(100).nullish(),
 });
 
-export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listPassesFilters>>) {
-  const { page, limit, first, after, last, before, ...rawFilters } = args;
+export async function listPasses(ctx: RequestContext, args: PolledListArgs & Raw<z.input<typeof listPassesFilters>>) {
+  const { page, limit, first, after, last, before, updatedSince, ...rawFilters } = args;
   const filters = validate(listPassesFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.PassWhereInput = {
@@ -44,6 +44,7 @@ export async function listPasses(ctx: RequestContext, args: RawPageArgs & Raw<z.
     ...(filters.customerId ? { customerId: filters.customerId } : {}),
     ...(filters.occurrenceId ? { occurrenceId: filters.occurrenceId } : {}),
     ...(filters.status ? { status: filters.status } : {}),
+    ...changedSince(updatedSince),
   };
   return paginate(
     { page, limit, first, after, last, before },

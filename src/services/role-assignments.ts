@@ -11,7 +11,7 @@ import { assertMayGrant } from '../auth/granting.ts';
 import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
 import { assertMay } from './access.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
-import { OLDEST_FIRST, type RawPageArgs, pageArgsOf, paginate } from '../pagination.ts';
+import { changedSince, OLDEST_FIRST, type PolledListArgs, pageArgsOf, paginate } from '../pagination.ts';
 
 const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
 const accountId = z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits');
@@ -30,8 +30,9 @@ export const ASSIGNMENT_INCLUDE = { user: { select: USER_FIELDS }, account: true
 
 /** Assignments on the accounts where the caller may read them, optionally filtered. */
 /** A page of the role assignments on the accounts the caller may see, oldest first. */
-export async function listRoleAssignments(ctx: RequestContext, raw: RawPageArgs & z.input<typeof listRoleAssignmentsFilters>) {
-  const { page, filters: rawFilters } = pageArgsOf(raw);
+export async function listRoleAssignments(ctx: RequestContext, raw: PolledListArgs & z.input<typeof listRoleAssignmentsFilters>) {
+  const { page, filters: given } = pageArgsOf(raw);
+  const { updatedSince, ...rawFilters } = given;
   const filters = validate(listRoleAssignmentsFilters, rawFilters);
   const accounts = ctx.access.accountsFor('role_assignments', 'read');
   const where = {
@@ -42,6 +43,8 @@ export async function listRoleAssignments(ctx: RequestContext, raw: RawPageArgs 
         ? (filters.accountId ?? undefined)
         : { in: filters.accountId ? accounts.filter((a) => a === filters.accountId) : accounts },
     role: { isDeleted: false },
+    // An assignment never changes (it is made or removed): its creation is its last change.
+    ...changedSince(updatedSince, ['createdAt']),
   };
   return paginate(
     page,

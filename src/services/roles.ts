@@ -10,7 +10,7 @@ import { newId } from '../ids.ts';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 import { validate } from '../validation.ts';
-import { type RawPageArgs, paginate } from '../pagination.ts';
+import { changedSince, type PolledListArgs, paginate } from '../pagination.ts';
 
 const permissionList = limitedArray(
   z.string().refine(isValidPermission, {
@@ -33,10 +33,11 @@ export type CreateRoleInput = z.input<typeof createRoleInput>;
 export type UpdateRoleInput = z.input<typeof updateRoleInput>;
 
 /** A page of the organisation's roles, system roles first. */
-export function listRoles(ctx: RequestContext, args: RawPageArgs = {}) {
-  const where = { isDeleted: false };
+export function listRoles(ctx: RequestContext, args: PolledListArgs = {}) {
+  const { updatedSince, ...page } = args;
+  const where = { isDeleted: false, ...changedSince(updatedSince) };
   return paginate(
-    args,
+    page,
     [
       ['isSystemRole', 'desc'],
       ['createdAt', 'asc'],

@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../db/client.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { Prisma, SalesChannel } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { OLDEST_FIRST, type RawPageArgs, paginate } from '../pagination.ts';
+import { changedSince, OLDEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
@@ -69,11 +69,15 @@ export type CreateSalesChannelInput = z.input<typeof createSalesChannelInput>;
 export type UpdateSalesChannelInput = z.input<typeof updateSalesChannelInput>;
 
 /** Channels on the accounts the caller may read (deleted accounts' channels never appear), oldest first. */
-export async function listSalesChannels(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listSalesChannelsFilters>>) {
-  const { page, limit, first, after, last, before, ...rawFilters } = args;
+export async function listSalesChannels(ctx: RequestContext, args: PolledListArgs & Raw<z.input<typeof listSalesChannelsFilters>>) {
+  const { page, limit, first, after, last, before, updatedSince, ...rawFilters } = args;
   const filters = validate(listSalesChannelsFilters, rawFilters);
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
-  const where: Prisma.SalesChannelWhereInput = { account: { isDeleted: false }, ...(accountId === undefined ? {} : { accountId }) };
+  const where: Prisma.SalesChannelWhereInput = {
+    account: { isDeleted: false },
+    ...(accountId === undefined ? {} : { accountId }),
+    ...changedSince(updatedSince),
+  };
   return paginate(
     { page, limit, first, after, last, before },
     OLDEST_FIRST,

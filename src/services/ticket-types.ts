@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, TicketType } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { OLDEST_FIRST, type PageArgs, type RawPageArgs, paginate } from '../pagination.ts';
+import { changedSince, OLDEST_FIRST, type PageArgs, type PolledListArgs, paginate } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { instant } from '../time-zones.ts';
 import { authorised } from './access.ts';
@@ -43,11 +43,12 @@ function checkSalesWindow(start: Date | null | undefined, end: Date | null | und
 }
 
 /** Ticket types of an event, oldest first; deleted ones are left out. */
-export async function listTicketTypes(ctx: RequestContext, eventId: string, args: RawPageArgs) {
+export async function listTicketTypes(ctx: RequestContext, eventId: string, args: PolledListArgs) {
+  const { updatedSince, ...page } = args;
   const event = await loadEvent(ctx, eventId, 'read');
-  const where = { eventId: event.id, isDeleted: false };
+  const where = { eventId: event.id, isDeleted: false, ...changedSince(updatedSince) };
   return paginate(
-    args as PageArgs,
+    page as PageArgs,
     OLDEST_FIRST,
     (keyset) => ctx.db.ticketType.count({ where: { AND: [where, keyset] } }),
     ({ where: keyset, orderBy, skip, take }) => ctx.db.ticketType.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),

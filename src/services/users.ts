@@ -23,12 +23,15 @@ export async function getUser(ctx: RequestContext, id: string) {
     where: { id },
     select: { ...USER_FIELDS, roleAssignments: { select: { accountId: true } } },
   });
-  const principal = ctx.principal;
-  const self = principal?.kind === 'staff' && principal.userId === id;
-  const readers = ctx.access.accountsFor('role_assignments', 'read');
-  const visible =
-    user !== null && (self || readers === 'all' || user.roleAssignments.some((assignment) => readers.includes(assignment.accountId)));
-  if (!visible) throw AppError.notFound('User not found.');
+  if (!user || !mayReadUser(ctx, user)) throw AppError.notFound('User not found.');
   const { roleAssignments: _assignments, ...shown } = user;
   return shown;
+}
+
+/** getUser's rule, for a user read with the accounts it holds roles on (a relation's, src/services/related.ts). */
+export function mayReadUser(ctx: RequestContext, user: { id: string; roleAssignments: ReadonlyArray<{ accountId: string }> }): boolean {
+  const principal = ctx.principal;
+  if (principal?.kind === 'staff' && principal.userId === user.id) return true;
+  const readers = ctx.access.accountsFor('role_assignments', 'read');
+  return readers === 'all' || user.roleAssignments.some((assignment) => readers.includes(assignment.accountId));
 }

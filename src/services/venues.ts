@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import type { Prisma, Venue } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { type RawPageArgs, paginate } from '../pagination.ts';
+import { changedSince, type PolledListArgs, paginate } from '../pagination.ts';
 import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
 import { timeZone } from '../time-zones.ts';
@@ -42,11 +42,15 @@ export type CreateVenueInput = z.input<typeof createVenueInput>;
 export type UpdateVenueInput = z.input<typeof updateVenueInput>;
 
 /** Venues on the accounts the caller may read, by name. */
-export async function listVenues(ctx: RequestContext, args: RawPageArgs & Raw<z.input<typeof listVenuesFilters>>) {
-  const { page, limit, first, after, last, before, ...rawFilters } = args;
+export async function listVenues(ctx: RequestContext, args: PolledListArgs & Raw<z.input<typeof listVenuesFilters>>) {
+  const { page, limit, first, after, last, before, updatedSince, ...rawFilters } = args;
   const filters = validate(listVenuesFilters, rawFilters);
   const accountId = readableAccounts(ctx, 'venues', filters.accountId);
-  const where: Prisma.VenueWhereInput = { isDeleted: false, ...(accountId === undefined ? {} : { accountId }) };
+  const where: Prisma.VenueWhereInput = {
+    isDeleted: false,
+    ...(accountId === undefined ? {} : { accountId }),
+    ...changedSince(updatedSince),
+  };
   return paginate(
     { page, limit, first, after, last, before },
     [

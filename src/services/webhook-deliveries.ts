@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NEWEST_FIRST, type Page, type PageArgs, paginate } from '../pagination.ts';
+import { changedSince, NEWEST_FIRST, type Page, type PolledListArgs, paginate } from '../pagination.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prisma/client.ts';
@@ -49,14 +49,14 @@ export const listWebhookDeliveriesFilters = z.object({
     .nullish(),
 });
 
-export type ListWebhookDeliveriesArgs = { [K in keyof PageArgs | keyof z.input<typeof listWebhookDeliveriesFilters>]?: unknown };
+export type ListWebhookDeliveriesArgs = { [K in keyof PolledListArgs | keyof z.input<typeof listWebhookDeliveriesFilters>]?: unknown };
 
 /**
  * Deliveries on the accounts where the caller may read webhooks, newest first, filtered by
  * endpoint, status and event type. Deliveries of deleted endpoints are left out with them.
  */
 export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebhookDeliveriesArgs): Promise<Page<DeliveryView>> {
-  const { endpointId, status, eventType, ...pageArgs } = args;
+  const { endpointId, status, eventType, updatedSince, ...pageArgs } = args;
   const input = validate(listWebhookDeliveriesFilters, { endpointId, status, eventType });
   const readable = ctx.access.accountsFor('webhooks', 'read');
   const where: Prisma.WebhookDeliveryWhereInput = {
@@ -65,6 +65,8 @@ export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebho
     ...(input.endpointId ? { endpointId: input.endpointId } : {}),
     ...(input.status ? { status: input.status } : {}),
     ...(input.eventType ? { eventType: input.eventType } : {}),
+    // A delivery's last change: recorded, attempted (each attempt), settled or put back for later.
+    ...changedSince(updatedSince),
   };
   return paginate(
     pageArgs,

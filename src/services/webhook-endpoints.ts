@@ -18,7 +18,7 @@ import { instant } from '../time-zones.ts';
 import { validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
-import { OLDEST_FIRST, type Page, type RawPageArgs, pageArgsOf, paginate } from '../pagination.ts';
+import { changedSince, OLDEST_FIRST, type Page, type PolledListArgs, pageArgsOf, paginate } from '../pagination.ts';
 
 /**
  * Webhook endpoints (whe_): a URL of one account that receives signed deliveries of the event types
@@ -139,14 +139,15 @@ export const listWebhookEndpointsFilters = z.object({ accountId: z.string().min(
 /** A page of the webhook endpoints of the accounts the caller may read, oldest first. */
 export async function listWebhookEndpoints(
   ctx: RequestContext,
-  raw: RawPageArgs & Raw<z.input<typeof listWebhookEndpointsFilters>>,
+  raw: PolledListArgs & Raw<z.input<typeof listWebhookEndpointsFilters>>,
 ): Promise<Page<WebhookEndpoint>> {
-  const { page, filters: rawFilters } = pageArgsOf(raw);
+  const { page, filters: given } = pageArgsOf(raw);
+  const { updatedSince, ...rawFilters } = given;
   const filters = validate(listWebhookEndpointsFilters, rawFilters);
   const readable = ctx.access.accountsFor('webhooks', 'read');
   const only = filters.accountId ?? undefined;
   const accountId = readable === 'all' ? only : { in: only ? readable.filter((account) => account === only) : readable };
-  const where = { deletedAt: null, ...(accountId === undefined ? {} : { accountId }) };
+  const where = { deletedAt: null, ...(accountId === undefined ? {} : { accountId }), ...changedSince(updatedSince) };
   return paginate(
     page,
     OLDEST_FIRST,

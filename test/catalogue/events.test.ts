@@ -431,6 +431,45 @@ describe('event lists: filters', () => {
     expect(await names(`to=${encodeURIComponent('2026-07-04T21:00:00-04:00')}`)).toEqual(['Opera night', 'Summer Jazz']);
   });
 
+  it("in the graph, the start range is typed: startsFrom/startsTo instants, startDateFrom/startDateTo days in the occurrence's zone", async () => {
+    const graphNames = async (args: string, variables: Record<string, unknown> = {}) => {
+      const types: Record<string, string> = { a: 'DateTime', b: 'DateTime', c: 'LocalDate', d: 'LocalDate' };
+      const declared = Object.keys(variables).map((name) => `$${name}: ${types[name]}`);
+      const res = await graphql(
+        app,
+        `query (${declared.join(', ')}) { events(first: 100, ${args}) { nodes { name } } }`,
+        variables,
+        asAdmin(o),
+      );
+      return res.body as {
+        data?: { events: { nodes: Array<{ name: string }> } };
+        errors?: Array<{ extensions: { details?: Array<{ path: string }> } }>;
+      };
+    };
+    const sorted = async (args: string, variables: Record<string, unknown>) => {
+      const body = await graphNames(args, variables);
+      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+      return body.data!.events.nodes.map((e) => e.name).sort();
+    };
+    expect(await sorted('startDateFrom: $c, startDateTo: $d', { c: '2026-07-04', d: '2026-07-04' })).toEqual([
+      'Opera night',
+      'Summer Jazz',
+    ]);
+    expect(await sorted('startsFrom: $a', { a: '2026-07-05T00:00:00Z' })).toEqual(['Opera night', 'Rock 100% live']);
+    expect(await sorted('startDateFrom: $c, startsTo: $b', { c: '2026-07-05', b: '2026-07-30T00:00:00Z' })).toEqual(['Rock 100% live']);
+    // A day is not an instant, nor an instant a day (judged by the use case, naming the argument);
+    // one bound of each end; the range in order.
+    const refused = async (args: string, variables: Record<string, unknown>) =>
+      ((await graphNames(args, variables)).errors?.[0]?.extensions.details ?? []).map((d) => d.path);
+    expect(await refused('startsFrom: $a', { a: '2026-07-04' })).toEqual(['startsFrom']);
+    expect(await refused('startDateFrom: $c', { c: '2026-07-04T00:00:00Z' })).toEqual(['startDateFrom']);
+    expect(await refused('startsFrom: $a, startDateFrom: $c', { a: '2026-07-04T00:00:00Z', c: '2026-07-04' })).toEqual(['startDateFrom']);
+    expect(await refused('startDateFrom: $c, startDateTo: $d', { c: '2026-07-05', d: '2026-07-04' })).toEqual(['startDateTo']);
+    // /v1's one-string filter is not an argument of the graph /graphql serves.
+    const untyped = await graphql(app, 'query { events(from: "2026-07-04") { nodes { id } } }', {}, asAdmin(o));
+    expect(untyped.body.errors[0].message).toMatch(/Unknown argument "from"/);
+  });
+
   it('refuses bad filters with 400 naming the parameter', async () => {
     const bad = async (query: string) => detailPaths((await api(app, 'GET', `/v1/events?${query}`, asAdmin(o))).body);
     expect(await bad('status=live')).toEqual(['query.status']);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
-import { createApiKey } from '../support/credentials.ts';
-import { createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
+import { createApiKey, customRole } from '../support/credentials.ts';
+import { createStaffUser, createOrganisation, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
 
 /**
@@ -13,12 +13,18 @@ const app = useTestApp();
 let org: TestOrganisation;
 let catalogue: SeededCatalogue;
 let orderId: string;
+let passId: string;
 
 beforeAll(async () => {
   org = await createOrganisation(app, 'relations');
   catalogue = await seedCatalogue(app, org);
-  orderId = (await placeOrder(app, catalogue.channel, catalogue)).order.id;
+  const placed = await placeOrder(app, catalogue.channel, catalogue);
+  orderId = placed.order.id;
+  passId = placed.passes[0]!.id;
 });
+
+type Refusal = { path: Array<string | number>; extensions: { code: string } };
+const refusals = (errors: Refusal[] | undefined) => (errors ?? []).map((error) => [error.path.join('.'), error.extensions.code]).sort();
 
 const as = (token: string) => ({ token, org: org.slug });
 
@@ -163,5 +169,247 @@ describe('relations', () => {
       salesChannel: account,
       order: { ...account, customer: account, passes: [account] },
     });
+  });
+
+  it('answer what a pass, an order, a channel key and a redemption name', async () => {
+    const redeemed = await graphql(
+      app,
+      `
+        mutation ($passId: ID!) {
+          redeemPass(passId: $passId) {
+            redemption {
+              pass {
+                id
+              }
+              account {
+                id
+              }
+              redeemedBy {
+                id
+              }
+            }
+            userErrors {
+              code
+            }
+          }
+        }
+      `,
+      { passId },
+      as(org.adminToken),
+    );
+    expect(redeemed.body.errors).toBeUndefined();
+    const me = await graphql(app, '{ myRoles { roles { userId } } }', {}, as(org.adminToken));
+    expect(redeemed.body.data.redeemPass.redemption).toEqual({
+      pass: { id: passId },
+      account: { id: catalogue.accountId },
+      redeemedBy: { id: me.body.data.myRoles.roles[0].userId },
+    });
+    const res = await graphql(
+      app,
+      `
+        query ($passId: ID!, $orderId: ID!) {
+          pass(id: $passId) {
+            order {
+              id
+            }
+            customer {
+              id
+            }
+            ticketType {
+              id
+            }
+            occurrence {
+              id
+            }
+          }
+          order(id: $orderId) {
+            customerId
+            channel {
+              id
+              keys {
+                channel {
+                  id
+                }
+              }
+            }
+          }
+        }
+      `,
+      { passId, orderId },
+      as(org.adminToken),
+    );
+    expect(res.body.errors).toBeUndefined();
+    const { customerId } = res.body.data.order;
+    expect(res.body.data.pass).toEqual({
+      order: { id: orderId },
+      customer: { id: customerId },
+      ticketType: { id: catalogue.ticketTypeId },
+      occurrence: { id: catalogue.occurrenceId },
+    });
+    const channel = { id: catalogue.channel.channelId };
+    expect(res.body.data.order.channel).toEqual({ ...channel, keys: [{ channel }, { channel }] });
+  });
+
+  it('answer the organisation beside every organisationId, and an invitation’s user and account', async () => {
+    const invited = await graphql(
+      app,
+      `
+        mutation ($input: CreateInvitationInput!) {
+          createInvitation(input: $input) {
+            invitation {
+              id
+              userId
+            }
+            userErrors {
+              code
+            }
+          }
+        }
+      `,
+      {
+        input: {
+          organisationId: org.organisation.id,
+          email: `invited-${orderId.slice(-6).toLowerCase()}@relations.test`,
+          firstName: 'In',
+          lastName: 'Vited',
+          roleIds: [systemRole(org, 'viewer')],
+          accountId: catalogue.accountId,
+        },
+      },
+      as(org.adminToken),
+    );
+    expect(invited.body.errors).toBeUndefined();
+    const invitation = invited.body.data.createInvitation.invitation;
+    const organisation = { organisation: { id: org.organisation.id } };
+    const res = await graphql(
+      app,
+      `
+        query ($eventId: ID!, $invitationId: ID!, $channelId: ID!) {
+          event(id: $eventId) {
+            organisation {
+              id
+            }
+            venue {
+              organisation {
+                id
+              }
+            }
+            account {
+              organisation {
+                id
+              }
+            }
+          }
+          eventOccurrences(eventId: $eventId) {
+            nodes {
+              organisation {
+                id
+              }
+            }
+          }
+          ticketTypes(eventId: $eventId) {
+            nodes {
+              organisation {
+                id
+              }
+            }
+          }
+          salesChannel(id: $channelId) {
+            organisation {
+              id
+            }
+          }
+          roles(first: 1) {
+            nodes {
+              organisation {
+                id
+              }
+            }
+          }
+          roleAssignments(first: 1) {
+            nodes {
+              organisation {
+                id
+              }
+            }
+          }
+          invitation(id: $invitationId) {
+            organisation {
+              id
+            }
+            user {
+              id
+            }
+            account {
+              id
+            }
+          }
+        }
+      `,
+      { eventId: catalogue.eventId, invitationId: invitation.id, channelId: catalogue.channel.channelId },
+      as(org.adminToken),
+    );
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data).toEqual({
+      event: { ...organisation, venue: organisation, account: organisation },
+      eventOccurrences: { nodes: [organisation] },
+      ticketTypes: { nodes: [organisation] },
+      salesChannel: organisation,
+      roles: { nodes: [organisation] },
+      roleAssignments: { nodes: [organisation] },
+      invitation: { ...organisation, user: { id: invitation.userId }, account: { id: catalogue.accountId } },
+    });
+  });
+
+  it('refuse each entity the caller may not read at its own path, null with FORBIDDEN, while the rest answers', async () => {
+    // Orders and events, not sales channels, role assignments or the organisation.
+    const role = await customRole(app, org, ['orders.read', 'passes.read', 'events.read']);
+    const staff = await createStaffUser(app, org, [{ roleId: role.id, accountId: catalogue.accountId }], 'orders-only');
+    const res = await graphql(
+      app,
+      `
+        query ($orderId: ID!, $passId: ID!, $eventId: ID!) {
+          order(id: $orderId) {
+            id
+            channel {
+              id
+            }
+            passes {
+              id
+              order {
+                id
+              }
+              occurrence {
+                id
+              }
+            }
+          }
+          pass(id: $passId) {
+            id
+            redemption: order {
+              id
+            }
+          }
+          event(id: $eventId) {
+            id
+            organisation {
+              id
+            }
+          }
+        }
+      `,
+      { orderId, passId, eventId: catalogue.eventId },
+      as(staff.token),
+    );
+    expect(res.body.data).toEqual({
+      order: { id: orderId, channel: null, passes: [{ id: passId, order: { id: orderId }, occurrence: { id: catalogue.occurrenceId } }] },
+      pass: { id: passId, redemption: { id: orderId } },
+      event: { id: catalogue.eventId, organisation: null },
+    });
+    // Refused by the entity's type, as accountRelation is: at the first field read of it.
+    expect(refusals(res.body.errors)).toEqual([
+      ['event.organisation.id', 'FORBIDDEN'],
+      ['order.channel.id', 'FORBIDDEN'],
+    ]);
   });
 });

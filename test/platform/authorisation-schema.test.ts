@@ -42,6 +42,9 @@ describe('every field that answers events answers what a use case authorised', (
       )
       .sort();
     expect(producers).toEqual([
+      // The events of an account, read where events(accountId:) would list them (events.read on it), by
+      // src/services/child-lists.ts under the same conditions (schema/types/event.ts).
+      'Account.events',
       'CreateEventPayload.event',
       'EventConnection.edges',
       'EventConnection.nodes',

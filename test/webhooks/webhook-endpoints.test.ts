@@ -643,12 +643,12 @@ describe('POST /webhook-endpoints/{id}/test', () => {
     });
     const gql = await graphql(
       app,
-      `mutation { testWebhookEndpoint(id: "${endpoint.id}") { webhookDelivery { eventType status attempts { attemptNumber } } userErrors { code } } }`,
+      `mutation { testWebhookEndpoint(id: "${endpoint.id}") { webhookDelivery { eventType status attempts { nodes { attemptNumber } } } userErrors { code } } }`,
       {},
       admin(),
     );
     expect(gql.body.data.testWebhookEndpoint).toEqual({
-      webhookDelivery: { eventType: 'event.created', status: 'PENDING', attempts: [] },
+      webhookDelivery: { eventType: 'event.created', status: 'PENDING', attempts: { nodes: [] } },
       userErrors: [],
     });
   });
@@ -983,7 +983,9 @@ describe('GET /webhook-deliveries', () => {
                 id
                 status
                 attempts {
-                  attemptNumber
+                  nodes {
+                    attemptNumber
+                  }
                 }
               }
             }
