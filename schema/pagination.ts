@@ -60,3 +60,18 @@ export function pageArgsFor<Arg>(t: { arg: { int: (options: { description: strin
     limit: t.arg.int({ description: `Items per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).` }),
   };
 }
+
+/**
+ * `updatedSince` of a list an admin screen polls: `rows` says which rows count as changed (and
+ * `note`, in brackets, what does not), so every list words the same promise the same way.
+ */
+export function updatedSinceArg<Arg>(
+  t: { arg: (options: { type: 'DateTime'; description: string }) => Arg },
+  rows: string,
+  note?: string,
+): Arg {
+  return t.arg({
+    type: 'DateTime',
+    description: `Only ${rows} at or after this instant${note ? ` (${note})` : ''}, for a screen that polls. Cursors stay valid with or without it.`,
+  });
+}

@@ -14,7 +14,7 @@ import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { statusEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 
@@ -83,11 +83,7 @@ builder.queryFields((t) => ({
     args: {
       ...t.arg.connectionArgs(),
       ...pageArgsFor(t),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only accounts created or changed (renamed, suspended, reactivated) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'accounts created or changed (renamed, suspended, reactivated)'),
     },
     resolve: (_root, args, ctx) => listAccounts(ctx, args),
   }),

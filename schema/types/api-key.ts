@@ -5,7 +5,7 @@ import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 
 /** Signed-in staff only: API keys and embed tokens are refused (SIGNED_IN_USER_REQUIRED). */
 const READ = { $all: { signedInUser: true, organisation: true, permission: 'api_keys.read' } } as const;
@@ -70,11 +70,7 @@ builder.queryFields((t) => ({
     args: {
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only keys created, used (lastUsedAt) or revoked at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'keys created, used (lastUsedAt) or revoked'),
     },
     resolve: (_root, args, ctx) => listApiKeys(ctx, args),
   }),

@@ -24,7 +24,7 @@ import { revenueField } from './money.ts';
 import type { RequestContext } from '../../src/context.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
-import { pageArgsFor, pagedConnection, REST_ONLY } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, REST_ONLY, updatedSinceArg } from '../pagination.ts';
 import { OrderDirection, statusEnum, valuesEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import { describeStatuses } from '../../src/statuses.ts';
@@ -230,11 +230,11 @@ builder.queryFields((t) => ({
         description:
           "Only events with a scheduled occurrence on or before this day (the whole day), in the occurrence's own time zone. Not with startsTo.",
       }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only events created or changed at or after this instant (their own fields: an occurrence or ticket type added is not a change of the event), for a screen that polls; deleted events leave the list. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(
+        t,
+        'events created or changed',
+        'their own fields: an occurrence or ticket type added is not a change of the event; deleted events leave the list',
+      ),
       orderBy: t.arg({
         type: EventOrder,
         description:

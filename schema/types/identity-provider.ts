@@ -14,7 +14,7 @@ import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { SignInResultRef } from './auth.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 
 const READ = { $all: { organisation: true, organisationPermission: 'identity_providers.read' } } as const;
 const WRITE = { $all: { organisation: true, organisationPermission: 'identity_providers.write' } } as const;
@@ -132,11 +132,7 @@ builder.queryFields((t) => ({
     args: {
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only providers added or changed at or after this instant (removed ones leave the list), for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'providers added or changed', 'removed ones leave the list'),
     },
     resolve: (_root, args, ctx) => listIdentityProviders(ctx, args),
   }),

@@ -15,7 +15,7 @@ import { accountRelation } from './account.ts';
 import { User } from './user.ts';
 import { relatedUser } from '../../src/services/related.ts';
 import { inputFrom } from '../input.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { SignInResultRef } from './auth.ts';
 import { valuesEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
@@ -103,11 +103,7 @@ builder.queryFields((t) => ({
     args: {
       ...t.arg.connectionArgs(),
       ...pageArgsFor(t),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only invitations created, resent or redeemed at or after this instant (deleted ones leave the list), for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'invitations created, resent or redeemed', 'deleted ones leave the list'),
     },
     resolve: (_root, args, ctx) => listInvitations(ctx, args),
   }),

@@ -19,7 +19,7 @@ import { SalesCounters } from './sales-counters.ts';
 import { revenueField } from './money.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { answer, payload } from '../payload.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
@@ -140,11 +140,7 @@ builder.queryFields((t) => ({
       eventId: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only occurrences added or changed (moved, cancelled) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'occurrences added or changed (moved, cancelled)'),
     },
     resolve: (_root, { eventId, ...args }, ctx) => listOccurrences(ctx, eventId, args),
   }),

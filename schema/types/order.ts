@@ -24,7 +24,7 @@ const LINE_RELATIONS = ['event', 'occurrence', 'ticketType'] as const;
 import { describeStatuses } from '../../src/statuses.ts';
 import { OrderDirection, statusEnum, valuesEnum } from './common.ts';
 import { inputFrom } from '../input.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { answer, payload } from '../payload.ts';
 
 /*
@@ -370,10 +370,7 @@ builder.queryFields((t) => ({
       orderNumber: t.arg.string({ description: 'Only the order with this number.' }),
       createdAfter: t.arg({ type: 'DateTime', description: 'Only orders created at or after this instant.' }),
       createdBefore: t.arg({ type: 'DateTime', description: 'Only orders created at or before this instant.' }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description: 'Only orders changed at or after this instant (created, confirmed, cancelled, refunded): for a screen that polls.',
-      }),
+      updatedSince: updatedSinceArg(t, 'orders created or changed (confirmed, cancelled, refunded)'),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },
@@ -395,11 +392,7 @@ builder.queryFields((t) => ({
     args: {
       email: t.arg.string({ description: 'Only this email address (case-insensitive, exact).' }),
       accountId: t.arg.id({ description: 'Only this account (acc_).' }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only customers created or changed at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'customers created or changed'),
       orderBy: t.arg({
         type: CustomerOrder,
         description:
@@ -429,11 +422,7 @@ builder.queryFields((t) => ({
       occurrenceId: t.arg.id({ description: 'Only this occurrence (eoc_).' }),
       status: t.arg({ type: PassStatus, description: 'Only this status.' }),
       accountId: t.arg.id({ description: 'Only this account (acc_).' }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only passes issued or changed (redeemed, void) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'passes issued or changed (redeemed, void)'),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },

@@ -17,7 +17,7 @@ import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'role_assignments.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'role_assignments.write' } } as const;
@@ -104,11 +104,7 @@ builder.queryFields((t) => ({
       userId: t.arg.id({ description: 'Only this user.' }),
       accountId: t.arg.id({ description: 'Only this account.' }),
       roleId: t.arg.id({ description: 'Only this role.' }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only assignments made at or after this instant (an assignment never changes: it is made, or removed and gone), for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'assignments made', 'an assignment never changes: it is made, or removed and gone'),
     },
     resolve: (_root, args, ctx) => listRoleAssignments(ctx, args),
   }),

@@ -4,7 +4,7 @@ import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 
 const READ = { $all: { organisation: true, organisationPermission: 'roles.read' } } as const;
 const WRITE = { $all: { organisation: true, organisationPermission: 'roles.write' } } as const;
@@ -61,11 +61,7 @@ builder.queryFields((t) => ({
     args: {
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only roles created or changed at or after this instant (deleted ones leave the list), for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'roles created or changed', 'deleted ones leave the list'),
     },
     resolve: (_root, args, ctx) => listRoles(ctx, args),
   }),

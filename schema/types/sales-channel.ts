@@ -17,7 +17,7 @@ import { related } from '../../src/services/related.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { answer, payload } from '../payload.ts';
 import { ChannelType } from './partner.ts';
 
@@ -140,11 +140,7 @@ builder.queryFields((t) => ({
     authScopes: READ,
     args: {
       accountId: t.arg.id({ description: 'Only this account (acc_).' }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only channels created or changed at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'channels created or changed'),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
     },

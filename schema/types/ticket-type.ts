@@ -22,7 +22,7 @@ import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
 import { revenueField } from './money.ts';
-import { pageArgsFor, pagedConnection, Pagination } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, Pagination, updatedSinceArg } from '../pagination.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
@@ -171,11 +171,11 @@ builder.queryFields((t) => ({
       eventId: t.arg.id({ required: true, description: 'Event id (evt_).' }),
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only ticket types added or changed at or after this instant (deleted ones leave the list; tickets sold are not a change of the type), for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(
+        t,
+        'ticket types added or changed',
+        'deleted ones leave the list; tickets sold are not a change of the type',
+      ),
     },
     resolve: (_root, { eventId, ...args }, ctx) => listTicketTypes(ctx, eventId, args),
   }),

@@ -5,7 +5,7 @@ import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'venues.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'venues.write' } } as const;
@@ -78,11 +78,7 @@ builder.queryFields((t) => ({
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
       accountId: t.arg.id({ description: 'Only this account.' }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only venues created or changed at or after this instant (deleted ones leave the list), for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'venues created or changed', 'deleted ones leave the list'),
     },
     resolve: (_root, args, ctx) => listVenues(ctx, args),
   }),

@@ -30,7 +30,7 @@ import { related } from '../../src/services/related.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
-import { pageArgsFor, pagedConnection } from '../pagination.ts';
+import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { statusEnum, valuesEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import {
@@ -300,11 +300,7 @@ builder.queryFields((t) => ({
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
       accountId: t.arg.id({ description: 'Only this account.' }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only endpoints created or changed (edited, disabled after failing, re-enabled) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'endpoints created or changed (edited, disabled after failing, re-enabled)'),
     },
     resolve: (_root, args, ctx) => listWebhookEndpoints(ctx, args),
   }),
@@ -335,11 +331,7 @@ builder.queryFields((t) => ({
       endpointId: t.arg.id({ description: 'Only deliveries to this endpoint (whe_).' }),
       status: t.arg({ type: WebhookDeliveryStatus, description: 'Only deliveries in this status.' }),
       eventType: t.arg.string({ description: 'Only deliveries of this event type.' }),
-      updatedSince: t.arg({
-        type: 'DateTime',
-        description:
-          'Only deliveries recorded or changed (an attempt made, settled, put back for later) at or after this instant, for a screen that polls. Cursors stay valid with or without it.',
-      }),
+      updatedSince: updatedSinceArg(t, 'deliveries recorded or changed (an attempt made, settled, put back for later)'),
     },
     resolve: (_root, args, ctx) => listWebhookDeliveries(ctx, args),
   }),

@@ -16,6 +16,7 @@ import {
   type ExecutionResult,
   type FieldNode,
   type FragmentDefinitionNode,
+  type OperationDefinitionNode,
   type GraphQLField,
   type GraphQLNamedType,
   type GraphQLSchema,
@@ -223,6 +224,22 @@ function valueOf(node: ValueNode, variables: Record<string, unknown>): unknown {
   return undefined;
 }
 
+/** The operation a request runs (the named one, or the first) and the document's fragments by name. */
+function operationOf(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): { fragments: Map<string, FragmentDefinitionNode>; operation: OperationDefinitionNode | undefined } {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  let operation: OperationDefinitionNode | undefined;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    else if (definition.kind === Kind.OPERATION_DEFINITION && (!operationName || definition.name?.value === operationName)) {
+      operation ??= definition;
+    }
+  }
+  return { fragments, operation };
+}
+
 /**
  * What executing `document` may cost, with its variables: every field 1, a list's selection
  * multiplied by the list's size. A field with a `limit` or `first` argument sizes the first list at
@@ -234,14 +251,7 @@ export function operationCost(
   operationName: string | null | undefined,
   variables: Record<string, unknown>,
 ): number {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  let operation;
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    else if (definition.kind === Kind.OPERATION_DEFINITION && (!operationName || definition.name?.value === operationName)) {
-      operation ??= definition;
-    }
-  }
+  const { fragments, operation } = operationOf(document, operationName);
   if (!operation) return 0;
   const root =
     operation.operation === OperationTypeNode.MUTATION
@@ -350,14 +360,7 @@ function costPlanOf(document: DocumentNode, operationName: string | null | undef
 }
 
 function costPlan(document: DocumentNode, operationName: string | null | undefined): CostPlan | null {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  let operation;
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    else if (definition.kind === Kind.OPERATION_DEFINITION && (!operationName || definition.name?.value === operationName)) {
-      operation ??= definition;
-    }
-  }
+  const { fragments, operation } = operationOf(document, operationName);
   if (!operation) return null;
   const planOf = (selectionSet: SelectionSetNode, visiting: Set<string>): CostPlan => {
     const plan: CostPlan = { always: 0, fields: [] };
