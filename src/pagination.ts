@@ -274,6 +274,21 @@ export function cursorPage<T extends object>(
 }
 
 /**
+ * A cursor decodes to values of the kinds a cursor holds (text, numbers, booleans, instants), but
+ * only the list's own fields give them their types: values of another kind (a forged cursor) are
+ * refused by Prisma's validation of the condition, and answered as a cursor of another list, not as
+ * a fault (test/platform/cursors.test.ts).
+ */
+function refusingForgedCursor(request: Extract<PageRequest, { kind: 'cursor' }>) {
+  return (error: unknown): never => {
+    if (request.values && error instanceof Error && error.name === 'PrismaClientValidationError') {
+      throw AppError.validation([{ path: request.backward ? 'before' : 'after', message: 'not a cursor of this list' }]);
+    }
+    throw error;
+  };
+}
+
+/**
  * One page of a list, for both surfaces: page/limit (offset, the /v1 pagination) or the Relay
  * arguments, first/after forward and last/before backward, over keyset cursors. `count` counts
  * the list's rows that also meet a condition (for the total: none); `fetch` reads a slice.
@@ -300,7 +315,7 @@ export async function paginate<T extends object>(
   const where = values ? keysetWhere(sort, values, backward ? 'before' : 'after') : {};
   const [total, fetched] = await Promise.all([
     count({}),
-    size === 0 ? [] : fetch({ where, orderBy: orderOf(sort, backward), skip: 0, take: size + 1 }),
+    size === 0 ? [] : fetch({ where, orderBy: orderOf(sort, backward), skip: 0, take: size + 1 }).catch(refusingForgedCursor(request)),
   ]);
   return cursorPage(request, order, fetched, total, (before) => count(keysetWhere(sort, before, 'before')));
 }

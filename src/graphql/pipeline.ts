@@ -184,7 +184,7 @@ function maskError(logger: Logger) {
         },
       });
     }
-    if (error instanceof GraphQLError && (!original || isErrorCode(error.extensions.code))) return error;
+    if (error instanceof GraphQLError && (!original || isErrorCode(error.extensions?.code))) return error;
     logger.error({ err: original ?? error }, 'unexpected error in a GraphQL resolver');
     return new GraphQLError('An unexpected error occurred.', { ...located, extensions: { code: 'INTERNAL', requestId } });
   };

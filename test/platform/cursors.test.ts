@@ -92,4 +92,26 @@ describe.each([
     const res = await graphql(app, `{ ${list}(first: 2, after: "bm90IGEgY3Vyc29y") { edges { cursor } } }`, {}, asAdmin(org));
     expect(res.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'after' }] });
   });
+
+  it('refuse a forged cursor whose values are of the wrong kinds, as not a cursor of the list', async () => {
+    const forged = [
+      [true, 'x'],
+      [{ t: '2026-01-01T00:00:00.000Z' }, { t: '2026-01-01T00:00:00.000Z' }],
+      [1, 2],
+    ].map((values) => Buffer.from(JSON.stringify(values)).toString('base64url'));
+    for (const cursor of forged) {
+      for (const side of ['after', 'before']) {
+        const res = await graphql(
+          app,
+          `{ ${list}(${side === 'after' ? 'first' : 'last'}: 2, ${side}: "${cursor}") { edges { cursor } } }`,
+          {},
+          asAdmin(org),
+        );
+        expect(res.body.errors?.[0]?.extensions, JSON.stringify(res.body)).toMatchObject({
+          code: 'VALIDATION_FAILED',
+          details: [{ path: side }],
+        });
+      }
+    }
+  });
 });
