@@ -10,6 +10,7 @@ import type {
   WebhookDelivery,
 } from '../generated/prisma/client.ts';
 import { NEWEST_FIRST, OLDEST_FIRST, type SortKey } from '../pagination.ts';
+import { OCCURRENCE_ORDER } from './occurrences.ts';
 import { childConnection, childRows, rowColumns, rowOf, type Extra } from './children.ts';
 import { knowRelated } from './related.ts';
 import { countersColumn, countersFrom, knowCounters, type CountedBy } from './sales-counters.ts';
@@ -32,12 +33,6 @@ function withCounters<T extends object>(by: CountedBy, columns: Columns): T {
   if (sales_) knowCounters(row, by, countersFrom(sales_ as Parameters<typeof countersFrom>[0]));
   return row as T;
 }
-
-/** `eventOccurrences(eventId:)`'s order. */
-export const OCCURRENCE_ORDER: SortKey = [
-  ['startsAt', 'asc'],
-  ['id', 'asc'],
-];
 
 /** `Event.occurrences`: every occurrence, cancelled ones included, in start order. */
 export const eventOccurrences = childConnection<EventOccurrence>({

@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { EventOccurrence } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { changedSince, paginate, type PageArgs, type PolledListArgs } from '../pagination.ts';
+import { changedSince, paginate, type PageArgs, type PolledListArgs, type SortKey } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { instantsAt, localDate, localParts, localTime, timeZone } from '../time-zones.ts';
 import { loadEvent } from './events.ts';
@@ -67,6 +67,12 @@ export async function createOccurrence(ctx: RequestContext, eventId: string, raw
   });
 }
 
+/** The order of an event's occurrences, by start; `Event.occurrences` pages the same order (src/services/child-lists.ts). */
+export const OCCURRENCE_ORDER: SortKey = [
+  ['startsAt', 'asc'],
+  ['id', 'asc'],
+];
+
 /** The occurrences of an event, cancelled ones included, in start order. */
 export async function listOccurrences(ctx: RequestContext, eventId: string, args: PolledListArgs) {
   const { updatedSince, ...page } = args;
@@ -74,10 +80,7 @@ export async function listOccurrences(ctx: RequestContext, eventId: string, args
   const where = { eventId: event.id, ...changedSince(updatedSince) };
   return paginate(
     page as PageArgs,
-    [
-      ['startsAt', 'asc'],
-      ['id', 'asc'],
-    ] as const,
+    OCCURRENCE_ORDER,
     (keyset) => ctx.db.eventOccurrence.count({ where: { AND: [where, keyset] } }),
     ({ where: keyset, orderBy, skip, take }) => ctx.db.eventOccurrence.findMany({ where: { AND: [where, keyset] }, orderBy, skip, take }),
   );
