@@ -121,32 +121,83 @@ async function authenticateApiKey(db: Database, cache: AuthCache, key: string, o
   const apiKey = await cache.get(
     `key:${keyHash}`,
     async () => {
-      const row = await db.apiKey.findUnique({
-        where: { keyHash },
-        include: { organisation: true, account: { select: { isDeleted: true, status: true } } },
-      });
+      const row = await db.apiKey.findUnique({ where: { keyHash }, include: API_KEY_INCLUDE });
       return row ? { value: row, organisationId: row.organisationId } : undefined;
     },
     API_KEY_TABLES,
   );
   if (!apiKey) throw new AppError('UNAUTHENTICATED', 'Unknown API key.');
-  if (apiKey.revokedAt) throw new AppError('API_KEY_REVOKED');
   const now = Date.now();
-  if (apiKey.expiresAt && apiKey.expiresAt.getTime() <= now) throw new AppError('API_KEY_EXPIRED');
-  if (apiKey.account?.isDeleted) throw new AppError('UNAUTHENTICATED', 'The account of this API key was deleted.');
-  if (apiKey.account && apiKey.account.status !== 'active') {
-    throw new AppError('UNAUTHENTICATED', 'The account of this API key is inactive; an administrator can reactivate it.');
-  }
+  const refusal = apiKeyRefusal(apiKey, now);
+  if (refusal) throw refusal;
   assertSameOrganisation(apiKey.organisation, organisationSlug);
   if (!apiKey.lastUsedAt || now - apiKey.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
     apiKey.lastUsedAt = new Date(now);
     await db.apiKey.update({ where: { id: apiKey.id }, data: { lastUsedAt: apiKey.lastUsedAt } });
   }
+  return apiKeyAuthentication(apiKey);
+}
+
+const API_KEY_INCLUDE = { organisation: true, account: { select: { isDeleted: true, status: true } } } as const;
+type ApiKeyRow = NonNullable<Awaited<ReturnType<typeof findApiKey>>>;
+const findApiKey = (db: Database, where: { id: string; organisationId: string }) =>
+  db.apiKey.findFirst({ where, include: API_KEY_INCLUDE });
+
+/** Why a key that exists is refused, whatever it asks for; null when it is usable. */
+function apiKeyRefusal(apiKey: ApiKeyRow, now: number): AppError | null {
+  if (apiKey.revokedAt) return new AppError('API_KEY_REVOKED');
+  if (apiKey.expiresAt && apiKey.expiresAt.getTime() <= now) return new AppError('API_KEY_EXPIRED');
+  if (apiKey.account?.isDeleted) return new AppError('UNAUTHENTICATED', 'The account of this API key was deleted.');
+  if (apiKey.account && apiKey.account.status !== 'active') {
+    return new AppError('UNAUTHENTICATED', 'The account of this API key is inactive; an administrator can reactivate it.');
+  }
+  return null;
+}
+
+function apiKeyAuthentication(apiKey: ApiKeyRow): Authentication {
   return {
     principal: { kind: 'apiKey', apiKeyId: apiKey.id, accountId: apiKey.accountId, scopes: apiKey.scopes },
     organisation: apiKey.organisation,
-    access: new Access(grantsFromScopes(apiKey.scopes, apiKey.accountId)),
+    access: new Access(grantsFromScopes(apiKey.scopes, apiKey.accountId, { kind: 'apiKey', id: apiKey.id })),
   };
+}
+
+/**
+ * A credential of the organisation as authentication reads and judges it, without using it: its
+ * principal and Access, and the refusal authentication would answer it with (a revoked key, an
+ * ended embed session), or null. For "why may I?" (src/services/explain-access.ts), so the
+ * explanation rests on the very Access requests are checked with. Undefined: no such credential here.
+ */
+export type CredentialRights = Authentication & { refusal: AppError | null };
+
+export async function apiKeyRights(db: Database, organisationId: string, apiKeyId: string): Promise<CredentialRights | undefined> {
+  const apiKey = await findApiKey(db, { id: apiKeyId, organisationId });
+  return apiKey ? { ...apiKeyAuthentication(apiKey), refusal: apiKeyRefusal(apiKey, Date.now()) } : undefined;
+}
+
+export async function personRights(
+  db: Database,
+  cache: AuthCache,
+  organisation: Organisation,
+  personId: string,
+): Promise<CredentialRights | undefined> {
+  const person = await db.person.findUnique({ where: { id: personId }, select: { id: true, email: true } });
+  if (!person) return undefined;
+  const user = await userRights(db, cache, organisation.id, { personId });
+  if (!user) return undefined;
+  const principal: Principal = { kind: 'staff', personId, userId: user.id, email: person.email, tokenOrganisationId: organisation.id };
+  return { principal, organisation, access: user.access, refusal: null };
+}
+
+export async function embedSessionRights(
+  db: Database,
+  cache: AuthCache,
+  organisationId: string,
+  sessionId: string,
+): Promise<CredentialRights | undefined> {
+  const session = await findEmbedSession(db, sessionId);
+  if (!session || session.organisationId !== organisationId) return undefined;
+  return { ...embedAuthentication(session), refusal: await embedRefusal(db, cache, session) };
 }
 
 async function authenticateCustomer(
@@ -188,28 +239,44 @@ async function authenticateEmbed(
   sessionId: string,
   organisationSlug: string | null,
 ): Promise<Authentication> {
-  const session = await db.embedSession.findUnique({
-    where: { id: sessionId },
+  const session = await findEmbedSession(db, sessionId);
+  if (!session) throw embedEnded('it expired or was revoked');
+  const refusal = await embedRefusal(db, cache, session);
+  if (refusal) throw refusal;
+  assertSameOrganisation(session.organisation, organisationSlug);
+  return embedAuthentication(session);
+}
+
+type EmbedSessionRow = NonNullable<Awaited<ReturnType<typeof findEmbedSession>>>;
+const findEmbedSession = (db: Database, id: string) =>
+  db.embedSession.findUnique({
+    where: { id },
     include: {
       organisation: true,
       account: { select: { isDeleted: true } },
       apiKey: { select: { revokedAt: true, expiresAt: true } },
     },
   });
+const embedEnded = (reason: string) => new AppError('UNAUTHENTICATED', `The embed session has ended: ${reason}.`);
+
+/** Why an embed session that exists no longer authenticates; null while it lives. */
+async function embedRefusal(db: Database, cache: AuthCache, session: EmbedSessionRow): Promise<AppError | null> {
   const now = Date.now();
-  const ended = (reason: string) => new AppError('UNAUTHENTICATED', `The embed session has ended: ${reason}.`);
-  if (!session || session.revokedAt || session.expiresAt.getTime() <= now) throw ended('it expired or was revoked');
-  if (session.account.isDeleted) throw ended('its account was deleted');
+  if (session.revokedAt || session.expiresAt.getTime() <= now) return embedEnded('it expired or was revoked');
+  if (session.account.isDeleted) return embedEnded('its account was deleted');
   if (session.apiKey && (session.apiKey.revokedAt || (session.apiKey.expiresAt && session.apiKey.expiresAt.getTime() <= now))) {
-    throw ended('the API key that minted it was revoked or expired');
+    return embedEnded('the API key that minted it was revoked or expired');
   }
   if (session.createdById) {
     const minter = await userRights(db, cache, session.organisationId, { id: session.createdById });
     if (!minter || session.scopes.some((scope) => !minter.access.covers(scope, session.accountId))) {
-      throw ended('the user who minted it no longer holds its scopes');
+      return embedEnded('the user who minted it no longer holds its scopes');
     }
   }
-  assertSameOrganisation(session.organisation, organisationSlug);
+  return null;
+}
+
+function embedAuthentication(session: EmbedSessionRow): Authentication {
   return {
     principal: {
       kind: 'embed',
@@ -219,7 +286,7 @@ async function authenticateEmbed(
       expiresAt: session.expiresAt,
     },
     organisation: session.organisation,
-    access: new Access(grantsFromScopes(session.scopes, session.accountId)),
+    access: new Access(grantsFromScopes(session.scopes, session.accountId, { kind: 'embedSession', id: session.id })),
   };
 }
 
@@ -277,13 +344,20 @@ async function userRights(
         id: true,
         roleAssignments: {
           where: { role: { isDeleted: false } },
-          select: { accountId: true, roleId: true, role: { select: { permissions: true } } },
+          select: { id: true, accountId: true, roleId: true, role: { select: { permissions: true, name: true } } },
         },
       },
     });
     if (!row) return undefined;
     const access = new Access(
-      grantsFromAssignments(row.roleAssignments.map((a) => ({ accountId: a.accountId, permissions: a.role.permissions }))),
+      grantsFromAssignments(
+        row.roleAssignments.map((a) => ({
+          accountId: a.accountId,
+          permissions: a.role.permissions,
+          assignmentId: a.id,
+          role: { id: a.roleId, name: a.role.name },
+        })),
+      ),
       new Set(row.roleAssignments.map((a) => a.roleId)),
     );
     return { value: { id: row.id, access }, organisationId };

@@ -83,6 +83,67 @@ describe('Access', () => {
     expect(admin.covers('*.*:all', null)).toBe(true);
   });
 
+  it('explains a decision by the grants that cover it, with their provenance', () => {
+    const held = new Access(
+      grantsFromAssignments([
+        { accountId: 'acc_a', permissions: ['events.*'], assignmentId: 'uar_1', role: { id: 'rol_em', name: 'Event manager' } },
+        { accountId: 'acc_b', permissions: ['*.read'], assignmentId: 'uar_2', role: { id: 'rol_v', name: 'Viewer' } },
+      ]),
+    );
+    const allowed = held.explain('events.write', 'acc_a')!;
+    expect(allowed).toMatchObject({ resource: 'events', action: 'write', accountId: 'acc_a', allowed: true, nearby: [] });
+    expect(allowed.grants.map((grant) => grant.source)).toEqual([
+      {
+        kind: 'role',
+        permission: 'events.*',
+        scope: 'dynamic',
+        assignmentId: 'uar_1',
+        roleId: 'rol_em',
+        roleName: 'Event manager',
+        assignedOn: 'acc_a',
+      },
+    ]);
+    const denied = held.explain('events.write', 'acc_b')!;
+    expect(denied.allowed).toBe(false);
+    expect(denied.grants).toEqual([]);
+    // What is held near it: events.read there (via the wildcard *.read), events.write elsewhere.
+    expect(
+      denied.nearby.map((grant) => [grant.source.kind === 'role' && grant.source.roleName, [...(grant.accounts as Set<string>)]]),
+    ).toEqual([
+      ['Event manager', ['acc_a']],
+      ['Viewer', ['acc_b']],
+    ]);
+  });
+
+  it('explains exactly what covers and allows decide', () => {
+    const permissions = ['events.read', 'events.*:acc_c', '*.read:all', 'orders.refund', '*.*:acc_d'];
+    const held = new Access(grantsFromAssignments([{ accountId: 'acc_a', permissions }]));
+    for (const asked of [
+      'events.read',
+      'events.write',
+      'events.*',
+      'orders.refund',
+      'orders.*:all',
+      'venues.read:all',
+      'venues.write:acc_d',
+      '*.*',
+    ]) {
+      for (const account of ['acc_a', 'acc_b', 'acc_c', 'acc_d', null]) {
+        const explanation = held.explain(asked, account)!;
+        expect(explanation.allowed, `${asked} on ${account}`).toBe(held.covers(asked, account));
+        expect(explanation.grants.length > 0, `${asked} on ${account}`).toBe(explanation.allowed);
+      }
+    }
+    expect(held.explain('events', 'acc_a')).toBeUndefined();
+  });
+
+  it('names the key or session a scope comes from', () => {
+    const key = new Access(grantsFromScopes(['events.*'], null, { kind: 'apiKey', id: 'oak_1' }));
+    expect(key.explain('events.write', 'acc_q')!.grants.map((grant) => grant.source)).toEqual([
+      { kind: 'scope', scope: 'events.*', holder: 'apiKey', holderId: 'oak_1', accountId: null },
+    ]);
+  });
+
   it('answers the permissions listing with filters', () => {
     expect(access.entries()).toEqual([
       { permission: 'events.*', accounts: ['acc_a'], isAllAccounts: false },

@@ -1,0 +1,229 @@
+import { z } from 'zod';
+import { apiKeyRights, embedSessionRights, personRights, type CredentialRights } from '../auth/authenticate.ts';
+import { isValidPermission, type Explanation, type Grant } from '../auth/permissions.ts';
+import { missingRight } from '../auth/refusal.ts';
+import { organisationOf, type RequestContext } from '../context.ts';
+import { AppError } from '../errors.ts';
+import { validate, type Raw } from '../validation.ts';
+
+/**
+ * "Why may I?": whether a person, an API key or an embed session may do `permission` on an account,
+ * and the grants that decide it. The answer is `Access.explain` on the Access authentication builds
+ * for that credential (src/auth/authenticate.ts, the same loading), so it cannot differ from what a
+ * request with that credential meets; test/platform/explain-access.test.ts compares the two for
+ * every route.
+ */
+
+const prefixed = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]+$`), `${prefix}_ followed by letters and digits`);
+
+export const explainAccessInput = z
+  .strictObject({
+    personId: prefixed('usr').nullish(),
+    apiKeyId: prefixed('oak').nullish(),
+    embedSessionId: prefixed('ems').nullish(),
+    permission: z.string().refine(isValidPermission, 'a permission string: resource.action[:all|:acc_…], each a word or *'),
+    accountId: prefixed('acc').nullish(),
+  })
+  .superRefine((input, issues) => {
+    const named = (['personId', 'apiKeyId', 'embedSessionId'] as const).filter((key) => input[key]);
+    for (const key of named.slice(1)) {
+      issues.addIssue({ code: 'custom', path: [key], message: 'name at most one of personId, apiKeyId and embedSessionId' });
+    }
+    if (input.accountId && /:/.test(input.permission)) {
+      issues.addIssue({
+        code: 'custom',
+        path: ['accountId'],
+        message: 'omit accountId when the permission names its scope (:all or :acc_…)',
+      });
+    }
+  });
+
+export type SubjectKind = 'person' | 'apiKey' | 'embedSession';
+
+export interface GrantView {
+  source: 'role_assignment' | 'api_key_scope' | 'embed_session_scope';
+  /** The permission string as the role states it, or the scope. */
+  permission: string;
+  /** The `resource.action` granted, wildcards as written. */
+  granted: string;
+  wildcard: boolean;
+  scope: 'all' | 'account' | 'dynamic';
+  /** Where it applies: account ids, or null for every account. */
+  accountIds: string[] | null;
+  roleAssignmentId: string | null;
+  roleId: string | null;
+  roleName: string | null;
+  /** The account the role is assigned on (role grants), or the key's or session's account. */
+  assignedOn: string | null;
+}
+
+export interface AccessExplanation {
+  allowed: boolean;
+  permission: string;
+  /** The account decided on; null: the organisation as a whole (every account). */
+  accountId: string | null;
+  subject: {
+    kind: 'person' | 'api_key' | 'embed_session';
+    /** The credential's own id: the one of its kind is set. */
+    personId: string | null;
+    apiKeyId: string | null;
+    embedSessionId: string | null;
+    userId: string | null;
+    accountId: string | null;
+    scopes: string[] | null;
+  };
+  /** Why the credential itself is refused whatever it asks (a revoked key, an ended session), or null. */
+  credentialRefusal: { code: string; message: string } | null;
+  grants: GrantView[];
+  nearby: GrantView[];
+  reason: string;
+}
+
+export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof explainAccessInput>>): Promise<AccessExplanation> {
+  const input = validate(explainAccessInput, raw);
+  const organisation = organisationOf(ctx);
+  const subject = subjectOf(ctx, input);
+  const self = isCaller(ctx, subject);
+  // Asking about someone else shows their roles and assignments: those who may read roles do.
+  if (!self && !ctx.access.allows('roles', 'read')) {
+    throw missingRight(ctx, 'Explaining the access of another person or key needs roles.read on every account.');
+  }
+  if (input.accountId) {
+    const account = await ctx.db.account.findFirst({ where: { id: input.accountId, isDeleted: false }, select: { id: true } });
+    if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation.' }]);
+  }
+  const { db, authCache } = ctx.runtime;
+  const rights =
+    subject.kind === 'person'
+      ? await personRights(db, authCache, organisation, subject.id)
+      : subject.kind === 'apiKey'
+        ? await apiKeyRights(db, organisation.id, subject.id)
+        : await embedSessionRights(db, authCache, organisation.id, subject.id);
+  if (!rights) throw AppError.notFound(`No ${SUBJECT_WORDS[subject.kind]} ${subject.id} in this organisation.`);
+  const explanation = rights.access.explain(input.permission, input.accountId ?? null)!;
+  if (!self && !mayReadSubject(ctx, rights, explanation.accountId)) {
+    throw AppError.notFound(`No ${SUBJECT_WORDS[subject.kind]} ${subject.id} in this organisation.`);
+  }
+  const refusal = rights.refusal ? { code: rights.refusal.code, message: rights.refusal.message } : null;
+  return {
+    allowed: explanation.allowed && refusal === null,
+    permission: input.permission,
+    accountId: explanation.accountId,
+    subject: subjectView(rights),
+    credentialRefusal: refusal,
+    grants: explanation.grants.map(grantView),
+    nearby: explanation.nearby.map(grantView),
+    reason: reason(subject.kind, explanation, refusal),
+  };
+}
+
+const SUBJECT_WORDS: Record<SubjectKind, string> = { person: 'person', apiKey: 'API key', embedSession: 'embed session' };
+
+/** The credential asked about: the one named, or the caller's own. */
+function subjectOf(ctx: RequestContext, input: z.output<typeof explainAccessInput>): { kind: SubjectKind; id: string } {
+  if (input.personId) return { kind: 'person', id: input.personId };
+  if (input.apiKeyId) return { kind: 'apiKey', id: input.apiKeyId };
+  if (input.embedSessionId) return { kind: 'embedSession', id: input.embedSessionId };
+  const principal = ctx.principal;
+  if (principal?.kind === 'staff') return { kind: 'person', id: principal.personId };
+  if (principal?.kind === 'apiKey') return { kind: 'apiKey', id: principal.apiKeyId };
+  if (principal?.kind === 'embed') return { kind: 'embedSession', id: principal.sessionId };
+  throw new AppError('UNAUTHENTICATED');
+}
+
+function isCaller(ctx: RequestContext, subject: { kind: SubjectKind; id: string }): boolean {
+  const principal = ctx.principal;
+  if (subject.kind === 'person') return principal?.kind === 'staff' && principal.personId === subject.id;
+  if (subject.kind === 'apiKey') return principal?.kind === 'apiKey' && principal.apiKeyId === subject.id;
+  return principal?.kind === 'embed' && principal.sessionId === subject.id;
+}
+
+/**
+ * Beyond roles.read, what reading that subject takes, as its own reads are scoped: a person's
+ * assignments on the account asked about (role_assignments.read, schema/types/role-assignment.ts),
+ * a key's or session's scopes where it lives (api_keys.read); else it is not found.
+ */
+function mayReadSubject(ctx: RequestContext, rights: CredentialRights, accountId: string | null): boolean {
+  const principal = rights.principal!;
+  if (principal.kind === 'staff') return ctx.access.allows('role_assignments', 'read', accountId);
+  const home = principal.kind === 'apiKey' || principal.kind === 'embed' ? principal.accountId : null;
+  return ctx.access.allows('api_keys', 'read', home);
+}
+
+function subjectView(rights: CredentialRights): AccessExplanation['subject'] {
+  const principal = rights.principal!;
+  const none = { personId: null, apiKeyId: null, embedSessionId: null, userId: null, accountId: null, scopes: null };
+  if (principal.kind === 'staff') return { ...none, kind: 'person', personId: principal.personId, userId: principal.userId };
+  if (principal.kind === 'apiKey') {
+    return { ...none, kind: 'api_key', apiKeyId: principal.apiKeyId, accountId: principal.accountId, scopes: principal.scopes };
+  }
+  if (principal.kind === 'embed') {
+    return {
+      ...none,
+      kind: 'embed_session',
+      embedSessionId: principal.sessionId,
+      accountId: principal.accountId,
+      scopes: principal.scopes,
+    };
+  }
+  throw new AppError('INTERNAL', 'explained a credential that is neither a person, an API key nor an embed session');
+}
+
+function grantView(grant: Grant): GrantView {
+  const source = grant.source;
+  const granted = `${grant.resource}.${grant.action}`;
+  const common = {
+    granted,
+    wildcard: grant.resource === '*' || grant.action === '*',
+    accountIds: grant.accounts === 'all' ? null : [...grant.accounts].sort(),
+  };
+  if (source.kind === 'role') {
+    return {
+      ...common,
+      source: 'role_assignment',
+      permission: source.permission,
+      scope: source.scope,
+      roleAssignmentId: source.assignmentId,
+      roleId: source.roleId,
+      roleName: source.roleName,
+      assignedOn: source.assignedOn,
+    };
+  }
+  return {
+    ...common,
+    source: source.holder === 'apiKey' ? 'api_key_scope' : 'embed_session_scope',
+    permission: source.scope,
+    scope: source.accountId === null ? 'all' : 'account',
+    roleAssignmentId: null,
+    roleId: null,
+    roleName: null,
+    assignedOn: source.accountId,
+  };
+}
+
+/** One sentence: the decision and what it rests on, or for a denial what is missing and what is held nearby. */
+function reason(kind: SubjectKind, explanation: Explanation, refusal: AccessExplanation['credentialRefusal']): string {
+  const right = `${explanation.resource}.${explanation.action}`;
+  const where = explanation.accountId ? `on ${explanation.accountId}` : 'on every account';
+  const asked = `${right} ${where}`;
+  const holder = kind === 'person' ? 'the person' : `the ${SUBJECT_WORDS[kind]}`;
+  if (refusal) return `${asked}: ${holder} is refused whatever it asks: ${refusal.message}`;
+  if (explanation.allowed) return `${asked}: allowed by ${explanation.grants.map(describe).join('; ')}`;
+  const missing =
+    kind === 'person'
+      ? 'no role assignment grants it'
+      : `no scope of ${holder} grants it${explanation.accountId === null ? ' on every account' : ''}`;
+  const near = explanation.nearby.map(describe);
+  return `${asked}: ${missing}${near.length > 0 ? `; ${holder} holds ${near.join('; ')}` : ''}`;
+}
+
+function describe(grant: Grant): string {
+  const granted = `${grant.resource}.${grant.action}`;
+  const on = grant.accounts === 'all' ? 'on every account' : `on ${[...grant.accounts].join(', ')}`;
+  const source = grant.source;
+  if (source.kind === 'role') {
+    const written = source.permission === granted ? '' : ` (as ${source.permission})`;
+    return `${granted} ${on} via role ${source.roleName ?? source.roleId} assigned on ${source.assignedOn}${written}`;
+  }
+  return `${granted} ${on} by its scope ${source.scope}`;
+}
