@@ -38,6 +38,7 @@ const NODE_KINDS: Record<string, NodeKind> = {
   cus: { type: 'Customer', field: 'customer' },
   ord: { type: 'Order', field: 'order' },
   pas: { type: 'Pass', field: 'pass' },
+  aud: { type: 'AuditEntry', field: 'auditEntry' },
 };
 
 /**

@@ -42,6 +42,7 @@ export const ID_PREFIXES = {
   /** A manual resend (its Temporal workflow id). */
   webhookResend: 'whm',
   outboxMessage: 'msg',
+  auditEntry: 'aud',
   request: 'req',
 } as const;
 

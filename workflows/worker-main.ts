@@ -9,6 +9,7 @@ import { ensureSearchAttributes } from '../src/webhooks/starts.ts';
 import { startHoldSweep } from '../src/services/sales/hold-sweep.ts';
 import { pruneLimits } from '../src/limits/rate-limiter.ts';
 import { pruneIdempotencyKeys } from '../src/http/idempotency.ts';
+import { pruneAuditEntries } from '../src/services/audit.ts';
 import { runPeriodically } from '../src/db/periodic.ts';
 import { startMetricsServer } from '../src/http/metrics.ts';
 import { observeDatabase } from '../src/metrics.ts';
@@ -77,9 +78,15 @@ async function main(): Promise<void> {
   dispatcher.start();
   // Pending orders whose hold ran out are cancelled and their tickets put back on sale.
   const holds = startHoldSweep({ db, dispatcher, logger });
-  // Rate-limit windows and throttles that can no longer refuse anyone, and idempotency keys past
-  // their day, are deleted.
-  const prune = runPeriodically(db, 'prune', 10 * 60_000, () => Promise.all([pruneLimits(db, logger), pruneIdempotencyKeys(db)]), logger);
+  // Rate-limit windows and throttles that can no longer refuse anyone, idempotency keys past
+  // their day, and audit entries past AUDIT_RETENTION_DAYS are deleted.
+  const prune = runPeriodically(
+    db,
+    'prune',
+    10 * 60_000,
+    () => Promise.all([pruneLimits(db, logger), pruneIdempotencyKeys(db), pruneAuditEntries(db, config.AUDIT_RETENTION_DAYS)]),
+    logger,
+  );
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE, pid: process.pid }, 'worker running');
   await worker.run();
   await prune.stop();

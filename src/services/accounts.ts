@@ -8,6 +8,7 @@ import { forgetCachedAccess } from '../auth/forget.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMay } from './access.ts';
 import { statusOf } from '../statuses.ts';
+import { audited, changesBetween } from './audit.ts';
 
 const name = z.string().trim().min(1).max(255);
 const status = statusOf('account');
@@ -40,9 +41,14 @@ export async function getAccount(ctx: RequestContext, id: string) {
 
 export async function createAccount(ctx: RequestContext, raw: Record<string, unknown>) {
   const input = validate(createAccountInput, raw);
-  return ctx.db.account.create({
-    data: { id: newId('account'), organisationId: ctx.organisation!.id, name: input.name, status: input.status ?? 'active' },
-  });
+  return audited(
+    ctx,
+    (tx) =>
+      tx.account.create({
+        data: { id: newId('account'), organisationId: ctx.organisation!.id, name: input.name, status: input.status ?? 'active' },
+      }),
+    (account) => ({ action: 'account.created', targetId: account.id, accountId: account.id, changes: changesBetween(null, account) }),
+  );
 }
 
 /** The account to change: a credential holding accounts.write needs no accounts.read to change it. */
@@ -55,8 +61,12 @@ async function writableAccount(ctx: RequestContext, id: string) {
 
 export async function updateAccount(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
   const input = validate(updateAccountInput, raw);
-  await writableAccount(ctx, id);
-  const account = await ctx.db.account.update({ where: { id }, data: input });
+  const before = await writableAccount(ctx, id);
+  const account = await audited(
+    ctx,
+    (tx) => tx.account.update({ where: { id }, data: input }),
+    (after) => ({ action: 'account.updated', targetId: id, accountId: id, changes: changesBetween(before, after) }),
+  );
   forgetCachedAccess(ctx);
   return account;
 }
@@ -65,7 +75,11 @@ export async function updateAccount(ctx: RequestContext, id: string, raw: Record
 export async function deleteAccount(ctx: RequestContext, id: string) {
   await writableAccount(ctx, id);
   if (!ctx.access.allows('accounts', 'write')) throw missingRight(ctx);
-  await ctx.db.account.update({ where: { id }, data: { isDeleted: true } });
+  await audited(
+    ctx,
+    (tx) => tx.account.update({ where: { id }, data: { isDeleted: true } }),
+    () => ({ action: 'account.deleted', targetId: id, accountId: id, changes: { isDeleted: { before: false, after: true } } }),
+  );
   // Keys and sessions of the account authenticated just before must stop now, in this process too.
   forgetCachedAccess(ctx);
   return { success: true, id };

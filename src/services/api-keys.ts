@@ -9,6 +9,7 @@ import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
 import { changedSince, NEWEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
+import { audited, changesBetween } from './audit.ts';
 
 export const scopeList = limitedArray(
   z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }),
@@ -57,19 +58,24 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
   assertMayGrant(ctx, accountId ? input.scopes : input.scopes.map((scope) => `${scope}:all`), accountId, 'these scopes');
 
   const { key, keyHash, keyPrefix } = mintKey('svak_');
-  const apiKey = await ctx.db.apiKey.create({
-    data: {
-      id: newId('apiKey'),
-      organisationId: ctx.organisation!.id,
-      accountId,
-      name: input.name,
-      keyHash,
-      keyPrefix,
-      scopes: [...new Set(input.scopes)],
-      createdById: createdBy,
-      expiresAt: input.expiresAt ?? null,
-    },
-  });
+  const apiKey = await audited(
+    ctx,
+    (tx) =>
+      tx.apiKey.create({
+        data: {
+          id: newId('apiKey'),
+          organisationId: ctx.organisation!.id,
+          accountId,
+          name: input.name,
+          keyHash,
+          keyPrefix,
+          scopes: [...new Set(input.scopes)],
+          createdById: createdBy,
+          expiresAt: input.expiresAt ?? null,
+        },
+      }),
+    (created) => ({ action: 'api_key.created', targetId: created.id, accountId, changes: changesBetween(null, created) }),
+  );
   return { apiKey, key };
 }
 
@@ -106,7 +112,11 @@ export async function revokeApiKey(ctx: RequestContext, id: string) {
   if (!apiKey || !ctx.access.allows('api_keys', 'read', apiKey.accountId)) throw AppError.notFound('API key not found.');
   if (!ctx.access.allows('api_keys', 'write', apiKey.accountId)) throw new AppError('FORBIDDEN');
   if (apiKey.revokedAt) return apiKey;
-  const revoked = await ctx.db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+  const revoked = await audited(
+    ctx,
+    (tx) => tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } }),
+    (after) => ({ action: 'api_key.revoked', targetId: id, accountId: after.accountId, changes: changesBetween(apiKey, after) }),
+  );
   forgetCachedAccess(ctx);
   return revoked;
 }

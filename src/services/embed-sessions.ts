@@ -6,6 +6,7 @@ import { scopeList } from './api-keys.ts';
 import { validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMayGrant } from '../auth/granting.ts';
+import { audited, changesBetween } from './audit.ts';
 
 /** Embed tokens live at most one hour (spec: short-lived); 15 minutes unless asked. */
 export const EMBED_MAX_TTL_SECONDS = 3600;
@@ -40,17 +41,22 @@ export async function createEmbedSession(ctx: RequestContext, raw: Record<string
   assertMayGrant(ctx, scopes, accountId, 'an embed session these scopes');
 
   const expiresAt = new Date(Date.now() + (input.expiresInSeconds ?? EMBED_DEFAULT_TTL_SECONDS) * 1000);
-  const session = await ctx.db.embedSession.create({
-    data: {
-      id: newId('embedSession'),
-      organisationId: ctx.organisation!.id,
-      accountId,
-      apiKeyId: principal.kind === 'apiKey' ? principal.apiKeyId : null,
-      createdById: principal.kind === 'staff' ? principal.userId : null,
-      scopes,
-      expiresAt,
-    },
-  });
+  const session = await audited(
+    ctx,
+    (tx) =>
+      tx.embedSession.create({
+        data: {
+          id: newId('embedSession'),
+          organisationId: ctx.organisation!.id,
+          accountId,
+          apiKeyId: principal.kind === 'apiKey' ? principal.apiKeyId : null,
+          createdById: principal.kind === 'staff' ? principal.userId : null,
+          scopes,
+          expiresAt,
+        },
+      }),
+    (created) => ({ action: 'embed_session.created', targetId: created.id, accountId, changes: changesBetween(null, created) }),
+  );
   const token = await ctx.runtime.tokens.sign(
     { typ: 'embed', sub: session.id, org: ctx.organisation!.id, acc: accountId, scopes },
     expiresAt,

@@ -28,6 +28,7 @@ import { instant, localDate } from '../time-zones.ts';
 import { cancelPendingOrdersOfEvent } from './sales/hold-sweep.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
 import { STATUSES, statusOf } from '../statuses.ts';
+import { audited, changesBetween, recordAudit } from './audit.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Events
@@ -88,6 +89,12 @@ export async function createEvent(ctx: RequestContext, raw: Raw<CreateEventInput
       type: 'event.created',
       payload: views.event(event),
     });
+    await recordAudit(tx, ctx, {
+      action: 'event.created',
+      targetId: event.id,
+      accountId: event.accountId,
+      changes: changesBetween(null, event),
+    });
     return event;
   });
 }
@@ -107,7 +114,11 @@ export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<Upda
   );
   if (input.venueId) await venueOf(ctx.db, input.venueId, event.accountId);
   const data = EVENT.changes(input) as Prisma.EventUncheckedUpdateInput;
-  const updated = await ctx.db.event.update({ where: { id }, data });
+  const updated = await audited(
+    ctx,
+    (tx) => tx.event.update({ where: { id }, data }),
+    (after) => ({ action: 'event.updated', targetId: id, accountId: event.accountId, changes: changesBetween(event, after) }),
+  );
   // Tickets held for an event that stopped selling go back at once (and their orders cannot be paid).
   if (input.status !== undefined && !PAYABLE_EVENT_STATUSES.includes(input.status)) {
     await cancelPendingOrdersOfEvent(ctx.runtime, event.organisationId, id);
@@ -118,7 +129,11 @@ export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<Upda
 /** Marks the event deleted: it leaves every list and answers 404 from then on; its pending orders are cancelled. */
 export async function deleteEvent(ctx: RequestContext, id: string): Promise<{ success: boolean; id: string }> {
   const event = await loadEvent(ctx, id, 'write');
-  await ctx.db.event.update({ where: { id }, data: { isDeleted: true } });
+  await audited(
+    ctx,
+    (tx) => tx.event.update({ where: { id }, data: { isDeleted: true } }),
+    () => ({ action: 'event.deleted', targetId: id, accountId: event.accountId, changes: { isDeleted: { before: false, after: true } } }),
+  );
   await cancelPendingOrdersOfEvent(ctx.runtime, event.organisationId, id);
   return { success: true, id };
 }

@@ -21,6 +21,7 @@ import type { Logger } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { validate } from '../validation.ts';
 import { issueSession, type SignInResult } from './sessions.ts';
+import { changesBetween, recordAudit } from './audit.ts';
 
 /**
  * Sign-in with a token of an organisation's identity provider (POST /auth/federate): the ID or
@@ -247,7 +248,7 @@ export async function federate(ctx: RequestContext, raw: { token: string }): Pro
     throw new AppError('ORG_REQUIRED', 'This identity is a user of several organisations: name one with X-Service-Org.');
   }
   const match = matches[0]!;
-  const person = await signInAs(ctx.runtime, match);
+  const person = await signInAs(ctx, match);
   const tokens = await issueSession(ctx.runtime, ctx.runtime.db, person.id, match.provider.organisationId);
   return {
     ...tokens,
@@ -273,7 +274,8 @@ const SIGN_IN_WITH_PASSWORD = refused(
  * activates it, gives it a person of the realm, and redeems its open invitations, all in one
  * transaction.
  */
-async function signInAs(runtime: Runtime, match: Match) {
+async function signInAs(ctx: RequestContext, match: Match) {
+  const { runtime } = ctx;
   const { provider, claims, user } = match;
   const realm = provider.organisationId;
   if (!match.link) {
@@ -320,6 +322,17 @@ async function signInAs(runtime: Runtime, match: Match) {
         data: { identityProviderId: provider.id, externalUserId: claims.sub, status: 'active', personId: person.id },
       });
       if (linked.count === 0) throw refused('The user with this email signs in with another identity.');
+      // The person signing in acts as the user they are linked to.
+      await recordAudit(tx, ctx, {
+        action: 'user.identity_linked',
+        organisationId: provider.organisationId,
+        actor: { kind: 'user', id: user.id },
+        targetId: user.id,
+        changes: changesBetween(
+          { identityProviderId: user.identityProviderId ?? null, externalUserId: user.externalUserId ?? null, status: user.status },
+          { identityProviderId: provider.id, externalUserId: claims.sub, status: 'active' },
+        ),
+      });
       return person;
     });
   } catch (error) {

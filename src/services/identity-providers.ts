@@ -7,6 +7,7 @@ import { newId } from '../ids.ts';
 import { validate } from '../validation.ts';
 import { assertDeliverableUrl, UrlPolicyError } from '../net/url-policy.ts';
 import { changedSince, paginate, type Page, type PolledListArgs } from '../pagination.ts';
+import { changesBetween, recordAudit } from './audit.ts';
 
 /**
  * Identity providers of an organisation: the OpenID providers whose tokens POST /auth/federate
@@ -164,7 +165,7 @@ export async function createIdentityProvider(ctx: RequestContext, raw: unknown):
       throw new AppError('CONFLICT', `An identity provider with issuer ${input.issuer} already exists in this organisation.`);
     }
     if (input.isDefault) await tx.identityProvider.updateMany({ where: { isDefault: true }, data: { isDefault: false } });
-    return tx.identityProvider.create({
+    const created = await tx.identityProvider.create({
       data: {
         id: newId('identityProvider'),
         organisationId: organisation.id,
@@ -188,6 +189,8 @@ export async function createIdentityProvider(ctx: RequestContext, raw: unknown):
         ...(input.configuration !== undefined ? { configuration: input.configuration as Prisma.InputJsonObject } : {}),
       },
     });
+    await recordAudit(tx, ctx, { action: 'identity_provider.created', targetId: created.id, changes: changesBetween(null, created) });
+    return created;
   });
 }
 
@@ -204,7 +207,7 @@ export async function updateIdentityProvider(ctx: RequestContext, id: string, ra
     if (input.isDefault === true) {
       await tx.identityProvider.updateMany({ where: { isDefault: true, id: { not: id } }, data: { isDefault: false } });
     }
-    return tx.identityProvider.update({
+    const updated = await tx.identityProvider.update({
       where: { id },
       data: {
         ...(input.isEnabled !== undefined ? { isEnabled: input.isEnabled } : {}),
@@ -216,5 +219,7 @@ export async function updateIdentityProvider(ctx: RequestContext, id: string, ra
         ...(input.configuration !== undefined ? { configuration: input.configuration as Prisma.InputJsonObject } : {}),
       },
     });
+    await recordAudit(tx, ctx, { action: 'identity_provider.updated', targetId: id, changes: changesBetween(provider, updated) });
+    return updated;
   });
 }

@@ -14,6 +14,7 @@ import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import { validate, type Raw } from '../validation.ts';
 import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
 import { changedSince, paginate, type PolledListArgs } from '../pagination.ts';
+import { audited, changesBetween, recordAudit } from './audit.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -191,7 +192,7 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
           })),
         });
       }
-      return tx.invitation.create({
+      const created = await tx.invitation.create({
         data: {
           id: newId('invitation'),
           organisationId: organisation.id,
@@ -205,6 +206,13 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
           expiresAt: newExpiry(now),
         },
       });
+      await recordAudit(tx, ctx, {
+        action: 'invitation.created',
+        targetId: created.id,
+        accountId: created.accountId,
+        changes: changesBetween(null, created),
+      });
+      return created;
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError('CONFLICT', `${input.email} is already a user or invited.`);
@@ -215,7 +223,7 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
     await sendInvitationMail(ctx, organisation, invitation, code);
   } catch (error) {
     // An invitation nobody was told about would block re-inviting the email: undo it.
-    await removeInvitation(ctx.db, invitation.id).catch((undoError: unknown) =>
+    await removeInvitation(ctx, invitation.id).catch((undoError: unknown) =>
       ctx.logger.error({ err: undoError, invitationId: invitation.id }, 'could not undo an invitation whose mail failed'),
     );
     throw error;
@@ -224,8 +232,8 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
 }
 
 /** Deletes an invitation and, while nobody redeemed it, its pending user with the user's roles. */
-async function removeInvitation(db: RequestContext['db'], id: string): Promise<void> {
-  await db.$transaction(async (tx) => {
+async function removeInvitation(ctx: RequestContext, id: string): Promise<void> {
+  await ctx.db.$transaction(async (tx) => {
     const invitation = await tx.invitation.findFirst({ where: { id } });
     if (!invitation) throw AppError.notFound('Invitation not found.');
     if (invitation.redeemedAt) throw new AppError('CONFLICT', 'A redeemed invitation cannot be deleted.');
@@ -233,11 +241,17 @@ async function removeInvitation(db: RequestContext['db'], id: string): Promise<v
     const deleted = await tx.invitation.deleteMany({ where: { id, redeemedAt: null } });
     if (deleted.count === 0) throw new AppError('CONFLICT', 'The invitation was redeemed meanwhile.');
     await tx.user.deleteMany({ where: { id: invitation.userId, status: 'pending', personId: null, invitations: { none: {} } } });
+    await recordAudit(tx, ctx, {
+      action: 'invitation.deleted',
+      targetId: id,
+      accountId: invitation.accountId,
+      changes: changesBetween(invitation, null, ['email', 'roleIds', 'accountId']),
+    });
   });
 }
 
 export async function deleteInvitation(ctx: RequestContext, id: string): Promise<{ success: true; id: string }> {
-  await removeInvitation(ctx.db, id);
+  await removeInvitation(ctx, id);
   return { success: true, id };
 }
 
@@ -245,10 +259,21 @@ export async function deleteInvitation(ctx: RequestContext, id: string): Promise
 export async function resendInvitation(ctx: RequestContext, id: string): Promise<Invitation> {
   const organisation = organisationOf(ctx);
   const { code, codeHash, codeHint } = newCode();
-  const updated = await ctx.db.invitation.updateMany({
-    where: { id, redeemedAt: null },
-    data: { codeHash, codeHint, expiresAt: newExpiry() },
-  });
+  const updated = await audited(
+    ctx,
+    async (tx) => {
+      const before = await tx.invitation.findFirst({ where: { id, redeemedAt: null } });
+      const { count } = await tx.invitation.updateMany({
+        where: { id, redeemedAt: null },
+        data: { codeHash, codeHint, expiresAt: newExpiry() },
+      });
+      return { count, before, after: count ? await tx.invitation.findFirst({ where: { id } }) : null };
+    },
+    ({ before, after }) =>
+      before && after
+        ? { action: 'invitation.resent', targetId: id, accountId: after.accountId, changes: changesBetween(before, after) }
+        : null,
+  );
   const invitation = await getInvitation(ctx, id);
   if (updated.count === 0) throw new AppError('CONFLICT', 'The invitation has already been redeemed.');
   await sendInvitationMail(ctx, organisation, invitation, code);
@@ -341,6 +366,15 @@ export async function redeemInvitation(ctx: RequestContext, raw: Raw<{ code: str
         data: { personId: person.id, status: 'active' },
       });
       if (activated.count === 0) throw new AppError('CONFLICT', 'The invited user is no longer pending.');
+      // The person accepting acts as the user the invitation made, whatever credential they sent.
+      await recordAudit(tx, ctx, {
+        action: 'invitation.redeemed',
+        organisationId: found.organisationId,
+        actor: { kind: 'user', id: user.id },
+        targetId: found.id,
+        accountId: found.accountId,
+        changes: { redeemedAt: { before: null, after: now.toISOString() }, userStatus: { before: 'pending', after: 'active' } },
+      });
 
       const tokens = await issueSession(runtime, tx as unknown as Database, person.id, found.organisationId);
       return {

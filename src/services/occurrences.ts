@@ -7,6 +7,7 @@ import { changedSince, paginate, type PageArgs, type PolledListArgs, type SortKe
 import { type Raw } from '../validation.ts';
 import { instantsAt, localDate, localParts, localTime, timeZone } from '../time-zones.ts';
 import { loadEvent } from './events.ts';
+import { audited, changesBetween } from './audit.ts';
 import { validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 
@@ -52,19 +53,29 @@ export async function createOccurrence(ctx: RequestContext, eventId: string, raw
     issues.push({ path: input.endDate ? 'endDate' : 'endTime', message: 'The end must be after the start.' });
   }
   if (issues.length > 0) throw AppError.validation(issues);
-  return ctx.db.eventOccurrence.create({
-    data: {
-      id: newId('occurrence'),
-      organisationId: ctx.organisation!.id,
-      accountId: event.accountId,
-      eventId: event.id,
-      startsAt: startsAt!,
-      endsAt,
-      timezone: zone,
-      status: input.status ?? 'scheduled',
-      capacity: input.capacity ?? null,
-    },
-  });
+  return audited(
+    ctx,
+    (tx) =>
+      tx.eventOccurrence.create({
+        data: {
+          id: newId('occurrence'),
+          organisationId: ctx.organisation!.id,
+          accountId: event.accountId,
+          eventId: event.id,
+          startsAt: startsAt!,
+          endsAt,
+          timezone: zone,
+          status: input.status ?? 'scheduled',
+          capacity: input.capacity ?? null,
+        },
+      }),
+    (occurrence) => ({
+      action: 'event_occurrence.created',
+      targetId: occurrence.id,
+      accountId: occurrence.accountId,
+      changes: changesBetween(null, occurrence),
+    }),
+  );
 }
 
 /** The order of an event's occurrences, by start; `Event.occurrences` pages the same order (src/services/child-lists.ts). */

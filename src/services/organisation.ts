@@ -5,6 +5,7 @@ import { organisationOf } from '../context.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { requireUsableVersion } from '../versions.ts';
 import { validate } from '../validation.ts';
+import { changesBetween, recordAudit } from './audit.ts';
 
 export const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
 
@@ -31,12 +32,17 @@ export async function updateOrganisation(ctx: RequestContext, raw: Record<string
   const input = validate(updateOrganisationInput, raw);
   if (input.apiVersion !== undefined) requireUsableVersion(input.apiVersion, 'apiVersion');
   const { metadata, ...rest } = input;
-  const updated = await ctx.db.organisation.update({
-    where: { id: organisationOf(ctx).id },
-    data: {
-      ...rest,
-      ...(metadata === undefined ? {} : { metadata: metadata === null ? Prisma.DbNull : (metadata as Prisma.InputJsonObject) }),
-    },
+  const updated = await ctx.db.$transaction(async (tx) => {
+    const before = await tx.organisation.findUniqueOrThrow({ where: { id: organisationOf(ctx).id } });
+    const after = await tx.organisation.update({
+      where: { id: before.id },
+      data: {
+        ...rest,
+        ...(metadata === undefined ? {} : { metadata: metadata === null ? Prisma.DbNull : (metadata as Prisma.InputJsonObject) }),
+      },
+    });
+    await recordAudit(tx, ctx, { action: 'organisation.updated', targetId: after.id, changes: changesBetween(before, after) });
+    return after;
   });
   forgetCachedAccess(ctx);
   return updated;

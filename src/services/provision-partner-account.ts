@@ -7,6 +7,7 @@ import { validate } from '../validation.ts';
 import { issueChannelKey } from './sales-channels.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { statusOf } from '../statuses.ts';
+import { changesBetween, recordAudit } from './audit.ts';
 
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and inner hyphens, 1 to 63 characters');
 
@@ -57,6 +58,24 @@ export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<s
         },
       });
       const { channelKey, key } = await issueChannelKey(tx, channel, 'publishable');
+      await recordAudit(tx, ctx, {
+        action: 'account.created',
+        targetId: account.id,
+        accountId: account.id,
+        changes: changesBetween(null, account),
+      });
+      await recordAudit(tx, ctx, {
+        action: 'sales_channel.created',
+        targetId: channel.id,
+        accountId: account.id,
+        changes: changesBetween(null, channel),
+      });
+      await recordAudit(tx, ctx, {
+        action: 'channel_key.created',
+        targetId: channelKey.id,
+        accountId: account.id,
+        changes: changesBetween(null, channelKey),
+      });
       return {
         account,
         salesChannel: { id: channel.id, slug: channel.slug, channelType: channel.channelType },

@@ -12,6 +12,7 @@ import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
 import { assertMay } from './access.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 import { changedSince, OLDEST_FIRST, type PolledListArgs, pageArgsOf, paginate } from '../pagination.ts';
+import { audited, changesBetween, recordAudit, type AuditEntryInput } from './audit.ts';
 
 const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
 const accountId = z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits');
@@ -101,16 +102,32 @@ async function loadTargets(
   return roles;
 }
 
+/** The audit entry of an assignment made or removed: who holds which role where. */
+function assignmentEntry(
+  action: 'role_assignment.created' | 'role_assignment.deleted',
+  assignment: { id: string; userId: string; accountId: string; roleId: string },
+): AuditEntryInput {
+  const fields = ['userId', 'accountId', 'roleId'];
+  const changes =
+    action === 'role_assignment.created' ? changesBetween(null, assignment, fields) : changesBetween(assignment, null, fields);
+  return { action, targetId: assignment.id, accountId: assignment.accountId, changes };
+}
+
 export async function assignRole(ctx: RequestContext, raw: z.input<typeof assignRoleInput>) {
   const input = validate(assignRoleInput, raw);
   const [role] = await loadTargets(ctx, { ...input, roleIds: [input.roleId] }, () => 'roleId');
   assertMayManage(ctx, input.accountId, role!);
   await assertRoomForRoles(ctx.db, input.userId, 1, 'roleId');
   try {
-    const assignment = await ctx.db.roleAssignment.create({
-      data: { id: newId('roleAssignment'), organisationId: ctx.organisation!.id, ...input },
-      include: ASSIGNMENT_INCLUDE,
-    });
+    const assignment = await audited(
+      ctx,
+      (tx) =>
+        tx.roleAssignment.create({
+          data: { id: newId('roleAssignment'), organisationId: ctx.organisation!.id, ...input },
+          include: ASSIGNMENT_INCLUDE,
+        }),
+      (created) => assignmentEntry('role_assignment.created', created),
+    );
     forgetCachedAccess(ctx);
     return assignment;
   } catch (error) {
@@ -137,13 +154,14 @@ export async function replaceRoles(ctx: RequestContext, raw: Raw<z.input<typeof 
 
   const assignments = await ctx.db.$transaction(async (tx) => {
     await tx.roleAssignment.deleteMany({ where: { userId: input.userId, accountId: input.accountId, roleId: { notIn: roleIds } } });
+    for (const assignment of removed) await recordAudit(tx, ctx, assignmentEntry('role_assignment.deleted', assignment));
     if (grantsAdministration(removed.map((assignment) => assignment.role.permissions))) {
       await assertAdministratorRemains(tx, ctx.organisation!.id);
     }
     const kept = new Set(current.map((a) => a.roleId));
     for (const id of roleIds) {
       if (kept.has(id)) continue;
-      await tx.roleAssignment.create({
+      const created = await tx.roleAssignment.create({
         data: {
           id: newId('roleAssignment'),
           organisationId: ctx.organisation!.id,
@@ -152,6 +170,7 @@ export async function replaceRoles(ctx: RequestContext, raw: Raw<z.input<typeof 
           roleId: id,
         },
       });
+      await recordAudit(tx, ctx, assignmentEntry('role_assignment.created', created));
     }
     return tx.roleAssignment.findMany({
       where: { userId: input.userId, accountId: input.accountId },
@@ -180,6 +199,7 @@ export async function removeRoleAssignment(ctx: RequestContext, id: string) {
   assertMayManage(ctx, assignment.accountId, assignment.role);
   await ctx.db.$transaction(async (tx) => {
     await tx.roleAssignment.delete({ where: { id } });
+    await recordAudit(tx, ctx, assignmentEntry('role_assignment.deleted', assignment));
     if (grantsAdministration([assignment.role.permissions])) await assertAdministratorRemains(tx, assignment.organisationId);
   });
   forgetCachedAccess(ctx);

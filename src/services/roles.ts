@@ -11,6 +11,7 @@ import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 import { validate } from '../validation.ts';
 import { changedSince, type PolledListArgs, paginate } from '../pagination.ts';
+import { audited, changesBetween, recordAudit } from './audit.ts';
 
 const permissionList = limitedArray(
   z.string().refine(isValidPermission, {
@@ -66,15 +67,20 @@ export async function createRole(ctx: RequestContext, raw: Record<string, unknow
   const input = validate(createRoleInput, raw);
   assertMayDefine(ctx, input.permissions, 'a role');
   await assertNameFree(ctx, input.name);
-  return ctx.db.role.create({
-    data: {
-      id: newId('role'),
-      organisationId: ctx.organisation!.id,
-      name: input.name,
-      description: input.description ?? null,
-      permissions: [...new Set(input.permissions)],
-    },
-  });
+  return audited(
+    ctx,
+    (tx) =>
+      tx.role.create({
+        data: {
+          id: newId('role'),
+          organisationId: ctx.organisation!.id,
+          name: input.name,
+          description: input.description ?? null,
+          permissions: [...new Set(input.permissions)],
+        },
+      }),
+    (created) => ({ action: 'role.created', targetId: created.id, changes: changesBetween(null, created) }),
+  );
 }
 
 /**
@@ -112,6 +118,7 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
         ...(permissions !== undefined ? { permissions } : {}),
       },
     });
+    await recordAudit(tx, ctx, { action: 'role.updated', targetId: id, changes: changesBetween(role, changed) });
     if (grantsAdministration([role.permissions]) && !grantsAdministration([changed.permissions])) {
       await assertAdministratorRemains(tx, role.organisationId);
     }
@@ -129,6 +136,7 @@ export async function deleteRole(ctx: RequestContext, id: string) {
   await ctx.db.$transaction(async (tx) => {
     await tx.roleAssignment.deleteMany({ where: { roleId: id } });
     await tx.role.update({ where: { id }, data: { isDeleted: true } });
+    await recordAudit(tx, ctx, { action: 'role.deleted', targetId: id, changes: { isDeleted: { before: false, after: true } } });
     if (grantsAdministration([role.permissions])) await assertAdministratorRemains(tx, role.organisationId);
   });
   forgetCachedAccess(ctx);

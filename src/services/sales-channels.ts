@@ -14,6 +14,7 @@ import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
+import { audited, changesBetween, recordAudit } from './audit.ts';
 
 /**
  * Sales channels (sch_) of an account and their keys (schk_). A channel sells every published or
@@ -143,6 +144,12 @@ export async function createSalesChannel(ctx: RequestContext, raw: Raw<CreateSal
           data: events.map((eventId) => ({ organisationId: ctx.organisation!.id, channelId: id, eventId })),
         });
       }
+      await recordAudit(tx, ctx, {
+        action: 'sales_channel.created',
+        targetId: id,
+        accountId,
+        changes: { ...changesBetween(null, channel), ...changesBetween(null, { eventIds: events.length ? events : null }) },
+      });
       return channel;
     });
   } catch (error) {
@@ -163,6 +170,7 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
     ...(input.storefrontUrl !== undefined ? { storefrontUrl: input.storefrontUrl } : {}),
   };
   const updated = await ctx.db.$transaction(async (tx) => {
+    const eventsBefore = events && (await tx.salesChannelEvent.findMany({ where: { channelId: id }, select: { eventId: true } }));
     if (events) {
       await tx.salesChannelEvent.deleteMany({ where: { channelId: id } });
       if (events.length > 0) {
@@ -172,7 +180,15 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
       }
     }
     // Always written, so updatedAt moves when only the event list changed.
-    return tx.salesChannel.update({ where: { id }, data: { ...data, updatedAt: new Date() } });
+    const after = await tx.salesChannel.update({ where: { id }, data: { ...data, updatedAt: new Date() } });
+    const eventIds = eventsBefore && { eventIds: eventsBefore.map((row) => row.eventId).sort() };
+    await recordAudit(tx, ctx, {
+      action: 'sales_channel.updated',
+      targetId: id,
+      accountId: channel.accountId,
+      changes: { ...changesBetween(channel, after), ...(events ? changesBetween(eventIds ?? null, { eventIds: [...events].sort() }) : {}) },
+    });
+    return after;
   });
   // Keys authenticate through a cache that holds the channel's isActive.
   forgetCachedAccess(ctx);
@@ -183,7 +199,16 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
 export async function createChannelKey(ctx: RequestContext, channelId: string, raw: Raw<z.input<typeof createChannelKeyInput>>) {
   const channel = await loadChannel(ctx, channelId, 'write');
   const { kind } = validate(createChannelKeyInput, raw);
-  return issueChannelKey(ctx.db, channel, kind);
+  return audited(
+    ctx,
+    (tx) => issueChannelKey(tx, channel, kind),
+    ({ channelKey }) => ({
+      action: 'channel_key.created',
+      targetId: channelKey.id,
+      accountId: channel.accountId,
+      changes: changesBetween(null, channelKey),
+    }),
+  );
 }
 
 /** Issues a key of `kind` for `channel` with `db` (the caller's transaction when it has one). */
@@ -205,7 +230,16 @@ export async function revokeChannelKey(ctx: RequestContext, channelId: string, k
   const channelKey = await ctx.db.channelKey.findFirst({ where: { id: keyId, channelId: channel.id } });
   if (!channelKey) throw AppError.notFound('Channel key not found.');
   if (channelKey.revokedAt) return channelKey;
-  const revoked = await ctx.db.channelKey.update({ where: { id: channelKey.id }, data: { revokedAt: new Date() } });
+  const revoked = await audited(
+    ctx,
+    (tx) => tx.channelKey.update({ where: { id: channelKey.id }, data: { revokedAt: new Date() } }),
+    (after) => ({
+      action: 'channel_key.revoked',
+      targetId: after.id,
+      accountId: channel.accountId,
+      changes: changesBetween(channelKey, after),
+    }),
+  );
   forgetCachedAccess(ctx);
   return revoked;
 }

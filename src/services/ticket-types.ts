@@ -8,6 +8,7 @@ import { type Raw } from '../validation.ts';
 import { instant } from '../time-zones.ts';
 import { authorised } from './access.ts';
 import { loadEvent } from './events.ts';
+import { audited, changesBetween } from './audit.ts';
 import { validate } from '../validation.ts';
 
 const INT_MAX = 2_147_483_647;
@@ -59,22 +60,32 @@ export async function createTicketType(ctx: RequestContext, eventId: string, raw
   const event = await loadEvent(ctx, eventId, 'write');
   const input = validate(createTicketTypeInput, raw);
   checkSalesWindow(input.salesStartAt, input.salesEndAt);
-  return ctx.db.ticketType.create({
-    data: {
-      id: newId('ticketType'),
-      organisationId: ctx.organisation!.id,
-      accountId: event.accountId,
-      eventId: event.id,
-      name: input.name,
-      description: input.description ?? null,
-      priceAmount: input.priceAmount,
-      currency: input.currency,
-      capacity: input.capacity ?? null,
-      maxPerOrder: input.maxPerOrder ?? null,
-      salesStartAt: input.salesStartAt ?? null,
-      salesEndAt: input.salesEndAt ?? null,
-    },
-  });
+  return audited(
+    ctx,
+    (tx) =>
+      tx.ticketType.create({
+        data: {
+          id: newId('ticketType'),
+          organisationId: ctx.organisation!.id,
+          accountId: event.accountId,
+          eventId: event.id,
+          name: input.name,
+          description: input.description ?? null,
+          priceAmount: input.priceAmount,
+          currency: input.currency,
+          capacity: input.capacity ?? null,
+          maxPerOrder: input.maxPerOrder ?? null,
+          salesStartAt: input.salesStartAt ?? null,
+          salesEndAt: input.salesEndAt ?? null,
+        },
+      }),
+    (created) => ({
+      action: 'ticket_type.created',
+      targetId: created.id,
+      accountId: created.accountId,
+      changes: changesBetween(null, created),
+    }),
+  );
 }
 
 /** A live ticket type of a live event that the caller may `action`. */
@@ -99,12 +110,25 @@ export async function updateTicketType(ctx: RequestContext, id: string, raw: Raw
   for (const key of Object.keys(ticketTypeFields) as Array<keyof typeof ticketTypeFields>) {
     if (input[key] !== undefined) (data as Record<string, unknown>)[key] = input[key];
   }
-  return ctx.db.ticketType.update({ where: { id }, data });
+  return audited(
+    ctx,
+    (tx) => tx.ticketType.update({ where: { id }, data }),
+    (after) => ({ action: 'ticket_type.updated', targetId: id, accountId: after.accountId, changes: changesBetween(current, after) }),
+  );
 }
 
 /** Marks a ticket type deleted; it leaves the list and the event's ticketCount. */
 export async function deleteTicketType(ctx: RequestContext, id: string): Promise<{ success: boolean; id: string }> {
-  await loadTicketType(ctx, id, 'write');
-  await ctx.db.ticketType.update({ where: { id }, data: { isDeleted: true } });
+  const ticketType = await loadTicketType(ctx, id, 'write');
+  await audited(
+    ctx,
+    (tx) => tx.ticketType.update({ where: { id }, data: { isDeleted: true } }),
+    () => ({
+      action: 'ticket_type.deleted',
+      targetId: id,
+      accountId: ticketType.accountId,
+      changes: { isDeleted: { before: false, after: true } },
+    }),
+  );
   return { success: true, id };
 }

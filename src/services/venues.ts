@@ -8,6 +8,7 @@ import { type Raw } from '../validation.ts';
 import { timeZone } from '../time-zones.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { validate } from '../validation.ts';
+import { audited, changesBetween } from './audit.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 
@@ -73,31 +74,40 @@ export function getVenue(ctx: RequestContext, id: string): Promise<Venue> {
 export async function createVenue(ctx: RequestContext, raw: Raw<CreateVenueInput>): Promise<Venue> {
   const { accountId: requested, ...input } = validate(createVenueInput, raw);
   const accountId = await owningAccount(ctx, 'venues', requested);
-  return ctx.db.venue.create({
-    data: {
-      id: newId('venue'),
-      organisationId: ctx.organisation!.id,
-      accountId,
-      name: input.name,
-      addressLine1: input.addressLine1 ?? null,
-      addressLine2: input.addressLine2 ?? null,
-      city: input.city ?? null,
-      region: input.region ?? null,
-      postalCode: input.postalCode ?? null,
-      country: input.country ?? null,
-      timezone: input.timezone ?? null,
-      capacity: input.capacity ?? null,
-    },
-  });
+  return audited(
+    ctx,
+    (tx) =>
+      tx.venue.create({
+        data: {
+          id: newId('venue'),
+          organisationId: ctx.organisation!.id,
+          accountId,
+          name: input.name,
+          addressLine1: input.addressLine1 ?? null,
+          addressLine2: input.addressLine2 ?? null,
+          city: input.city ?? null,
+          region: input.region ?? null,
+          postalCode: input.postalCode ?? null,
+          country: input.country ?? null,
+          timezone: input.timezone ?? null,
+          capacity: input.capacity ?? null,
+        },
+      }),
+    (venue) => ({ action: 'venue.created', targetId: venue.id, accountId, changes: changesBetween(null, venue) }),
+  );
 }
 
 /** Changes a venue; omitted fields stay, null clears a field (except name). */
 export async function updateVenue(ctx: RequestContext, id: string, raw: Raw<UpdateVenueInput>): Promise<Venue> {
-  await loadVenue(ctx, id, 'write');
+  const venue = await loadVenue(ctx, id, 'write');
   const input = validate(updateVenueInput, raw);
   const data: Prisma.VenueUncheckedUpdateInput = {};
   for (const key of Object.keys(venueFields) as Array<keyof typeof venueFields>) {
     if (input[key] !== undefined) (data as Record<string, unknown>)[key] = input[key];
   }
-  return ctx.db.venue.update({ where: { id }, data });
+  return audited(
+    ctx,
+    (tx) => tx.venue.update({ where: { id }, data }),
+    (after) => ({ action: 'venue.updated', targetId: id, accountId: after.accountId, changes: changesBetween(venue, after) }),
+  );
 }

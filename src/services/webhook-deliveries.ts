@@ -10,6 +10,7 @@ import { labelOf, startResendWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, countOperatorAction, temporalClient } from './webhook-workflows.ts';
 import { validate } from '../validation.ts';
 import { STATUSES } from '../statuses.ts';
+import { recordAudit } from './audit.ts';
 
 /**
  * Webhook deliveries (whd_): one source event to one endpoint, with its status, next attempt and
@@ -129,5 +130,7 @@ export async function resendWebhookDelivery(ctx: RequestContext, id: string): Pr
     labelOf(row),
     newId('webhookAttempt'),
   );
+  // The attempt is made by the worker: the entry records that it was asked for and started.
+  await recordAudit(ctx.db, ctx, { action: 'webhook_delivery.resent', targetId: row.id, accountId: row.accountId });
   return view(row);
 }

@@ -19,6 +19,7 @@ import { validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { changedSince, OLDEST_FIRST, type Page, type PolledListArgs, pageArgsOf, paginate } from '../pagination.ts';
+import { audited, changesBetween, recordAudit } from './audit.ts';
 
 /**
  * Webhook endpoints (whe_): a URL of one account that receives signed deliveries of the event types
@@ -190,7 +191,7 @@ export async function createWebhookEndpoint(
         `Limit reached: at most ${limit} webhook endpoints per account.`,
       );
     }
-    return tx.webhookEndpoint.create({
+    const created = await tx.webhookEndpoint.create({
       data: {
         id: newId('webhookEndpoint'),
         organisationId: ctx.organisation!.id,
@@ -202,6 +203,13 @@ export async function createWebhookEndpoint(
         secretCiphertext: encryptSecret(secret, ctx.runtime.encryptionKey),
       },
     });
+    await recordAudit(tx, ctx, {
+      action: 'webhook_endpoint.created',
+      targetId: created.id,
+      accountId,
+      changes: changesBetween(null, created),
+    });
+    return created;
   });
   return { endpoint, secret };
 }
@@ -231,7 +239,17 @@ export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw
     if (input.enabled && !endpoint.enabled) Object.assign(data, HEALTHY);
   }
   if (input.rotationOverlapEndsAt === null) Object.assign(data, { previousSecretCiphertext: null, previousSecretExpiresAt: null });
-  return ctx.db.webhookEndpoint.update({ where: { id }, data });
+  const flipped = input.enabled !== undefined && input.enabled !== endpoint.enabled;
+  return audited(
+    ctx,
+    (tx) => tx.webhookEndpoint.update({ where: { id }, data }),
+    (after) => ({
+      action: flipped ? (after.enabled ? 'webhook_endpoint.enabled' : 'webhook_endpoint.disabled') : 'webhook_endpoint.updated',
+      targetId: id,
+      accountId: after.accountId,
+      changes: changesBetween(endpoint, after),
+    }),
+  );
 }
 
 /**
@@ -249,14 +267,24 @@ export async function rotateWebhookEndpointSecret(
   const input = validate(rotateWebhookEndpointSecretInput, raw ?? {});
   const overlapSeconds = input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
   const secret = newSigningSecret();
-  const endpoint = await ctx.db.webhookEndpoint.update({
-    where: { id },
-    data: {
-      secretCiphertext: encryptSecret(secret, ctx.runtime.encryptionKey),
-      previousSecretCiphertext: overlapSeconds > 0 ? current.secretCiphertext : null,
-      previousSecretExpiresAt: overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null,
-    },
-  });
+  const endpoint = await audited(
+    ctx,
+    (tx) =>
+      tx.webhookEndpoint.update({
+        where: { id },
+        data: {
+          secretCiphertext: encryptSecret(secret, ctx.runtime.encryptionKey),
+          previousSecretCiphertext: overlapSeconds > 0 ? current.secretCiphertext : null,
+          previousSecretExpiresAt: overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null,
+        },
+      }),
+    (after) => ({
+      action: 'webhook_endpoint.secret_rotated',
+      targetId: id,
+      accountId: after.accountId,
+      changes: changesBetween(current, after),
+    }),
+  );
   return { endpoint, secret };
 }
 
@@ -328,6 +356,17 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
   });
   if (started === 'already started')
     throw new AppError('CONFLICT', 'A recovery of this endpoint is running; try again once it has finished.');
+  // The recovery runs in Temporal: the entry records that it was asked for and started.
+  await recordAudit(ctx.db, ctx, {
+    action: 'webhook_endpoint.recovered',
+    targetId: endpoint.id,
+    accountId: endpoint.accountId,
+    changes: {
+      since: { before: null, after: since.toISOString() },
+      until: { before: null, after: until.toISOString() },
+      includeOtherUrls: { before: null, after: includeOtherUrls },
+    },
+  });
   return {
     id: recoveryWorkflowId(endpoint.id),
     endpointId: endpoint.id,
@@ -346,8 +385,12 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
  * workflows of its pending deliveries stop at their next attempt (they check deletedAt).
  */
 export async function deleteWebhookEndpoint(ctx: RequestContext, id: string): Promise<{ success: boolean; id: string }> {
-  await loadEndpoint(ctx, id, 'write');
-  await ctx.db.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } });
+  const endpoint = await loadEndpoint(ctx, id, 'write');
+  await audited(
+    ctx,
+    (tx) => tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } }),
+    (after) => ({ action: 'webhook_endpoint.deleted', targetId: id, accountId: after.accountId, changes: changesBetween(endpoint, after) }),
+  );
   return { success: true, id };
 }
 
@@ -386,6 +429,12 @@ export async function testWebhookEndpoint(ctx: RequestContext, id: string): Prom
     });
     // Disabled, deleted or unsubscribed since it was read above.
     if (!deliveryId) throw new AppError('CONFLICT', 'The endpoint changed meanwhile; look at it again and send the test.');
+    await recordAudit(tx, ctx, {
+      action: 'webhook_endpoint.tested',
+      targetId: endpoint.id,
+      accountId: endpoint.accountId,
+      changes: { deliveryId: { before: null, after: deliveryId }, eventType: { before: null, after: type } },
+    });
     return loadDelivery(tx, deliveryId);
   });
 }

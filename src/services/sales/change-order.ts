@@ -2,6 +2,7 @@ import type { RequestContext } from '../../context.ts';
 import { AppError } from '../../errors.ts';
 import type { Order } from '../../generated/prisma/client.ts';
 import { withWebhooks } from '../../webhooks/record.ts';
+import { changesBetween, recordAudit } from '../audit.ts';
 import { lockOrder, move } from '../inventory.ts';
 import { lineItemsOf, loadOrder, orderPayload } from './order-rows.ts';
 
@@ -58,6 +59,19 @@ export async function changeOrder(ctx: RequestContext, id: string, action: 'canc
       accountId: order.accountId,
       type: transition.webhook,
       payload: orderPayload(order, lines),
+    });
+    // The money: a confirmed order's whole total leaves the revenue (none was taken for a pending one).
+    await recordAudit(tx, ctx, {
+      action: transition.webhook,
+      targetId: order.id,
+      accountId: order.accountId,
+      changes: {
+        ...changesBetween({ ...found, status: locked.status }, order, ['status', transition.stamp, 'holdExpiresAt']),
+        revenue: {
+          before: { amount: locked.status === 'confirmed' ? order.totalAmount : 0, currency: order.currency },
+          after: { amount: 0, currency: order.currency },
+        },
+      },
     });
     return { order, changed: true };
   });
