@@ -5,8 +5,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startEmbeddedPostgres } from '../../src/embedded/pglite.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChangeNotices } from '../../src/db/change-notices.ts';
+import { migrateDeploy } from '../../src/db/migrate.ts';
+import { forwardNotifications, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/embedded/pglite.ts';
+import { newId } from '../../src/ids.ts';
+import { createLogger } from '../../src/log.ts';
 import { findFreePort, findTemporalCli, findTemporalTestServer, startTemporalDevServer } from '../../src/embedded/temporal.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -200,6 +204,136 @@ describe('embedded PostgreSQL (PGlite over the wire protocol)', () => {
       await other.stop();
     } finally {
       await running.stop();
+    }
+  });
+});
+
+/** Milliseconds until `check` holds, polling every 10 ms; fails after `limitMs`. */
+async function within(limitMs: number, check: () => boolean | Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > limitMs) throw new Error(`not within ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * PGlite runs one session for every connection, so a committed notice comes out on the connection
+ * that committed it; src/embedded/pglite.ts forwards it to the connections that LISTEN, as separate
+ * sessions of a real server would receive it. The caches of `npm start` depend on it.
+ */
+describe('LISTEN/NOTIFY on the embedded PostgreSQL', { timeout: 120_000 }, () => {
+  let embedded: EmbeddedPostgres;
+  const clients: pg.Client[] = [];
+  beforeAll(async () => {
+    embedded = await startEmbeddedPostgres({ dataDir: path.join(await tempDir('pglite-notify-'), 'postgres'), port: 0 });
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.end().catch(() => undefined)));
+    await embedded?.stop();
+  });
+
+  /** A connection and the notices it has received, as `channel:payload`. */
+  async function connection() {
+    const client = new pg.Client({ connectionString: embedded.url });
+    clients.push(client);
+    const heard: string[] = [];
+    client.on('notification', (message) => heard.push(`${message.channel}:${message.payload}`));
+    await client.connect();
+    return { client, heard };
+  }
+
+  it('delivers a committed notice to the other connections listening on its channel, and to no one else', async () => {
+    const listener = await connection();
+    const notifier = await connection();
+    const bystander = await connection();
+    await listener.client.query('LISTEN orders');
+    await bystander.client.query('LISTEN "Other Channel"');
+
+    await notifier.client.query('BEGIN');
+    await notifier.client.query(`NOTIFY orders, 'in a transaction'`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(listener.heard).toEqual([]);
+    await notifier.client.query('COMMIT');
+    await within(2_000, () => listener.heard.length > 0);
+    expect(listener.heard).toEqual(['orders:in a transaction']);
+
+    await notifier.client.query('BEGIN');
+    await notifier.client.query(`SELECT pg_notify('orders', 'rolled back')`);
+    await notifier.client.query('ROLLBACK');
+    await notifier.client.query(`SELECT pg_notify('orders', 'after the rollback')`);
+    await within(2_000, () => listener.heard.length > 1);
+    // One connection's notices arrive in order: the rolled-back one would have come first.
+    expect(listener.heard).toEqual(['orders:in a transaction', 'orders:after the rollback']);
+
+    await listener.client.query('UNLISTEN orders');
+    await notifier.client.query(`NOTIFY orders, 'unheard'`);
+    await notifier.client.query(`SELECT pg_notify('Other Channel', 'marker')`);
+    await within(2_000, () => bystander.heard.length > 0);
+    // A real server sends a notice to a connection only if it listens; the notifier does not.
+    expect({ listener: listener.heard, bystander: bystander.heard, notifier: notifier.heard }).toEqual({
+      listener: ['orders:in a transaction', 'orders:after the rollback'],
+      bystander: ['Other Channel:marker'],
+      notifier: [],
+    });
+  });
+
+  it('keeps a channel for its other listeners when one UNLISTENs, honours UNLISTEN * and a rolled-back LISTEN, and hears its own notices', async () => {
+    const a = await connection();
+    const b = await connection();
+    const notifier = await connection();
+    await a.client.query('LISTEN shared; LISTEN Mine');
+    await b.client.query('listen SHARED');
+    // The session listens on `never` for the notifier, so only the bookkeeping keeps b from hearing it.
+    await notifier.client.query('LISTEN never');
+    await b.client.query('BEGIN; LISTEN never; ROLLBACK');
+    await a.client.query('UNLISTEN shared');
+    await notifier.client.query(`SELECT pg_notify('shared', '1'), pg_notify('never', 'x')`);
+    await notifier.client.query(`SELECT pg_notify('mine', '2')`);
+    await within(2_000, () => b.heard.length > 0 && a.heard.length > 0);
+    await a.client.query(`NOTIFY mine, 'own'`);
+    await within(2_000, () => a.heard.length > 1);
+    expect({ a: a.heard, b: b.heard, notifier: notifier.heard }).toEqual({
+      a: ['mine:2', 'mine:own'],
+      b: ['shared:1'],
+      notifier: ['never:x'],
+    });
+
+    await b.client.query('UNLISTEN *');
+    await b.client.query('LISTEN marker');
+    await notifier.client.query(`NOTIFY shared, 'after unlisten all'; NOTIFY marker`);
+    await within(2_000, () => b.heard.length > 1);
+    expect(b.heard).toEqual(['shared:1', 'marker:']);
+  });
+
+  it('refuses to start when the pglite-socket internals it relies on are missing', () => {
+    expect(() => forwardNotifications({} as never)).toThrow(/cannot forward change notices.*queryQueue\.enqueue.*0\.2\.17/);
+  });
+
+  it('proves delivery to ChangeNotices, which hands a trigger-driven change to its subscriber', async () => {
+    await migrateDeploy(embedded.url);
+    const lines: Array<{ level: string; msg: string }> = [];
+    const logger = createLogger('debug', 'test', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const notices = new ChangeNotices(embedded.url, logger);
+    const changed: string[] = [];
+    notices.subscribe({ tables: new Set(['organisations']), changed: (id, table) => changed.push(`${id} ${table}`), forgetAll: () => {} });
+    notices.start();
+    try {
+      await within(10_000, () => notices.listening);
+      const id = newId('organisation');
+      const writer = await connection();
+      await writer.client.query(
+        `INSERT INTO organisations (id, slug, name, "apiVersion", "updatedAt") VALUES ($1, $1, 'Embedded', '2026-01-01', now())`,
+        [id],
+      );
+      await within(2_000, () => changed.length > 0);
+      expect(changed).toEqual([`${id} organisations`]);
+      expect(writer.heard).toEqual([]);
+      expect(notices.listening).toBe(true);
+      expect(lines.filter((line) => line.level === 'warn')).toEqual([]);
+    } finally {
+      await notices.stop();
     }
   });
 });
