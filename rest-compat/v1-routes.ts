@@ -1,5 +1,7 @@
 import type { RestRoute } from './route.ts';
+import { accessRoutes } from './routes/access.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { authRoutes } from './routes/auth.ts';
 import { accountsRoutes } from './routes/accounts.ts';
 import { embedSessionsRoutes } from './routes/embed-sessions.ts';
@@ -22,6 +24,7 @@ export const v1Routes: RestRoute[] = [
   ...authRoutes,
   ...meRoutes,
   ...rolesRoutes,
+  ...accessRoutes,
   ...apiKeysRoutes,
   ...embedSessionsRoutes,
   ...identityProvidersRoutes,
@@ -34,4 +37,5 @@ export const v1Routes: RestRoute[] = [
   ...salesChannelsRoutes,
   ...ordersRoutes,
   ...webhooksRoutes,
+  ...auditRoutes,
 ];

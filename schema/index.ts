@@ -6,6 +6,7 @@ import './types/me.ts';
 import './types/user.ts';
 import './types/role.ts';
 import './types/role-assignment.ts';
+import './types/explain-access.ts';
 import './types/api-key.ts';
 import './types/embed-session.ts';
 import './types/identity-provider.ts';
@@ -22,7 +23,9 @@ import './types/listing.ts';
 import './types/webhook.ts';
 import './types/order.ts';
 import './types/cart.ts';
+import './types/audit.ts';
 import './types/versioned-fields.ts';
+import './types/live.ts';
 
 /** Every operation: /v1 and /live run theirs on this one. */
 export const schema = builder.toSchema({ sortSchema: false });

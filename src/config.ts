@@ -151,6 +151,17 @@ const schema = z.object({
   COST_SALES_RESTORE_RATE: costRate.default(4_000_000),
   /** Organisations with a rate of their own: `<slug or id>[/sales]=<points per second>[:<budget>],…` (admin lane unless /sales). */
   COST_RATE_OVERRIDES: costOverrides,
+  /**
+   * GraphQL subscriptions (docs/admin-frontends.md, "Live updates"): how long a stream's events are
+   * kept for a client reconnecting with Last-Event-ID (older: it is told to resynchronise), the
+   * comment line sent to a quiet stream so proxies keep it open, and the open streams one API
+   * process admits per credential, per organisation and in all (beyond: 429 RATE_LIMITED).
+   */
+  LIVE_REPLAY_WINDOW: duration.default(parseDuration('5m') as never),
+  LIVE_HEARTBEAT_INTERVAL: duration.default(parseDuration('15s') as never),
+  LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(100_000).default(50),
+  LIVE_SUBSCRIPTIONS_PER_ORGANISATION: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
+  LIVE_SUBSCRIPTIONS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .default('5s,5m,30m,2h,5h,10h,10h')
@@ -188,6 +199,8 @@ const schema = z.object({
   WEBHOOK_DISABLE_AFTER: duration.default(parseDuration('5d') as never),
   /** How long source events, deliveries and attempts are kept; the worker prunes older ones. */
   WEBHOOK_RETENTION: duration.default(parseDuration('30d') as never),
+  /** Days audit entries are kept (src/services/audit.ts); the workers prune older ones. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   /** Webhook endpoints one account may have (contract: a limit refused with 400). */
   WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(20),
   /**

@@ -1,5 +1,5 @@
 import type { Access } from './auth/permissions.ts';
-import type { Principal } from './auth/principal.ts';
+import type { Authentication, Principal } from './auth/principal.ts';
 import { AppError } from './errors.ts';
 import type { TenantSql } from './db/sql.ts';
 import type { TenantDatabase } from './db/tenant.ts';
@@ -40,6 +40,15 @@ export interface RequestContext {
   liveSessionId: string | null;
   /** The client's address (behind a loopback proxy, the one it forwarded), for per-client limits. */
   clientIp: string;
+  /** The client's User-Agent header (up to 512 characters), for the audit log; absent when it sent none. */
+  userAgent?: string;
+  /**
+   * Reads the request's credential again (through the auth cache): what a subscription checks its
+   * rights against while it streams (src/live/streams.ts).
+   */
+  reauthenticate: () => Promise<Authentication>;
+  /** A subscription's place in its stream: the Last-Event-ID it resumes after, the id of the event it sends now. */
+  live: { resumeAfter: string | null; lastEventId?: string | undefined };
   /** Sets a response header (the sales API answers X-Live-Session and its cookie this way). */
   setResponseHeader: (name: string, value: string) => void;
 }

@@ -1,5 +1,7 @@
 import { AUTH_TABLES, AuthCache } from './auth/auth-cache.ts';
 import { ChangeNotices } from './db/change-notices.ts';
+import { LiveHub } from './live/hub.ts';
+import { Live } from './live/live.ts';
 import { ResultCache } from './http/result-cache.ts';
 import { RateLimiter, Throttle } from './limits/rate-limiter.ts';
 import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
@@ -32,6 +34,8 @@ export interface Runtime {
   tokens: TokenService;
   /** PostgreSQL's change notices: what keeps every process's caches true (src/db/change-notices.ts). */
   notices: ChangeNotices;
+  /** GraphQL subscriptions of this process: their streams and bounds (src/live/). */
+  live: Live;
   /** What authentication reads on every request; see src/auth/auth-cache.ts. */
   authCache: AuthCache;
   /** Short-lived results of catalogue queries; see src/http/result-cache.ts. */
@@ -64,6 +68,9 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   const resultCache = new ResultCache(config.RESULT_CACHE_TTL, listening, CATALOGUE_CHANGES);
   notices.subscribe(authCache);
   notices.subscribe(resultCache);
+  const live = new Live(new LiveHub(db, config, logger), config, listening);
+  notices.listenLive(live.hub);
+  notices.subscribe(live);
   notices.start();
   const unobserve = observeDatabase(db, { backlog: true });
   return {
@@ -73,6 +80,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     temporal,
     tokens: new TokenService(keys, config.ACCESS_TOKEN_TTL),
     notices,
+    live,
     authCache,
     resultCache,
     encryptionKey: loadEncryptionKey(config),
@@ -83,6 +91,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     throttle: new Throttle(db),
     async close() {
       unobserve();
+      await live.hub.close();
       await Promise.all([dispatcher.stop(), notices.stop()]);
       await Promise.allSettled([db.$disconnect(), temporal?.close(), mailer.close()]);
     },

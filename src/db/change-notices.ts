@@ -9,10 +9,15 @@ import type { Logger } from '../log.ts';
  *
  * Caches must never serve what a missed notice would have removed. So a cache consults `listening`:
  * false until a dedicated connection has LISTENed and proved notices arrive (a probe notice sent from
- * another connection; the embedded PGlite of `npm start` does not forward them, and then caches stay
- * off), and false again the moment that connection is lost, when every subscriber is told to forget
- * everything. The connection is retried with backoff; on success subscribers forget everything again
- * (notices may have been missed meanwhile) and caching resumes.
+ * another connection, which also proves the embedded PGlite of `npm start` forwards them between its
+ * connections: src/embedded/pglite.ts, test/platform/embedded.test.ts), and false again the moment
+ * that connection is lost, when every subscriber is told to forget everything. The connection is
+ * retried with backoff; on success subscribers forget everything again (notices may have been missed
+ * meanwhile) and caching resumes.
+ *
+ * The log says each condition once: a warning with the reason (a message, no stack trace) when notices
+ * are lost, or still not there STARTUP_GRACE_MS after start(); debug lines while every retry fails;
+ * info when they are back (test/platform/change-notices-health.test.ts).
  *
  * A connection can also go half-open: the socket stays "connected" while nothing arrives, so neither
  * an error nor an end ever comes. A query on the listening connection every HEALTH_CHECK_INTERVAL_MS
@@ -22,6 +27,15 @@ import type { Logger } from '../log.ts';
  */
 
 export const CHANGE_CHANNEL = 'service_changes';
+/** What GraphQL subscriptions stream (src/live/hub.ts), on the same connection. */
+export const LIVE_CHANNEL = 'service_live';
+
+/** Takes the notices of LIVE_CHANNEL. */
+export interface LiveListener {
+  received(payload: string): void;
+  /** Listening (again) after notices may have been missed. */
+  resumed(): void;
+}
 
 export interface ChangeSubscriber {
   /** Tables whose changes matter to this subscriber. */
@@ -39,6 +53,12 @@ export const HEALTH_CHECK_TIMEOUT_MS = 2_000;
 
 const PROBE_TIMEOUT_MS = 2_000;
 const MAX_BACKOFF_MS = 5_000;
+/**
+ * How long after start() failures count as a slow start, logged at debug only: a process busy
+ * starting (building its schema, on a loaded machine) can hold its event loop past a connection
+ * timeout, so a first attempt fails that would have succeeded. Caches stay off meanwhile all the same.
+ */
+export const STARTUP_GRACE_MS = 15_000;
 
 export class ChangeNotices {
   #client: pg.Client | undefined;
@@ -49,8 +69,11 @@ export class ChangeNotices {
   #healthCheck: NodeJS.Timeout | undefined;
   /** Whether the loss of notices has been reported and not yet their return: a condition is logged once. */
   #reportedUnavailable = false;
+  /** When start() was called, until notices first arrive (then undefined): failures before STARTUP_GRACE_MS are no warning. */
+  #startingSince: number | undefined;
   #probe: { id: string; resolve: () => void } | undefined;
   readonly #subscribers: ChangeSubscriber[] = [];
+  #live: LiveListener | undefined;
   /** Connections already given up (an error is usually followed by an end). */
   readonly #dead = new WeakSet<pg.Client>();
 
@@ -68,9 +91,15 @@ export class ChangeNotices {
     this.#subscribers.push(subscriber);
   }
 
+  /** The one taker of LIVE_CHANNEL's notices. */
+  listenLive(listener: LiveListener): void {
+    this.#live = listener;
+  }
+
   /** Connects (in the background; retried until stop()). */
   start(): void {
     this.#stopped = false;
+    this.#startingSince = Date.now();
     void this.#connect();
   }
 
@@ -94,20 +123,25 @@ export class ChangeNotices {
     });
     client.on('error', (error) => this.#failed(client, error));
     client.on('end', () => this.#failed(client, new Error('connection ended')));
-    client.on('notification', (message) => this.#received(message.payload ?? ''));
+    client.on('notification', (message) =>
+      message.channel === LIVE_CHANNEL ? this.#live?.received(message.payload ?? '') : this.#received(message.payload ?? ''),
+    );
     try {
       await client.connect();
       if (this.#stopped) return void (await close(client));
       this.#client = client;
       await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+      await client.query(`LISTEN ${LIVE_CHANNEL}`);
       await this.#proveDelivery();
       this.#backoffMs = 250;
       for (const subscriber of this.#subscribers) subscriber.forgetAll();
       this.#listening = true;
+      this.#live?.resumed();
       this.#watch(client);
       if (this.#reportedUnavailable) this.logger.info('change notices are back: caches are on again');
       else this.logger.debug('listening for change notices');
       this.#reportedUnavailable = false;
+      this.#startingSince = undefined;
     } catch (error) {
       this.#failed(client, error);
     }
@@ -131,7 +165,10 @@ export class ChangeNotices {
     const id = `probe-${process.pid}-${Math.random().toString(36).slice(2)}`;
     const arrived = new Promise<void>((resolve, reject) => {
       this.#probe = { id, resolve };
-      setTimeout(() => reject(new Error('change notices do not arrive on this database (embedded PGlite?)')), PROBE_TIMEOUT_MS).unref();
+      setTimeout(
+        () => reject(new Error(`a probe notice sent from another connection did not arrive within ${PROBE_TIMEOUT_MS} ms`)),
+        PROBE_TIMEOUT_MS,
+      ).unref();
     });
     const sender = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, query_timeout: HEALTH_CHECK_TIMEOUT_MS });
     const send = async () => {
@@ -172,9 +209,11 @@ export class ChangeNotices {
     void close(client);
     if (this.#stopped) return;
     const reason = messageOf(error);
-    if (this.#reportedUnavailable) this.logger.debug({ reason, retryInMs: this.#backoffMs }, 'change notices still unavailable');
+    const starting = this.#startingSince !== undefined && Date.now() - this.#startingSince < STARTUP_GRACE_MS;
+    if (starting) this.logger.debug({ reason, retryInMs: this.#backoffMs }, 'change notices not yet available');
+    else if (this.#reportedUnavailable) this.logger.debug({ reason, retryInMs: this.#backoffMs }, 'change notices still unavailable');
     else this.logger.warn({ reason, retryInMs: this.#backoffMs }, 'change notices unavailable: caches are off until they are back');
-    this.#reportedUnavailable = true;
+    if (!starting) this.#reportedUnavailable = true;
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => void this.#connect(), this.#backoffMs);
     this.#retry.unref();

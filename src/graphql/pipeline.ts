@@ -11,6 +11,7 @@ import { GRAPHIQL_EXAMPLES } from './graphiql-examples.ts';
 import { compiledExecution } from './jit.ts';
 import { costedFrom, operationLimitsPlugin } from './limits.ts';
 import { CostBudgets } from '../limits/cost-budget.ts';
+import { liveEventStreams, sharedExecution } from '../live/sse.ts';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { tracer } from '../tracing.ts';
 
@@ -221,6 +222,8 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema, s
       resultCache,
       operationObservability,
       fastSerialisation,
+      liveEventStreams(runtime.config.LIVE_HEARTBEAT_INTERVAL, maskError(logger)),
+      sharedExecution(),
     ],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),

@@ -25,12 +25,9 @@ const LIVE_SESSION_ID = /^ses_[0-9A-Za-z]{1,64}$/;
 export function requestContext(runtime: Runtime, surface: 'management' | 'sales') {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const organisationSlug = req.get('x-service-org')?.trim() || null;
-    const { principal, organisation, access } = await authenticate(
-      runtime.db,
-      runtime.tokens,
-      { authorization: req.get('authorization'), channelKey: req.get('x-channel-key'), organisationSlug, surface },
-      runtime.authCache,
-    );
+    const credentials = { authorization: req.get('authorization'), channelKey: req.get('x-channel-key'), organisationSlug, surface };
+    const reauthenticate = () => authenticate(runtime.db, runtime.tokens, credentials, runtime.authCache);
+    const { principal, organisation, access } = await reauthenticate();
     const apiVersion = resolveVersion(req.get('service-version'), organisation?.apiVersion);
     res.setHeader('Service-Version', apiVersion);
     for (const [name, value] of Object.entries(deprecationHeaders(apiVersion, VERSIONS_PATH))) res.setHeader(name, value);
@@ -49,7 +46,10 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
       sql: tenantSql(runtime.db, organisation?.id ?? NO_ORGANISATION),
       liveSessionId: surface === 'sales' ? liveSessionOf(req) : null,
       clientIp: req.ip ?? '',
+      userAgent: req.get('user-agent')?.slice(0, 512),
       setResponseHeader: (name, value) => res.append(name, value),
+      reauthenticate,
+      live: { resumeAfter: req.get('last-event-id') ?? null },
     };
     res.locals.ctx = ctx;
     next();

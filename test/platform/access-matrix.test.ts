@@ -370,6 +370,13 @@ const v1: Record<string, Row<RestRequest>> = {
   },
   'GET /me/roles': { access: SIGNED_IN, request: () => ({ path: '/me/roles' }) },
   'GET /me/permissions': { access: SIGNED_IN, request: () => ({ path: '/me/permissions?resource=events' }) },
+  // Every credential may ask why it may (or may not) do something; naming another organisation's account is 404.
+  'GET /access/explain': {
+    access: ANY_CREDENTIAL,
+    names: 'NOT_FOUND',
+    request: ({ things }) => ({ path: `/access/explain?permission=events.read&accountId=${things.org.account.id}` }),
+    check: (body, { things }) => expect(body.explanation.accountId).toBe(things.org.account.id),
+  },
   'GET /roles': { access: ORGANISATION_WIDE, scopes: ['roles.read'], request: () => ({ path: '/roles' }) },
   'POST /roles': {
     access: ORGANISATION_WIDE,
@@ -811,6 +818,12 @@ const v1: Record<string, Row<RestRequest>> = {
     names: 'NOT_FOUND',
     request: async ({ things, own }) => ({ path: '/redemptions', body: { code: (await own(things.fresh.pass)).code } }),
   },
+  'GET /audit-entries': {
+    access: ACCOUNT_READ,
+    scopes: ['audit.read'],
+    request: () => ({ path: '/audit-entries' }),
+    check: (body) => expect(body.auditEntries.length).toBeGreaterThan(0),
+  },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -900,6 +913,13 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   myOrganisations: { access: SIGNED_IN, request: () => gql('{ myOrganisations { organisationId } }') },
   myRoles: { access: SIGNED_IN, request: () => gql('{ myRoles { isOrgAdmin } }') },
   myPermissions: { access: SIGNED_IN, request: () => gql('{ myPermissions(resource: "events") { isOrgAdmin } }') },
+  explainAccess: {
+    access: ANY_CREDENTIAL,
+    names: 'NOT_FOUND',
+    request: ({ things }) =>
+      gql('query($id: ID) { explainAccess(permission: "events.read", accountId: $id) { accountId } }', { id: things.org.account.id }),
+    check: (data, { things }) => expect(data.accountId).toBe(things.org.account.id),
+  },
   roles: { access: ORGANISATION_WIDE, scopes: ['roles.read'], request: () => gql('{ roles { nodes { id } } }') },
   role: {
     access: ORGANISATION_WIDE,
@@ -1589,7 +1609,29 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
       });
     },
   },
+  auditEntries: {
+    access: ACCOUNT_READ,
+    scopes: ['audit.read'],
+    request: () => gql('{ auditEntries { pagination { total } } }'),
+  },
+  auditEntry: {
+    access: ACCOUNT_READ,
+    scopes: ['audit.read'],
+    names: 'NOT_FOUND',
+    request: async ({ things }) => gql('query($id: ID!) { auditEntry(id: $id) { id } }', { id: await endpointCreationEntry(things) }),
+  },
 };
+
+/** The audit entry of the seeded webhook endpoint's creation (on the first account), read by the admin. */
+async function endpointCreationEntry(things: OrganisationThings): Promise<string> {
+  const res = await graphql(
+    app,
+    'query($id: ID!) { auditEntries(first: 1, targetId: $id, action: "webhook_endpoint.created") { nodes { id } } }',
+    { id: things.webhookEndpointId },
+    asAdmin(things.org),
+  );
+  return res.body.data.auditEntries.nodes[0].id;
+}
 
 // ---------------------------------------------------------------------------------------------
 

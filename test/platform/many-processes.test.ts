@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createDatabase, type Database } from '../../src/db/client.ts';
@@ -140,6 +141,42 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
     expect(await listings()).toBe(200);
     expect((await call(a, 'DELETE', `/v1/accounts/${account.body.account.id}`, { token })).status).toBe(200);
     await within(250, async () => (await listings()) === 401);
+  });
+
+  it("a change committed through A reaches a subscription streaming from B (graphql-sse's client)", async () => {
+    const [a, b] = apis as [Api, Api];
+    const token = await signIn(a);
+    const endpoint = await call(a, 'POST', '/v1/webhook-endpoints', {
+      token,
+      body: { accountId, url: 'http://127.0.0.1:9/hooks', eventTypes: ['event.created'] },
+    });
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+    const client = createClient({
+      url: `${b.url}/graphql`,
+      headers: { authorization: `Bearer ${token}`, 'x-service-org': slug },
+      retryAttempts: 0,
+    });
+    const received: Array<{ data?: any; errors?: unknown }> = [];
+    const dispose = client.subscribe(
+      {
+        query: 'subscription ($id: ID!) { webhookDeliveryChanged(endpointId: $id) { delivery { eventType } } }',
+        variables: { id: endpoint.body.endpoint.id },
+      },
+      {
+        next: (result) => void received.push(result),
+        error: (error) => void received.push({ errors: [String(error)] }),
+        complete: () => undefined,
+      },
+    );
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const made = await call(a, 'POST', '/v1/events', { token, body: { accountId, name: 'Streamed', timezone: 'UTC' } });
+      expect(made.status).toBe(201);
+      await within(10_000, async () => received.length > 0);
+      expect(received[0]).toEqual({ data: { webhookDeliveryChanged: { delivery: { eventType: 'event.created' } } } });
+    } finally {
+      dispose();
+    }
   });
 
   it('40 wrong passwords alternating between A and B are throttled (the count is shared)', async () => {

@@ -59,6 +59,8 @@ const TABLES = [
   'periodic_tasks',
   'webhook_leases',
   'cost_budgets',
+  'audit_entries',
+  'live_events',
 ];
 
 describe('the committed migrations', () => {

@@ -1,0 +1,237 @@
+import type { RequestContext } from '../../src/context.ts';
+import { organisationOf } from '../../src/context.ts';
+import { AppError } from '../../src/errors.ts';
+import type { LiveEvent } from '../../src/live/hub.ts';
+import { counterEvents, topicEvents, type Resync } from '../../src/live/streams.ts';
+import { assertMay, authorised } from '../../src/services/access.ts';
+import { auditEntryVisibleTo } from '../../src/services/audit.ts';
+import { salesCounters, type SalesCounters as Counters } from '../../src/services/sales-counters.ts';
+import { loadDelivery, type DeliveryView } from '../../src/services/webhook-deliveries.ts';
+import type { AuditEntry as AuditEntryRow, Order as OrderRow } from '../../src/generated/prisma/client.ts';
+import { builder } from '../builder.ts';
+import { AuditEntry } from './audit.ts';
+import { Order } from './order.ts';
+import { SalesCounters } from './sales-counters.ts';
+import { WebhookDelivery } from './webhook.ts';
+
+/**
+ * Live updates for admin screens: GraphQL subscriptions over server-sent events (the
+ * GraphQL-over-SSE protocol, src/live/sse.ts), fed by the changes every API process and worker
+ * commits (src/live/hub.ts). docs/admin-frontends.md, "Live updates", shows a client.
+ */
+
+builder.subscriptionType({
+  description:
+    'Live updates over server-sent events (POST /graphql with Accept: text/event-stream). Each event carries its id as the SSE `id`: reconnect with Last-Event-ID to receive what was missed within LIVE_REPLAY_WINDOW, else an event with `resync: true` first.',
+});
+
+/** A topic stream's event: a change, or the resynchronisation a replay could not avoid. */
+type Change<T> = { resync: false; cursor: string; kind: string; subject: T } | Resync;
+
+const cursorField = {
+  description: 'The id of this event (also sent as the SSE `id`): what Last-Event-ID names to resume after it; null on a resync.',
+};
+const resyncField = {
+  description:
+    'True when events were missed beyond the replay window (or the Last-Event-ID was unknown): reload what the screen shows, then follow the stream. The other fields are null then.',
+};
+
+const OrderChangeKind = builder.enumType('OrderChangeKind', {
+  description: 'What happened to an order.',
+  values: {
+    CREATED: { value: 'created', description: 'The order was placed (pending payment, or confirmed at once).' },
+    CONFIRMED: { value: 'confirmed', description: 'It was paid: its tickets are sold.' },
+    CANCELLED: { value: 'cancelled', description: 'It was cancelled, or its hold ran out unpaid.' },
+    REFUNDED: { value: 'refunded', description: 'It was refunded.' },
+  } as const,
+});
+
+const OrderChangedEvent = builder.objectRef<Change<OrderRow>>('OrderChangedEvent').implement({
+  description: 'An order of the followed account (and event) changed.',
+  fields: (t) => ({
+    resync: t.boolean({ ...resyncField, resolve: (change) => change.resync }),
+    cursor: t.string({ ...cursorField, nullable: true, resolve: (change) => (change.resync ? null : change.cursor) }),
+    change: t.field({
+      type: OrderChangeKind,
+      nullable: true,
+      description: 'What happened; null on a resync.',
+      resolve: (change) => (change.resync ? null : (change.kind as 'created')),
+    }),
+    order: t.field({
+      type: Order,
+      nullable: true,
+      description: 'The order as it is when the event is sent; null on a resync.',
+      resolve: (change) => (change.resync ? null : change.subject),
+    }),
+  }),
+});
+
+const WebhookDeliveryChangedEvent = builder.objectRef<Change<DeliveryView>>('WebhookDeliveryChangedEvent').implement({
+  description: 'A delivery to the followed endpoint was recorded, attempted or settled.',
+  fields: (t) => ({
+    resync: t.boolean({ ...resyncField, resolve: (change) => change.resync }),
+    cursor: t.string({ ...cursorField, nullable: true, resolve: (change) => (change.resync ? null : change.cursor) }),
+    delivery: t.field({
+      type: WebhookDelivery,
+      nullable: true,
+      description: 'The delivery as it is when the event is sent, with its attempts; null on a resync.',
+      resolve: (change) => (change.resync ? null : change.subject),
+    }),
+  }),
+});
+
+const AuditEntryAddedEvent = builder.objectRef<Change<AuditEntryRow>>('AuditEntryAddedEvent').implement({
+  description: 'An entry was added to the audit log.',
+  fields: (t) => ({
+    resync: t.boolean({ ...resyncField, resolve: (change) => change.resync }),
+    cursor: t.string({ ...cursorField, nullable: true, resolve: (change) => (change.resync ? null : change.cursor) }),
+    entry: t.field({
+      type: AuditEntry,
+      nullable: true,
+      description: 'The entry; null on a resync.',
+      resolve: (change) => (change.resync ? null : change.subject),
+    }),
+  }),
+});
+
+interface CountersChange {
+  occurrenceId: string;
+  counters: Counters;
+}
+
+const SalesCountersChangedEvent = builder.objectRef<CountersChange>('SalesCountersChangedEvent').implement({
+  description: "An occurrence's sales counters: when the stream starts, then as they move (at most four times a second).",
+  fields: (t) => ({
+    occurrenceId: t.exposeID('occurrenceId', { description: 'The occurrence (eoc_).' }),
+    counters: t.field({ type: SalesCounters, description: 'Its counters now.', resolve: (change) => change.counters }),
+  }),
+});
+
+/** The subject of a change, or null when it is gone or no longer the caller's to see. */
+async function subjectOf<T>(load: () => Promise<T>): Promise<T | null> {
+  try {
+    return await load();
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'NOT_FOUND') return null;
+    throw error;
+  }
+}
+
+function change<T>(event: LiveEvent, subject: T | null): Change<T> | null {
+  return subject === null ? null : { resync: false, cursor: String(event.id), kind: event.kind, subject };
+}
+
+/** The stream's source as GraphQL's subscribe wants it, with the payload resolved as itself. */
+const itself = <T>(payload: T) => payload;
+
+builder.subscriptionFields((t) => ({
+  orderChanged: t.field({
+    type: OrderChangedEvent,
+    description:
+      'Orders of an account as they are created, confirmed, cancelled and refunded (in commit order), optionally only those with a line of one event. Needs orders.read on the account.',
+    authScopes: { $all: { organisation: true, permission: 'orders.read' } },
+    args: {
+      accountId: t.arg.id({ required: true, description: 'The account (acc_).' }),
+      eventId: t.arg.id({ description: 'Only orders with a line of this event (evt_).' }),
+    },
+    subscribe: async (_root, { accountId, eventId }, ctx: RequestContext) => {
+      const account = await ctx.db.account.findUnique({ where: { id: String(accountId) } });
+      if (!account) throw AppError.notFound('Account not found.');
+      assertMay(ctx, 'orders', 'read', account.id, 'Account');
+      return topicEvents<Change<OrderRow>>(ctx, {
+        topic: `orders:${accountId}`,
+        allowed: () => ctx.access.allows('orders', 'read', String(accountId)),
+        matches: (event) => !eventId || event.eventIds.includes(String(eventId)),
+        // Every stream of the topic holds orders.read on the account (allowed, checked before this):
+        // the order as the event left it is read once per process for all of them.
+        // The same change object for every stream: what lets them share its execution (src/live/sse.ts).
+        payload: (event) =>
+          ctx.runtime.live.shared(
+            `order ${event.id}`,
+            async () => change(event, await ctx.db.order.findUnique({ where: { id: event.subjectId } })),
+            {
+              keep: true,
+            },
+          ),
+      });
+    },
+    resolve: itself,
+  }),
+  webhookDeliveryChanged: t.field({
+    type: WebhookDeliveryChangedEvent,
+    description:
+      "Deliveries to one endpoint as they are recorded, attempted and settled (in commit order). Needs webhooks.read or webhooks.write on the endpoint's account.",
+    authScopes: { $all: { organisation: true, permission: 'webhooks.read' } },
+    args: { endpointId: t.arg.id({ required: true, description: 'The endpoint (whe_).' }) },
+    subscribe: async (_root, { endpointId }, ctx: RequestContext) => {
+      const endpoint = authorised(
+        ctx,
+        await ctx.db.webhookEndpoint.findUnique({ where: { id: String(endpointId) } }),
+        'webhooks',
+        'read',
+        'Webhook endpoint',
+      );
+      const may = () =>
+        ctx.access.allows('webhooks', 'read', endpoint.accountId) || ctx.access.allows('webhooks', 'write', endpoint.accountId);
+      return topicEvents<Change<DeliveryView>>(ctx, {
+        topic: `deliveries:${endpoint.id}`,
+        allowed: may,
+        matches: () => true,
+        payload: (event) =>
+          ctx.runtime.live.shared(
+            `delivery ${event.id}`,
+            async () => change(event, await subjectOf(() => loadDelivery(ctx.db, event.subjectId))),
+            {
+              keep: true,
+            },
+          ),
+      });
+    },
+    resolve: itself,
+  }),
+  auditEntryAdded: t.field({
+    type: AuditEntryAddedEvent,
+    description:
+      'Entries of the audit log as they are written (in commit order): of the accounts the caller may read the log of, or of one account. Needs audit.read.',
+    authScopes: { $all: { organisation: true, permission: 'audit.read' } },
+    args: { accountId: t.arg.id({ description: 'Only entries about this account (acc_).' }) },
+    subscribe: (_root, { accountId }, ctx: RequestContext) => {
+      if (accountId) assertMay(ctx, 'audit', 'read', String(accountId), 'Account');
+      return topicEvents<Change<AuditEntryRow>>(ctx, {
+        topic: 'audit',
+        allowed: () => (accountId ? ctx.access.allows('audit', 'read', String(accountId)) : ctx.access.allowsSomewhere('audit', 'read')),
+        matches: (event) => !accountId || event.accountId === String(accountId),
+        // Entries are few (people changing configuration): each stream reads what it may see itself.
+        payload: async (event) => change(event, await auditEntryVisibleTo(ctx, event.subjectId)),
+      });
+    },
+    resolve: itself,
+  }),
+  salesCounters: t.field({
+    type: SalesCountersChangedEvent,
+    description:
+      "An occurrence's capacity, sold, held and available tickets: now, then as they move, at most four times a second. Needs events.read on its account.",
+    authScopes: { $all: { organisation: true, permission: 'events.read' } },
+    args: { occurrenceId: t.arg.id({ required: true, description: 'The occurrence (eoc_).' }) },
+    subscribe: async (_root, { occurrenceId }, ctx: RequestContext) => {
+      const occurrence = authorised(
+        ctx,
+        await ctx.db.eventOccurrence.findUnique({ where: { id: String(occurrenceId) } }),
+        'events',
+        'read',
+        'Event occurrence',
+      );
+      const key = `counters ${organisationOf(ctx).id} ${occurrence.id}`;
+      return counterEvents<CountersChange>(
+        ctx,
+        occurrence.id,
+        () => ctx.access.allows('events', 'read', occurrence.accountId),
+        async () => ({
+          occurrenceId: occurrence.id,
+          counters: await ctx.runtime.live.shared(key, () => salesCounters(ctx, 'occurrence', occurrence.id)),
+        }),
+      );
+    },
+    resolve: itself,
+  }),
+}));

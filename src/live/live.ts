@@ -1,0 +1,145 @@
+import type { Config } from '../config.ts';
+import type { Principal } from '../auth/principal.ts';
+import { AppError } from '../errors.ts';
+import { AUTH_TABLES } from '../auth/auth-cache.ts';
+import type { ChangeSubscriber } from '../db/change-notices.ts';
+import type { LiveHub } from './hub.ts';
+
+/**
+ * The subscriptions of one API process: its hub, and the bounds on open streams. A stream counts
+ * against its credential (LIVE_SUBSCRIPTIONS_PER_CREDENTIAL), its organisation
+ * (LIVE_SUBSCRIPTIONS_PER_ORGANISATION) and the process (LIVE_SUBSCRIPTIONS_PER_PROCESS); one over
+ * a bound is refused with 429 RATE_LIMITED, Retry-After and `details` naming the bound. The bounds
+ * are per API process: a load balancer spreading streams over N processes admits up to N times
+ * each (docs/operating.md, "Subscriptions").
+ */
+
+export type LiveLimits = Pick<
+  Config,
+  'LIVE_SUBSCRIPTIONS_PER_CREDENTIAL' | 'LIVE_SUBSCRIPTIONS_PER_ORGANISATION' | 'LIVE_SUBSCRIPTIONS_PER_PROCESS'
+>;
+
+/** How long a refused client should wait before opening a stream again. */
+const RETRY_AFTER_SECONDS = 5;
+
+/** Who opens a stream (a request's context). */
+interface Caller {
+  principal: Principal | null;
+  organisation: { id: string } | null;
+}
+
+/** Readings of events' subjects kept for streams that send them later (a stream behind the others). */
+const KEPT_READINGS = 2_000;
+
+export class Live implements ChangeSubscriber {
+  readonly tables = AUTH_TABLES;
+  /** Counts the changes of credentials and rights per organisation (and of all, '*'), as notices tell them. */
+  readonly #authChanges = new Map<string, number>();
+  readonly #perCredential = new Map<string, number>();
+  readonly #perOrganisation = new Map<string, number>();
+  #open = 0;
+  readonly #reads = new Map<string, Promise<unknown>>();
+
+  constructor(
+    readonly hub: LiveHub,
+    readonly limits: LiveLimits,
+    /** Whether change notices arrive now (src/db/change-notices.ts): else rights are read again for every event. */
+    readonly listening: () => boolean = () => false,
+  ) {}
+
+  changed(organisationId: string): void {
+    this.#authChanges.set(organisationId, (this.#authChanges.get(organisationId) ?? 0) + 1);
+  }
+
+  forgetAll(): void {
+    this.#authChanges.set('*', (this.#authChanges.get('*') ?? 0) + 1);
+  }
+
+  /**
+   * Where the organisation's credentials and rights stand: a stream reads its credential again
+   * before an event only when this moved since it last did (or notices cannot be trusted), not for
+   * every event; a quiet stream reads it every RECHECK_MS all the same (src/live/streams.ts).
+   */
+  rightsVersion(organisationId: string): string | null {
+    if (!this.listening()) return null;
+    return `${this.#authChanges.get('*') ?? 0}.${this.#authChanges.get(organisationId) ?? 0}`;
+  }
+
+  /** Streams open in this process now. */
+  get open(): number {
+    return this.#open;
+  }
+
+  /** Counts one stream of the caller, or refuses it; the answer releases it. */
+  admit(ctx: Caller): () => void {
+    const credential = credentialOf(ctx);
+    const organisation = ctx.organisation?.id ?? '';
+    const over = (limit: string, max: number) =>
+      new AppError('RATE_LIMITED', `Too many open subscriptions (${limit}: ${max}); close one first.`, [{ path: [], message: limit }], {
+        'Retry-After': String(RETRY_AFTER_SECONDS),
+      });
+    if ((this.#perCredential.get(credential) ?? 0) >= this.limits.LIVE_SUBSCRIPTIONS_PER_CREDENTIAL) {
+      throw over('LIVE_SUBSCRIPTIONS_PER_CREDENTIAL', this.limits.LIVE_SUBSCRIPTIONS_PER_CREDENTIAL);
+    }
+    if ((this.#perOrganisation.get(organisation) ?? 0) >= this.limits.LIVE_SUBSCRIPTIONS_PER_ORGANISATION) {
+      throw over('LIVE_SUBSCRIPTIONS_PER_ORGANISATION', this.limits.LIVE_SUBSCRIPTIONS_PER_ORGANISATION);
+    }
+    if (this.#open >= this.limits.LIVE_SUBSCRIPTIONS_PER_PROCESS) {
+      throw over('LIVE_SUBSCRIPTIONS_PER_PROCESS', this.limits.LIVE_SUBSCRIPTIONS_PER_PROCESS);
+    }
+    const add = (map: Map<string, number>, key: string, by: number) => {
+      const count = (map.get(key) ?? 0) + by;
+      if (count === 0) map.delete(key);
+      else map.set(key, count);
+    };
+    add(this.#perCredential, credential, 1);
+    add(this.#perOrganisation, organisation, 1);
+    this.#open++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      add(this.#perCredential, credential, -1);
+      add(this.#perOrganisation, organisation, -1);
+      this.#open--;
+    };
+  }
+
+  /**
+   * One reading of `key` shared by every stream that asks while it runs (and, with `keep`, later): a
+   * thousand screens following one occurrence's counters cost one statement per move, and a
+   * thousand following an account's orders one reading of each changed order, not a thousand. Only
+   * for what does not depend on who asks: each stream checks its own rights before it sends.
+   */
+  shared<T>(key: string, read: () => Promise<T>, { keep = false }: { keep?: boolean } = {}): Promise<T> {
+    let reading = this.#reads.get(key) as Promise<T> | undefined;
+    if (!reading) {
+      const forget = () => void (this.#reads.get(key) === reading && this.#reads.delete(key));
+      reading = read();
+      // A failed reading is never kept; a kept one stays until KEPT_READINGS newer ones replace it.
+      reading.then(keep ? () => undefined : forget, forget);
+      this.#reads.set(key, reading);
+      if (this.#reads.size > KEPT_READINGS) this.#reads.delete(this.#reads.keys().next().value!);
+    }
+    return reading;
+  }
+}
+
+/** What identifies the credential of a request, for its bound. */
+function credentialOf(ctx: Caller): string {
+  const principal = ctx.principal;
+  switch (principal?.kind) {
+    case 'staff':
+      return `person:${principal.personId}`;
+    case 'apiKey':
+      return `key:${principal.apiKeyId}`;
+    case 'embed':
+      return `embed:${principal.sessionId}`;
+    case 'channel':
+      return `channel:${principal.channelKeyId}`;
+    case 'customer':
+      return `customer:${principal.customerId}`;
+    default:
+      return 'anonymous';
+  }
+}

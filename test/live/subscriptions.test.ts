@@ -1,0 +1,311 @@
+import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTwoApps, type AppPair, type TestApp } from '../support/app.ts';
+import { createApiKey, staffWithRoles } from '../support/credentials.ts';
+import { api, createAccount, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
+import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
+import { createTestEndpoint, recordFailedDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
+
+/**
+ * GraphQL subscriptions as an admin screen uses them: graphql-sse's own client (the GraphQL-over-SSE
+ * protocol) subscribed on one API server while the changes are made through the other, both on one
+ * database, each with its own runtime and its own listening connection, as two API processes.
+ */
+
+let pair: AppPair;
+let org: TestOrganisation;
+let catalogue: SeededCatalogue;
+
+const ORDER_CHANGED = `subscription ($accountId: ID!, $eventId: ID) {
+  orderChanged(accountId: $accountId, eventId: $eventId) { resync cursor change order { id status } }
+}`;
+const COUNTERS = `subscription ($occurrenceId: ID!) {
+  salesCounters(occurrenceId: $occurrenceId) { occurrenceId counters { sold held available } }
+}`;
+
+const DELIVERIES = `subscription ($endpointId: ID!) {
+  webhookDeliveryChanged(endpointId: $endpointId) { resync cursor delivery { id status } }
+}`;
+
+const AUDIT = `subscription ($accountId: ID) {
+  auditEntryAdded(accountId: $accountId) { resync cursor entry { action targetId } }
+}`;
+
+type Result = ExecutionResult<Record<string, any>, unknown>;
+
+function sseClient(app: TestApp, token: string, headers: Record<string, string> = {}): Client {
+  return createClient({
+    url: `${app.url}/graphql`,
+    headers: { authorization: `Bearer ${token}`, 'x-service-org': org.slug, ...headers },
+    retryAttempts: 0,
+  });
+}
+
+/** Results of one subscription, collected as they arrive; `take(n)` waits for the first n. */
+function follow(client: Client, query: string, variables: Record<string, unknown>) {
+  const results: Result[] = [];
+  let done = false;
+  let wake: (() => void) | undefined;
+  const dispose = client.subscribe<Record<string, any>>(
+    { query, variables },
+    {
+      next: (result) => {
+        results.push(result as Result);
+        wake?.();
+      },
+      error: (error) => {
+        results.push({ errors: [{ message: String(error) }] } as unknown as Result);
+        done = true;
+        wake?.();
+      },
+      complete: () => {
+        done = true;
+        wake?.();
+      },
+    },
+  );
+  return {
+    results,
+    dispose,
+    get done() {
+      return done;
+    },
+    async take(n: number, timeoutMs = 15_000): Promise<Result[]> {
+      const until = Date.now() + timeoutMs;
+      while (results.length < n && !done && Date.now() < until) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 100);
+        });
+      }
+      expect(results.length, JSON.stringify(results)).toBeGreaterThanOrEqual(n);
+      return results.slice(0, n);
+    },
+    async ended(timeoutMs = 15_000): Promise<void> {
+      const until = Date.now() + timeoutMs;
+      while (!done && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(done).toBe(true);
+    },
+  };
+}
+
+beforeAll(async () => {
+  pair = await startTwoApps();
+  org = await createOrganisation(pair.a, 'live');
+  catalogue = await seedCatalogue(pair.a, org);
+});
+
+afterAll(async () => {
+  await pair?.stop();
+});
+
+describe('orderChanged', () => {
+  it('streams an order placed through the other API process, created then confirmed, in commit order', async () => {
+    const stream = follow(sseClient(pair.b, org.adminToken), ORDER_CHANGED, { accountId: org.account.id });
+    // The stream is open once its first comment arrived; a change right after is not missed.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { order } = await placeOrder(pair.a, catalogue.channel, catalogue);
+    const [created, confirmed] = await stream.take(2);
+    stream.dispose();
+    expect(created!.data!.orderChanged).toMatchObject({ resync: false, change: 'CREATED', order: { id: order.id } });
+    expect(confirmed!.data!.orderChanged).toMatchObject({
+      resync: false,
+      change: 'CONFIRMED',
+      order: { id: order.id, status: 'CONFIRMED' },
+    });
+    expect(BigInt(confirmed!.data!.orderChanged.cursor)).toBeGreaterThan(BigInt(created!.data!.orderChanged.cursor));
+  });
+
+  it("shares an execution only between streams that would read it alike: a key without events.read never sees the event's name the admin sees", async () => {
+    const query = `subscription ($accountId: ID!) { orderChanged(accountId: $accountId) { change order { id lineItems { event { name } } } } }`;
+    const { key } = await createApiKey(pair.a, org, ['orders.read']);
+    const admin = follow(sseClient(pair.b, org.adminToken), query, { accountId: org.account.id });
+    const keyed = follow(sseClient(pair.b, key), query, { accountId: org.account.id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await placeOrder(pair.a, catalogue.channel, catalogue);
+    const [, asAdmin] = await admin.take(2);
+    const [, asKey] = await keyed.take(2);
+    admin.dispose();
+    keyed.dispose();
+    const name = asAdmin!.data!.orderChanged.order.lineItems[0].event.name as string;
+    expect(name.length).toBeGreaterThan(0);
+    expect(JSON.stringify(asKey)).not.toContain(name);
+    expect(asKey!.errors?.[0]?.extensions).toMatchObject({ code: expect.stringMatching(/NOT_FOUND|FORBIDDEN/) });
+  });
+
+  it('sends nothing for a change that rolled back', async () => {
+    const { order } = await placeOrder(pair.a, catalogue.channel, catalogue);
+    const stream = follow(sseClient(pair.b, org.adminToken), ORDER_CHANGED, { accountId: org.account.id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The status changes inside a transaction that then fails: the trigger ran, the commit never came.
+    await expect(
+      pair.a.runtime.db.$transaction(async (tx) => {
+        await tx.order.update({ where: { id: order.id }, data: { status: 'cancelled', cancelledAt: new Date() } });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    const refund = await api(pair.a, 'POST', `/v1/orders/${order.id}/refund`, { token: org.adminToken, org: org.slug, body: {} });
+    expect(refund.status, JSON.stringify(refund.body)).toBe(200);
+    const [first] = await stream.take(1);
+    stream.dispose();
+    expect(first!.data!.orderChanged).toMatchObject({ change: 'REFUNDED', order: { id: order.id, status: 'REFUNDED' } });
+  });
+
+  it('narrows to one event, and shows another account only to those who may read it', async () => {
+    const second = await createAccount(pair.a, org, 'Second hall');
+    const other = await seedCatalogue(pair.a, org, { accountId: second.id });
+    const viewer = await staffWithRoles(pair.a, org, ['viewer']);
+    const onSecond = follow(sseClient(pair.b, org.adminToken), ORDER_CHANGED, { accountId: second.id, eventId: other.eventId });
+    const refused = follow(sseClient(pair.b, viewer.token), ORDER_CHANGED, { accountId: second.id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await placeOrder(pair.a, catalogue.channel, catalogue);
+    const { order } = await placeOrder(pair.a, other.channel, other, { pending: true });
+    const [first] = await onSecond.take(1);
+    onSecond.dispose();
+    expect(first!.data!.orderChanged).toMatchObject({ change: 'CREATED', order: { id: order.id } });
+    const [refusal] = await refused.take(1);
+    expect(refusal!.errors![0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
+  });
+
+  it('replays what a client missed after its Last-Event-ID, and tells it to resync when that is beyond the window', async () => {
+    const first = follow(sseClient(pair.b, org.adminToken), ORDER_CHANGED, { accountId: org.account.id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await placeOrder(pair.a, catalogue.channel, catalogue, { pending: true });
+    const [seen] = await first.take(1);
+    first.dispose();
+    // While the client is away, another order is placed and confirmed.
+    const { order: missed } = await placeOrder(pair.a, catalogue.channel, catalogue);
+    const resumed = follow(sseClient(pair.a, org.adminToken, { 'last-event-id': seen!.data!.orderChanged.cursor }), ORDER_CHANGED, {
+      accountId: org.account.id,
+    });
+    const replayed = await resumed.take(2);
+    resumed.dispose();
+    expect(replayed.map((result) => [result.data!.orderChanged.change, result.data!.orderChanged.order.id])).toEqual([
+      ['CREATED', missed.id],
+      ['CONFIRMED', missed.id],
+    ]);
+
+    const lost = follow(sseClient(pair.a, org.adminToken, { 'last-event-id': '1' }), ORDER_CHANGED, { accountId: org.account.id });
+    const [resync] = await lost.take(1);
+    lost.dispose();
+    expect(resync!.data!.orderChanged).toEqual({ resync: true, cursor: null, change: null, order: null });
+  });
+
+  it('ends the stream of a key revoked while it streams, with API_KEY_REVOKED', async () => {
+    const { key, apiKey } = await createApiKey(pair.a, org, ['orders.read']);
+    const stream = follow(sseClient(pair.b, key), ORDER_CHANGED, { accountId: org.account.id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const revoked = await api(pair.a, 'POST', `/v1/api-keys/${apiKey.id}/revoke`, { token: org.adminToken, org: org.slug });
+    expect(revoked.status).toBe(200);
+    // No event follows: the stream's own recheck ends it.
+    await stream.ended();
+    expect(stream.results.at(-1)!.errors![0]).toMatchObject({ extensions: { code: 'API_KEY_REVOKED' } });
+  });
+});
+
+describe('salesCounters', () => {
+  it("sends an occurrence's counters at once, then as orders through the other process move them", async () => {
+    const stream = follow(sseClient(pair.b, org.adminToken), COUNTERS, { occurrenceId: catalogue.occurrenceId });
+    const [initial] = await stream.take(1);
+    const before = initial!.data!.salesCounters.counters as { sold: number };
+    await placeOrder(pair.a, catalogue.channel, catalogue, { quantity: 2 });
+    const until = Date.now() + 15_000;
+    while (stream.results.at(-1)!.data!.salesCounters.counters.sold !== before.sold + 2 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    stream.dispose();
+    expect(stream.results.at(-1)!.data!.salesCounters).toMatchObject({
+      occurrenceId: catalogue.occurrenceId,
+      counters: { sold: before.sold + 2 },
+    });
+  });
+});
+
+describe('webhookDeliveryChanged', () => {
+  it('streams the deliveries of one endpoint as they are recorded and settled, each event as it committed', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const db = pair.a.runtime.db;
+      const target = { organisationId: org.organisation.id, accountId: org.account.id, receiver };
+      const endpoint = await createTestEndpoint(db, pair.a.runtime.encryptionKey, target);
+      const stream = follow(sseClient(pair.b, org.adminToken), DELIVERIES, { endpointId: endpoint.id });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Recorded and marked failed in one transaction: two events, in the order they happened.
+      const [deliveryId] = await recordFailedDeliveries(db, target, 1);
+      const results = await stream.take(2);
+      stream.dispose();
+      expect(results.map((result) => result.data!.webhookDeliveryChanged.delivery)).toEqual([
+        { id: deliveryId, status: 'FAILED' },
+        { id: deliveryId, status: 'FAILED' },
+      ]);
+      const recorded = await pair.a.runtime.db.liveEvent.findMany({ where: { subjectId: deliveryId! }, orderBy: { id: 'asc' } });
+      expect(recorded.map((event) => event.kind)).toEqual(['pending', 'failed']);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('auditEntryAdded', () => {
+  it('streams the audit entry of a change made through the other process, and none of a change that failed', async () => {
+    const stream = follow(sseClient(pair.b, org.adminToken), AUDIT, { accountId: org.account.id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Refused inside its use case (an unknown venue): nothing changed, nothing audited, nothing streamed.
+    const refused = await api(pair.a, 'POST', '/v1/events', {
+      token: org.adminToken,
+      org: org.slug,
+      body: { accountId: org.account.id, name: 'Nowhere', timezone: 'UTC', venueId: 'ven_missing' },
+    });
+    expect(refused.status).toBe(404);
+    const made = await api(pair.a, 'POST', '/v1/events', {
+      token: org.adminToken,
+      org: org.slug,
+      body: { accountId: org.account.id, name: 'Audited live', timezone: 'UTC' },
+    });
+    expect(made.status).toBe(201);
+    const [first] = await stream.take(1);
+    stream.dispose();
+    expect(first!.data!.auditEntryAdded).toMatchObject({ resync: false, entry: { action: 'event.created', targetId: made.body.event.id } });
+  });
+});
+
+describe('the replay window', () => {
+  it('keeps events for LIVE_REPLAY_WINDOW: older ones are pruned, newer ones stay', async () => {
+    const db = pair.a.runtime.db;
+    const base = { organisationId: org.organisation.id, topic: 'orders:acc_pruning', kind: 'created', accountId: null };
+    const old = await db.liveEvent.create({ data: { ...base, subjectId: 'ord_old', createdAt: new Date(Date.now() - 6 * 60_000) } });
+    const recent = await db.liveEvent.create({ data: { ...base, subjectId: 'ord_recent' } });
+    expect(await pair.a.runtime.live.hub.prune()).toBeGreaterThanOrEqual(1);
+    const kept = await db.liveEvent.findMany({ where: { topic: base.topic }, select: { id: true } });
+    expect(kept.map((event) => event.id)).toEqual([recent.id]);
+    expect(old.id).toBeLessThan(recent.id);
+  });
+});
+
+describe('bounds', () => {
+  it('refuses a credential more open subscriptions than LIVE_SUBSCRIPTIONS_PER_CREDENTIAL, with RATE_LIMITED', async () => {
+    const limited = await startTwoApps({ LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: '2' });
+    try {
+      const small = await createOrganisation(limited.a, 'livebound');
+      const client = createClient({
+        url: `${limited.b.url}/graphql`,
+        headers: { authorization: `Bearer ${small.adminToken}`, 'x-service-org': small.slug },
+        retryAttempts: 0,
+      });
+      const open = [0, 1].map(() => follow(client, ORDER_CHANGED, { accountId: small.account.id }));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const third = follow(client, ORDER_CHANGED, { accountId: small.account.id });
+      const [refusal] = await third.take(1);
+      expect(refusal!.errors![0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
+      for (const stream of open) stream.dispose();
+      // A closed stream frees its place.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const again = follow(client, ORDER_CHANGED, { accountId: small.account.id });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(again.results).toEqual([]);
+      again.dispose();
+    } finally {
+      await limited.stop();
+    }
+  });
+});
