@@ -2,6 +2,8 @@ import http from 'node:http';
 import pg from 'pg';
 import { createDatabase } from '../src/db/client.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
+import type { Spawned } from '../test/support/process.ts';
+import { connectionsPerProcess, startSubscribers } from './live-subscribers.ts';
 import { cpuMsOf, freshDatabase, peakRssSampler, startBenchApi } from './support.ts';
 
 /**
@@ -24,11 +26,25 @@ import { cpuMsOf, freshDatabase, peakRssSampler, startBenchApi } from './support
  * for 2 s: an on-sale meets a process that has served storefront traffic (operations compiled,
  * statements prepared on its pooled connections), not one started a second before. They are not
  * counted, and the database checks read only the on-sale's organisation.
+ *
+ * `ONSALE_SUBSCRIBERS=1000` (`npm run bench:live`) is the live mode: with API_PROCESSES=2 (or
+ * BENCH_API_PROCESSES), the on-sale runs twice, each time on an organisation and occurrence of its
+ * own: first without subscriptions, then with that many admin screens subscribed from before the
+ * first buyer (bench/live-subscribers.ts; most `orderChanged` on the on-sale's account, every
+ * ONSALE_COUNTERS_EVERY-th (default 20th) `salesCounters` on its occurrence). It prints both sales'
+ * confirmed orders/s and the cost of the streams (target < 10%), how many streams each API process
+ * held, the event-to-client p50/p99 (target p99 < 500 ms), and whether every stream received every
+ * order event once, all in one order, each order's CREATED first. It waits at most
+ * ONSALE_DRAIN_SECONDS (default 120) after the sale for the streams to catch up.
  */
 
 const BUYERS = Number(process.env.ONSALE_BUYERS ?? 5_000);
 const CONNECTIONS = Number(process.env.ONSALE_CONNECTIONS ?? 200);
 const WARMUP = Number(process.env.ONSALE_WARMUP ?? 300);
+const SUBSCRIBERS = Number(process.env.ONSALE_SUBSCRIBERS ?? 0);
+const SUBSCRIBERS_PER_KEY = 20;
+const COUNTERS_EVERY = Number(process.env.ONSALE_COUNTERS_EVERY ?? 20);
+const DRAIN_SECONDS = Number(process.env.ONSALE_DRAIN_SECONDS ?? 120);
 const CAPACITIES = [400, 350, 250];
 const TICKETS = CAPACITIES.reduce((a, b) => a + b, 0);
 const STEPS = ['listings', 'cart', 'checkout', 'pay', 'confirmation'] as const;
@@ -82,8 +98,8 @@ const failures: string[] = [];
 /** With one connection each step's API CPU is its own (ONSALE_CONNECTIONS=1 prints it per step). */
 let stepCpu: Record<Step, number> = { listings: 0, cart: 0, checkout: 0, pay: 0, confirmation: 0 };
 
-/** Forgets what the warm-up's buyers did; what it got wrong is kept (a 5xx or failure counts). */
-function forgetWarmUp(): void {
+/** Forgets what earlier buyers did (the warm-up's, a first sale's); what they got wrong is kept (a 5xx or failure counts). */
+function forgetEarlierBuyers(): void {
   timings = { listings: [], cart: [], checkout: [], pay: [], confirmation: [] };
   stepCpu = { listings: 0, cart: 0, checkout: 0, pay: 0, confirmation: 0 };
   statuses.clear();
@@ -208,7 +224,8 @@ async function seed(url: string, origin: string, slug = 'onsale', capacities = C
     await json(origin, 'POST', '/v1/events', admin, { accountId, name: 'The big on-sale', timezone: 'Europe/London', status: 'on_sale' })
   ).event;
   const day = new Date(Date.now() + 60 * 86_400_000).toISOString().slice(0, 10);
-  await json(origin, 'POST', `/v1/events/${event.id}/occurrences`, admin, { startDate: day, startTime: '20:00' });
+  const occurrence = (await json(origin, 'POST', `/v1/events/${event.id}/occurrences`, admin, { startDate: day, startTime: '20:00' }))
+    .eventOccurrence;
   for (const [i, capacity] of capacities.entries()) {
     await json(origin, 'POST', `/v1/events/${event.id}/ticket-types`, admin, {
       name: ['Standing', 'Seated', 'Balcony'][i],
@@ -221,7 +238,15 @@ async function seed(url: string, origin: string, slug = 'onsale', capacities = C
   const channel = (await json(origin, 'POST', '/v1/sales-channels', admin, { accountId, name: 'Box office online', slug: 'online' }))
     .salesChannel;
   const key = (await json(origin, 'POST', `/v1/sales-channels/${channel.id}/keys`, admin, { kind: 'publishable' })).key as string;
-  return { key, eventId: event.id as string, organisationId: boot.organisation.id };
+  return {
+    key,
+    slug,
+    admin,
+    accountId,
+    eventId: event.id as string,
+    occurrenceId: occurrence.id as string,
+    organisationId: boot.organisation.id,
+  };
 }
 
 /** What the database says afterwards; each line is a check with its verdict. */
@@ -266,12 +291,86 @@ async function verify(url: string, organisationId: string): Promise<Array<[strin
   }
 }
 
+interface SaleFigures {
+  confirmed: number;
+  soldOutSeconds: number;
+  perSecond: number;
+  apiCpuPerBuyer: number;
+}
+
+/** The measured sale: BUYERS buyers numbered from `first`, its figures printed. */
+async function sale(api: Spawned, origin: string, key: string, first: number): Promise<SaleFigures> {
+  console.log(`on-sale: ${TICKETS} tickets (${CAPACITIES.join(' + ')}) for ${BUYERS} buyers over ${CONNECTIONS} connections`);
+
+  const cpuBefore = cpuMsOf(api.child.pid!);
+  const clientCpuBefore = process.cpuUsage();
+  const started = performance.now();
+  await runBuyers(origin, key, first, BUYERS);
+  const finished = performance.now();
+  const cpuPerBuyer = (cpuMsOf(api.child.pid!) - cpuBefore) / BUYERS;
+  const clientCpu = process.cpuUsage(clientCpuBefore);
+  const soldOutSeconds = (lastConfirmedAt - started) / 1000;
+  const perSecond = confirmed / soldOutSeconds;
+
+  console.log(
+    `\n${new Date().toISOString()}; ${BUYERS} buyers, ${CONNECTIONS} connections; all buyers done after ${((finished - started) / 1000).toFixed(1)} s\n`,
+  );
+  console.log(`sold out after ${soldOutSeconds.toFixed(2)} s (target <= 10 s: ${verdict(confirmed === TICKETS && soldOutSeconds <= 10)})`);
+  console.log(`confirmed orders: ${confirmed}, ${perSecond.toFixed(0)}/s (target >= 100/s: ${verdict(perSecond >= 100)})`);
+  console.log(`API process CPU: ${cpuPerBuyer.toFixed(1)} ms per buyer (all five steps; load-independent, unlike the rates)`);
+  console.log(
+    `this load generator's CPU: ${((clientCpu.user + clientCpu.system) / 1000 / BUYERS).toFixed(1)} ms per buyer (it shares the machine with the API and PostgreSQL)`,
+  );
+  console.log(`buyers told sold out: ${soldOutAnswers} answered 409, ${soldOutInListings} saw no availability in the listings\n`);
+  const perStep = CONNECTIONS === 1;
+  console.log(`| step | requests | p50 ms | p99 ms | target p99 < 1 s |${perStep ? ' API CPU ms/request |' : ''}`);
+  console.log(`|---|---|---|---|---|${perStep ? '---|' : ''}`);
+  for (const name of STEPS) {
+    const p99 = percentile(timings[name], 99);
+    const cpu = perStep ? ` ${(stepCpu[name] / Math.max(1, timings[name].length)).toFixed(2)} |` : '';
+    console.log(
+      `| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99.toFixed(0)} | ${verdict(p99 < 1000)} |${cpu}`,
+    );
+  }
+  console.log(`\nanswers by step and status: ${[...statuses].map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+  if (failures.length) {
+    console.log(`first failures:\n  ${failures.join('\n  ')}`);
+    const errors = api
+      .output()
+      .split('\n')
+      .filter((line) => /error/i.test(line))
+      .slice(0, 3);
+    if (errors.length) console.log(`the API's first error logs:\n  ${errors.map((line) => line.slice(0, 1500)).join('\n  ')}`);
+  }
+  return { confirmed, soldOutSeconds, perSecond, apiCpuPerBuyer: cpuPerBuyer };
+}
+
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
+async function printChecks(url: string, organisationId: string): Promise<boolean> {
+  console.log('\nchecked in the database afterwards:');
+  let all = true;
+  for (const [check, ok, detail] of await verify(url, organisationId)) {
+    console.log(`  ${ok ? 'ok ' : 'FAIL'} ${check} (${detail})`);
+    all &&= ok;
+  }
+  return all;
+}
+
 async function main() {
   const url = await freshDatabase('tks_onsale');
-  const { api, origin } = await startBenchApi(url, { TEST_PAYMENTS: 'true' });
+  const live = SUBSCRIBERS > 0;
+  // The live mode's sale meets API_PROCESSES processes (2 unless BENCH_API_PROCESSES says), each
+  // holding its share of the streams.
+  const { api, origin } = await startBenchApi(url, {
+    TEST_PAYMENTS: 'true',
+    ...(live ? { API_PROCESSES: process.env.BENCH_API_PROCESSES ?? '2' } : {}),
+  });
   const rss = peakRssSampler(() => api.child.pid!);
   try {
     const { key, organisationId } = await seed(url, origin);
+    // The live round's organisation is made beside the first, before the warm-up.
+    const watched = live ? await seed(url, origin, 'onsale-live') : undefined;
     apiPid = api.child.pid!;
     if (WARMUP > 0) {
       // Another organisation's sale with room for every warm-up buyer; its buyers' addresses
@@ -279,60 +378,162 @@ async function main() {
       const warm = await seed(url, origin, 'warmup', [WARMUP, WARMUP, WARMUP]);
       await runBuyers(origin, warm.key, 100_000, WARMUP);
       console.log(`warm-up: ${confirmed} of ${WARMUP} buyers bought from another organisation's event (not counted)`);
-      forgetWarmUp();
+      forgetEarlierBuyers();
     }
-    console.log(`on-sale: ${TICKETS} tickets (${CAPACITIES.join(' + ')}) for ${BUYERS} buyers over ${CONNECTIONS} connections`);
-
-    const cpuBefore = cpuMsOf(api.child.pid!);
-    const clientCpuBefore = process.cpuUsage();
-    const started = performance.now();
-    await runBuyers(origin, key, 0, BUYERS);
-    const finished = performance.now();
-    const cpuPerBuyer = (cpuMsOf(api.child.pid!) - cpuBefore) / BUYERS;
-    const clientCpu = process.cpuUsage(clientCpuBefore);
-    const soldOutSeconds = (lastConfirmedAt - started) / 1000;
-    const perSecond = confirmed / soldOutSeconds;
-
-    console.log(
-      `\n${new Date().toISOString()}; ${BUYERS} buyers, ${CONNECTIONS} connections; all buyers done after ${((finished - started) / 1000).toFixed(1)} s\n`,
-    );
-    const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
-    console.log(
-      `sold out after ${soldOutSeconds.toFixed(2)} s (target <= 10 s: ${verdict(confirmed === TICKETS && soldOutSeconds <= 10)})`,
-    );
-    console.log(`confirmed orders: ${confirmed}, ${perSecond.toFixed(0)}/s (target >= 100/s: ${verdict(perSecond >= 100)})`);
-    console.log(`API process CPU: ${cpuPerBuyer.toFixed(1)} ms per buyer (all five steps; load-independent, unlike the rates)`);
-    console.log(
-      `this load generator's CPU: ${((clientCpu.user + clientCpu.system) / 1000 / BUYERS).toFixed(1)} ms per buyer (it shares the machine with the API and PostgreSQL)`,
-    );
-    console.log(`buyers told sold out: ${soldOutAnswers} answered 409, ${soldOutInListings} saw no availability in the listings\n`);
-    const perStep = CONNECTIONS === 1;
-    console.log(`| step | requests | p50 ms | p99 ms | target p99 < 1 s |${perStep ? ' API CPU ms/request |' : ''}`);
-    console.log(`|---|---|---|---|---|${perStep ? '---|' : ''}`);
-    for (const name of STEPS) {
-      const p99 = percentile(timings[name], 99);
-      const cpu = perStep ? ` ${(stepCpu[name] / Math.max(1, timings[name].length)).toFixed(2)} |` : '';
-      console.log(
-        `| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99.toFixed(0)} | ${verdict(p99 < 1000)} |${cpu}`,
-      );
+    if (watched) {
+      console.log(`\n=== without subscriptions ===`);
+      const without = await sale(api, origin, key, 0);
+      const plainChecks = await printChecks(url, organisationId);
+      forgetEarlierBuyers();
+      console.log(`\n=== with ${SUBSCRIBERS} subscriptions ===`);
+      await liveRound(url, api, origin, watched, without, plainChecks);
+    } else {
+      await sale(api, origin, key, 0);
+      await printChecks(url, organisationId);
     }
-    console.log(`\nanswers by step and status: ${[...statuses].map(([k, v]) => `${k}: ${v}`).join(', ')}`);
-    if (failures.length) {
-      console.log(`first failures:\n  ${failures.join('\n  ')}`);
-      const errors = api
-        .output()
-        .split('\n')
-        .filter((line) => /error/i.test(line))
-        .slice(0, 3);
-      if (errors.length) console.log(`the API's first error logs:\n  ${errors.map((line) => line.slice(0, 1500)).join('\n  ')}`);
-    }
-    console.log('\nchecked in the database afterwards:');
-    for (const [check, ok, detail] of await verify(url, organisationId)) console.log(`  ${ok ? 'ok ' : 'FAIL'} ${check} (${detail})`);
     console.log(`\nAPI process RSS: peak ${rss.peak().toFixed(0)} MB`);
   } finally {
     rss.stop();
     agent.destroy();
     await api.stop();
+  }
+}
+
+/**
+ * The live mode's second sale, on its own organisation, with SUBSCRIBERS streams open on it from
+ * before the first buyer until every stream received every order event (or ONSALE_DRAIN_SECONDS
+ * after the sale): every ONSALE_COUNTERS_EVERY-th follows the occurrence's sales counters, the
+ * others the account's orders, spread over API keys with `orders.read` and `events.read`
+ * (SUBSCRIBERS_PER_KEY streams each, under LIVE_SUBSCRIPTIONS_PER_CREDENTIAL's 50 however the
+ * processes split them).
+ */
+async function liveRound(
+  url: string,
+  api: Spawned,
+  origin: string,
+  watched: Awaited<ReturnType<typeof seed>>,
+  without: SaleFigures,
+  plainChecks: boolean,
+): Promise<void> {
+  const keys: string[] = [];
+  for (let i = 0; i < Math.ceil(SUBSCRIBERS / SUBSCRIBERS_PER_KEY); i += 1) {
+    const created = await json(origin, 'POST', '/v1/api-keys', watched.admin, {
+      name: `screen ${i}`,
+      scopes: ['orders.read', 'events.read'],
+    });
+    keys.push(created.key as string);
+  }
+  const subscribers = startSubscribers();
+  const topic = `orders:${watched.accountId}`;
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const openedAt = performance.now();
+    const opened = await subscribers.open({
+      origin,
+      org: watched.slug,
+      keys,
+      accountId: watched.accountId,
+      occurrenceId: watched.occurrenceId,
+      count: SUBSCRIBERS,
+      countersEvery: COUNTERS_EVERY,
+    });
+    const held = connectionsPerProcess(api.child.pid!, Number(new URL(origin).port), opened.ports);
+    const perProcess = [...held].map(([pid, count]) => `${pid === api.child.pid ? 'primary' : 'pid'} ${pid}: ${count}`).join(', ');
+    console.log(
+      `subscriptions: ${opened.ports.length} open (${opened.failed} refused) over ${keys.length} API keys in ${((performance.now() - openedAt) / 1000).toFixed(1)} s; ` +
+        `connections each process holds (/proc/net/tcp): ${perProcess}`,
+    );
+    if (opened.errors.length) console.log(`  first errors: ${opened.errors.join('\n  ')}`);
+    // Quiet streams for a moment, as screens open before the sale starts.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    const cpuBefore = cpuMsOf(api.child.pid!);
+    const withSubscriptions = await sale(api, origin, watched.key, 200_000);
+    const saleEnded = performance.now();
+    const expected = async () =>
+      (await db.query(`SELECT count(*)::int AS n, coalesce(sum(id), 0)::float8 AS sum FROM live_events WHERE topic = $1`, [topic]))
+        .rows[0] as {
+        n: number;
+        sum: number;
+      };
+    let drained = false;
+    while (performance.now() - saleEnded < DRAIN_SECONDS * 1000) {
+      const [table, progress] = await Promise.all([expected(), subscribers.progress()]);
+      if (progress.minOrderEvents >= table.n) {
+        drained = true;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const drainSeconds = (performance.now() - saleEnded) / 1000;
+    // The counter streams' last move is sent at most COUNTER_INTERVAL_MS after it.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const apiCpuMs = cpuMsOf(api.child.pid!) - cpuBefore;
+    const table = await expected();
+    const kinds = (await db.query(`SELECT kind, count(*)::int AS n FROM live_events WHERE topic = $1 GROUP BY kind ORDER BY kind`, [topic]))
+      .rows as Array<{ kind: string; n: number }>;
+    const summary = await subscribers.finish(table.n * (SUBSCRIBERS - Math.floor(SUBSCRIBERS / COUNTERS_EVERY)));
+    const liveChecks = await printChecks(url, watched.organisationId);
+
+    const orders = summary.orders;
+    const received = orders.reduce((sum, stream) => sum + stream.events, 0);
+    const complete = orders.filter((stream) => stream.events === table.n && stream.cursorSum === table.sum).length;
+    // One order is compared among the streams that received every event (a stream that ended early holds a prefix).
+    const sequences = new Set(orders.filter((stream) => stream.events === table.n).map((stream) => stream.fingerprint)).size;
+    const descents = new Set(orders.map((stream) => stream.descents));
+    const beforeCreated = orders.reduce((sum, stream) => sum + stream.beforeCreated, 0);
+    const ended = orders.filter((stream) => stream.ended).length + summary.counters.filter((stream) => stream.ended).length;
+    const counters = summary.counters;
+    const countersRight = counters.filter((stream) => stream.lastSold === TICKETS && stream.lastAvailable === 0).length;
+    const cost = 1 - withSubscriptions.perSecond / without.perSecond;
+
+    console.log(`\norder events in live_events for the account: ${table.n} (${kinds.map((row) => `${row.kind} ${row.n}`).join(', ')})`);
+    console.log(
+      `delivery: ${drained ? 'every stream had every event' : 'NOT every stream had every event'} ${drainSeconds.toFixed(1)} s after the last confirmation; ` +
+        `API CPU from the sale's start to then: ${(apiCpuMs / 1000).toFixed(1)} s, ${(apiCpuMs / Math.max(1, received)).toFixed(3)} ms per order event delivered; ` +
+        `the subscribers' process: ${(summary.cpuMs / 1000).toFixed(1)} s CPU`,
+    );
+    if (summary.errors.length) console.log(`first stream errors:\n  ${summary.errors.join('\n  ')}`);
+    const fmt = (n: number) => n.toLocaleString('en-GB');
+    // An event never received is later than the wait for it.
+    const ms = (n: number) => (Number.isFinite(n) ? `${fmt(Math.round(n))} ms` : `> ${DRAIN_SECONDS} s after the sale (not received)`);
+    console.log(`\n| figure | without subscriptions | with ${fmt(SUBSCRIBERS)} subscriptions | target |`);
+    console.log('|---|---|---|---|');
+    console.log(
+      `| confirmed orders/s | ${without.perSecond.toFixed(0)} | ${withSubscriptions.perSecond.toFixed(0)} | cost < 10%: ${(cost * 100).toFixed(1)}%, ${verdict(cost < 0.1)} |`,
+    );
+    console.log(`| sold out after | ${without.soldOutSeconds.toFixed(2)} s | ${withSubscriptions.soldOutSeconds.toFixed(2)} s | <= 10 s |`);
+    console.log(
+      `| API CPU per buyer | ${without.apiCpuPerBuyer.toFixed(1)} ms | ${withSubscriptions.apiCpuPerBuyer.toFixed(1)} ms (streams' work during the sale included) | — |`,
+    );
+    console.log(
+      `| database checks (1,000 sold, none twice, no 5xx) | ${plainChecks ? 'ok' : 'FAIL'} | ${liveChecks ? 'ok' : 'FAIL'} | ok |`,
+    );
+    console.log(
+      `| streams open (orderChanged + salesCounters) | — | ${orders.length} + ${counters.length} over ${keys.length} keys; per process: ${perProcess} | spread over both |`,
+    );
+    console.log(
+      `| order events received | — | ${fmt(received)} (${fmt(table.n)} events x ${orders.length} streams = ${fmt(table.n * orders.length)}) | all |`,
+    );
+    console.log(
+      `| event-to-client p50 / p99 (max) | — | ${ms(summary.latency.p50)} / ${ms(summary.latency.p99)} (${ms(summary.latency.max)}) | p99 < 500 ms: ${verdict(summary.latency.p99 < 500)} |`,
+    );
+    console.log(
+      `| the same over the events received | — | ${ms(summary.latency.receivedP50)} / ${ms(summary.latency.receivedP99)} over ${fmt(summary.latency.samples)} | — |`,
+    );
+    console.log(
+      `| every stream received every order event once | — | ${complete} of ${orders.length} | all: ${verdict(complete === orders.length)} |`,
+    );
+    console.log(
+      `| in commit order: one sequence among complete streams; cursor descents; a change before its CREATED | — | ${sequences} sequence(s); descents ${[...descents].join('/')}; ${beforeCreated} | 1 (or 0 complete); 0: ${verdict(sequences <= 1 && beforeCreated === 0)} |`,
+    );
+    console.log(
+      `| salesCounters events; streams ending on ${TICKETS} sold, 0 available | — | ${fmt(counters.reduce((sum, stream) => sum + stream.events, 0))}; ${countersRight} of ${counters.length} | all |`,
+    );
+    console.log(`| streams ended by the server | — | ${ended} | 0 |`);
+  } finally {
+    await db.end();
   }
 }
 

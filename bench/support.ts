@@ -38,7 +38,7 @@ export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void
  * A process and its descendants (Linux): the API is one process, or a primary and the
  * API_PROCESSES it forked (BENCH_API_PROCESSES).
  */
-function processTree(pid: number): number[] {
+export function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

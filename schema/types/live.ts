@@ -28,13 +28,35 @@ builder.subscriptionType({
 /** A topic stream's event: a change, or the resynchronisation a replay could not avoid. */
 type Change<T> = { resync: false; cursor: string; kind: string; subject: T } | Resync;
 
-const cursorField = {
-  description: 'The id of this event (also sent as the SSE `id`): what Last-Event-ID names to resume after it; null on a resync.',
-};
-const resyncField = {
-  description:
-    'True when events were missed beyond the replay window (or the Last-Event-ID was unknown): reload what the screen shows, then follow the stream. The other fields are null then.',
-};
+/** A change event's type: `resync` and `cursor`, and its subject as the field `name` of type `type`. */
+function changeEvent<T extends object>(
+  typeName: string,
+  description: string,
+  /** `type`: the object type of the subject (an ObjectRef of T). */
+  subject: { name: string; type: object; description: string },
+) {
+  return builder.objectRef<Change<T>>(typeName).implement({
+    description,
+    fields: (t) => ({
+      resync: t.boolean({
+        description:
+          'True when events were missed beyond the replay window (or the Last-Event-ID was unknown): reload what the screen shows, then follow the stream. The other fields are null then.',
+        resolve: (change) => change.resync,
+      }),
+      cursor: t.string({
+        description: 'The id of this event (also sent as the SSE `id`): what Last-Event-ID names to resume after it; null on a resync.',
+        nullable: true,
+        resolve: (change) => (change.resync ? null : change.cursor),
+      }),
+      [subject.name]: t.field({
+        type: subject.type as never,
+        nullable: true,
+        description: `${subject.description}; null on a resync.`,
+        resolve: (change) => (change.resync ? null : change.subject) as never,
+      }),
+    }),
+  });
+}
 
 const OrderChangeKind = builder.enumType('OrderChangeKind', {
   description: 'What happened to an order.',
@@ -46,52 +68,30 @@ const OrderChangeKind = builder.enumType('OrderChangeKind', {
   } as const,
 });
 
-const OrderChangedEvent = builder.objectRef<Change<OrderRow>>('OrderChangedEvent').implement({
-  description: 'An order of the followed account (and event) changed.',
-  fields: (t) => ({
-    resync: t.boolean({ ...resyncField, resolve: (change) => change.resync }),
-    cursor: t.string({ ...cursorField, nullable: true, resolve: (change) => (change.resync ? null : change.cursor) }),
-    change: t.field({
-      type: OrderChangeKind,
-      nullable: true,
-      description: 'What happened; null on a resync.',
-      resolve: (change) => (change.resync ? null : (change.kind as 'created')),
-    }),
-    order: t.field({
-      type: Order,
-      nullable: true,
-      description: 'The order as it is when the event is sent; null on a resync.',
-      resolve: (change) => (change.resync ? null : change.subject),
-    }),
-  }),
+const OrderChangedEvent = changeEvent<OrderRow>('OrderChangedEvent', 'An order of the followed account (and event) changed.', {
+  name: 'order',
+  type: Order,
+  description: 'The order as it is when the event is sent',
 });
-
-const WebhookDeliveryChangedEvent = builder.objectRef<Change<DeliveryView>>('WebhookDeliveryChangedEvent').implement({
-  description: 'A delivery to the followed endpoint was recorded, attempted or settled.',
-  fields: (t) => ({
-    resync: t.boolean({ ...resyncField, resolve: (change) => change.resync }),
-    cursor: t.string({ ...cursorField, nullable: true, resolve: (change) => (change.resync ? null : change.cursor) }),
-    delivery: t.field({
-      type: WebhookDelivery,
-      nullable: true,
-      description: 'The delivery as it is when the event is sent, with its attempts; null on a resync.',
-      resolve: (change) => (change.resync ? null : change.subject),
-    }),
+builder.objectField(OrderChangedEvent, 'change', (t) =>
+  t.field({
+    type: OrderChangeKind,
+    nullable: true,
+    description: 'What happened; null on a resync.',
+    resolve: (change) => (change.resync ? null : (change.kind as 'created')),
   }),
-});
+);
 
-const AuditEntryAddedEvent = builder.objectRef<Change<AuditEntryRow>>('AuditEntryAddedEvent').implement({
-  description: 'An entry was added to the audit log.',
-  fields: (t) => ({
-    resync: t.boolean({ ...resyncField, resolve: (change) => change.resync }),
-    cursor: t.string({ ...cursorField, nullable: true, resolve: (change) => (change.resync ? null : change.cursor) }),
-    entry: t.field({
-      type: AuditEntry,
-      nullable: true,
-      description: 'The entry; null on a resync.',
-      resolve: (change) => (change.resync ? null : change.subject),
-    }),
-  }),
+const WebhookDeliveryChangedEvent = changeEvent<DeliveryView>(
+  'WebhookDeliveryChangedEvent',
+  'A delivery to the followed endpoint was recorded, attempted or settled.',
+  { name: 'delivery', type: WebhookDelivery, description: 'The delivery as it is when the event is sent, with its attempts' },
+);
+
+const AuditEntryAddedEvent = changeEvent<AuditEntryRow>('AuditEntryAddedEvent', 'An entry was added to the audit log.', {
+  name: 'entry',
+  type: AuditEntry,
+  description: 'The entry',
 });
 
 interface CountersChange {

@@ -1,0 +1,385 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { processTree } from './support.ts';
+
+/**
+ * The admin screens of the on-sale benchmark's live mode (`ONSALE_SUBSCRIBERS`, bench/onsale.ts):
+ * N GraphQL subscriptions over server-sent events, each on its own HTTP connection, read by a
+ * plain SSE parser over node:http (graphql-sse's fetch-based client costs more than a thousand
+ * streams on a shared machine can spare). They run in a child process of the benchmark so that
+ * reading a million events neither stalls the buyers' event loop nor is stalled by it.
+ *
+ * Each `orderChanged` event's delay is its receipt time minus the order's `createdAt` (CREATED) or
+ * `updatedAt` (any later change): one machine, one clock. Each stream's sequence of cursors is
+ * kept as a count, a sum and a fingerprint, so the parent can check against `live_events` that
+ * every subscriber received every event once and all received them in one order.
+ */
+
+const ORDER_CHANGED = `subscription ($accountId: ID!) {
+  orderChanged(accountId: $accountId) { cursor change order { id createdAt updatedAt } }
+}`;
+const COUNTERS = `subscription ($occurrenceId: ID!) {
+  salesCounters(occurrenceId: $occurrenceId) { counters { sold available } }
+}`;
+
+export interface SubscriberPlan {
+  origin: string;
+  org: string;
+  /** API keys with orders.read and events.read; streams are spread over them in turn. */
+  keys: string[];
+  accountId: string;
+  occurrenceId: string;
+  count: number;
+  /** Every n-th stream follows the occurrence's counters; the others the account's orders. */
+  countersEvery: number;
+}
+
+/** What one `orderChanged` stream received. */
+export interface OrderStreamSummary {
+  events: number;
+  /** Sum of the cursors received: with `events`, the set of events (checked against the table). */
+  cursorSum: number;
+  /** A fingerprint of the sequence of cursors: equal for streams that received one sequence. */
+  fingerprint: number;
+  /** Times a cursor was not greater than the one before. */
+  descents: number;
+  /** CONFIRMED, CANCELLED or REFUNDED received for an order whose CREATED had not come first. */
+  beforeCreated: number;
+  ended: boolean;
+}
+
+export interface SubscribersSummary {
+  orders: OrderStreamSummary[];
+  counters: Array<{ events: number; lastSold: number | null; lastAvailable: number | null; ended: boolean }>;
+  /** Over every expected event (one not received is Infinity), and over those received. */
+  latency: { samples: number; p50: number; p99: number; max: number; receivedP50: number; receivedP99: number };
+  errors: string[];
+  cpuMs: number;
+}
+
+interface Progress {
+  minOrderEvents: number;
+  maxOrderEvents: number;
+  lastEventAt: number;
+}
+
+type ToChild = { type: 'open'; plan: SubscriberPlan } | { type: 'progress' } | { type: 'finish'; expected: number };
+type FromChild =
+  | { type: 'opened'; ports: number[]; failed: number; errors: string[] }
+  | ({ type: 'progress' } & Progress)
+  | ({ type: 'summary' } & SubscribersSummary);
+
+/** The parent's handle on the subscribers' process. */
+export interface Subscribers {
+  pid: number;
+  /** Opens the plan's streams and resolves once every one answered its first bytes. */
+  open(plan: SubscriberPlan): Promise<{ ports: number[]; failed: number; errors: string[] }>;
+  progress(): Promise<Progress>;
+  /**
+   * Closes every stream and ends the process; what they received. The percentiles are over
+   * `expected` order events: one not received counts as later than any received.
+   */
+  finish(expected: number): Promise<SubscribersSummary>;
+}
+
+export function startSubscribers(): Subscribers {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_LIVE_SUBSCRIBERS_CHILD: '1' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // Structured clone: a percentile of events never received is Infinity, which JSON would lose.
+    serialization: 'advanced',
+  });
+  const ask = <T extends FromChild['type']>(message: ToChild, answer: T): Promise<Extract<FromChild, { type: T }>> =>
+    new Promise((resolve, reject) => {
+      const onMessage = (reply: FromChild) => {
+        if (reply.type !== answer) return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(reply as Extract<FromChild, { type: T }>);
+      };
+      const onExit = (code: number | null) => reject(new Error(`the subscribers' process exited (${code})`));
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send(message);
+    });
+  return {
+    pid: child.pid!,
+    open: (plan) => ask({ type: 'open', plan }, 'opened'),
+    progress: () => ask({ type: 'progress' }, 'progress'),
+    finish: (expected) => ask({ type: 'finish', expected }, 'summary'),
+  };
+}
+
+/**
+ * How many of the connections from `clientPorts` to `serverPort` each process under `rootPid`
+ * holds (Linux: the established sockets of /proc/net/tcp, found among each process's descriptors).
+ */
+export function connectionsPerProcess(rootPid: number, serverPort: number, clientPorts: number[]): Map<number, number> {
+  const wanted = new Set(clientPorts);
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || fields[3] !== '01') continue;
+      const port = (address: string) => parseInt(address.slice(address.lastIndexOf(':') + 1), 16);
+      if (port(fields[1]!) === serverPort && wanted.has(port(fields[2]!))) inodes.add(fields[9]!);
+    }
+  }
+  const held = new Map<number, number>();
+  for (const pid of processTree(rootPid)) {
+    let count = 0;
+    try {
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        try {
+          const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+          if (target.startsWith('socket:[') && inodes.has(target.slice(8, -1))) count += 1;
+        } catch {
+          // closed meanwhile
+        }
+      }
+    } catch {
+      continue;
+    }
+    held.set(pid, count);
+  }
+  return held;
+}
+
+/** The p-th percentile of `total` values of which `sorted` are the smallest (the rest never came: Infinity). */
+function percentile(sorted: Float64Array, p: number, total: number): number {
+  if (total === 0) return 0;
+  const index = Math.min(total - 1, Math.floor((p / 100) * total));
+  return index < sorted.length ? sorted[index]! : Infinity;
+}
+
+/** The child: the streams themselves. */
+function runChild(): void {
+  const cpuAtStart = process.cpuUsage();
+  const errors: string[] = [];
+  const note = (message: string) => {
+    if (errors.length < 5) errors.push(message);
+  };
+  let latencies = new Float64Array(1 << 20);
+  let samples = 0;
+  let lastEventAt = 0;
+  /** Orders numbered in the order first seen, so that each stream keeps one byte per order. */
+  const orderIndex = new Map<string, number>();
+
+  interface Stream {
+    kind: 'orders' | 'counters';
+    request: http.ClientRequest;
+    port: number;
+    ended: boolean;
+    events: number;
+    cursorSum: number;
+    fingerprint: number;
+    last: number;
+    descents: number;
+    beforeCreated: number;
+    created: Uint8Array;
+    lastSold: number | null;
+    lastAvailable: number | null;
+  }
+  const streams: Stream[] = [];
+
+  const onOrderEvent = (stream: Stream, result: any, receivedAt: number) => {
+    const change = result?.data?.orderChanged;
+    if (!change || change.cursor === null) {
+      note(`orderChanged: ${JSON.stringify(result).slice(0, 300)}`);
+      return;
+    }
+    const cursor = Number(change.cursor);
+    stream.events += 1;
+    stream.cursorSum += cursor;
+    stream.fingerprint = (Math.imul(stream.fingerprint, 31) + cursor) | 0;
+    if (cursor <= stream.last) stream.descents += 1;
+    stream.last = cursor;
+    const id = change.order.id as string;
+    let index = orderIndex.get(id);
+    if (index === undefined) orderIndex.set(id, (index = orderIndex.size));
+    if (index >= stream.created.length) {
+      const grown = new Uint8Array(Math.max(index + 1, stream.created.length * 2));
+      grown.set(stream.created);
+      stream.created = grown;
+    }
+    if (change.change === 'CREATED') stream.created[index] = 1;
+    else if (stream.created[index] !== 1) stream.beforeCreated += 1;
+    const at = Date.parse(change.change === 'CREATED' ? change.order.createdAt : change.order.updatedAt);
+    if (samples === latencies.length) {
+      const grown = new Float64Array(latencies.length * 2);
+      grown.set(latencies);
+      latencies = grown;
+    }
+    latencies[samples++] = receivedAt - at;
+  };
+
+  const onCounterEvent = (stream: Stream, result: any) => {
+    const counters = result?.data?.salesCounters?.counters;
+    if (!counters) return note(`salesCounters: ${JSON.stringify(result).slice(0, 300)}`);
+    stream.events += 1;
+    stream.lastSold = counters.sold;
+    stream.lastAvailable = counters.available;
+  };
+
+  /** One stream, resolved with its client port once its first bytes arrived. */
+  const openOne = (plan: SubscriberPlan, index: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const kind = index % plan.countersEvery === plan.countersEvery - 1 ? 'counters' : 'orders';
+      const body = JSON.stringify(
+        kind === 'orders'
+          ? { query: ORDER_CHANGED, variables: { accountId: plan.accountId } }
+          : { query: COUNTERS, variables: { occurrenceId: plan.occurrenceId } },
+      );
+      // agent: false, a connection of its own: the API's processes are handed connections in turn.
+      const request = http.request(`${plan.origin}/graphql`, {
+        method: 'POST',
+        agent: false,
+        headers: {
+          accept: 'text/event-stream',
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          authorization: `Bearer ${plan.keys[index % plan.keys.length]}`,
+          'x-service-org': plan.org,
+        },
+      });
+      const stream: Stream = {
+        kind,
+        request,
+        port: 0,
+        ended: false,
+        events: 0,
+        cursorSum: 0,
+        fingerprint: 0,
+        last: 0,
+        descents: 0,
+        beforeCreated: 0,
+        created: new Uint8Array(1024),
+        lastSold: null,
+        lastAvailable: null,
+      };
+      let opened = false;
+      request.on('socket', (socket) => socket.on('connect', () => (stream.port = socket.localPort ?? 0)));
+      request.on('error', (error) => {
+        stream.ended = true;
+        if (!opened) reject(error);
+        else note(`stream ${index}: ${String(error)}`);
+      });
+      request.on('response', (res) => {
+        if (res.statusCode !== 200 || !String(res.headers['content-type']).startsWith('text/event-stream')) {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => reject(new Error(`stream ${index}: ${res.statusCode} ${text.slice(0, 300)}`)));
+          return;
+        }
+        res.setEncoding('utf8');
+        let buffer = '';
+        res.on('data', (chunk: string) => {
+          const receivedAt = Date.now();
+          if (!opened) {
+            opened = true;
+            streams.push(stream);
+            resolve(stream.port);
+          }
+          buffer += chunk;
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let event = '';
+            let data = '';
+            for (const line of block.split('\n')) {
+              if (line.startsWith('event:')) event = line.slice(6).trim();
+              else if (line.startsWith('data:')) data += line.slice(5).trimStart();
+            }
+            if (event === 'complete') {
+              stream.ended = true;
+              note(`stream ${index} completed`);
+            } else if (event === 'next') {
+              lastEventAt = receivedAt;
+              const result = JSON.parse(data);
+              if (result.errors) note(`stream ${index}: ${data.slice(0, 300)}`);
+              else if (kind === 'orders') onOrderEvent(stream, result, receivedAt);
+              else onCounterEvent(stream, result);
+            }
+          }
+        });
+        res.on('end', () => (stream.ended = true));
+      });
+      request.end(body);
+    });
+
+  process.on('message', (message: ToChild) => {
+    if (message.type === 'open') {
+      const { plan } = message;
+      void (async () => {
+        const ports: number[] = [];
+        let failed = 0;
+        let next = 0;
+        // 50 at a time: a screen-full of admins opening their pages, not a SYN flood.
+        await Promise.all(
+          Array.from({ length: 50 }, async () => {
+            while (next < plan.count) {
+              const index = next++;
+              try {
+                ports.push(await openOne(plan, index));
+              } catch (error) {
+                failed += 1;
+                note(String(error));
+              }
+            }
+          }),
+        );
+        process.send!({ type: 'opened', ports, failed, errors } satisfies FromChild);
+      })();
+    } else if (message.type === 'progress') {
+      const counts = streams.filter((stream) => stream.kind === 'orders').map((stream) => stream.events);
+      process.send!({
+        type: 'progress',
+        minOrderEvents: counts.length ? Math.min(...counts) : 0,
+        maxOrderEvents: counts.length ? Math.max(...counts) : 0,
+        lastEventAt,
+      } satisfies FromChild);
+    } else if (message.type === 'finish') {
+      for (const stream of streams) stream.request.destroy();
+      const sorted = latencies.slice(0, samples).sort();
+      const cpu = process.cpuUsage(cpuAtStart);
+      const summary: FromChild = {
+        type: 'summary',
+        orders: streams
+          .filter((stream) => stream.kind === 'orders')
+          .map(({ events, cursorSum, fingerprint, descents, beforeCreated, ended }) => ({
+            events,
+            cursorSum,
+            fingerprint,
+            descents,
+            beforeCreated,
+            ended,
+          })),
+        counters: streams
+          .filter((stream) => stream.kind === 'counters')
+          .map(({ events, lastSold, lastAvailable, ended }) => ({ events, lastSold, lastAvailable, ended })),
+        latency: {
+          samples,
+          p50: percentile(sorted, 50, Math.max(samples, message.expected)),
+          p99: percentile(sorted, 99, Math.max(samples, message.expected)),
+          max: samples < message.expected ? Infinity : samples ? sorted[samples - 1]! : 0,
+          receivedP50: percentile(sorted, 50, samples),
+          receivedP99: percentile(sorted, 99, samples),
+        },
+        errors,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+      };
+      process.send!(summary, () => process.exit(0));
+    }
+  });
+}
+
+if (process.env.BENCH_LIVE_SUBSCRIBERS_CHILD === '1' && process.argv[1] === fileURLToPath(import.meta.url)) runChild();
