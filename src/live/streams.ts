@@ -88,6 +88,22 @@ async function recheck(ctx: RequestContext, allowed: () => boolean): Promise<voi
   if (!allowed()) throw new AppError('FORBIDDEN', 'The rights this subscription needs were withdrawn.');
 }
 
+/**
+ * A stream's rights check: `check(true)` reads the credential again; `check(false)` only when a
+ * credential or right of the organisation changed since the last reading (change notices say so),
+ * or when notices cannot be trusted.
+ */
+function rightsCheck(ctx: RequestContext, organisationId: string, allowed: () => boolean): (always: boolean) => Promise<void> {
+  const live = ctx.runtime.live;
+  let seen = live.rightsVersion(organisationId);
+  return async (always) => {
+    const version = live.rightsVersion(organisationId);
+    if (!always && version !== null && version === seen) return;
+    await recheck(ctx, allowed);
+    seen = version;
+  };
+}
+
 /** The Last-Event-ID a stream resumes after, or null when the client sent none. */
 export function resumePoint(text: string | null | undefined): bigint | 'invalid' | null {
   if (text === null || text === undefined || text.trim() === '') return null;
@@ -132,14 +148,7 @@ async function* followTopic<T>(ctx: RequestContext, stream: TopicStream<T>, inbo
   // event the process had seen then.
   const floor = live.hub.lastSeen > 0n ? live.hub.lastSeen : await live.hub.latestId();
   let last = floor;
-  let rightsSeen = live.rightsVersion(organisationId);
-  /** Reads the credential again, unless no credential or right of the organisation changed since the last reading. */
-  const checkRights = async (always: boolean) => {
-    const version = live.rightsVersion(organisationId);
-    if (!always && version !== null && version === rightsSeen) return;
-    await recheck(ctx, allowed);
-    rightsSeen = version;
-  };
+  const checkRights = rightsCheck(ctx, organisationId, allowed);
   /** What to send of an event: its payload when it is the stream's and not sent yet. */
   const deliver = async (event: LiveEvent): Promise<T | null> => {
     if (sent.has(event.id) || !stream.matches(event)) return null;
@@ -232,16 +241,12 @@ async function* followCounters<T>(
   try {
     if (!allowed()) throw new AppError('FORBIDDEN');
     yield await read();
-    let rightsSeen = live.rightsVersion(organisationId);
+    const checkRights = rightsCheck(ctx, organisationId, allowed);
     for (;;) {
       const item = await inbox.next();
       if (item.kind === 'end') return;
       try {
-        const version = live.rightsVersion(organisationId);
-        if (item.kind === 'check' || version === null || version !== rightsSeen) {
-          await recheck(ctx, allowed);
-          rightsSeen = version;
-        }
+        await checkRights(item.kind === 'check');
         if (item.kind === 'moved') yield await read();
       } catch (error) {
         // The database could not answer: the counters are sent once it can.
