@@ -1,9 +1,11 @@
+import type { ExecutionArgs } from 'graphql';
 import type { Access } from './auth/permissions.ts';
 import type { Authentication, Principal } from './auth/principal.ts';
 import { AppError } from './errors.ts';
 import type { TenantSql } from './db/sql.ts';
 import type { TenantDatabase } from './db/tenant.ts';
 import type { Organisation } from './generated/prisma/client.ts';
+import type { Follower } from './live/transport.ts';
 import type { Logger } from './log.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -47,8 +49,11 @@ export interface RequestContext {
    * rights against while it streams (src/live/streams.ts).
    */
   reauthenticate: () => Promise<Authentication>;
-  /** A subscription's place in its stream: the Last-Event-ID it resumes after, the id of the event it sends now. */
-  live: { resumeAfter: string | null; lastEventId?: string | undefined };
+  /**
+   * A subscription's request: the Last-Event-ID it resumes after, its follower (a topic stream,
+   * src/live/followers.ts) and the execution arguments its events are executed with (src/live/sse.ts).
+   */
+  live: { resumeAfter: string | null; follower?: Follower; args?: ExecutionArgs };
   /** Sets a response header (the sales API answers X-Live-Session and its cookie this way). */
   setResponseHeader: (name: string, value: string) => void;
 }

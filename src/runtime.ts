@@ -53,6 +53,9 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** Connections each API process opens at most to read what its subscriptions stream (beside DATABASE_POOL_SIZE). */
+export const LIVE_READ_CONNECTIONS = 2;
+
 export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, 'logger' | 'db' | 'mailer'>> = {}): Runtime {
   if (!config.DATABASE_URL) throw new Error('DATABASE_URL is required (scripts/start.ts provides an embedded default)');
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
@@ -68,7 +71,11 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   const resultCache = new ResultCache(config.RESULT_CACHE_TTL, listening, CATALOGUE_CHANGES);
   notices.subscribe(authCache);
   notices.subscribe(resultCache);
-  const live = new Live(new LiveHub(db, config, logger), config, listening);
+  // The subjects of live events are read on connections of their own (src/live/live.ts), opened
+  // when a subscription first needs one; a database handed in (tests, the embedded default's
+  // single connection) is shared.
+  const liveReads = overrides.db ? db : createDatabase({ url: config.DATABASE_URL, poolSize: LIVE_READ_CONNECTIONS });
+  const live = new Live(new LiveHub(db, config, logger), config, listening, liveReads);
   notices.listenLive(live.hub);
   notices.subscribe(live);
   notices.start();
@@ -93,7 +100,12 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
       unobserve();
       await live.hub.close();
       await Promise.all([dispatcher.stop(), notices.stop()]);
-      await Promise.allSettled([db.$disconnect(), temporal?.close(), mailer.close()]);
+      await Promise.allSettled([
+        db.$disconnect(),
+        liveReads === db ? undefined : liveReads.$disconnect(),
+        temporal?.close(),
+        mailer.close(),
+      ]);
     },
   };
 }

@@ -2,7 +2,8 @@ import type { RequestContext } from '../../src/context.ts';
 import { organisationOf } from '../../src/context.ts';
 import { AppError } from '../../src/errors.ts';
 import type { LiveEvent } from '../../src/live/hub.ts';
-import { counterEvents, topicEvents, type Resync } from '../../src/live/streams.ts';
+import { topicEvents } from '../../src/live/followers.ts';
+import { counterEvents, type Resync } from '../../src/live/streams.ts';
 import { assertMay, authorised } from '../../src/services/access.ts';
 import { auditEntryVisibleTo } from '../../src/services/audit.ts';
 import { salesCounters, type SalesCounters as Counters } from '../../src/services/sales-counters.ts';
@@ -26,7 +27,7 @@ builder.subscriptionType({
 });
 
 /** A topic stream's event: a change, or the resynchronisation a replay could not avoid. */
-type Change<T> = { resync: false; cursor: string; kind: string; subject: T } | Resync;
+type Change<T> = { resync: false; cursor: string; kind: string; committedAt: Date; subject: T } | Resync;
 
 /** A change event's type: `resync` and `cursor`, and its subject as the field `name` of type `type`. */
 function changeEvent<T extends object>(
@@ -47,6 +48,13 @@ function changeEvent<T extends object>(
         description: 'The id of this event (also sent as the SSE `id`): what Last-Event-ID names to resume after it; null on a resync.',
         nullable: true,
         resolve: (change) => (change.resync ? null : change.cursor),
+      }),
+      committedAt: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description:
+          'When the change committed (as its transaction ended, moments before the commit): what a screen shows as its time, and what a client measures its delay from; null on a resync.',
+        resolve: (change) => (change.resync ? null : change.committedAt),
       }),
       [subject.name]: t.field({
         type: subject.type as never,
@@ -118,7 +126,7 @@ async function subjectOf<T>(load: () => Promise<T>): Promise<T | null> {
 }
 
 function change<T>(event: LiveEvent, subject: T | null): Change<T> | null {
-  return subject === null ? null : { resync: false, cursor: String(event.id), kind: event.kind, subject };
+  return subject === null ? null : { resync: false, cursor: String(event.id), kind: event.kind, committedAt: event.createdAt, subject };
 }
 
 /** The stream's source as GraphQL's subscribe wants it, with the payload resolved as itself. */
@@ -140,6 +148,8 @@ builder.subscriptionFields((t) => ({
       assertMay(ctx, 'orders', 'read', account.id, 'Account');
       return topicEvents<Change<OrderRow>>(ctx, {
         topic: `orders:${accountId}`,
+        filter: eventId ? String(eventId) : '',
+        shared: true,
         allowed: () => ctx.access.allows('orders', 'read', String(accountId)),
         matches: (event) => !eventId || event.eventIds.includes(String(eventId)),
         // Every stream of the topic holds orders.read on the account (allowed, checked before this):
@@ -148,10 +158,14 @@ builder.subscriptionFields((t) => ({
         payload: (event) =>
           ctx.runtime.live.shared(
             `order ${event.id}`,
-            async () => change(event, await ctx.db.order.findUnique({ where: { id: event.subjectId } })),
-            {
-              keep: true,
-            },
+            async () =>
+              change(
+                event,
+                await ctx.runtime.live.batched(`orders ${organisationOf(ctx).id}`, event.subjectId, (ids) =>
+                  ctx.runtime.live.readsOf(organisationOf(ctx).id).order.findMany({ where: { id: { in: ids } } }),
+                ),
+              ),
+            { keep: true },
           ),
       });
     },
@@ -175,12 +189,15 @@ builder.subscriptionFields((t) => ({
         ctx.access.allows('webhooks', 'read', endpoint.accountId) || ctx.access.allows('webhooks', 'write', endpoint.accountId);
       return topicEvents<Change<DeliveryView>>(ctx, {
         topic: `deliveries:${endpoint.id}`,
+        filter: '',
+        shared: true,
         allowed: may,
         matches: () => true,
         payload: (event) =>
           ctx.runtime.live.shared(
             `delivery ${event.id}`,
-            async () => change(event, await subjectOf(() => loadDelivery(ctx.db, event.subjectId))),
+            async () =>
+              change(event, await subjectOf(() => loadDelivery(ctx.runtime.live.readsOf(organisationOf(ctx).id), event.subjectId))),
             {
               keep: true,
             },
@@ -199,6 +216,8 @@ builder.subscriptionFields((t) => ({
       if (accountId) assertMay(ctx, 'audit', 'read', String(accountId), 'Account');
       return topicEvents<Change<AuditEntryRow>>(ctx, {
         topic: 'audit',
+        filter: accountId ? String(accountId) : '',
+        shared: false,
         allowed: () => (accountId ? ctx.access.allows('audit', 'read', String(accountId)) : ctx.access.allowsSomewhere('audit', 'read')),
         matches: (event) => !accountId || event.accountId === String(accountId),
         // Entries are few (people changing configuration): each stream reads what it may see itself.

@@ -29,6 +29,8 @@ export interface LiveEvent {
   subjectId: string;
   accountId: string | null;
   eventIds: readonly string[];
+  /** When its change committed (moments before: as its transaction ended). */
+  createdAt: Date;
 }
 
 export interface TopicListener {
@@ -73,7 +75,7 @@ export class LiveHub {
     const parts = payload.split(' ');
     if (parts[0] === 'c' && parts.length === 3) return this.#countersMoved(`${parts[1]} ${parts[2]}`);
     if (parts[0] !== 'e' || parts.length < 8) return;
-    const [, id, organisationId, topic, kind, subjectId, accountId, eventIds] = parts as [
+    const [, id, organisationId, topic, kind, subjectId, accountId, eventIds, committedAt] = parts as [
       string,
       string,
       string,
@@ -82,6 +84,7 @@ export class LiveHub {
       string,
       string,
       string,
+      string | undefined,
     ];
     const eventId = BigInt(id);
     if (eventId > this.lastSeen) this.lastSeen = eventId;
@@ -95,6 +98,8 @@ export class LiveHub {
       subjectId,
       accountId: accountId === '-' ? null : accountId,
       eventIds: eventIds === '' ? [] : eventIds.split(','),
+      // Notices sent before the commit time was part of them (a rolling upgrade) count as received now.
+      createdAt: committedAt === undefined ? new Date() : new Date(Number(committedAt)),
     };
     for (const listener of listeners) listener.event(event);
   }
@@ -153,7 +158,16 @@ export class LiveHub {
       where: { organisationId, topic, id: { gt: afterId } },
       orderBy: { id: 'asc' },
       take: limit,
-      select: { id: true, organisationId: true, topic: true, kind: true, subjectId: true, accountId: true, eventIds: true },
+      select: {
+        id: true,
+        organisationId: true,
+        topic: true,
+        kind: true,
+        subjectId: true,
+        accountId: true,
+        eventIds: true,
+        createdAt: true,
+      },
     });
   }
 

@@ -3,6 +3,8 @@ import type { Principal } from '../auth/principal.ts';
 import { AppError } from '../errors.ts';
 import { AUTH_TABLES } from '../auth/auth-cache.ts';
 import type { ChangeSubscriber } from '../db/change-notices.ts';
+import type { Database } from '../db/client.ts';
+import { tenantDatabase } from '../db/tenant.ts';
 import type { LiveHub } from './hub.ts';
 
 /**
@@ -28,24 +30,46 @@ interface Caller {
   organisation: { id: string } | null;
 }
 
+/** Rows read by one statement at most (see batched). */
+const MAX_BATCH = 100;
+
 /** Readings of events' subjects kept for streams that send them later (a stream behind the others). */
 const KEPT_READINGS = 2_000;
 
+/**
+ * The credentials of the sales API: no subscription stands on them (/graphql refuses them), and an
+ * on-sale changes them by the thousand (a customer per buyer, a channel key's last use).
+ */
+const SALES_CREDENTIAL_TABLES = new Set(['customers', 'sales_channels', 'channel_keys']);
+
 export class Live implements ChangeSubscriber {
-  readonly tables = AUTH_TABLES;
+  /** The tables whose changes move the rights of management credentials (what subscriptions are opened with). */
+  readonly tables: ReadonlySet<string> = new Set([...AUTH_TABLES].filter((table) => !SALES_CREDENTIAL_TABLES.has(table)));
   /** Counts the changes of credentials and rights per organisation (and of all, '*'), as notices tell them. */
   readonly #authChanges = new Map<string, number>();
   readonly #perCredential = new Map<string, number>();
   readonly #perOrganisation = new Map<string, number>();
   #open = 0;
   readonly #reads = new Map<string, Promise<unknown>>();
+  readonly #batches = new Map<string, { ids: Set<string>; rows: Promise<Map<string, unknown>> }>();
 
   constructor(
     readonly hub: LiveHub,
     readonly limits: LiveLimits,
     /** Whether change notices arrive now (src/db/change-notices.ts): else rights are read again for every event. */
     readonly listening: () => boolean = () => false,
+    /**
+     * Where the subjects of events are read (a pool of its own, LIVE_READ_CONNECTIONS): during an
+     * on-sale the API's pool is queued with buyers, and a subscriber would wait a second for each
+     * order behind them.
+     */
+    readonly reads: Database = hub.db,
   ) {}
+
+  /** The subjects' database, scoped to one organisation. */
+  readsOf(organisationId: string): ReturnType<typeof tenantDatabase> {
+    return tenantDatabase(this.reads, organisationId);
+  }
 
   changed(organisationId: string): void {
     this.#authChanges.set(organisationId, (this.#authChanges.get(organisationId) ?? 0) + 1);
@@ -103,6 +127,28 @@ export class Live implements ChangeSubscriber {
       add(this.#perOrganisation, organisation, -1);
       this.#open--;
     };
+  }
+
+  /**
+   * A row read with the others asked for in the same turn of the event loop under `kind` (at most
+   * MAX_BATCH): a group reads the subjects of its next events at once, and one statement for a
+   * batch takes a pool connection from the sale once, not once per order. `kind` names what
+   * `readMany` reads and where (one organisation's orders): the first caller's `readMany` reads
+   * the batch.
+   */
+  batched<T extends { id: string }>(kind: string, id: string, readMany: (ids: string[]) => Promise<T[]>): Promise<T | null> {
+    let batch = this.#batches.get(kind);
+    if (!batch) {
+      const ids = new Set<string>();
+      const rows = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        if (this.#batches.get(kind)?.ids === ids) this.#batches.delete(kind);
+        return new Map<string, unknown>((await readMany([...ids])).map((row) => [row.id, row]));
+      });
+      this.#batches.set(kind, (batch = { ids, rows }));
+    }
+    batch.ids.add(id);
+    if (batch.ids.size >= MAX_BATCH) this.#batches.delete(kind);
+    return batch.rows.then((rows) => (rows.get(id) as T | undefined) ?? null);
   }
 
   /**

@@ -1,8 +1,11 @@
+import { PassThrough } from 'node:stream';
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Access } from '../auth/permissions.ts';
 import type { Response } from 'express';
 import type { RequestContext } from '../context.ts';
+import type { Follower, FollowerSink } from './transport.ts';
+import { RESYNC } from './streams.ts';
 
 /**
  * Subscriptions answered as server-sent events in the GraphQL-over-SSE protocol's "distinct
@@ -13,7 +16,11 @@ import type { RequestContext } from '../context.ts';
  *   sends back as Last-Event-ID to resume;
  * - a stream that ends with an error (rights withdrawn, key revoked) sends the error as its last
  *   result and completes, instead of dropping the connection (which a client would retry at once);
- * - a quiet stream gets a comment line every LIVE_HEARTBEAT_INTERVAL, so proxies keep it open.
+ * - a quiet stream gets a comment line every LIVE_HEARTBEAT_INTERVAL, so proxies keep it open;
+ * - a topic stream (src/live/followers.ts) is written by its follower straight into the response,
+ *   its events gathered into one write every FLUSH_MS: a thousand streams following one on-sale
+ *   cost a few writes a second each, not one per event each. A client that reads slower than its
+ *   events come, MAX_UNSENT_BYTES behind, is disconnected: it resumes with Last-Event-ID.
  */
 export function liveEventStreams(heartbeatMs: number, mask: (error: unknown) => GraphQLError): Plugin<RequestContext> {
   return {
@@ -21,19 +28,119 @@ export function liveEventStreams(heartbeatMs: number, mask: (error: unknown) => 
       const { result, acceptableMediaTypes } = payload;
       if (!acceptableMediaTypes.includes('text/event-stream') || typeof result !== 'object' || result === null) return;
       if (!(Symbol.asyncIterator in result)) return;
-      const ctx = (payload.serverContext as unknown as { res: Response }).res.locals.ctx as RequestContext;
+      const res = (payload.serverContext as unknown as { res: Response }).res;
+      const ctx = res.locals.ctx as RequestContext;
+      const { follower, args } = ctx.live;
       payload.setResultProcessor(
-        (results, fetchAPI) => eventStream(results as AsyncIterable<ExecutionResult>, fetchAPI, ctx, heartbeatMs, mask),
+        (results, fetchAPI) =>
+          follower && args
+            ? followerStream(follower, args, results as AsyncIterable<unknown>, fetchAPI, res, heartbeatMs, mask)
+            : eventStream(results as AsyncIterable<ExecutionResult>, fetchAPI, heartbeatMs, mask),
         'text/event-stream',
       );
     },
   };
 }
 
+type FetchAPI = { ReadableStream: typeof ReadableStream; Response: typeof globalThis.Response; TextEncoder: typeof TextEncoder };
+
+const HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'Content-Encoding': 'none' };
+const HEARTBEAT = Buffer.from(':\n\n');
+const COMPLETE = Buffer.from('event: complete\ndata:\n\n');
+/** A topic stream's events are gathered this long into one write (the added delay, at most). */
+export const FLUSH_MS = 200;
+/** A client this far behind its stream (bytes written but not yet taken by its socket) is disconnected. */
+export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
+
+const dueFlushes = new Set<() => void>();
+let flushTimer: NodeJS.Timeout | undefined;
+
+/** Runs `flush` at the next of the process's flushes, every FLUSH_MS while some stream has bytes to send. */
+function flushSoon(flush: () => void): void {
+  dueFlushes.add(flush);
+  flushTimer ??= setTimeout(() => {
+    flushTimer = undefined;
+    const due = [...dueFlushes];
+    dueFlushes.clear();
+    for (const run of due) run();
+  }, FLUSH_MS);
+}
+
+/** A topic stream's response: its follower writes encoded events into it (see above). */
+function followerStream(
+  follower: Follower,
+  args: ExecutionArgs,
+  results: AsyncIterable<unknown>,
+  fetchAPI: FetchAPI,
+  res: Response,
+  heartbeatMs: number,
+  mask: (error: unknown) => GraphQLError,
+): globalThis.Response {
+  const body = new PassThrough();
+  let pending: Uint8Array[] = [];
+  let lastWrite = Date.now();
+  let finished = false;
+  const flush = () => {
+    if (pending.length === 0 || body.destroyed) return;
+    const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+    pending = [];
+    lastWrite = Date.now();
+    if (body.writableLength + body.readableLength > MAX_UNSENT_BYTES) {
+      (res.locals.ctx as RequestContext).logger.warn(
+        'a subscription client read slower than its events came: disconnected (it resumes with Last-Event-ID)',
+      );
+      res.destroy();
+      return;
+    }
+    body.write(chunk);
+  };
+  const append = (bytes: Uint8Array) => {
+    if (finished) return;
+    pending.push(bytes);
+    if (pending.length === 1) flushSoon(flush);
+  };
+  const heartbeat = setInterval(() => {
+    if (pending.length === 0 && Date.now() - lastWrite >= heartbeatMs) {
+      pending.push(HEARTBEAT);
+      flush();
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
+  const stop = () => {
+    finished = true;
+    clearInterval(heartbeat);
+    // Yoga's wrappers of the subscription's source end with it (the follower was never iterated).
+    void results[Symbol.asyncIterator]().return?.();
+  };
+  const sink: FollowerSink<unknown> = {
+    direct: true,
+    key: () => executionKey(args),
+    encode: async (payload, id) => encodedEvent(await executedFor(args, payload), String(id), mask),
+    write: append,
+    send: async (payload, id) => append(encodedEvent(await executedFor(args, payload), id === null ? undefined : String(id), mask)),
+    end: (error) => {
+      if (finished) return;
+      if (error !== undefined) pending.push(encodedEvent({ errors: [mask(error)] }, undefined, mask));
+      pending.push(COMPLETE);
+      flush();
+      stop();
+      body.end();
+    },
+  };
+  body.on('close', () => {
+    if (!finished) stop();
+    follower.close();
+  });
+  // Headers go out with the first bytes: a client knows at once the stream is open.
+  body.write(HEARTBEAT);
+  follower.start(sink);
+  return new fetchAPI.Response(body as unknown as BodyInit, { status: 200, headers: HEADERS });
+}
+
+/** A counter stream's response: the results of its generator, as they come. */
 function eventStream(
   results: AsyncIterable<ExecutionResult>,
-  fetchAPI: { ReadableStream: typeof ReadableStream; Response: typeof Response; TextEncoder: typeof TextEncoder },
-  ctx: RequestContext,
+  fetchAPI: FetchAPI,
   heartbeatMs: number,
   mask: (error: unknown) => GraphQLError,
 ): globalThis.Response {
@@ -51,7 +158,7 @@ function eventStream(
       heartbeat.unref();
     },
     async pull(controller) {
-      const send = (result: ExecutionResult, id?: string) => controller.enqueue(encodedEvent(encoder, result, id));
+      const send = (result: ExecutionResult) => controller.enqueue(encodedEvent(result, undefined, mask));
       const complete = () => {
         clearInterval(heartbeat);
         controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));
@@ -60,9 +167,7 @@ function eventStream(
       try {
         const next = await iterator.next();
         if (next.done) return complete();
-        const id = ctx.live.lastEventId;
-        ctx.live.lastEventId = undefined;
-        send(next.value, id);
+        send(next.value);
       } catch (error) {
         send({ errors: [mask(error)] });
         complete();
@@ -73,31 +178,29 @@ function eventStream(
       await iterator.return?.();
     },
   });
-  return new fetchAPI.Response(body, {
-    status: 200,
-    headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'Content-Encoding': 'none' },
-  });
+  return new fetchAPI.Response(body, { status: 200, headers: HEADERS });
 }
 
 const encoded = new WeakMap<ExecutionResult, { id: string | undefined; bytes: Uint8Array }>();
 
 /** A result as an SSE event, encoded once when streams share it (sharedExecution): they send the same bytes. */
-function encodedEvent(encoder: TextEncoder, result: ExecutionResult, id: string | undefined): Uint8Array {
+function encodedEvent(result: ExecutionResult, id: string | undefined, mask: (error: unknown) => GraphQLError): Uint8Array {
   const known = encoded.get(result);
   if (known && known.id === id) return known.bytes;
-  const bytes = encoder.encode(`${id ? `id: ${id}\n` : ''}event: next\ndata: ${serialised(result)}\n\n`);
+  const bytes = Buffer.from(`${id ? `id: ${id}\n` : ''}event: next\ndata: ${serialised(result, mask)}\n\n`);
   encoded.set(result, { id, bytes });
   return bytes;
 }
 
-/** A result as JSON, without the HTTP-only parts of its errors' extensions. */
-function serialised(result: ExecutionResult): string {
+/** A result as JSON, its errors masked as the pipeline masks them, without the HTTP-only parts of their extensions. */
+function serialised(result: ExecutionResult, mask: (error: unknown) => GraphQLError): string {
   if (!result.errors?.length) return JSON.stringify(result);
   return JSON.stringify({
     ...result,
     errors: result.errors.map((error) => {
-      const { http: _http, ...extensions } = error.toJSON().extensions ?? {};
-      return { ...error.toJSON(), extensions };
+      const masked = mask(error).toJSON();
+      const { http: _http, ...extensions } = masked.extensions ?? {};
+      return { ...masked, extensions };
     }),
   });
 }
@@ -115,6 +218,8 @@ export function sharedExecution(): Plugin<RequestContext> {
   return {
     onSubscribe({ setSubscribeFn }) {
       setSubscribeFn(async (args) => {
+        // A topic stream's transport executes its events itself (followerStream above).
+        (args.contextValue as RequestContext).live.args = args;
         const source = await createSourceEventStream(args as ExecutionArgs);
         if (!(Symbol.asyncIterator in source)) return source;
         return mapped(source, (payload) => executedFor(args as ExecutionArgs, payload));
@@ -127,13 +232,19 @@ const executions = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
 
 function executedFor(args: ExecutionArgs, payload: unknown): Promise<ExecutionResult> {
   const run = () => Promise.resolve(execute({ ...args, rootValue: payload }));
-  if (typeof payload !== 'object' || payload === null) return run();
+  // A resync reads the same for everyone and is rare: not kept (the constant would keep every viewer's result).
+  if (typeof payload !== 'object' || payload === null || payload === RESYNC) return run();
   let byViewer = executions.get(payload);
   if (!byViewer) executions.set(payload, (byViewer = new Map<string, Promise<ExecutionResult>>()));
-  const key = `${documentId(args.document)} ${args.operationName ?? ''} ${JSON.stringify(args.variableValues ?? {})} ${viewerOf(args.contextValue as RequestContext)}`;
+  const key = executionKey(args);
   let result = byViewer.get(key);
   if (!result) byViewer.set(key, (result = run()));
   return result;
+}
+
+/** Equal for two subscriptions whose events read alike: document, operation, variables and viewer. */
+function executionKey(args: ExecutionArgs): string {
+  return `${documentId(args.document)} ${args.operationName ?? ''} ${JSON.stringify(args.variableValues ?? {})} ${viewerOf(args.contextValue as RequestContext)}`;
 }
 
 const documentIds = new WeakMap<DocumentNode, number>();

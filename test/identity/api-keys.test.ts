@@ -1,4 +1,5 @@
 import { decodeJwt } from 'jose';
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/auth/keys.ts';
 import { useTestApp } from '../support/app.ts';
@@ -163,6 +164,29 @@ describe('the six rules of an organisation API key', () => {
     await api(app, 'GET', '/v1/roles', { token: key, org: org.slug });
     const [row] = await query<{ lastUsedAt: Date }>(app, 'SELECT "lastUsedAt" FROM api_keys WHERE id = $1', [apiKey.id]);
     expect(row!.lastUsedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it("announces a key's changes to every API process, but not its last use (which no cached credential depends on)", async () => {
+    const { key, apiKey } = await createApiKey(app, org, ['roles.read']);
+    const listener = new pg.Client({ connectionString: app().database.url });
+    await listener.connect();
+    const notices: string[] = [];
+    listener.on('notification', (notice) => notices.push(notice.payload ?? ''));
+    await listener.query('LISTEN service_changes');
+    try {
+      await query(app, 'UPDATE api_keys SET "lastUsedAt" = now() - interval \'1 hour\' WHERE id = $1', [apiKey.id]);
+      expect((await api(app, 'GET', '/v1/roles', { token: key, org: org.slug })).status).toBe(200);
+      const [used] = await query<{ lastUsedAt: Date }>(app, 'SELECT "lastUsedAt" FROM api_keys WHERE id = $1', [apiKey.id]);
+      expect(Date.now() - used!.lastUsedAt.getTime()).toBeLessThan(60_000);
+      expect((await api(app, 'POST', `/v1/api-keys/${apiKey.id}/revoke`, { token: org.adminToken, org: org.slug })).status).toBe(200);
+      const until = Date.now() + 5_000;
+      while (!notices.includes(`${org.organisation.id} api_keys`) && Date.now() < until)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      // The revocation's notice, and none before it for the use (notices arrive in commit order).
+      expect(notices.filter((notice) => notice.endsWith(' api_keys'))).toEqual([`${org.organisation.id} api_keys`]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("another organisation's key id cannot be revoked (404)", async () => {

@@ -2,7 +2,7 @@ import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoApps, type AppPair, type TestApp } from '../support/app.ts';
 import { createApiKey, staffWithRoles } from '../support/credentials.ts';
-import { api, createAccount, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
+import { api, createAccount, createOrganisation, createStaffUser, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
 import { createTestEndpoint, recordFailedDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -17,7 +17,7 @@ let org: TestOrganisation;
 let catalogue: SeededCatalogue;
 
 const ORDER_CHANGED = `subscription ($accountId: ID!, $eventId: ID) {
-  orderChanged(accountId: $accountId, eventId: $eventId) { resync cursor change order { id status } }
+  orderChanged(accountId: $accountId, eventId: $eventId) { resync cursor change committedAt order { id status } }
 }`;
 const COUNTERS = `subscription ($occurrenceId: ID!) {
   salesCounters(occurrenceId: $occurrenceId) { occurrenceId counters { sold held available } }
@@ -104,9 +104,16 @@ describe('orderChanged', () => {
     const stream = follow(sseClient(pair.b, org.adminToken), ORDER_CHANGED, { accountId: org.account.id });
     // The stream is open once its first comment arrived; a change right after is not missed.
     await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = Date.now();
     const { order } = await placeOrder(pair.a, catalogue.channel, catalogue);
+    const placed = Date.now();
     const [created, confirmed] = await stream.take(2);
     stream.dispose();
+    // committedAt: when each change's transaction ended, in order, while the client waited for it.
+    const committed = [created, confirmed].map((result) => Date.parse(result!.data!.orderChanged.committedAt));
+    expect(committed[0]).toBeGreaterThanOrEqual(before - 5);
+    expect(committed[1]).toBeGreaterThanOrEqual(committed[0]!);
+    expect(committed[1]).toBeLessThanOrEqual(placed + 5);
     expect(created!.data!.orderChanged).toMatchObject({ resync: false, change: 'CREATED', order: { id: order.id } });
     expect(confirmed!.data!.orderChanged).toMatchObject({
       resync: false,
@@ -188,7 +195,7 @@ describe('orderChanged', () => {
     const lost = follow(sseClient(pair.a, org.adminToken, { 'last-event-id': '1' }), ORDER_CHANGED, { accountId: org.account.id });
     const [resync] = await lost.take(1);
     lost.dispose();
-    expect(resync!.data!.orderChanged).toEqual({ resync: true, cursor: null, change: null, order: null });
+    expect(resync!.data!.orderChanged).toEqual({ resync: true, cursor: null, change: null, committedAt: null, order: null });
   });
 
   it('ends the stream of a key revoked while it streams, with API_KEY_REVOKED', async () => {
@@ -200,6 +207,35 @@ describe('orderChanged', () => {
     // No event follows: the stream's own recheck ends it.
     await stream.ended();
     expect(stream.results.at(-1)!.errors![0]).toMatchObject({ extensions: { code: 'API_KEY_REVOKED' } });
+  });
+});
+
+describe('rights that move while streams share their events', () => {
+  it("ends a person's stream before the next event once their role is removed, while a colleague's stream of the same events goes on", async () => {
+    const role = systemRole(org, 'viewer');
+    const leaving = await createStaffUser(pair.a, org, [{ roleId: role, accountId: org.account.id }], 'leaving');
+    const staying = await createStaffUser(pair.a, org, [{ roleId: role, accountId: org.account.id }], 'staying');
+    const gone = follow(sseClient(pair.b, leaving.token), ORDER_CHANGED, { accountId: org.account.id });
+    const kept = follow(sseClient(pair.b, staying.token), ORDER_CHANGED, { accountId: org.account.id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Both receive an order while their rights stand (the events are shared between them).
+    const first = await placeOrder(pair.a, catalogue.channel, catalogue);
+    await gone.take(2);
+    await kept.take(2);
+    const removed = await api(pair.a, 'DELETE', `/v1/user-account-roles/${leaving.assignments[0]!.id}`, {
+      token: org.adminToken,
+      org: org.slug,
+    });
+    expect(removed.status).toBe(200);
+    const second = await placeOrder(pair.a, catalogue.channel, catalogue);
+    await kept.take(4);
+    kept.dispose();
+    // Well within RECHECK_MS: the removal's change notice sent the next event through a check.
+    await gone.ended(3_000);
+    const orders = gone.results.flatMap((result) => (result.data ? [result.data.orderChanged.order.id] : []));
+    expect(orders).toEqual([first.order.id, first.order.id]);
+    expect(gone.results.at(-1)!.errors![0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+    expect(kept.results.slice(2, 4).map((result) => result.data!.orderChanged.order.id)).toEqual([second.order.id, second.order.id]);
   });
 });
 

@@ -1,0 +1,435 @@
+import type { RequestContext } from '../context.ts';
+import { organisationOf } from '../context.ts';
+import { AppError, isDatabaseUnavailable } from '../errors.ts';
+import type { LiveEvent, TopicListener } from './hub.ts';
+import { MAX_REPLAY, RECHECK_MS, RESYNC, RETRY_MS, resumePoint, rightsCheck, type RightsCheck } from './streams.ts';
+import type { Follower, FollowerSink, Resync } from './transport.ts';
+
+/**
+ * The topic streams of GraphQL subscriptions (orderChanged, webhookDeliveryChanged,
+ * auditEntryAdded): one follower per open subscription, and one group per topic and filter in each
+ * API process that hands the followers what the hub (src/live/hub.ts) tells it, in commit order.
+ *
+ * A thousand admin screens following one on-sale must not cost a thousand times each order: the
+ * group reads an event's subject once, executes the subscription once per way of reading it (same
+ * document, variables, organisation, version and rights: src/live/sse.ts) and hands the encoded
+ * bytes to every follower that is up to date, which appends them to its socket's next write. That
+ * is the fast path, taken by a follower when nothing is pending for it and the organisation's
+ * rights have not moved since it last read its credential.
+ *
+ * Anything else goes through the follower's own queue, one item at a time, in order: the replay
+ * after Last-Event-ID, a catch-up after lost notices, the read of its credential again (when
+ * rights moved, and every RECHECK_MS), events that came while any of those ran, and streams whose
+ * payload depends on who reads it (audit entries). A revoked key, an expired token or a removed
+ * role ends the stream with the contract's error before its next event, and within RECHECK_MS
+ * while it is quiet.
+ */
+
+/** What a subscription field follows. */
+export interface TopicStream<T> {
+  topic: string;
+  /** Events of one topic whose streams match the same events and read the same payloads share this. */
+  filter: string;
+  /** Whether the caller may still follow this stream (checked against fresh rights). */
+  allowed(): boolean;
+  /** Whether this event belongs to this stream (filters narrower than the topic). */
+  matches(event: LiveEvent): boolean;
+  /** The payload of an event as the caller may see it; null skips it (gone, or not theirs). */
+  payload(event: LiveEvent): Promise<T | null>;
+  /**
+   * Whether `payload` reads the same for every caller allowed to follow the stream: then the group
+   * reads it once for all its followers; else each follower reads its own.
+   */
+  shared: boolean;
+}
+
+/** Ids remembered per stream to send an event once when a catch-up reads it again (two generations of this many). */
+const REMEMBERED_IDS = 5_000;
+/** A catch-up reads back this far before the last event sent (transactions commit out of id order). */
+const CATCH_UP_SLACK = 1_000n;
+/** Items queued for a follower at most; beyond, its queued events turn into one catch-up from the table. */
+const MAX_QUEUED = 1_000;
+
+type Item = { kind: 'event'; event: LiveEvent } | { kind: 'catchUp' } | { kind: 'check' };
+
+/** Events whose subject a group reads ahead of the one it hands out (bounded: the pool is shared). */
+const READ_AHEAD = 32;
+
+/** An event in a group's queue, and its subject once reading began. */
+interface Queued {
+  event: LiveEvent;
+  payload?: Promise<unknown>;
+}
+
+/** The followers of one topic and filter in one process (see above). */
+export class FollowerGroup implements TopicListener {
+  readonly followers = new Set<TopicFollower<unknown>>();
+  readonly #queue: Queued[] = [];
+  #draining = false;
+
+  constructor(
+    /** Where the organisation's credentials and rights stand (src/live/live.ts `rightsVersion`). */
+    readonly rightsVersion: (organisationId: string) => string | null,
+    readonly organisationId: string,
+    readonly stream: TopicStream<unknown>,
+  ) {}
+
+  event(event: LiveEvent): void {
+    if (this.followers.size === 0 || !this.stream.matches(event)) return;
+    this.#queue.push({ event });
+    if (!this.#draining) void this.#drain();
+  }
+
+  catchUp(): void {
+    for (const follower of this.followers) follower.later({ kind: 'catchUp' });
+  }
+
+  end(): void {
+    for (const follower of this.followers) follower.close();
+  }
+
+  /**
+   * Hands out the events one at a time, in commit order, while the subjects of the next READ_AHEAD
+   * are read: an on-sale's orders arrive faster than one database round trip each.
+   */
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    try {
+      while (this.#queue.length > 0) {
+        for (const queued of this.#queue.slice(0, READ_AHEAD)) queued.payload ??= this.#read(queued.event);
+        await this.#deliver(this.#queue.shift()!);
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /**
+   * The event's subject for followers that share it, and its execution for each way they read it
+   * (kept by src/live/sse.ts for #deliver): a failure is the followers' own to meet, below.
+   */
+  #read(event: LiveEvent): Promise<unknown> {
+    if (!this.stream.shared) return Promise.resolve(undefined);
+    const reading = this.stream.payload(event);
+    reading.then(
+      (payload) => {
+        if (payload === null) return;
+        const keys = new Set<string>();
+        for (const follower of this.followers) {
+          if (keys.has(follower.key) || !follower.direct) continue;
+          keys.add(follower.key);
+          follower.encode(payload as object, event.id).catch(() => undefined);
+        }
+      },
+      () => undefined,
+    );
+    return reading;
+  }
+
+  /** One event to every follower: at once to those up to date, through their queue to the others. */
+  async #deliver({ event, payload: reading }: Queued): Promise<void> {
+    const ready: TopicFollower<unknown>[] = [];
+    const version = this.rightsVersion(this.organisationId);
+    for (const follower of this.followers) {
+      if (follower.ready(version)) ready.push(follower);
+      else follower.later({ kind: 'event', event });
+    }
+    if (ready.length === 0) return;
+    const encoded = new Map<string, Promise<Uint8Array>>();
+    let payload: unknown;
+    try {
+      payload = await reading;
+      if (payload !== null) {
+        for (const follower of ready)
+          if (!encoded.has(follower.key)) encoded.set(follower.key, follower.encode(payload as object, event.id));
+      }
+    } catch {
+      // Each follower reads it again in its turn, and waits for a database that cannot answer.
+      for (const follower of ready) follower.later({ kind: 'event', event });
+      return;
+    }
+    const bytes = new Map<string, Uint8Array | null>();
+    for (const [key, encoding] of encoded) bytes.set(key, await encoding.catch(() => null));
+    // Rights may have moved, or a follower's check begun, while the event was read: those take it in their turn.
+    const now = this.rightsVersion(this.organisationId);
+    for (const follower of ready) {
+      if (payload === null) follower.skip(event.id);
+      else {
+        const encodedBytes = bytes.get(follower.key);
+        if (encodedBytes && follower.ready(now)) follower.sendNow(event.id, encodedBytes);
+        else follower.later({ kind: 'event', event });
+      }
+    }
+  }
+}
+
+/** One open topic subscription (see above). */
+export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
+  /** How events read for this follower (its sink's key), as of its last reading of its credential. */
+  key = '';
+  readonly #ctx: RequestContext;
+  readonly #stream: TopicStream<T>;
+  readonly #queue: Item[] = [];
+  /** Whether its queue is being worked through (or the stream is starting): events wait their turn. */
+  #busy = true;
+  #ended = false;
+  #sink: FollowerSink<T> | undefined;
+  /** Ids sent (as numbers: hashed faster than bigints, and ids stay far below 2^53). */
+  #sent = new Set<number>();
+  #sentBefore = new Set<number>();
+  /** A catch-up reads from the last event sent, and never from before the stream started. */
+  #floor = 0n;
+  #last = 0n;
+  #rights: RightsCheck | undefined;
+  #cleanups: (() => void)[] = [];
+
+  constructor(ctx: RequestContext, stream: TopicStream<T>) {
+    this.#ctx = ctx;
+    this.#stream = stream;
+  }
+
+  /** Whether the group may hand it an event's bytes now (nothing pending, rights unmoved since its last reading). */
+  ready(version: string | null): boolean {
+    return (
+      !this.#busy &&
+      !this.#ended &&
+      version !== null &&
+      this.#rights?.version === version &&
+      this.#stream.shared &&
+      this.#sink?.direct === true
+    );
+  }
+
+  /** Whether its events are encoded for the client by its sink (server-sent events), so shareable. */
+  get direct(): boolean {
+    return this.#sink?.direct === true;
+  }
+
+  encode(payload: object, id: bigint): Promise<Uint8Array> {
+    return this.#sink!.encode(payload, id);
+  }
+
+  sendNow(id: bigint, bytes: Uint8Array): void {
+    this.#remember(id);
+    this.#sink!.write(bytes);
+  }
+
+  skip(id: bigint): void {
+    this.#remember(id);
+  }
+
+  later(item: Item): void {
+    if (this.#ended) return;
+    if (this.#queue.length >= MAX_QUEUED) {
+      const rest = this.#queue.filter((queued) => queued.kind !== 'event');
+      this.#queue.length = 0;
+      this.#queue.push(...rest);
+      item = { kind: 'catchUp' };
+    }
+    // Several checks or catch-ups in a row are one.
+    const previous = this.#queue.at(-1);
+    if (previous && previous.kind === item.kind && item.kind !== 'event') return;
+    this.#queue.push(item);
+    if (!this.#busy) void this.#work();
+  }
+
+  start(sink: FollowerSink<unknown>): void {
+    this.#sink = sink;
+    void this.#begin();
+  }
+
+  close(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    for (const cleanup of this.#cleanups.splice(0)) cleanup();
+    this.#sink?.end();
+  }
+
+  async #begin(): Promise<void> {
+    const ctx = this.#ctx;
+    const live = ctx.runtime.live;
+    const organisationId = organisationOf(ctx).id;
+    try {
+      this.#cleanups.push(live.admit(ctx));
+      if (!this.#stream.allowed()) throw new AppError('FORBIDDEN');
+      this.#rights = rightsCheck(ctx, organisationId, () => this.#stream.allowed());
+      this.key = this.#sink!.key();
+      // Listening before the replay: what commits meanwhile waits in the queue.
+      this.#cleanups.push(follow(ctx, organisationId, this.#stream, this));
+      const timer = setInterval(() => this.later({ kind: 'check' }), RECHECK_MS);
+      timer.unref();
+      this.#cleanups.push(() => clearInterval(timer));
+      this.#floor = live.hub.lastSeen > 0n ? live.hub.lastSeen : await live.hub.latestId();
+      this.#last = this.#floor;
+      const resume = resumePoint(ctx.live.resumeAfter);
+      if (resume !== null) {
+        const topic = this.#stream.topic;
+        const missed = resume === 'invalid' || !(await live.hub.kept(organisationId, topic, resume)) ? null : resume;
+        if (missed === null || (await live.hub.eventsAfter(organisationId, topic, missed, MAX_REPLAY + 1)).length > MAX_REPLAY) {
+          await this.#sink!.send(RESYNC, null);
+        } else {
+          this.#last = missed;
+          await this.#fromTable(missed);
+        }
+      }
+    } catch (error) {
+      return this.#fail(error);
+    }
+    await this.#work();
+  }
+
+  /** Works through the queue in order; the fast path is open again once it is empty. */
+  async #work(): Promise<void> {
+    this.#busy = true;
+    try {
+      for (let item = this.#queue.shift(); item && !this.#ended; item = this.#queue.shift()) {
+        try {
+          if (item.kind === 'check') await this.#rights!.check(true);
+          else if (item.kind === 'catchUp') {
+            await this.#fromTable(this.#last - CATCH_UP_SLACK > this.#floor ? this.#last - CATCH_UP_SLACK : this.#floor);
+          } else await this.#deliver(item.event);
+          this.key = this.#sink!.key();
+        } catch (error) {
+          // The database could not answer: the stream stays open and reads what it missed once it can.
+          if (!isDatabaseUnavailable(error)) return this.#fail(error);
+          setTimeout(() => this.later({ kind: 'catchUp' }), RETRY_MS).unref();
+        }
+      }
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  /** One event through the queue: its rights checked when they moved, its payload read, then sent. */
+  async #deliver(event: LiveEvent): Promise<void> {
+    if (this.#wasSent(event.id) || !this.#stream.matches(event)) return;
+    await this.#rights!.check(false);
+    this.key = this.#sink!.key();
+    const payload = await this.#stream.payload(event);
+    if (this.#ended) return;
+    this.#remember(event.id);
+    if (payload !== null) await this.#sink!.send(payload, event.id);
+  }
+
+  /** The table's events after `after`, page by page (bounded by the replay window's rows). */
+  async #fromTable(after: bigint): Promise<void> {
+    const hub = this.#ctx.runtime.live.hub;
+    const organisationId = organisationOf(this.#ctx).id;
+    for (let cursor = after; !this.#ended;) {
+      const events = await hub.eventsAfter(organisationId, this.#stream.topic, cursor, 500);
+      for (const event of events) await this.#deliver(event);
+      if (events.length < 500) return;
+      cursor = events.at(-1)!.id;
+    }
+  }
+
+  #remember(id: bigint): void {
+    if (id > this.#last) this.#last = id;
+    this.#sent.add(Number(id));
+    if (this.#sent.size > REMEMBERED_IDS) {
+      this.#sentBefore = this.#sent;
+      this.#sent = new Set();
+    }
+  }
+
+  #wasSent(id: bigint): boolean {
+    const number = Number(id);
+    return this.#sent.has(number) || this.#sentBefore.has(number);
+  }
+
+  #fail(error: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    for (const cleanup of this.#cleanups.splice(0)) cleanup();
+    this.#sink?.end(error);
+  }
+
+  /**
+   * The events as an async iterator, for transports that consume the subscription's source stream
+   * themselves (Yoga's multipart answer); server-sent events start the follower with their own sink.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<T | Resync> {
+    const queued: (T | Resync)[] = [];
+    let finished = false;
+    let failure: unknown;
+    let wake: (() => void) | undefined;
+    let taken: (() => void) | undefined;
+    const sink: FollowerSink<T> = {
+      direct: false,
+      key: () => '',
+      encode: () => Promise.reject(new Error('not a direct sink')),
+      write: () => undefined,
+      send: async (payload) => {
+        // A consumer slower than the events holds the follower back (its queue turns into a catch-up).
+        while (queued.length >= 100 && !finished) await new Promise<void>((resolve) => (taken = resolve));
+        queued.push(payload);
+        wake?.();
+      },
+      end: (error) => {
+        finished = true;
+        failure = error;
+        wake?.();
+        taken?.();
+      },
+    };
+    let started = false;
+    const iterator: AsyncIterator<T | Resync> = {
+      next: async () => {
+        if (!started) {
+          started = true;
+          this.start(sink);
+        }
+        while (queued.length === 0 && !finished) await new Promise<void>((resolve) => (wake = resolve));
+        if (queued.length > 0) {
+          const value = queued.shift()!;
+          taken?.();
+          return { done: false, value };
+        }
+        // What ended the stream: the contract's error (an AppError) or a failure to surface as it was.
+        if (failure !== undefined) throw failure instanceof Error ? failure : new Error('the stream failed', { cause: failure });
+        return { done: true, value: undefined };
+      },
+      return: () => {
+        this.close();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    };
+    return iterator;
+  }
+}
+
+const groups = new WeakMap<object, Map<string, { group: FollowerGroup; stop: () => void }>>();
+
+/**
+ * Joins `follower` to the group of its organisation, topic and filter in its process, which
+ * listens to the process's hub while it has followers; the answer leaves it.
+ */
+function follow(ctx: RequestContext, organisationId: string, stream: TopicStream<unknown>, follower: TopicFollower<unknown>): () => void {
+  const live = ctx.runtime.live;
+  let ofProcess = groups.get(live);
+  if (!ofProcess) groups.set(live, (ofProcess = new Map<string, { group: FollowerGroup; stop: () => void }>()));
+  const key = `${organisationId} ${stream.topic} ${stream.filter} ${stream.shared}`;
+  let entry = ofProcess.get(key);
+  if (!entry) {
+    const group = new FollowerGroup((id) => live.rightsVersion(id), organisationId, stream);
+    entry = { group, stop: live.hub.listen(organisationId, stream.topic, group) };
+    ofProcess.set(key, entry);
+  }
+  const joined = entry;
+  const all = ofProcess;
+  joined.group.followers.add(follower);
+  return () => {
+    joined.group.followers.delete(follower);
+    if (joined.group.followers.size === 0 && all.get(key) === joined) {
+      joined.stop();
+      all.delete(key);
+    }
+  };
+}
+
+/** The stream of a topic subscription field: its follower, which the transport starts (see Follower). */
+export function topicEvents<T>(ctx: RequestContext, stream: TopicStream<T>): TopicFollower<T> {
+  const follower = new TopicFollower(ctx, stream);
+  ctx.live.follower = follower;
+  return follower;
+}
