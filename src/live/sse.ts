@@ -48,7 +48,7 @@ const HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cach
 const HEARTBEAT = Buffer.from(':\n\n');
 const COMPLETE = Buffer.from('event: complete\ndata:\n\n');
 /** A topic stream's events are gathered this long into one write (the added delay, at most). */
-export const FLUSH_MS = 200;
+export const FLUSH_MS = 100;
 /** A client this far behind its stream (bytes written but not yet taken by its socket) is disconnected. */
 export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
 
