@@ -159,6 +159,11 @@ const schema = z.object({
    */
   LIVE_REPLAY_WINDOW: duration.default(parseDuration('5m') as never),
   LIVE_HEARTBEAT_INTERVAL: duration.default(parseDuration('15s') as never),
+  /**
+   * A subscription stream's events are gathered this long into one write while they come: the
+   * delay added to each, against a write per stream and interval (bench/README.md, live).
+   */
+  LIVE_FLUSH_INTERVAL: duration.default(parseDuration('100ms') as never),
   LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(100_000).default(50),
   LIVE_SUBSCRIPTIONS_PER_ORGANISATION: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
   LIVE_SUBSCRIPTIONS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),

@@ -222,7 +222,10 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema, s
       resultCache,
       operationObservability,
       fastSerialisation,
-      liveEventStreams(runtime.config.LIVE_HEARTBEAT_INTERVAL, maskError(logger)),
+      liveEventStreams(
+        { heartbeatMs: runtime.config.LIVE_HEARTBEAT_INTERVAL, flushMs: runtime.config.LIVE_FLUSH_INTERVAL },
+        maskError(logger),
+      ),
       sharedExecution(),
     ],
     logging: {

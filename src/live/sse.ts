@@ -18,11 +18,15 @@ import { RESYNC } from './streams.ts';
  *   result and completes, instead of dropping the connection (which a client would retry at once);
  * - a quiet stream gets a comment line every LIVE_HEARTBEAT_INTERVAL, so proxies keep it open;
  * - a topic stream (src/live/followers.ts) is written by its follower straight into the response,
- *   its events gathered into one write every FLUSH_MS: a thousand streams following one on-sale
- *   cost a few writes a second each, not one per event each. A client that reads slower than its
+ *   its events gathered into one write every LIVE_FLUSH_INTERVAL: a thousand streams following one
+ *   on-sale cost a few writes a second each, not one per event each. A client that reads slower than its
  *   events come, MAX_UNSENT_BYTES behind, is disconnected: it resumes with Last-Event-ID.
  */
-export function liveEventStreams(heartbeatMs: number, mask: (error: unknown) => GraphQLError): Plugin<RequestContext> {
+export function liveEventStreams(
+  { heartbeatMs, flushMs }: { heartbeatMs: number; flushMs: number },
+  mask: (error: unknown) => GraphQLError,
+): Plugin<RequestContext> {
+  const flushes = new Flushes(flushMs);
   return {
     onResultProcess(payload) {
       const { result, acceptableMediaTypes } = payload;
@@ -34,7 +38,7 @@ export function liveEventStreams(heartbeatMs: number, mask: (error: unknown) => 
       payload.setResultProcessor(
         (results, fetchAPI) =>
           follower && args
-            ? followerStream(follower, args, results as AsyncIterable<unknown>, fetchAPI, res, heartbeatMs, mask)
+            ? followerStream(follower, args, results as AsyncIterable<unknown>, fetchAPI, res, { heartbeatMs, flushes }, mask)
             : eventStream(results as AsyncIterable<ExecutionResult>, fetchAPI, heartbeatMs, mask),
         'text/event-stream',
       );
@@ -47,23 +51,27 @@ type FetchAPI = { ReadableStream: typeof ReadableStream; Response: typeof global
 const HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'Content-Encoding': 'none' };
 const HEARTBEAT = Buffer.from(':\n\n');
 const COMPLETE = Buffer.from('event: complete\ndata:\n\n');
-/** A topic stream's events are gathered this long into one write (the added delay, at most). */
-export const FLUSH_MS = 100;
 /** A client this far behind its stream (bytes written but not yet taken by its socket) is disconnected. */
 export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
 
-const dueFlushes = new Set<() => void>();
-let flushTimer: NodeJS.Timeout | undefined;
+/** The process's flushes: every `intervalMs` while some stream has bytes to send, all of them. */
+class Flushes {
+  readonly #due = new Set<() => void>();
+  #timer: NodeJS.Timeout | undefined;
 
-/** Runs `flush` at the next of the process's flushes, every FLUSH_MS while some stream has bytes to send. */
-function flushSoon(flush: () => void): void {
-  dueFlushes.add(flush);
-  flushTimer ??= setTimeout(() => {
-    flushTimer = undefined;
-    const due = [...dueFlushes];
-    dueFlushes.clear();
-    for (const run of due) run();
-  }, FLUSH_MS);
+  constructor(readonly intervalMs: number) {}
+
+  /** Runs `flush` at the next of them. */
+  soon(flush: () => void): void {
+    this.#due.add(flush);
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      const due = [...this.#due];
+      this.#due.clear();
+      for (const run of due) run();
+    }, this.intervalMs);
+  }
 }
 
 /** A topic stream's response: its follower writes encoded events into it (see above). */
@@ -73,7 +81,7 @@ function followerStream(
   results: AsyncIterable<unknown>,
   fetchAPI: FetchAPI,
   res: Response,
-  heartbeatMs: number,
+  { heartbeatMs, flushes }: { heartbeatMs: number; flushes: Flushes },
   mask: (error: unknown) => GraphQLError,
 ): globalThis.Response {
   const body = new PassThrough();
@@ -97,7 +105,7 @@ function followerStream(
   const append = (bytes: Uint8Array) => {
     if (finished) return;
     pending.push(bytes);
-    if (pending.length === 1) flushSoon(flush);
+    if (pending.length === 1) flushes.soon(flush);
   };
   const heartbeat = setInterval(() => {
     if (pending.length === 0 && Date.now() - lastWrite >= heartbeatMs) {
