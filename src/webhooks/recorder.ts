@@ -1,5 +1,6 @@
 import type { Database } from '../db/client.ts';
 import type { Config } from '../config.ts';
+import { newId } from '../ids.ts';
 
 /**
  * Writes attempt records in groups: every attempt answered while the previous write was under way
@@ -153,10 +154,12 @@ export class AttemptRecorder {
         SELECT * FROM unnest(
           ${endpoints.map((e) => e.endpointId)}::text[], ${endpoints.map((e) => e.organisationId)}::text[],
           ${endpoints.map((e) => e.hadSuccess)}::boolean[], ${endpoints.map((e) => e.failures)}::int[],
-          ${endpoints.map((e) => e.firstFailureAt?.toISOString() ?? null)}::timestamptz[], ${endpoints.map((e) => e.anyFailure)}::boolean[]
-        ) AS x(endpoint_id, organisation_id, had_success, failures, first_failure_at, any_failure)
+          ${endpoints.map((e) => e.firstFailureAt?.toISOString() ?? null)}::timestamptz[], ${endpoints.map((e) => e.anyFailure)}::boolean[],
+          ${endpoints.map(() => newId('auditEntry'))}::text[]
+        ) AS x(endpoint_id, organisation_id, had_success, failures, first_failure_at, any_failure, audit_id)
       ), before AS (
-        SELECT e.id, e.enabled AS was_enabled FROM webhook_endpoints e WHERE e.id IN (SELECT endpoint_id FROM outcomes)
+        SELECT e.id, e.enabled AS was_enabled, e."disabledReason" AS was_reason
+          FROM webhook_endpoints e WHERE e.id IN (SELECT endpoint_id FROM outcomes)
       ), endpoint AS (
         UPDATE webhook_endpoints e
            SET "consecutiveFailures" = CASE WHEN x.had_success THEN x.failures ELSE e."consecutiveFailures" + x.failures END,
@@ -183,7 +186,15 @@ export class AttemptRecorder {
           FROM outcomes x, before b
          WHERE e.id = x.endpoint_id AND e."organisationId" = x.organisation_id AND b.id = e.id
            AND (x.any_failure OR e."consecutiveFailures" > 0 OR e."failingSince" IS NOT NULL OR e."circuitOpenUntil" IS NOT NULL)
-        RETURNING e.id, b.was_enabled AND NOT e.enabled AS disabled_now, e."disabledReason", e."failingSince"
+        RETURNING e.id, e."organisationId", e."accountId", b.was_enabled AND NOT e.enabled AS disabled_now, b.was_reason,
+                  e."disabledReason", e."failingSince", x.audit_id
+      ), audited AS (
+        -- The service disabled it: the audit log says so beside the changes people make (actor system).
+        INSERT INTO audit_entries (id, "organisationId", "accountId", "actorKind", "actorId", action, "targetType", "targetId", changes)
+        SELECT audit_id, "organisationId", "accountId", 'system', NULL, 'webhook_endpoint.disabled', 'webhook_endpoint', id,
+               jsonb_build_object('enabled', jsonb_build_object('before', true, 'after', false),
+                                  'disabledReason', jsonb_build_object('before', was_reason, 'after', "disabledReason"))
+          FROM endpoint WHERE disabled_now
       )
       SELECT 'attempt' AS kind, id, NULL::text AS reason, NULL::timestamptz AS since FROM inserted
       UNION ALL

@@ -489,6 +489,25 @@ describe('an endpoint that keeps failing', () => {
     });
     expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
     expect(logLines.some((line) => line.includes(target.id) && line.includes('webhook endpoint disabled automatically'))).toBe(true);
+    // The audit log names the service as the one who disabled it, with the reason it gave.
+    const entries = await api(
+      app,
+      'GET',
+      `/v1/audit-entries?targetType=webhook_endpoint&targetId=${target.id}&action=webhook_endpoint.disabled`,
+      admin(),
+    );
+    expect(entries.status, JSON.stringify(entries.body)).toBe(200);
+    expect(entries.body.auditEntries).toEqual([
+      expect.objectContaining({
+        actor: { type: 'system', id: null },
+        action: 'webhook_endpoint.disabled',
+        target: { type: 'webhook_endpoint', id: target.id },
+        changes: expect.arrayContaining([
+          expect.objectContaining({ field: 'enabled', before: true, after: false }),
+          expect.objectContaining({ field: 'disabledReason', before: null, after: shown.body.endpoint.disabledReason }),
+        ]),
+      }),
+    ]);
 
     // Disabled: new events make no delivery for it, pending ones stop.
     expect((await announce(target)).deliveryIds).toEqual([]);
