@@ -114,7 +114,8 @@ async function main(): Promise<void> {
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       // PGlite serialises every connection through one session: keep pools small there.
-      ...(embeddedDatabase ? { DATABASE_POOL_SIZE: '2' } : {}),
+      // Its connections share that session, so a statement prepared under a name on one exists on all.
+      ...(embeddedDatabase ? { DATABASE_POOL_SIZE: '2', DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
     };
     // node itself with tsx as its loader (not the tsx CLI, which runs node as a second process):
     // the pid supervised is the process serving, so a kill -9 leaves no orphan holding the port.

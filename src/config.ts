@@ -72,6 +72,15 @@ const schema = z.object({
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /**
+   * Whether statements are prepared under names, once per connection (src/db/sql.ts). Off for a
+   * database whose connections share one session, as the embedded PGlite's do (scripts/start.ts):
+   * a name one connection prepared exists there for every other, which then fails to prepare it.
+   */
+  DATABASE_PREPARED_STATEMENTS: z
+    .enum(['true', 'false', '1', '0'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1'),
+  /**
    * API processes on this host sharing PORT (node:cluster): a primary forks this many and forks
    * again any that dies. Each has its own DATABASE_POOL_SIZE connections. 1 = no primary.
    */

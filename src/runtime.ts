@@ -59,7 +59,13 @@ export const LIVE_READ_CONNECTIONS = 2;
 export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, 'logger' | 'db' | 'mailer'>> = {}): Runtime {
   if (!config.DATABASE_URL) throw new Error('DATABASE_URL is required (scripts/start.ts provides an embedded default)');
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
-  const db = overrides.db ?? createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
+  const db =
+    overrides.db ??
+    createDatabase({
+      url: config.DATABASE_URL,
+      poolSize: config.DATABASE_POOL_SIZE,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    });
   const temporal = TemporalAccess.fromConfig(config);
   const keys = loadSigningKeys(config);
   if (keys.ephemeral) logger.warn('JWT_SIGNING_KEYS is not set: tokens are signed with a key that dies with this process');
@@ -74,7 +80,13 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   // The subjects of live events are read on connections of their own (src/live/live.ts), opened
   // when a subscription first needs one; a database handed in (tests, the embedded default's
   // single connection) is shared.
-  const liveReads = overrides.db ? db : createDatabase({ url: config.DATABASE_URL, poolSize: LIVE_READ_CONNECTIONS });
+  const liveReads = overrides.db
+    ? db
+    : createDatabase({
+        url: config.DATABASE_URL,
+        poolSize: LIVE_READ_CONNECTIONS,
+        preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      });
   const live = new Live(new LiveHub(db, config, logger), config, listening, liveReads);
   notices.listenLive(live.hub);
   notices.subscribe(live);

@@ -52,7 +52,11 @@ async function main(): Promise<void> {
     logger.warn('SECRETS_ENCRYPTION_KEY is not set: webhook signing secrets stored by another process cannot be decrypted here');
   }
   const tracing = startTracing(config, 'worker');
-  const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
+  const db = createDatabase({
+    url: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+  });
   // The database is checked (and the client's engine loaded, a few hundred ms of CPU) before the
   // worker says it runs, not in its first sweep or task: a worker that blocks its event loop that
   // long when SIGTERM arrives is killed by tsx's launcher instead of draining.

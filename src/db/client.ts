@@ -8,12 +8,14 @@ export type Database = PrismaClient;
 export interface DatabaseOptions {
   url: string;
   poolSize: number;
+  /** False: statements go unnamed (DATABASE_PREPARED_STATEMENTS; connections that share one session). */
+  preparedStatements?: boolean;
 }
 
 /** The connection pool under each client: Prisma and the hand-written statements of src/db/sql.ts share it. */
 const pools = new WeakMap<Database, pg.Pool>();
 
-export function createDatabase({ url, poolSize }: DatabaseOptions): Database {
+export function createDatabase({ url, poolSize, preparedStatements = true }: DatabaseOptions): Database {
   // plan_cache_mode: a named (prepared) statement of src/db/sql.ts runs its generic plan from the
   // first execution instead of PostgreSQL planning it again for each of its values, which it kept
   // doing for the sales path's statements (planning was a fifth of PostgreSQL's CPU in the
@@ -26,7 +28,7 @@ export function createDatabase({ url, poolSize }: DatabaseOptions): Database {
     connectionTimeoutMillis: 10_000,
     options: '-c plan_cache_mode=force_generic_plan',
   });
-  pool.on('connect', (client) => countStatements(pool, client));
+  pool.on('connect', (client) => countStatements(pool, client, preparedStatements));
   const adapter = new PrismaPg(pool, { disposeExternalPool: true });
   // A transaction waits for a pooled connection as long as any query does (connectionTimeoutMillis),
   // not Prisma's default 2 s: under an on-sale's burst the pool is busy, not broken. Past that the
@@ -45,14 +47,19 @@ export interface SentStatement {
 const statementWatchers = new WeakMap<pg.Pool, Set<(statement: SentStatement) => void>>();
 
 /**
- * Tells the watchers of `pool` of every statement `client` sends (Prisma's, src/db/sql.ts's,
+ * Unnames the statements `client` sends when prepared statements are off, and tells the watchers
+ * of `pool` of every statement it sends (Prisma's, src/db/sql.ts's,
  * BEGIN and COMMIT alike): how test/catalogue/graph-connections.test.ts and `npm run bench` count
  * a request's statements. A statement is told in the request it was sent for, as long as the
  * pool had a connection free (a query that waited for one goes out in whichever request freed it).
  */
-function countStatements(pool: pg.Pool, client: pg.PoolClient): void {
+function countStatements(pool: pg.Pool, client: pg.PoolClient, preparedStatements: boolean): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    if (!preparedStatements && typeof args[0] === 'object' && args[0] !== null && 'name' in args[0]) {
+      const { name: _name, ...unnamed } = args[0] as { name?: string };
+      args[0] = unnamed;
+    }
     const watchers = statementWatchers.get(pool);
     if (watchers?.size) {
       const first = args[0] as string | { text?: string };

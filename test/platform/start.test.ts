@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createClient } from 'graphql-sse';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/db/migrate.ts';
 import { findFreePort } from '../../src/embedded/temporal.ts';
@@ -187,6 +188,29 @@ describe('npm start with the embedded defaults', () => {
       body: JSON.stringify({ email: demo.email, password: demo.password }),
     });
     expect(login.status).toBe(200);
+    // Subscriptions stream on the embedded database too: its connections deliver LISTEN/NOTIFY.
+    const { accessToken } = (await login.json()) as { accessToken: string };
+    const client = createClient({
+      url: `${origin}/graphql`,
+      headers: { authorization: `Bearer ${accessToken}`, 'x-service-org': 'demo' },
+      retryAttempts: 0,
+    });
+    const added: unknown[] = [];
+    const dispose = client.subscribe(
+      { query: 'subscription { auditEntryAdded { entry { action targetId } } }' },
+      { next: (result) => void added.push(result), error: (error) => void added.push({ error: String(error) }), complete: () => undefined },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const key = await fetch(`${origin}/v1/api-keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-org': 'demo', authorization: `Bearer ${accessToken}` },
+      body: JSON.stringify({ name: 'streamed', scopes: ['events.read'] }),
+    });
+    expect(key.status).toBe(201);
+    const { apiKey } = (await key.json()) as { apiKey: { id: string } };
+    await waitUntil(() => added.length > 0, 15_000, 'the audit entry streamed');
+    dispose();
+    expect(added[0]).toEqual({ data: { auditEntryAdded: { entry: { action: 'api_key.created', targetId: apiKey.id } } } });
     // The demo shop sells something at once, with the key printed.
     expect(firstOutput).toContain(`Demo storefront key              ${demo.storefrontKey}`);
     const listings = await fetch(`http://127.0.0.1:${port}/live/sales/listings`, { headers: { 'x-channel-key': demo.storefrontKey } });
