@@ -47,7 +47,10 @@ export interface TopicStream<T> {
 const REMEMBERED_IDS = 5_000;
 /** A catch-up reads back this far before the last event sent (transactions commit out of id order). */
 const CATCH_UP_SLACK = 1_000n;
-/** Items queued for a follower at most; beyond, its queued events turn into one catch-up from the table. */
+/**
+ * Items queued for a follower (or events for a group) at most; beyond, the queued events turn into
+ * one catch-up from the table.
+ */
 const MAX_QUEUED = 1_000;
 
 type Item = { kind: 'event'; event: LiveEvent } | { kind: 'catchUp' } | { kind: 'check' };
@@ -76,6 +79,11 @@ export class FollowerGroup implements TopicListener {
 
   event(event: LiveEvent): void {
     if (this.followers.size === 0 || !this.stream.matches(event)) return;
+    if (this.#queue.length >= MAX_QUEUED) {
+      // Reads this far behind (a database that does not answer): each follower reads the table instead.
+      this.#queue.length = 0;
+      return this.catchUp();
+    }
     this.#queue.push({ event });
     if (!this.#draining) void this.#drain();
   }
