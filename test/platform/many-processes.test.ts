@@ -192,7 +192,18 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
     }
     expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(6);
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(30);
-    // The lock-out holds for the right password too, on either process.
+    // The lock-out holds for the right password too, on either process. On a slow machine the last
+    // wait may be running out: let it, fail once more through A (a longer wait), then ask through B.
+    const [{ seconds } = { seconds: 0 }] = await db.$queryRaw<Array<{ seconds: number }>>`
+      SELECT coalesce(extract(epoch FROM max("blockedUntil") - now()), 0)::float AS seconds FROM throttles`;
+    if (seconds < 1) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, seconds * 1000) + 100));
+      const again = await call(apis[0]!, 'POST', '/v1/auth/login', {
+        body: { email, password: 'wrong' },
+        headers: { 'x-forwarded-for': '10.9.99.1' },
+      });
+      expect(again.status).toBe(401);
+    }
     expect((await call(apis[1]!, 'POST', '/v1/auth/login', { body: { email, password } })).status).toBe(429);
     await db.throttle.deleteMany({});
   });
