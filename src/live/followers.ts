@@ -292,11 +292,10 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
     try {
       for (let item = this.#queue.shift(); item && !this.#ended; item = this.#queue.shift()) {
         try {
-          if (item.kind === 'check') await this.#rights!.check(true);
+          if (item.kind === 'check') await this.#checkRights(true);
           else if (item.kind === 'catchUp') {
             await this.#fromTable(this.#last - CATCH_UP_SLACK > this.#floor ? this.#last - CATCH_UP_SLACK : this.#floor);
           } else await this.#deliver(item.event);
-          this.key = this.#sink!.key();
         } catch (error) {
           // The database could not answer: the stream stays open and reads what it missed once it can.
           if (!isDatabaseUnavailable(error)) return this.#fail(error);
@@ -311,12 +310,16 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
   /** One event through the queue: its rights checked when they moved, its payload read, then sent. */
   async #deliver(event: LiveEvent): Promise<void> {
     if (this.#wasSent(event.id) || !this.#stream.matches(event)) return;
-    await this.#rights!.check(false);
-    this.key = this.#sink!.key();
+    await this.#checkRights(false);
     const payload = await this.#stream.payload(event);
     if (this.#ended) return;
     this.#remember(event.id);
     if (payload !== null) await this.#sink!.send(payload, event.id);
+  }
+
+  /** The rights check; after a fresh reading of the credential, how events read for it may differ. */
+  async #checkRights(always: boolean): Promise<void> {
+    if (await this.#rights!.check(always)) this.key = this.#sink!.key();
   }
 
   /** The table's events after `after`, page by page (bounded by the replay window's rows). */

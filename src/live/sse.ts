@@ -120,12 +120,14 @@ function followerStream(
     // Yoga's wrappers of the subscription's source end with it (the follower was never iterated).
     void results[Symbol.asyncIterator]().return?.();
   };
+  const encode = async (payload: object, id: bigint | null) =>
+    encodedEvent(await executedFor(args, payload), id === null ? undefined : String(id), mask);
   const sink: FollowerSink<unknown> = {
     direct: true,
     key: () => executionKey(args),
-    encode: async (payload, id) => encodedEvent(await executedFor(args, payload), String(id), mask),
+    encode,
     write: append,
-    send: async (payload, id) => append(encodedEvent(await executedFor(args, payload), id === null ? undefined : String(id), mask)),
+    send: async (payload, id) => append(await encode(payload as object, id)),
     end: (error) => {
       if (finished) return;
       if (error !== undefined) pending.push(encodedEvent({ errors: [mask(error)] }, undefined, mask));

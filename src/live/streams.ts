@@ -81,8 +81,11 @@ async function recheck(ctx: RequestContext, allowed: () => boolean): Promise<voi
 export interface RightsCheck {
   /** The organisation's rights version at the last reading of the credential (null: notices not trusted). */
   readonly version: string | null;
-  /** `check(true)` reads the credential again; `check(false)` only when rights moved since the last reading. */
-  check(always: boolean): Promise<void>;
+  /**
+   * `check(true)` reads the credential again; `check(false)` only when rights moved since the last
+   * reading. Answers whether it read again (the context's rights may then have changed).
+   */
+  check(always: boolean): Promise<boolean>;
 }
 
 /**
@@ -99,9 +102,10 @@ export function rightsCheck(ctx: RequestContext, organisationId: string, allowed
     },
     async check(always) {
       const version = live.rightsVersion(organisationId);
-      if (!always && version !== null && version === seen) return;
+      if (!always && version !== null && version === seen) return false;
       await recheck(ctx, allowed);
       seen = version;
+      return true;
     },
   };
 }
