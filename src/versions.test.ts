@@ -51,6 +51,23 @@ describe('version declarations', () => {
     expect(deprecationHeaders('2025-10-01', '/v1/meta/versions')).toEqual({});
   });
 
+  it('2026-11-27 is current, adding sequence to every resource; 2026-06-01 is supported', () => {
+    expect(API_VERSIONS.map((v) => [v.date, v.status])).toEqual([
+      ['2024-11-01', 'sunset'],
+      ['2025-04-01', 'deprecated'],
+      ['2025-10-01', 'supported'],
+      ['2026-06-01', 'supported'],
+      ['2026-11-27', 'current'],
+    ]);
+    expect(CURRENT_VERSION).toBe('2026-11-27');
+    for (const resource of ['Order', 'Customer', 'Event', 'TicketsIssued', 'Redemption'] as const) {
+      const shown = { id: 'x_1', accountId: 'acc_1', sequence: 3 };
+      expect(transformDown(resource, shown, CURRENT_VERSION)).toEqual(shown);
+      expect(transformDown(resource, shown, '2026-06-01')).toEqual({ id: 'x_1', accountId: 'acc_1' });
+      expect(transformDown(resource, shown, '2025-04-01')).not.toHaveProperty('sequence');
+    }
+  });
+
   // Last: it makes a new current version for the rest of this file.
   it('restore a removed field for older versions, and read an old body’s renamed input under its new name', () => {
     declareVersion({

@@ -118,11 +118,30 @@ const DECLARED: VersionDeclaration[] = [
   },
   {
     date: '2026-06-01',
-    status: 'current',
+    status: 'supported',
     summary: 'Line item counts on orders; venues on events.',
     changes: [
       { kind: 'added', resource: 'Order', field: 'lineItemCount' },
       { kind: 'added', resource: 'Event', field: 'venueId', note: 'null when none' },
+    ],
+    deprecatedAt: null,
+    sunsetAt: null,
+  },
+  {
+    date: '2026-11-27',
+    status: 'current',
+    summary: 'Per-object sequence numbers in webhook payloads; the order of a redeemed ticket.',
+    // Only webhook payloads (deliveries and GET /v1/webhook-events) carry them: the place of the
+    // event among the events of its object, so a receiver can drop one older than what it has
+    // applied; a redemption is numbered among its pass's order's events, which it now names.
+    changes: [
+      ...(['Order', 'Customer', 'Event', 'TicketsIssued', 'Redemption'] as const).map((resource) => ({
+        kind: 'added' as const,
+        resource,
+        field: 'sequence',
+        note: "webhook payloads: the event's place among its object's events, 1, 2, ...",
+      })),
+      { kind: 'added', resource: 'Redemption', field: 'orderId', note: "webhook payloads: the pass's order" },
     ],
     deprecatedAt: null,
     sunsetAt: null,

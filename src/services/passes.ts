@@ -139,6 +139,7 @@ export async function redeemPass(
         payload: views.ticketRedeemed({
           redemptionId: redemption.id,
           passId: pass.id,
+          orderId: pass.orderId,
           entitlementId: entitlement.id,
           accountId: pass.accountId,
         }),

@@ -16,7 +16,16 @@ interface WebhookType<View> {
   view: (value: View) => Payload;
   /** A realistic payload built with `view`: only accountId is real (see sampleId). */
   sample: (accountId: string, now: Date) => Payload;
+  /**
+   * The object the event is about, whose events are numbered (`sequence`) and, for endpoints that
+   * ask for it, delivered in order: an order for its order.* and ticket.* events (a redemption, its
+   * pass's order), a customer, an event.
+   */
+  objectOf: (payload: Payload) => string | undefined;
 }
+
+/** An id field of the payload (every view has them as strings). */
+const field = (name: string) => (payload: Payload) => (typeof payload[name] === 'string' ? payload[name] : undefined);
 
 const type = <View>(entry: WebhookType<View>) => entry;
 
@@ -46,30 +55,35 @@ export const WEBHOOK_TYPES = {
   'order.created': type({
     description: 'A new order was started.',
     resource: 'Order',
+    objectOf: field('id'),
     view: views.order,
     sample: sampleOrder('pending'),
   }),
   'order.confirmed': type({
     description: 'An order was paid and confirmed.',
     resource: 'Order',
+    objectOf: field('id'),
     view: views.order,
     sample: sampleOrder('confirmed'),
   }),
   'order.cancelled': type({
     description: 'An order was cancelled.',
     resource: 'Order',
+    objectOf: field('id'),
     view: views.order,
     sample: sampleOrder('cancelled'),
   }),
   'order.refunded': type({
     description: 'An order was refunded.',
     resource: 'Order',
+    objectOf: field('id'),
     view: views.order,
     sample: sampleOrder('refunded'),
   }),
   'customer.created': type({
     description: 'A new customer was created.',
     resource: 'Customer',
+    objectOf: field('id'),
     view: views.customer,
     sample: (accountId, now) =>
       views.customer({
@@ -84,6 +98,7 @@ export const WEBHOOK_TYPES = {
   'event.created': type({
     description: 'A new event was created.',
     resource: 'Event',
+    objectOf: field('id'),
     view: views.event,
     sample: (accountId, now) =>
       views.event({
@@ -99,6 +114,7 @@ export const WEBHOOK_TYPES = {
   'ticket.issued': type({
     description: 'Passes were issued for an order.',
     resource: 'TicketsIssued',
+    objectOf: field('orderId'),
     view: views.ticketsIssued,
     sample: (accountId) =>
       views.ticketsIssued({
@@ -110,11 +126,13 @@ export const WEBHOOK_TYPES = {
   'ticket.redeemed': type({
     description: 'A ticket was scanned and redeemed.',
     resource: 'Redemption',
+    objectOf: field('orderId'),
     view: views.ticketRedeemed,
     sample: (accountId) =>
       views.ticketRedeemed({
         redemptionId: sampleId('redemption'),
         passId: sampleId('pass'),
+        orderId: sampleId('order'),
         entitlementId: sampleId('entitlement'),
         accountId,
       }),

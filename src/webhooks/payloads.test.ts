@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CURRENT_VERSION } from '../versions.ts';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types.ts';
-import { envelope, transformDown, views, type Payload } from './payloads.ts';
+import { API_VERSIONS, CURRENT_VERSION } from '../versions.ts';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TYPES, type WebhookEventType } from './event-types.ts';
+import { envelope, eventData, transformDown, views } from './payloads.ts';
 
 const createdAt = new Date('2026-07-01T12:00:00.000Z');
 
@@ -46,7 +46,13 @@ const customer = views.customer({
   createdAt,
 });
 
-const ticketRedeemed = views.ticketRedeemed({ redemptionId: 'red_1', passId: 'pas_1', entitlementId: 'ent_1', accountId: 'acc_1' });
+const ticketRedeemed = views.ticketRedeemed({
+  redemptionId: 'red_1',
+  passId: 'pas_1',
+  orderId: 'ord_1',
+  entitlementId: 'ent_1',
+  accountId: 'acc_1',
+});
 
 describe('views', () => {
   it('order: every field of docs/spec/service-spec.md §6, in order, dates as ISO strings', () => {
@@ -131,7 +137,13 @@ describe('views', () => {
   });
 
   it('ticket redeemed', () => {
-    expect(ticketRedeemed).toStrictEqual({ redemptionId: 'red_1', passId: 'pas_1', entitlementId: 'ent_1', accountId: 'acc_1' });
+    expect(ticketRedeemed).toStrictEqual({
+      redemptionId: 'red_1',
+      passId: 'pas_1',
+      orderId: 'ord_1',
+      entitlementId: 'ent_1',
+      accountId: 'acc_1',
+    });
   });
 
   it('nothing beyond the view leaks: extra properties of the source row are dropped', () => {
@@ -153,9 +165,20 @@ describe('views', () => {
 const ORDER_TYPES: WebhookEventType[] = ['order.created', 'order.confirmed', 'order.cancelled', 'order.refunded'];
 
 describe('down-transforms, one step at a time', () => {
-  it('the current version is 2026-06-01 (these steps are written against it)', () => {
-    expect(CURRENT_VERSION).toBe('2026-06-01');
+  it('the current version is 2026-11-27 (these steps are written against it)', () => {
+    expect(CURRENT_VERSION).toBe('2026-11-27');
   });
+
+  it.each(Object.keys(WEBHOOK_EVENT_TYPES) as WebhookEventType[])(
+    '%s: 2026-11-27 -> 2026-06-01 drops sequence (and a redemption its orderId), nothing else',
+    (type) => {
+      const payload = WEBHOOK_TYPES[type].sample('acc_1', createdAt);
+      const { orderId: _orderId, ...withoutOrder } = payload;
+      const at202606 = type === 'ticket.redeemed' ? withoutOrder : payload;
+      expect(transformDown(type, { ...payload, sequence: 4 }, '2026-06-01')).toStrictEqual(at202606);
+      expect(transformDown(type, payload, '2026-06-01')).toStrictEqual(at202606);
+    },
+  );
 
   it.each(ORDER_TYPES)('%s: 2026-06-01 -> 2025-10-01 drops lineItemCount', (type) => {
     const down = transformDown(type, order, '2025-10-01');
@@ -221,12 +244,16 @@ describe('down-transforms, one step at a time', () => {
     expect(at202504).toStrictEqual(rest);
   });
 
-  it.each([
-    ['customer.created', customer],
-    ['ticket.redeemed', ticketRedeemed],
-  ] as Array<[WebhookEventType, Payload]>)('%s is unchanged by every step', (type, payload) => {
+  it('customer.created is unchanged by every step', () => {
     for (const version of ['2026-06-01', '2025-10-01', '2025-04-01']) {
-      expect(transformDown(type, payload, version)).toStrictEqual(payload);
+      expect(transformDown('customer.created', customer, version)).toStrictEqual(customer);
+    }
+  });
+
+  it('ticket.redeemed: 2026-11-27 -> 2026-06-01 drops orderId; no older step changes it', () => {
+    const { orderId: _dropped, ...at202606 } = ticketRedeemed;
+    for (const version of ['2026-06-01', '2025-10-01', '2025-04-01']) {
+      expect(transformDown('ticket.redeemed', ticketRedeemed, version)).toStrictEqual(at202606);
     }
   });
 
@@ -270,7 +297,8 @@ describe('envelope', () => {
       type: 'order.confirmed',
       createdAt,
       payload: order,
-      payloadVersion: '2026-06-01',
+      payloadVersion: CURRENT_VERSION,
+      sequence: 2,
       endpointVersion: '2025-04-01',
     });
     expect(sent).toStrictEqual({
@@ -281,19 +309,37 @@ describe('envelope', () => {
       data: transformDown('order.confirmed', order, '2025-04-01'),
     });
     expect(sent.data).toHaveProperty('total', 5250);
+    expect(sent.data).not.toHaveProperty('sequence');
   });
 
-  it('at the current version the payload is sent as built', () => {
+  it('at the current version the payload is sent as built, its sequence last', () => {
     const sent = envelope({
       deliveryId: 'whd_2',
       type: 'event.created',
       createdAt,
       payload: event,
       payloadVersion: CURRENT_VERSION,
+      sequence: 1,
       endpointVersion: CURRENT_VERSION,
     });
-    expect(sent.version).toBe('2026-06-01');
-    expect(sent.data).toStrictEqual(event);
+    expect(sent.version).toBe(CURRENT_VERSION);
+    expect(sent.data).toStrictEqual({ ...event, sequence: 1 });
+    expect(Object.keys(sent.data)).toEqual([...Object.keys(event), 'sequence']);
+  });
+
+  it('without a sequence (absent or null: recorded before sequences) the payload is sent as built', () => {
+    for (const sequence of [undefined, null]) {
+      const sent = envelope({
+        deliveryId: 'whd_3',
+        type: 'event.created',
+        createdAt,
+        payload: event,
+        payloadVersion: CURRENT_VERSION,
+        ...(sequence === undefined ? {} : { sequence }),
+        endpointVersion: CURRENT_VERSION,
+      });
+      expect(sent.data).toStrictEqual(event);
+    }
   });
 });
 
@@ -317,8 +363,9 @@ describe('field order', () => {
       type: 'order.confirmed',
       createdAt: new Date(0),
       payload: stored,
-      payloadVersion: '2026-06-01',
-      endpointVersion: '2026-06-01',
+      payloadVersion: CURRENT_VERSION,
+      sequence: 3,
+      endpointVersion: CURRENT_VERSION,
     });
     expect(Object.keys(built.data)).toEqual([
       'id',
@@ -331,13 +378,15 @@ describe('field order', () => {
       'accountId',
       'createdAt',
       'lineItemCount',
+      'sequence',
     ]);
     const older = envelope({
       deliveryId: 'whd_1',
       type: 'order.confirmed',
       createdAt: new Date(0),
       payload: stored,
-      payloadVersion: '2026-06-01',
+      payloadVersion: CURRENT_VERSION,
+      sequence: 3,
       endpointVersion: '2025-04-01',
     });
     expect(Object.keys(older.data)).toEqual([
@@ -351,5 +400,58 @@ describe('field order', () => {
       'accountId',
       'createdAt',
     ]);
+  });
+});
+
+describe('eventData: what a stored event shows at a version', () => {
+  const TYPES = Object.keys(WEBHOOK_EVENT_TYPES) as WebhookEventType[];
+  const sample = (type: WebhookEventType) => WEBHOOK_TYPES[type].sample('acc_1', createdAt);
+  /** The versions before the one that added sequence, sunset 2024-11-01 included (endpoints pinned before it). */
+  const BEFORE_SEQUENCES = API_VERSIONS.map((v) => v.date).filter((date) => date < '2026-11-27');
+
+  it.each(TYPES)('%s at the current version: the payload as built, then its sequence, last', (type) => {
+    const data = eventData({ type, payload: sample(type), version: CURRENT_VERSION, sequence: 7 }, CURRENT_VERSION);
+    expect(data).toStrictEqual({ ...sample(type), sequence: 7 });
+    expect(Object.keys(data)).toEqual([...Object.keys(sample(type)), 'sequence']);
+  });
+
+  it.each(TYPES)('%s at 2026-06-01 and older: no sequence, the rest as the version shows it', (type) => {
+    expect(BEFORE_SEQUENCES).toEqual(['2024-11-01', '2025-04-01', '2025-10-01', '2026-06-01']);
+    for (const version of BEFORE_SEQUENCES) {
+      const data = eventData({ type, payload: sample(type), version: CURRENT_VERSION, sequence: 7 }, version);
+      expect(data, version).not.toHaveProperty('sequence');
+      expect(data, version).toStrictEqual(transformDown(type, sample(type), version));
+    }
+  });
+
+  it('an event recorded before sequences has none, at any version', () => {
+    for (const version of [CURRENT_VERSION, '2026-06-01', '2025-04-01']) {
+      const data = eventData({ type: 'order.refunded', payload: order, version: CURRENT_VERSION, sequence: null }, version);
+      expect(data).not.toHaveProperty('sequence');
+      expect(data).toStrictEqual(transformDown('order.refunded', order, version));
+    }
+  });
+
+  it('an event stored at an older version reads as stored at a newer one: nothing it lacks is made up', () => {
+    const at202606 = transformDown('order.confirmed', order, '2026-06-01');
+    expect(eventData({ type: 'order.confirmed', payload: at202606, version: '2026-06-01', sequence: null }, CURRENT_VERSION)).toStrictEqual(
+      at202606,
+    );
+    // Two versions older: neither lineItemCount nor sequence appears.
+    const at202510 = transformDown('order.confirmed', order, '2025-10-01');
+    const newer = eventData({ type: 'order.confirmed', payload: at202510, version: '2025-10-01', sequence: null }, CURRENT_VERSION);
+    expect(newer).toStrictEqual(at202510);
+    expect(newer).not.toHaveProperty('lineItemCount');
+    // And taken down from where it was stored to an older pin.
+    expect(eventData({ type: 'order.confirmed', payload: at202510, version: '2025-10-01', sequence: null }, '2025-04-01')).toStrictEqual(
+      transformDown('order.confirmed', order, '2025-04-01'),
+    );
+  });
+
+  it('never changes the stored payload', () => {
+    const payload = structuredClone(order);
+    eventData({ type: 'order.created', payload, version: CURRENT_VERSION, sequence: 2 }, CURRENT_VERSION);
+    eventData({ type: 'order.created', payload, version: CURRENT_VERSION, sequence: 2 }, '2025-04-01');
+    expect(payload).toStrictEqual(order);
   });
 });

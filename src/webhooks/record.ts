@@ -3,7 +3,7 @@ import type { Database } from '../db/client.ts';
 import { Statement, type TenantSql, type TenantStatements, type TransactionStatements } from '../db/sql.ts';
 import { newId } from '../ids.ts';
 import { CURRENT_VERSION } from '../versions.ts';
-import type { WebhookEventType } from './event-types.ts';
+import { WEBHOOK_TYPES, type WebhookEventType } from './event-types.ts';
 import type { Payload } from './payloads.ts';
 
 /** The transaction client of a handle: the tenant-scoped one of a request, or the whole database (worker sweeps). */
@@ -17,6 +17,8 @@ export interface WebhookEventInput {
   payload: Payload;
   /** Only this endpoint of the account (a test delivery), not every subscriber. */
   endpointId?: string;
+  /** The object the event is about, when not the one its type reads from the payload (event-types.ts `objectOf`). */
+  objectId?: string;
 }
 
 /** Records source events into the transaction it was handed to; see `withWebhooks`. */
@@ -79,6 +81,11 @@ export async function recordWebhookEvent(tx: Tx, event: WebhookEventInput): Prom
  * its `endpointId`), in the endpoints' order, each with the URL its endpoint has now (what the
  * delivery is made for), with ids drawn by the database's new_id (the same form as newId's). It
  * answers the deliveries' ids.
+ *
+ * Each event takes the next sequence numbers of its object (webhook_sequences, upserted here: its
+ * row lock makes a second transaction announcing the same object wait for this one's commit, so
+ * numbers follow commit order). A delivery to an endpoint that orders per object carries the object
+ * as its ordering key and the event's sequence (src/webhooks/ordering.ts).
  */
 function recordingStatement(organisationId: string, events: readonly WebhookEventInput[]): { statement: Statement; eventIds: string[] } {
   for (const event of events) if (event.organisationId !== organisationId) throw new Error('a webhook of another organisation');
@@ -89,16 +96,28 @@ function recordingStatement(organisationId: string, events: readonly WebhookEven
   const types = sql.param(events.map((event) => event.type));
   const payloads = sql.param(events.map((event) => JSON.stringify(event.payload)));
   const only = sql.param(events.map((event) => event.endpointId ?? null));
+  // A payload that names no object (none of the views' does) is numbered alone, as its own object.
+  const objects = sql.param(events.map((event, i) => event.objectId ?? WEBHOOK_TYPES[event.type].objectOf(event.payload) ?? eventIds[i]!));
   sql.add(`WITH input AS (
-      SELECT * FROM unnest(${ids}::text[], ${accounts}::text[], ${types}::text[], ${payloads}::text[], ${only}::text[])
-        WITH ORDINALITY AS i(event_id, account_id, type, payload, endpoint_id, place)
+      SELECT * FROM unnest(${ids}::text[], ${accounts}::text[], ${types}::text[], ${payloads}::text[], ${only}::text[], ${objects}::text[])
+        WITH ORDINALITY AS i(event_id, account_id, type, payload, endpoint_id, object_id, place)
+    ), taken AS (
+      INSERT INTO webhook_sequences ("organisationId", "objectId", last)
+      SELECT $1, object_id, count(*) FROM input GROUP BY object_id ORDER BY object_id
+      ON CONFLICT ("organisationId", "objectId") DO UPDATE SET last = webhook_sequences.last + excluded.last
+      RETURNING "objectId", last
+    ), numbered AS (
+      SELECT i.*, (t.last - count(*) OVER (PARTITION BY i.object_id)
+                   + row_number() OVER (PARTITION BY i.object_id ORDER BY i.place))::int AS sequence
+        FROM input i JOIN taken t ON t."objectId" = i.object_id
     ), source AS (
-      INSERT INTO webhook_events ("organisationId", id, "accountId", type, payload, version)
-      SELECT $1, event_id, account_id, type, payload::jsonb, ${sql.param(CURRENT_VERSION)} FROM input
+      INSERT INTO webhook_events ("organisationId", id, "accountId", type, payload, version, "objectId", sequence)
+      SELECT $1, event_id, account_id, type, payload::jsonb, ${sql.param(CURRENT_VERSION)}, object_id, sequence FROM numbered
     )
-    INSERT INTO webhook_deliveries ("organisationId", id, "accountId", "eventId", "endpointId", "eventType", url, "updatedAt")
-    SELECT $1, new_id('whd'), i.account_id, i.event_id, e.id, i.type, e.url, now()
-      FROM input i JOIN webhook_endpoints e
+    INSERT INTO webhook_deliveries ("organisationId", id, "accountId", "eventId", "endpointId", "eventType", url, "orderingKey", sequence, "updatedAt")
+    SELECT $1, new_id('whd'), i.account_id, i.event_id, e.id, i.type, e.url,
+           CASE WHEN e.ordering = 'per_object' THEN i.object_id END, i.sequence, now()
+      FROM numbered i JOIN webhook_endpoints e
         ON e."organisationId" = $1 AND e."accountId" = i.account_id AND e.enabled AND e."deletedAt" IS NULL
        AND (cardinality(e."eventTypes") = 0 OR i.type = ANY(e."eventTypes")) AND (i.endpoint_id IS NULL OR e.id = i.endpoint_id)
      ORDER BY i.place, e."createdAt", e.id

@@ -44,6 +44,8 @@ export interface TicketsIssuedView {
 export interface TicketRedeemedView {
   redemptionId: string;
   passId: string;
+  /** The pass's order: the object whose events the redemption is numbered among. */
+  orderId: string;
   entitlementId: string;
   accountId: string;
 }
@@ -79,6 +81,7 @@ export const views = {
   ticketRedeemed: (r: TicketRedeemedView): Payload => ({
     redemptionId: r.redemptionId,
     passId: r.passId,
+    orderId: r.orderId,
     entitlementId: r.entitlementId,
     accountId: r.accountId,
   }),

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/auth/keys.ts';
+import { CURRENT_VERSION } from '../../src/versions.ts';
 import { useTestApp } from '../support/app.ts';
 import { asAdmin, createApiKey, staffWithRoles } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
@@ -29,7 +30,7 @@ describe('organisation', () => {
         secondaryColor: null,
         logoUrl: null,
         metadata: null,
-        apiVersion: '2026-06-01',
+        apiVersion: CURRENT_VERSION,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },
@@ -93,10 +94,10 @@ describe('organisation', () => {
     const header = await api(app, 'GET', '/v1/meta/versions', { org: org.slug, headers: { 'service-version': '2025-04-01' } });
     expect(header.body.resolved).toBe('2025-04-01');
     const neither = await api(app, 'GET', '/v1/meta/versions', {});
-    expect(neither.body.resolved).toBe('2026-06-01');
+    expect(neither.body.resolved).toBe(CURRENT_VERSION);
     const otherOrg = await api(app, 'GET', '/v1/meta/versions', { org: other.slug });
-    expect(otherOrg.body.resolved).toBe('2026-06-01');
-    await api(app, 'PATCH', '/v1/organisation', { ...admin(), body: { apiVersion: '2026-06-01' } });
+    expect(otherOrg.body.resolved).toBe(CURRENT_VERSION);
+    await api(app, 'PATCH', '/v1/organisation', { ...admin(), body: { apiVersion: CURRENT_VERSION } });
   });
 
   it('needs organisation.write to change (403 staff, 404 key) and organisation.read to read', async () => {

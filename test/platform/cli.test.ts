@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/db/migrate.ts';
+import { CURRENT_VERSION } from '../../src/versions.ts';
 import { createTestDatabase, query, type TestDatabase } from '../support/db.ts';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
@@ -46,7 +47,7 @@ describe('npm run cli -- bootstrap', () => {
       id: expect.stringMatching(/^org_/),
       slug: 'acme',
       name: 'Acme Tickets',
-      apiVersion: '2026-06-01',
+      apiVersion: CURRENT_VERSION,
     });
     expect(printed.account.id).toMatch(/^acc_/);
     expect(printed.user).toMatchObject({ id: expect.stringMatching(/^usr_/), email: 'owner@acme.test' });

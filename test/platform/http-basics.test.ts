@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CURRENT_VERSION } from '../../src/versions.ts';
 import { startTestApp, useTestApp } from '../support/app.ts';
 import { asAdmin } from '../support/credentials.ts';
 import { api, createOrganisation } from '../support/fixtures.ts';
@@ -93,15 +94,17 @@ describe('API versions', () => {
   it('GET /v1/meta/versions needs no credential and answers the contract table', async () => {
     const res = await fetch(`${app().url}/v1/meta/versions`);
     expect(res.status).toBe(200);
-    expect(res.headers.get('service-version')).toBe('2026-06-01');
+    expect(res.headers.get('service-version')).toBe(CURRENT_VERSION);
     const body = await res.json();
-    expect(body.current).toBe('2026-06-01');
-    expect(body.resolved).toBe('2026-06-01');
+    expect(body.current).toBe(CURRENT_VERSION);
+    expect(body.resolved).toBe(CURRENT_VERSION);
     expect(body.versions.map((v: { date: string; status: string }) => [v.date, v.status])).toEqual([
       ['2024-11-01', 'sunset'],
       ['2025-04-01', 'deprecated'],
       ['2025-10-01', 'supported'],
-      ['2026-06-01', 'current'],
+      ['2026-06-01', 'supported'],
+      // docs/spec/contract.md "Decided later (2026-11-26)": per-object sequence numbers in webhook payloads.
+      ['2026-11-27', 'current'],
     ]);
   });
 
@@ -127,7 +130,7 @@ describe('API versions', () => {
     expect(res.headers.get('service-version')).toBe('2025-04-01');
     expect(res.headers.get('x-request-id')).toBeTruthy();
     const body = await res.json();
-    expect(body.data.apiVersions).toMatchObject({ current: '2026-06-01', resolved: '2025-04-01' });
+    expect(body.data.apiVersions).toMatchObject({ current: CURRENT_VERSION, resolved: '2025-04-01' });
   });
 });
 

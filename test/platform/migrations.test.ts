@@ -52,6 +52,7 @@ const TABLES = [
   'webhook_events',
   'webhook_deliveries',
   'webhook_attempts',
+  'webhook_sequences',
   'outbox_messages',
   'rate_limit_windows',
   'throttles',

@@ -3,7 +3,7 @@ import { NEXT_VERSION } from '../support/next-version.ts';
 import { randomBytes } from 'node:crypto';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { CURRENT_VERSION } from '../../src/versions.ts';
+import { API_VERSIONS, CURRENT_VERSION } from '../../src/versions.ts';
 import { createWorker } from '../../workflows/worker.ts';
 import { useTestApp } from '../support/app.ts';
 import { api, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
@@ -17,7 +17,10 @@ import { createTestEndpoint, startWebhookReceiver, type WebhookReceiver } from '
  */
 
 const app = useTestApp({ SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
-const PREVIOUS = '2026-06-01';
+/** The version before the fixture's: the last real one. */
+const PREVIOUS = API_VERSIONS.at(-2)!.date;
+/** A version before the one that added `sequence` to webhook payloads. */
+const BEFORE_SEQUENCES = '2026-06-01';
 let worker: Worker;
 let running: Promise<void>;
 let receiver: WebhookReceiver;
@@ -30,7 +33,7 @@ beforeAll(async () => {
   running = worker.run();
   receiver = await startWebhookReceiver();
   org = await createOrganisation(app(), 'next');
-  for (const version of [PREVIOUS, NEXT_VERSION]) {
+  for (const version of [BEFORE_SEQUENCES, PREVIOUS, NEXT_VERSION]) {
     const target = { organisationId: org.organisation.id, accountId: org.account.id, receiver, apiVersion: version };
     paths[version] = (await createTestEndpoint(app().runtime.db, app().runtime.encryptionKey, target)).path;
   }
@@ -71,7 +74,7 @@ it('takes a body in the previous shape, answers each version in its own shape, a
   const now = await api(app(), 'GET', `/v1/events/${id}`, admin());
   expect(now.body.event).toMatchObject({ name: 'Written the old way' });
   expect(now.body.event).not.toHaveProperty('title');
-  // Two versions back: both changes undone.
+  // Further back: venueId's addition undone as well.
   const older = await api(app(), 'GET', `/v1/events/${id}`, admin('2025-10-01'));
   expect(older.body.event).toMatchObject({ title: 'Written the old way' });
   expect(older.body.event).not.toHaveProperty('venueId');
@@ -81,12 +84,16 @@ it('takes a body in the previous shape, answers each version in its own shape, a
   expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
   expect(renamed.body.event.title).toBe('Renamed the old way');
 
-  const hooks = await receiver.waitForRequests(2, (r) => JSON.parse(r.rawBody).data.id === id, 60_000);
+  const hooks = await receiver.waitForRequests(3, (r) => JSON.parse(r.rawBody).data.id === id, 60_000);
   const sent = (version: string) => JSON.parse(hooks.find((r) => r.path === paths[version])!.rawBody) as { version: string; data: object };
-  expect(sent(PREVIOUS)).toMatchObject({ version: PREVIOUS, data: { id, title: 'Written the old way' } });
+  // The event's first webhook: sequence 1, kept through the new version's step down, gone before 2026-11-27.
+  expect(sent(PREVIOUS)).toMatchObject({ version: PREVIOUS, data: { id, title: 'Written the old way', sequence: 1 } });
   expect(sent(PREVIOUS).data).not.toHaveProperty('name');
-  expect(sent(NEXT_VERSION)).toMatchObject({ version: NEXT_VERSION, data: { id, name: 'Written the old way' } });
+  expect(sent(NEXT_VERSION)).toMatchObject({ version: NEXT_VERSION, data: { id, name: 'Written the old way', sequence: 1 } });
   expect(sent(NEXT_VERSION).data).not.toHaveProperty('title');
+  for (const version of [PREVIOUS, NEXT_VERSION]) expect(Object.keys(sent(version).data).at(-1)).toBe('sequence');
+  expect(sent(BEFORE_SEQUENCES)).toMatchObject({ version: BEFORE_SEQUENCES, data: { id, title: 'Written the old way', venueId: null } });
+  expect(sent(BEFORE_SEQUENCES).data).not.toHaveProperty('sequence');
 });
 
 it('shapes the sales API too', async () => {

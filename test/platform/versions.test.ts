@@ -17,7 +17,8 @@ import { createTestEndpoint, startWebhookReceiver, type ReceivedRequest, type We
  */
 
 const app = useTestApp({ SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
-const VERSIONS = ['2025-04-01', '2025-10-01', '2026-06-01'] as const;
+/** The versions served, oldest first (docs/spec/contract.md "API versions" and "Decided later (2026-11-26)"). */
+const VERSIONS = ['2025-04-01', '2025-10-01', '2026-06-01', '2026-11-27'] as const;
 type Version = (typeof VERSIONS)[number];
 
 let worker: Worker;
@@ -51,7 +52,7 @@ beforeAll(async () => {
   ({
     order: { id: orderId },
   } = await placeOrder(app(), catalogue.channel, catalogue));
-  // event.created, order.created, order.confirmed and ticket.issued at each of the three endpoints.
+  // event.created, order.created, order.confirmed and ticket.issued at each endpoint.
   await receiver.waitForRequests(4 * VERSIONS.length, undefined, 60_000);
 }, 180_000);
 
@@ -75,12 +76,24 @@ function webhook(version: Version, type: string): Record<string, unknown> {
 
 const at = (version: string) => ({ 'service-version': version });
 
-/** Every field the webhook shows, the REST object shows with the same value (the webhook's view is a subset). */
+/**
+ * Every field the webhook shows, the REST object shows with the same value (the webhook's view is a
+ * subset), but `sequence`: the event's place among its object's events, which only webhooks carry.
+ */
 function expectSameObject(rest: Record<string, unknown>, hook: Record<string, unknown>) {
-  for (const [key, value] of Object.entries(hook)) expect(rest[key], key).toEqual(value);
+  for (const [key, value] of Object.entries(hook)) if (key !== 'sequence') expect(rest[key], key).toEqual(value);
+  expect(rest).not.toHaveProperty('sequence');
 }
 
-describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01), lineItemCount added (2026-06-01)', () => {
+/** What 2026-11-27 added: webhook payloads carry `sequence`, endpoints pinned earlier never see it. */
+const sequenced = (version: Version) => version >= '2026-11-27';
+
+it('covers every version served, up to the current one', () => {
+  expect(API_VERSIONS.filter((v) => v.status !== 'sunset').map((v) => v.date)).toEqual(VERSIONS);
+  expect(VERSIONS.at(-1)).toBe(CURRENT_VERSION);
+});
+
+describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01), lineItemCount added (2026-06-01), sequence in webhooks (2026-11-27)', () => {
   it.each(VERSIONS)('reads the same at %s on GET /v1/orders/{id}, in the list, and in the order.confirmed webhook', async (version) => {
     const one = await api(app(), 'GET', `/v1/orders/${orderId}`, { token: org.adminToken, org: org.slug, headers: at(version) });
     expect(one.status).toBe(200);
@@ -90,7 +103,9 @@ describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01),
     // And each answer is what the OpenAPI document of that version describes (GET /v1/openapi.json at it).
     expectDocumentedResponse('GET', '/orders/{id}', one, 'management', version);
     expectDocumentedResponse('GET', '/orders', list, 'management', version);
-    if (version !== CURRENT_VERSION) expect(responseProblems('GET', '/orders', list, 'management', CURRENT_VERSION)).not.toEqual([]);
+    // 2026-11-27 changed webhook payloads only: from 2026-06-01 on an order reads as the current one.
+    if (version < '2026-06-01') expect(responseProblems('GET', '/orders', list, 'management', CURRENT_VERSION)).not.toEqual([]);
+    else expect(responseProblems('GET', '/orders', list, 'management', CURRENT_VERSION)).toEqual([]);
     expect(list.body.orders.find((o: { id: string }) => o.id === orderId)).toEqual(order);
     const hook = webhook(version, 'order.confirmed');
     expectSameObject(order, hook);
@@ -101,8 +116,11 @@ describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01),
       expect('subtotal' in shape).toBe(renamed);
       expect('totalAmount' in shape).toBe(!renamed);
       expect('subtotalAmount' in shape).toBe(!renamed);
-      expect('lineItemCount' in shape).toBe(version === '2026-06-01');
+      expect('lineItemCount' in shape).toBe(version >= '2026-06-01');
     }
+    // order.created, then this: the order's second event.
+    if (sequenced(version)) expect(hook.sequence).toBe(2);
+    else expect(hook).not.toHaveProperty('sequence');
     expect(renamed ? order.total : order.totalAmount).toBe(PRICE);
     // A line's own totalAmount is not the order's: no version renamed it.
     expect((order.lineItems as Array<Record<string, unknown>>)[0]!.totalAmount).toBe(PRICE);
@@ -177,8 +195,7 @@ describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01),
       subtotalAmount: PRICE,
       lineItemCount: 1,
     });
-    expect(answers[1]).toEqual(answers[0]);
-    expect(answers[2]).toEqual(answers[0]);
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
     const introspection = await graphql(
       app(),
       '{ __type(name: "Order") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }',
@@ -197,7 +214,7 @@ describe('Order: total/subtotal renamed totalAmount/subtotalAmount (2025-10-01),
   });
 });
 
-describe('Event: venueId added (2026-06-01)', () => {
+describe('Event: venueId added (2026-06-01), sequence in webhooks (2026-11-27)', () => {
   it.each(VERSIONS)('reads the same at %s on GET /v1/events/{id}, in /live listings and in the event.created webhook', async (version) => {
     const res = await api(app(), 'GET', `/v1/events/${eventId}`, { token: org.adminToken, org: org.slug, headers: at(version) });
     expect(res.status).toBe(200);
@@ -220,8 +237,11 @@ describe('Event: venueId added (2026-06-01)', () => {
     for (const key of ['id', 'name', 'description', 'status', 'timezone', 'venueId'])
       expect(listed[key], key).toEqual(onSale.body.event[key]);
 
-    const shown = version === '2026-06-01';
+    const shown = version >= '2026-06-01';
     for (const shape of [event, hook, listed, onSale.body.event]) expect('venueId' in shape).toBe(shown);
+    for (const shape of [listed, onSale.body.event]) expect(shape).not.toHaveProperty('sequence');
+    if (sequenced(version)) expect(hook.sequence).toBe(1);
+    else expect(hook).not.toHaveProperty('sequence');
     if (shown) expect([event.venueId, hook.venueId, listed.venueId]).toEqual([catalogue.venueId, catalogue.venueId, catalogue.venueId]);
   });
 
@@ -270,6 +290,12 @@ describe('deprecated versions and the version table', () => {
       'Tickets issued: passCount added',
     ]);
     expect(byDate.get('2026-06-01')).toEqual(['Order: lineItemCount added', 'Event: venueId added (null when none)']);
+    expect(byDate.get('2026-11-27')).toEqual([
+      ...['Order', 'Customer', 'Event', 'Tickets issued', 'Ticket redeemed'].map(
+        (resource) => `${resource}: sequence added (webhook payloads: the event's place among its object's events, 1, 2, ...)`,
+      ),
+      "Ticket redeemed: orderId added (webhook payloads: the pass's order)",
+    ]);
     for (const version of API_VERSIONS) expect(byDate.get(version.date)).toEqual(version.changes.map(describeChange));
   });
 
@@ -290,12 +316,19 @@ describe('deprecated versions and the version table', () => {
       expect(shapes['2025-10-01']).toEqual(expect.arrayContaining(['totalAmount', 'subtotalAmount']));
       expect(shapes['2025-10-01']).not.toContain('lineItemCount');
       expect(shapes['2026-06-01']).toContain('lineItemCount');
+      // Only webhook payloads carry sequence: /v1 and /live read the same at 2026-06-01 and at 2026-11-27.
+      expect(shapes['2026-11-27']).toEqual(shapes['2026-06-01']);
+      expect(shapes['2026-11-27']).not.toContain('sequence');
     }
   });
 
-  it('ticket.issued carries passCount from 2025-10-01 on', () => {
+  it('ticket.issued carries passCount from 2025-10-01 on, and its order’s sequence from 2026-11-27 on', () => {
     expect(webhook('2025-04-01', 'ticket.issued')).not.toHaveProperty('passCount');
-    expect(webhook('2025-10-01', 'ticket.issued')).toHaveProperty('passCount', 1);
-    expect(webhook('2026-06-01', 'ticket.issued')).toHaveProperty('passCount', 1);
+    for (const version of ['2025-10-01', '2026-06-01'] as const) {
+      expect(webhook(version, 'ticket.issued')).toHaveProperty('passCount', 1);
+      expect(webhook(version, 'ticket.issued')).not.toHaveProperty('sequence');
+    }
+    // order.created, order.confirmed, then this: the order's third event.
+    expect(webhook('2026-11-27', 'ticket.issued')).toMatchObject({ passCount: 1, sequence: 3 });
   });
 });

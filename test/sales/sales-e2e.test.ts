@@ -3,6 +3,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Browser } from 'playwright-core';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { CURRENT_VERSION } from '../../src/versions.ts';
 import { createWorker } from '../../workflows/worker.ts';
 import { useTestApp } from '../support/app.ts';
 import { launchBrowser } from '../support/browser.ts';
@@ -188,7 +189,7 @@ it('listing -> cart -> checkout -> pay in the browser -> passes -> redeem -> ref
     >;
     expect(r.headers['service-delivery-id']).toBe(parsed.id);
     expect(String(r.headers['service-event-id'])).toMatch(/^wev_/);
-    expect(parsed.version).toBe('2026-06-01');
+    expect(parsed.version).toBe(CURRENT_VERSION);
     return parsed;
   });
   expect(bodies.map((b) => b.type).sort()).toEqual([...expected].sort());
@@ -196,10 +197,20 @@ it('listing -> cart -> checkout -> pay in the browser -> passes -> redeem -> ref
 
   const customer = (await api(app, 'GET', `/v1/customers/${order.customerId}`, admin)).body.customer;
   expect(of('customer.created')).toEqual([
-    { id: order.customerId, email: 'grace@buyer.test', firstName: 'Grace', lastName: 'Hopper', accountId, createdAt: customer.createdAt },
+    {
+      id: order.customerId,
+      email: 'grace@buyer.test',
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      accountId,
+      createdAt: customer.createdAt,
+      sequence: 1,
+    },
   ]);
+  // At the current version each payload ends with its place among its object's events: an order's
+  // order.* and ticket.* events share one count, in the order they happened.
   for (const type of ['order.created', 'order.confirmed', 'order.refunded', 'order.cancelled']) {
-    for (const data of of(type)) expect(Object.keys(data)).toEqual(ORDER_KEYS);
+    for (const data of of(type)) expect(Object.keys(data)).toEqual([...ORDER_KEYS, 'sequence']);
   }
   expect(of('order.created')).toContainEqual({
     ...pick(order, ORDER_KEYS),
@@ -208,20 +219,30 @@ it('listing -> cart -> checkout -> pay in the browser -> passes -> redeem -> ref
     totalAmount: 8500,
     subtotalAmount: 8500,
     lineItemCount: 1,
+    sequence: 1,
   });
-  expect(of('order.confirmed')).toEqual([expect.objectContaining({ id: order.id, status: 'confirmed', totalAmount: 8500 })]);
-  expect(of('order.refunded')).toEqual([expect.objectContaining({ id: order.id, status: 'refunded' })]);
-  expect(of('order.cancelled')).toEqual([expect.objectContaining({ id: second.id, status: 'cancelled', totalAmount: 4250 })]);
+  expect(of('order.created')).toContainEqual(expect.objectContaining({ id: second.id, sequence: 1 }));
+  expect(of('order.confirmed')).toEqual([expect.objectContaining({ id: order.id, status: 'confirmed', totalAmount: 8500, sequence: 2 })]);
+  expect(of('order.refunded')).toEqual([expect.objectContaining({ id: order.id, status: 'refunded', sequence: 5 })]);
+  expect(of('order.cancelled')).toEqual([expect.objectContaining({ id: second.id, status: 'cancelled', totalAmount: 4250, sequence: 2 })]);
   expect(of('ticket.issued')).toEqual([
     {
       orderId: order.id,
       accountId,
       passCount: 2,
       passes: paid.passes.map((p: any) => ({ id: p.id, ticketTypeId, occurrenceId, status: 'issued' })),
+      sequence: 3,
     },
   ]);
   expect(of('ticket.redeemed')).toEqual([
-    { redemptionId: scanned.body.redemption.id, passId: paid.passes[0].id, entitlementId: paid.passes[0].entitlementId, accountId },
+    {
+      redemptionId: scanned.body.redemption.id,
+      passId: paid.passes[0].id,
+      orderId: order.id,
+      entitlementId: paid.passes[0].entitlementId,
+      accountId,
+      sequence: 4,
+    },
   ]);
 
   // The legacy endpoint: its two types only, at its version.

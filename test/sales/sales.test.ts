@@ -453,6 +453,7 @@ describe('confirmation, cancel, refund and redemption', () => {
     expect(redeemed!.payload).toEqual({
       redemptionId: byId.body.redemption.id,
       passId: passes[0].id,
+      orderId: order.id,
       entitlementId: passes[0].entitlementId,
       accountId: org.account.id,
     });

@@ -161,9 +161,27 @@ function freshThings(app: AppRef, org: TestOrganisation) {
     async webhookDeliveryId() {
       const endpointId = await base.webhookEndpointId();
       const accountId = org.account.id;
-      const payload = views.ticketRedeemed({ redemptionId: 'red_things', passId: 'pas_things', entitlementId: 'ent_things', accountId });
+      const payload = views.ticketRedeemed({
+        redemptionId: 'red_things',
+        passId: 'pas_things',
+        orderId: 'ord_things',
+        entitlementId: 'ent_things',
+        accountId,
+      });
       const { eventId } = await recordTestEvent(db(), { organisationId, accountId, type: 'ticket.redeemed', payload });
       return (await db().webhookDelivery.findFirstOrThrow({ where: { eventId, endpointId }, select: { id: true } })).id;
+    },
+    /** A source event (a ticket.redeemed, recorded directly) of the first account. */
+    async webhookEventId() {
+      const accountId = org.account.id;
+      const payload = views.ticketRedeemed({
+        redemptionId: 'red_things',
+        passId: 'pas_things',
+        orderId: 'ord_things',
+        entitlementId: 'ent_things',
+        accountId,
+      });
+      return (await recordTestEvent(db(), { organisationId, accountId, type: 'ticket.redeemed', payload })).eventId;
     },
     /** An account of the organisation, written directly. */
     async accountId() {

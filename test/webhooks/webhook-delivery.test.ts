@@ -11,6 +11,7 @@ import { signatureHeader } from '../../src/webhooks/secrets.ts';
 import { attemptDelivery, parseRetryAfter } from '../../src/webhooks/deliver.ts';
 import type { DeliverBatchResult } from '../../src/webhooks/batch.ts';
 import type { DeliverWebhookResult } from '../../src/webhooks/workflow-contract.ts';
+import { CURRENT_VERSION } from '../../src/versions.ts';
 import { retryDelayMs } from '../../workflows/webhook-delivery.ts';
 import { createWorker } from '../../workflows/worker.ts';
 import { useTestApp } from '../support/app.ts';
@@ -82,6 +83,11 @@ const eventPayload = (): Payload =>
     timezone: 'Europe/Paris',
     createdAt: new Date('2026-07-01T09:00:00.000Z'),
   });
+
+/** The sequence the source event was recorded with (the same order id is announced by every test of the file). */
+async function sequenceOf(eventId: string) {
+  return (await app().runtime.db.webhookEvent.findUniqueOrThrow({ where: { id: eventId } })).sequence;
+}
 
 async function endpoint(receiver: WebhookReceiver, apiVersion?: string) {
   return createTestEndpoint(app().runtime.db, app().runtime.encryptionKey, { ...org, receiver, ...(apiVersion ? { apiVersion } : {}) });
@@ -155,10 +161,11 @@ describe('webhook delivery', () => {
       expect(body).toEqual({
         id: deliveryIds[0],
         type: 'order.created',
-        version: '2026-06-01',
+        version: CURRENT_VERSION,
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-        data: orderPayload(),
+        data: { ...orderPayload(), sequence: await sequenceOf(eventId) },
       });
+      expect(body.data.sequence).toEqual(expect.any(Number));
 
       // What a receiver must refuse: a body changed in transit, and a replay of an old signature.
       const header = String(request!.headers['service-signature']);
@@ -256,6 +263,7 @@ describe('webhook delivery', () => {
   it('sends each endpoint the payload at its pinned version, the version stamped in the envelope', async () => {
     const receiver = await startWebhookReceiver();
     try {
+      const current = await endpoint(receiver, CURRENT_VERSION);
       const byVersion = {
         '2026-06-01': await endpoint(receiver, '2026-06-01'),
         '2025-10-01': await endpoint(receiver, '2025-10-01'),
@@ -264,7 +272,7 @@ describe('webhook delivery', () => {
       const order = await announce('order.created');
       const event = await announce('event.created');
       await Promise.all([...order.deliveryIds, ...event.deliveryIds].map((id) => finished(id)));
-      expect(receiver.requests).toHaveLength(6);
+      expect(receiver.requests).toHaveLength(8);
       expect(receiver.requests.every((r) => r.verified)).toBe(true);
       const received = (path: string, type: string) => {
         const request = receiver.requests.find((r) => r.path === path && r.headers['service-event-type'] === type)!;
@@ -287,6 +295,17 @@ describe('webhook delivery', () => {
         timezone: 'Europe/Paris',
         createdAt: '2026-07-01T09:00:00.000Z',
       };
+      // The current version: the payload as built, and the event's place among its object's events last.
+      expect(received(current.path, 'order.created')).toEqual({
+        id: expect.any(String),
+        type: 'order.created',
+        version: CURRENT_VERSION,
+        createdAt: expect.any(String),
+        data: { ...orderPayload(), sequence: await sequenceOf(order.eventId) },
+      });
+      expect(Object.keys(received(current.path, 'order.created').data)).toEqual([...Object.keys(orderPayload()), 'sequence']);
+      expect(received(current.path, 'event.created').data).toEqual({ ...eventPayload(), sequence: await sequenceOf(event.eventId) });
+      // Endpoints pinned before 2026-11-27 get no sequence (the exact key sets below).
       expect(received(byVersion['2026-06-01'].path, 'order.created')).toMatchObject({
         version: '2026-06-01',
         data: { ...orderCommon, totalAmount: 4500, subtotalAmount: 4000, lineItemCount: 2 },
