@@ -29,6 +29,10 @@ import { freshDatabase, grewAcrossRounds } from './support.ts';
  *     the latency of the other endpoints' deliveries, and the tarpit's drain (its attempts in flight
  *     are bounded by WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT, so its backlog waits in the outbox).
  * In every phase every delivery must arrive exactly once and settle as succeeded with one attempt.
+ * BENCH_ORDERING=per_object runs the same phases with every endpoint ordering per object and the
+ * events announcing objects BENCH_EVENTS_PER_OBJECT (4) at a time, one after another (an order's
+ * life): an object's next delivery to an endpoint waits for the one before it. Targets then: paced
+ * p99 < 1 s at 250/s, and a burst at least half the unordered one (run both, in one window).
  * The phases run BENCH_ROUNDS times (3) in the same workers; each worker's RSS is read from /proc after each round.
  * Targets: burst >= 400/s; paced p99 < 1 s at 250/s; tarpit: the
  * other endpoints' p99 < 1 s; exactly once; worker RSS after the run < 250 MB, not growing from round to round.
@@ -46,6 +50,9 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 /** The phases run this many times in the same workers: memory that grows from round to round is a leak. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGET = { burstPerSecond: 400, p99Ms: 1_000, workerRssMb: 250 };
+const ORDERING = process.env.BENCH_ORDERING === 'per_object' ? 'per_object' : 'none';
+/** Events per object, consecutive (ordered runs only: unordered ones announce an object each). */
+const EVENTS_PER_OBJECT = ORDERING === 'per_object' ? Number(process.env.BENCH_EVENTS_PER_OBJECT ?? 4) : 1;
 const ENCRYPTION_KEY = randomBytes(32);
 
 type PhaseName = 'burst' | 'paced' | 'tarpit';
@@ -89,6 +96,8 @@ async function runPhase(args: {
   const expected = events * ENDPOINTS;
   const eventIds: string[] = [];
   let firstDispatch = 0;
+  // Objects of this phase only: their sequences start at 1.
+  const run = randomBytes(3).toString('hex');
   const record = async (i: number) => {
     const { eventId, deliveryIds } = await db.$transaction(
       (tx) =>
@@ -96,7 +105,7 @@ async function runPhase(args: {
           ...account,
           type: 'event.created',
           payload: views.event({
-            id: `evt_bench${String(i).padStart(17, '0')}`,
+            id: `evt_bench${run}${String(Math.floor(i / EVENTS_PER_OBJECT)).padStart(11, '0')}`,
             name: `Bench event ${i}`,
             status: 'draft',
             accountId: account.accountId,
@@ -272,6 +281,7 @@ async function main() {
     const account = { organisationId: org.organisation.id, accountId: org.account.id };
     const endpoints = [];
     for (let i = 0; i < ENDPOINTS; i += 1) endpoints.push(await createTestEndpoint(db, ENCRYPTION_KEY, { ...account, receiver }));
+    await db.webhookEndpoint.updateMany({ where: { id: { in: endpoints.map((e) => e.id) } }, data: { ordering: ORDERING } });
 
     workers.push(
       ...Array.from({ length: WORKERS }, () =>
@@ -343,7 +353,8 @@ async function main() {
   }
 
   console.log(
-    `\n${ENDPOINTS} endpoints x ${EVENTS} events = ${ENDPOINTS * EVENTS} deliveries per phase, ${WORKERS} worker processes; ${cpus().length} CPUs, ` +
+    `\n${ENDPOINTS} endpoints x ${EVENTS} events = ${ENDPOINTS * EVENTS} deliveries per phase, ordering ${ORDERING}` +
+      `${ORDERING === 'none' ? '' : ` (${EVENTS_PER_OBJECT} events per object)`}, ${WORKERS} worker processes; ${cpus().length} CPUs, ` +
       `load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}; worker DATABASE_POOL_SIZE ${WORKER_POOL_SIZE}\n`,

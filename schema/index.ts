@@ -21,6 +21,7 @@ import './types/partner.ts';
 import './types/sales-channel.ts';
 import './types/listing.ts';
 import './types/webhook.ts';
+import './types/webhook-event.ts';
 import './types/order.ts';
 import './types/cart.ts';
 import './types/audit.ts';

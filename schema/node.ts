@@ -35,6 +35,7 @@ const NODE_KINDS: Record<string, NodeKind> = {
   sch: { type: 'SalesChannel', field: 'salesChannel' },
   whe: { type: 'WebhookEndpoint', field: 'webhookEndpoint' },
   whd: { type: 'WebhookDelivery', field: 'webhookDelivery' },
+  wev: { type: 'WebhookEvent', field: 'webhookEvent' },
   cus: { type: 'Customer', field: 'customer' },
   ord: { type: 'Order', field: 'order' },
   pas: { type: 'Pass', field: 'pass' },

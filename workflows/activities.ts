@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config.ts';
 import type { Database } from '../src/db/client.ts';
 import type { Logger } from '../src/log.ts';
@@ -6,17 +7,33 @@ import { attemptBatch, type DeliverBatchInput } from '../src/webhooks/batch.ts';
 import { attemptDelivery, type AttemptOptions, type AttemptResult, type DeliveryConfig } from '../src/webhooks/deliver.ts';
 import { recoverStep, resendDelivery, type ManualHooks, type RecoverInput } from '../src/webhooks/manual.ts';
 import { labelOf, startRetryWorkflow } from '../src/webhooks/starts.ts';
+import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
+import { releaseNext } from '../src/webhooks/deliver.ts';
 
 export interface ActivityDependencies {
   db: Database;
   logger: Logger;
-  config: DeliveryConfig & Pick<Config, 'TEMPORAL_TASK_QUEUE'>;
+  config: DeliveryConfig & Config;
   /** Decrypts endpoint signing secrets: the same SECRETS_ENCRYPTION_KEY as the API that stored them. */
   encryptionKey: Buffer;
 }
 
 /** Activities receive their dependencies from the worker that hosts them. */
-export function createActivities(deps: ActivityDependencies) {
+export function createActivities(given: ActivityDependencies) {
+  // A delivery of an ordered endpoint that settles hands the next one of its object to this
+  // worker's dispatcher (src/webhooks/ordering.ts), which starts what is handed to it within
+  // WEBHOOK_BATCH_WINDOW as batches, through the worker's Temporal client (the same client for every
+  // activity). What it has not started when the worker stops, the sweep claims.
+  let client: Client | undefined;
+  const starter = new WebhookDispatcher(given.db, { client: () => Promise.resolve(client!) }, given.config, given.logger);
+  const deps = {
+    ...given,
+    release: (deliveryIds: readonly string[]) => {
+      client ??= Context.current().client;
+      starter.dispatch(deliveryIds);
+      return Promise.resolve();
+    },
+  };
   const { db } = deps;
   const manualHooks = (): ManualHooks => {
     const context = Context.current();
@@ -62,10 +79,11 @@ export function createActivities(deps: ActivityDependencies) {
     },
 
     async markDeliveryFailed(deliveryId: string): Promise<void> {
-      await db.webhookDelivery.updateMany({
+      const { count } = await db.webhookDelivery.updateMany({
         where: { id: deliveryId, status: 'pending' },
         data: { status: 'failed', completedAt: new Date(), nextAttemptAt: null },
       });
+      if (count > 0) await releaseNext(deps, deliveryId);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { listQuery } from '../../src/pagination.ts';
 import { listWebhookDeliveriesFilters } from '../../src/services/webhook-deliveries.ts';
+import { listWebhookEventsFilters } from '../../src/services/webhook-events.ts';
 import {
   createWebhookEndpointInput,
   listWebhookEndpointsFilters,
@@ -8,6 +9,8 @@ import {
   rotateWebhookEndpointSecretInput,
   updateWebhookEndpointInput,
   webhookEventType,
+  webhookOrdering,
+  webhookSignatureScheme,
 } from '../../src/services/webhook-endpoints.ts';
 import type { RestRoute } from '../route.ts';
 import type { AnswerReplay } from '../../src/http/idempotency.ts';
@@ -24,7 +27,7 @@ import {
 } from '../../src/webhooks/operator-limits.ts';
 
 const ENDPOINT_FIELDS =
-  'id accountId url description eventTypes enabled disabledReason apiVersion rotationOverlapEndsAt createdAt updatedAt';
+  'id accountId url description eventTypes enabled disabledReason apiVersion signatureScheme ordering rotationOverlapEndsAt createdAt updatedAt';
 const DELIVERY_FIELDS = `id endpointId eventId eventType status attemptCount nextAttemptAt createdAt
   attempts: allAttempts { attemptNumber trigger attemptedAt statusCode responseBody durationMs error }`;
 
@@ -39,6 +42,8 @@ const endpoint = z.object({
   enabled: z.boolean(),
   disabledReason: z.string().nullable(),
   apiVersion: z.string(),
+  signatureScheme: webhookSignatureScheme,
+  ordering: webhookOrdering,
   rotationOverlapEndsAt: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -104,7 +109,7 @@ export const webhooksRoutes: RestRoute[] = [
     method: 'POST',
     path: '/webhook-endpoints',
     summary:
-      'Register a webhook endpoint of an account. eventTypes omitted or empty = every type; apiVersion (payload version) defaults to the current one and is pinned. Answers the signing secret (whsec_), shown only this once.',
+      'Register a webhook endpoint of an account. eventTypes omitted or empty = every type; apiVersion (payload version) defaults to the current one and is pinned. signatureScheme service (default) or standard (Standard Webhooks headers as well); ordering none (default) or per_object. Answers the signing secret (whsec_), shown only this once.',
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {
@@ -133,7 +138,7 @@ export const webhooksRoutes: RestRoute[] = [
     method: 'PATCH',
     path: '/webhook-endpoints/{id}',
     summary:
-      "Change the URL, description (null clears it), event types (empty = every type) or enabled state of a webhook endpoint. enabled: true also clears disabledReason and closes the circuit breaker; rotationOverlapEndsAt: null ends a secret rotation's overlap now.",
+      "Change the URL, description (null clears it), event types (empty = every type), enabled state, signatureScheme or ordering of a webhook endpoint. enabled: true also clears disabledReason and closes the circuit breaker; rotationOverlapEndsAt: null ends a secret rotation's overlap now.",
     tag: 'Webhooks',
     organisation: true,
     operation: `mutation UpdateWebhookEndpoint($id: ID!, $input: UpdateWebhookEndpointInput!) {
@@ -258,5 +263,38 @@ export const webhooksRoutes: RestRoute[] = [
     bind: { '...': 'query' },
     result: (data) => ({ deliveries: data.webhookDeliveries.nodes, pagination: data.webhookDeliveries.pagination }),
     response: z.object({ deliveries: z.array(delivery), pagination }),
+  },
+  {
+    method: 'GET',
+    path: '/webhook-events',
+    summary:
+      'List the source events (wev_) of the accounts you may read webhooks on, newest first, created within WEBHOOK_RETENTION, each with its data at the resolved version and its deliveries: what webhooks announced, read instead of received (endpoint test samples too). Filters: type, createdAfter (an ISO 8601 instant; events strictly after it), deliverySuccess (false: a delivery pending or failed; true: every delivery succeeded).',
+    tag: 'Webhooks',
+    organisation: true,
+    operation: `query WebhookEvents($page: Int, $limit: Int, $type: String, $createdAfter: DateTime, $deliverySuccess: Boolean) {
+      webhookEvents(page: $page, limit: $limit, type: $type, createdAfter: $createdAfter, deliverySuccess: $deliverySuccess) {
+        nodes { id type createdAt accountId data deliveries { id endpointId status } } ${PAGINATION_FIELDS}
+      }
+    }`,
+    query: listQuery(listWebhookEventsFilters),
+    bind: { '...': 'query' },
+    result: (data) => ({ webhookEvents: data.webhookEvents.nodes, pagination: data.webhookEvents.pagination }),
+    // `data` is shaped at the request's version by the use case (it knows the version each event was
+    // stored at), so it is not marked versioned() here: the route's answer is not shaped again.
+    response: z.object({
+      webhookEvents: z.array(
+        z.object({
+          id: z.string(),
+          type: webhookEventType,
+          createdAt: z.string(),
+          accountId: z.string(),
+          data: z
+            .record(z.string(), z.unknown())
+            .describe("The event's payload (docs/webhooks.md) as the resolved version shows it, as a delivery at that version carries it."),
+          deliveries: z.array(z.object({ id: z.string(), endpointId: z.string(), status: z.enum(DELIVERY_STATUSES) })),
+        }),
+      ),
+      pagination,
+    }),
   },
 ];

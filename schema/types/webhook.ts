@@ -58,6 +58,18 @@ const WebhookEventTypeInfo = builder.objectRef<{ type: string; description: stri
   }),
 });
 
+const WebhookSignatureScheme = valuesEnum('WebhookSignatureScheme', 'How deliveries to an endpoint are signed.', {
+  service: 'Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body"> keyed with the secret (Stripe-style; the default).',
+  standard:
+    'Standard Webhooks as well: webhook-id (the source event, wev_), webhook-timestamp and webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body"> keyed with the base64 bytes of the secret. Service-* headers are sent too.',
+});
+
+const WebhookOrdering = valuesEnum('WebhookOrdering', 'Whether deliveries of one object wait for each other.', {
+  none: 'Deliveries are sent as they come, in parallel (the default); payloads carry `sequence` to tell stale ones.',
+  per_object:
+    'Deliveries of one object (an order with its ticket events, a customer, an event) reach the endpoint one at a time in sequence order; other objects flow in parallel. A failing delivery holds only its own object’s later ones until it succeeds or fails for good.',
+});
+
 export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   interfaces: [Node],
   description: 'A URL of one account that receives signed webhook deliveries (whe_). Its signing secret is shown once, when it is created.',
@@ -82,6 +94,16 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
     }),
     apiVersion: t.exposeString('apiVersion', {
       description: 'Payload version (YYYY-MM-DD) pinned at creation; payloads are transformed down to it.',
+    }),
+    signatureScheme: t.field({
+      type: WebhookSignatureScheme,
+      description: 'How its deliveries are signed: service (Service-Signature) or standard (Standard Webhooks headers as well).',
+      resolve: (endpoint) => endpoint.signatureScheme as 'service' | 'standard',
+    }),
+    ordering: t.field({
+      type: WebhookOrdering,
+      description: 'none, or per_object: deliveries of one object reach it one at a time, in sequence order.',
+      resolve: (endpoint) => endpoint.ordering as 'none' | 'per_object',
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
@@ -246,6 +268,8 @@ const CreateWebhookEndpointInput = inputFrom('CreateWebhookEndpointInput', creat
     description: 'Free text, at most 500 characters.',
     eventTypes: 'Event types to receive (see webhookEventTypes); omitted or empty = every type.',
     apiVersion: 'Payload version to pin (YYYY-MM-DD, known and not sunset); default the current version. It cannot change later.',
+    signatureScheme: 'How deliveries are signed: service (default) or standard (Standard Webhooks headers as well).',
+    ordering: 'none (default), or per_object: deliveries of one object reach it one at a time, in sequence order.',
   },
 });
 
@@ -256,6 +280,10 @@ const UpdateWebhookEndpointInput = inputFrom('UpdateWebhookEndpointInput', updat
     description: 'Free text, at most 500 characters; null clears it.',
     eventTypes: 'Replaces the subscribed event types; empty = every type.',
     enabled: 'false stops new deliveries to it; true resumes them, clears disabledReason and closes its circuit breaker.',
+    signatureScheme:
+      'service or standard, from the next attempt on. standard needs a secret in standard base64 (any issued since Standard Webhooks signing exists): an older one answers CONFLICT; rotate it first.',
+    ordering:
+      'none or per_object. per_object orders deliveries recorded from now on; none lets deliveries waiting for an earlier one of their object go at once.',
     // The schema takes only null here; the graph names the field's kind of value.
     rotationOverlapEndsAt: {
       type: 'DateTime',

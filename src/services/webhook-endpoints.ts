@@ -6,7 +6,7 @@ import { newId } from '../ids.ts';
 import { CURRENT_VERSION, requireUsableVersion } from '../versions.ts';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES, WEBHOOK_TYPES, type WebhookEventType } from '../webhooks/event-types.ts';
 import { withWebhooks } from '../webhooks/record.ts';
-import { encryptSecret, newSigningSecret } from '../webhooks/secrets.ts';
+import { decryptSecret, encryptSecret, isStandardSecret, newSigningSecret, SIGNATURE_SCHEMES } from '../webhooks/secrets.ts';
 import { assertDeliverableUrl, MAX_WEBHOOK_URL_LENGTH, parseWebhookUrl, UrlPolicyError } from '../net/url-policy.ts';
 import { documentedAs } from '../limits/limits.ts';
 import { describeDuration } from '../webhooks/recorder.ts';
@@ -64,6 +64,14 @@ const eventTypes = z
  * The inputs below are the one schema of each operation: GraphQL's resolvers and /v1's bodies
  * (rest-compat/routes/webhooks.ts) both validate with them.
  */
+/** How deliveries are signed (src/webhooks/secrets.ts). */
+export const webhookSignatureScheme = z.enum(SIGNATURE_SCHEMES, { error: `One of ${SIGNATURE_SCHEMES.join(', ')}.` });
+
+export const WEBHOOK_ORDERINGS = ['none', 'per_object'] as const;
+export type WebhookOrdering = (typeof WEBHOOK_ORDERINGS)[number];
+/** Whether deliveries of one object wait for each other (src/webhooks/ordering.ts). */
+export const webhookOrdering = z.enum(WEBHOOK_ORDERINGS, { error: `One of ${WEBHOOK_ORDERINGS.join(', ')}.` });
+
 export const createWebhookEndpointInput = z.strictObject({
   accountId: z.string().min(1).max(100),
   url,
@@ -73,6 +81,8 @@ export const createWebhookEndpointInput = z.strictObject({
     .string()
     .regex(/^\d{4}-\d{2}-\d{2}$/, 'A dated version, YYYY-MM-DD.')
     .nullish(),
+  signatureScheme: webhookSignatureScheme.nullish(),
+  ordering: webhookOrdering.nullish(),
 });
 
 export const updateWebhookEndpointInput = z.strictObject({
@@ -80,6 +90,8 @@ export const updateWebhookEndpointInput = z.strictObject({
   description,
   eventTypes: eventTypes.optional(),
   enabled: z.boolean().optional(),
+  signatureScheme: webhookSignatureScheme.optional(),
+  ordering: webhookOrdering.optional(),
   rotationOverlapEndsAt: z.null({ error: 'Only null, which ends the overlap of the last secret rotation now.' }).optional(),
 });
 
@@ -200,6 +212,8 @@ export async function createWebhookEndpoint(
         description: input.description || null,
         eventTypes: input.eventTypes ?? [],
         apiVersion,
+        signatureScheme: input.signatureScheme ?? 'service',
+        ordering: input.ordering ?? 'none',
         secretCiphertext: encryptSecret(secret, ctx.runtime.encryptionKey),
       },
     });
@@ -218,10 +232,16 @@ export async function createWebhookEndpoint(
 const HEALTHY: Prisma.WebhookEndpointUpdateInput = { consecutiveFailures: 0, failingSince: null, circuitOpenUntil: null };
 
 /**
- * Changes the URL, description (null clears it), event types ([] = every type) or enabled state,
- * or ends a secret rotation's overlap (rotationOverlapEndsAt: null). Enabling an endpoint (one the
- * service disabled included) clears its disabledReason and starts it afresh: its circuit closed,
- * its failure clock reset. So does a new URL.
+ * Changes the URL, description (null clears it), event types ([] = every type), enabled state,
+ * signature scheme or ordering, or ends a secret rotation's overlap (rotationOverlapEndsAt: null).
+ * Enabling an endpoint (one the service disabled included) clears its disabledReason and starts it
+ * afresh: its circuit closed, its failure clock reset. So does a new URL.
+ *
+ * A scheme or ordering applies from the next attempt and the next recorded delivery: pending
+ * deliveries are signed as their endpoint says when each attempt is made. Ordering turned on orders
+ * what is recorded from then on; turned off, it lets every delivery waiting for an earlier one of its
+ * object go at once. `standard` needs a secret Standard Webhooks' verifiers can decode (every secret
+ * issued since that scheme exists); an older one is refused with CONFLICT: rotate it first.
  */
 export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
   const endpoint = await loadEndpoint(ctx, id, 'write');
@@ -239,10 +259,33 @@ export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw
     if (input.enabled && !endpoint.enabled) Object.assign(data, HEALTHY);
   }
   if (input.rotationOverlapEndsAt === null) Object.assign(data, { previousSecretCiphertext: null, previousSecretExpiresAt: null });
+  if (input.signatureScheme !== undefined) {
+    if (input.signatureScheme === 'standard' && !isStandardSecret(decryptSecret(endpoint.secretCiphertext, ctx.runtime.encryptionKey))) {
+      throw new AppError(
+        'CONFLICT',
+        `This endpoint's signing secret predates Standard Webhooks signing and is not in the base64 form its verifiers decode; rotate it (POST /v1/webhook-endpoints/${id}/rotate-secret), then choose signatureScheme "standard".`,
+      );
+    }
+    data.signatureScheme = input.signatureScheme;
+  }
+  if (input.ordering !== undefined) data.ordering = input.ordering;
+  const unordered = input.ordering === 'none' && endpoint.ordering !== 'none';
   const flipped = input.enabled !== undefined && input.enabled !== endpoint.enabled;
-  return audited(
+  const released: string[] = [];
+  const updated = await audited(
     ctx,
-    (tx) => tx.webhookEndpoint.update({ where: { id }, data }),
+    async (tx) => {
+      const after = await tx.webhookEndpoint.update({ where: { id }, data });
+      if (unordered) {
+        // Nothing waits for an earlier delivery of its object any more: those waiting go now.
+        const rows = await tx.$queryRaw<Array<{ id: string }>>`
+          UPDATE webhook_deliveries SET "orderingKey" = NULL, "updatedAt" = now()
+           WHERE "endpointId" = ${id} AND status = 'pending' AND "orderingKey" IS NOT NULL
+          RETURNING id`;
+        released.push(...rows.map((row) => row.id));
+      }
+      return after;
+    },
     (after) => ({
       action: flipped ? (after.enabled ? 'webhook_endpoint.enabled' : 'webhook_endpoint.disabled') : 'webhook_endpoint.updated',
       targetId: id,
@@ -250,6 +293,9 @@ export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw
       changes: changesBetween(endpoint, after),
     }),
   );
+  // Those claimed already are in flight and unaffected; the others start as any new delivery.
+  ctx.runtime.dispatcher.dispatch(released);
+  return updated;
 }
 
 /**

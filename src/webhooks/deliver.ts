@@ -8,7 +8,8 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { isWebhookEventType } from './event-types.ts';
 import { envelope, type Payload } from './payloads.ts';
-import { decryptSecret, signatureHeader } from './secrets.ts';
+import { decryptSecret, isStandardSecret, signatureHeader, standardSignatureHeader, type SignatureScheme } from './secrets.ts';
+import { nextInLine } from './ordering.ts';
 import { recorderFor } from './recorder.ts';
 import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from '../net/url-policy.ts';
@@ -63,6 +64,34 @@ export interface DeliverDependencies {
   config: DeliveryConfig;
   encryptionKey: Buffer;
   logger: Logger;
+  /** Starts deliveries that may go now (the next of an ordered object, ordering.ts); absent = the sweep does. */
+  release?: (deliveryIds: readonly string[]) => Promise<void>;
+}
+
+/**
+ * After a delivery of an ordered endpoint settled: starts the next delivery of its object. Never
+ * throws: what is not started here the dispatcher's sweep claims within seconds.
+ */
+export async function releaseNext(
+  deps: Pick<DeliverDependencies, 'db' | 'logger' | 'release'>,
+  settled: string | { id: string; endpointId: string; orderingKey: string | null },
+): Promise<void> {
+  if (!deps.release) return;
+  try {
+    let delivery = typeof settled === 'string' ? undefined : settled;
+    if (typeof settled === 'string') {
+      const row = await deps.db.webhookDelivery.findUnique({
+        where: { id: settled },
+        select: { id: true, endpointId: true, orderingKey: true },
+      });
+      delivery = row ?? undefined;
+    }
+    if (!delivery?.orderingKey) return;
+    const next = await nextInLine(deps.db, delivery);
+    if (next.length > 0) await deps.release(next);
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'the next ordered webhook delivery was not started; the sweep will');
+  }
 }
 
 export interface AttemptOptions {
@@ -111,9 +140,12 @@ export interface LoadedDelivery {
   eventType: string;
   status: DeliveryStatus;
   attemptCount: number;
-  event: { id: string; type: string; payload: unknown; version: string; createdAt: Date };
+  event: { id: string; type: string; payload: unknown; version: string; sequence: number | null; createdAt: Date };
+  /** For an endpoint that orders per object: the object whose later deliveries wait for this one; else null. */
+  orderingKey: string | null;
   endpoint: {
     url: string;
+    signatureScheme: SignatureScheme;
     enabled: boolean;
     deletedAt: Date | null;
     apiVersion: string;
@@ -153,8 +185,11 @@ export async function loadDeliveries(db: Database, selection: DeliverySelection)
       attemptCount: number;
       payload: unknown;
       version: string;
+      sequence: number | null;
+      orderingKey: string | null;
       eventCreatedAt: Date;
       url: string;
+      signatureScheme: SignatureScheme;
       enabled: boolean;
       deletedAt: Date | null;
       apiVersion: string;
@@ -168,8 +203,8 @@ export async function loadDeliveries(db: Database, selection: DeliverySelection)
   >`
     SELECT d.id, d."organisationId", d."accountId", d."endpointId", d."eventId", e.type AS "eventType",
            d.status::text AS status, d."attemptCount",
-           e.payload, e.version, e."createdAt" AS "eventCreatedAt",
-           p.url, p.enabled, p."deletedAt", p."apiVersion", p."secretCiphertext",
+           e.payload, e.version, e.sequence, d."orderingKey", e."createdAt" AS "eventCreatedAt",
+           p.url, p."signatureScheme", p.enabled, p."deletedAt", p."apiVersion", p."secretCiphertext",
            p."previousSecretCiphertext", p."previousSecretExpiresAt",
            a.id AS "recordedId", a."statusCode" AS "recordedStatusCode", a.error AS "recordedError"
       FROM webhook_deliveries d
@@ -187,9 +222,18 @@ export async function loadDeliveries(db: Database, selection: DeliverySelection)
     eventType: row.eventType,
     status: row.status,
     attemptCount: row.attemptCount,
-    event: { id: row.eventId, type: row.eventType, payload: row.payload, version: row.version, createdAt: row.eventCreatedAt },
+    event: {
+      id: row.eventId,
+      type: row.eventType,
+      payload: row.payload,
+      version: row.version,
+      sequence: row.sequence,
+      createdAt: row.eventCreatedAt,
+    },
+    orderingKey: row.orderingKey,
     endpoint: {
       url: row.url,
+      signatureScheme: row.signatureScheme,
       enabled: row.enabled,
       deletedAt: row.deletedAt,
       apiVersion: row.apiVersion,
@@ -362,6 +406,7 @@ function prepareRequest(delivery: LoadedDelivery, secrets: SecretCache): Prepare
         createdAt: event.createdAt,
         payload: event.payload as Payload,
         payloadVersion: event.version,
+        sequence: event.sequence,
         endpointVersion: endpoint.apiVersion,
       }),
     );
@@ -375,17 +420,30 @@ function prepareRequest(delivery: LoadedDelivery, secrets: SecretCache): Prepare
     // A wrong SECRETS_ENCRYPTION_KEY in this process: recorded on the attempt, not retried forever.
     return { error: 'signing secret could not be decrypted (SECRETS_ENCRYPTION_KEY differs from the one that stored it)' };
   }
-  return {
-    body,
-    headers: {
-      'Content-Type': 'application/json',
-      'User-Agent': USER_AGENT,
-      'Service-Signature': signatureHeader(signWith, body),
-      'Service-Event-Type': event.type,
-      'Service-Event-Id': event.id,
-      'Service-Delivery-Id': delivery.id,
-    },
+  // One timestamp for both schemes: the receiver's clock check means the same whichever it verifies.
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'User-Agent': USER_AGENT,
+    'Service-Signature': signatureHeader(signWith, body, timestamp),
+    'Service-Event-Type': event.type,
+    'Service-Event-Id': event.id,
+    'Service-Delivery-Id': delivery.id,
   };
+  if (endpoint.signatureScheme === 'standard') {
+    // webhook-id is the source event (the same for every attempt and endpoint): what Standard
+    // Webhooks receivers deduplicate on, as Service-Event-Id is here.
+    headers['webhook-id'] = event.id;
+    headers['webhook-timestamp'] = String(timestamp);
+    headers['webhook-signature'] = standardSignatureHeader(
+      // A previous secret issued before this scheme existed (rotated away to switch) cannot verify here.
+      signWith.filter((secret, place) => place === 0 || isStandardSecret(secret)),
+      event.id,
+      timestamp,
+      body,
+    );
+  }
+  return { body, headers };
 }
 
 export interface Outcome {
@@ -589,6 +647,7 @@ export async function recordAttempt(
   webhookAttempts.inc({ outcome: attemptOutcome, trigger: scheduled ? 'scheduled' : 'manual' });
   if (outcome.effect === 'sent') webhookAttemptDuration.observe({ outcome: attemptOutcome }, outcome.durationMs / 1000);
   if (settle) webhookDeliveries.inc({ outcome: settle });
+  if (settle && delivery.orderingKey !== null) await releaseNext(deps, delivery);
   if (recorded.disabled) {
     deps.logger.warn(
       { endpointId: delivery.endpointId, organisationId: delivery.organisationId, accountId: delivery.accountId, ...recorded.disabled },

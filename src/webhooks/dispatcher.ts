@@ -4,6 +4,7 @@ import { takeLease } from '../db/periodic.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { TemporalAccess } from '../temporal.ts';
+import { heldBehindEarlier } from './ordering.ts';
 import { deleteExpiredSlots } from './slots.ts';
 import { startBatchWorkflow, type DeliveryLabel, type WebhookWorkflowSettings } from './starts.ts';
 import { context, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
@@ -78,7 +79,7 @@ export class WebhookDispatcher {
 
   constructor(
     readonly db: Database,
-    readonly temporal: TemporalAccess | undefined,
+    readonly temporal: Pick<TemporalAccess, 'client'> | undefined,
     readonly config: Config,
     readonly logger: Logger,
     options: DispatcherOptions = {},
@@ -188,11 +189,13 @@ export class WebhookDispatcher {
     return outcome;
   }
 
+  /** Claims those still pending and unclaimed, but none that waits for an earlier delivery of its object (ordering.ts). */
   async #claim(batchId: string, deliveryIds: readonly string[]): Promise<Claimed[]> {
     return this.db.$queryRaw<Claimed[]>`
-      UPDATE webhook_deliveries SET "batchId" = ${batchId}
-       WHERE id = ANY(${[...deliveryIds]}::text[]) AND "batchId" IS NULL AND "workflowStartedAt" IS NULL AND status = 'pending'
-      RETURNING id AS "deliveryId", "organisationId", "accountId", "endpointId", "eventId", "eventType"`;
+      UPDATE webhook_deliveries d SET "batchId" = ${batchId}
+       WHERE d.id = ANY(${[...deliveryIds]}::text[]) AND d."batchId" IS NULL AND d."workflowStartedAt" IS NULL AND d.status = 'pending'
+         AND NOT ${heldBehindEarlier('d')}
+      RETURNING d.id AS "deliveryId", d."organisationId", d."accountId", d."endpointId", d."eventId", d."eventType"`;
   }
 
   /**
@@ -296,6 +299,7 @@ export class WebhookDispatcher {
            AND CASE WHEN d."availableAt" IS NULL
                     THEN d."createdAt" < now() - make_interval(secs => ${this.#graceMs}::float8 / 1000)
                     ELSE d."availableAt" <= now() END
+           AND NOT ${heldBehindEarlier('d')}
       ), used AS (
         SELECT "endpointId", count(*) AS n FROM webhook_leases WHERE "expiresAt" > now() GROUP BY 1
       )

@@ -214,12 +214,18 @@ export async function recoverStep(deps: DeliverDependencies, input: RecoverInput
       if (stop) return { ...result, stop };
     }
     const secrets = new SecretCache(deps.encryptionKey);
-    const bySpec = new Map(toSend.map((entry) => [entry.spec.leaseId, entry]));
-    const sends: Array<Promise<void>> = [];
+    const unordered = toSend.filter(({ delivery }) => delivery.orderingKey === null);
+    const chains = await orderedChains(deps.db, input, toSend);
+    const bySpec = new Map(unordered.map((entry) => [entry.spec.leaseId, entry]));
+    const sends: Array<Promise<void>> = chains.map((chain) =>
+      sendInOrder(deps, chain, secrets, count).then((deferred) => {
+        result.deferred.push(...deferred);
+      }),
+    );
     const answers = await waitForSlots(
       deps.db,
       deps.config,
-      toSend.map(({ delivery, spec }) => slotRequest(delivery, spec)),
+      unordered.map(({ delivery, spec }) => slotRequest(delivery, spec)),
       { patienceMs: MANUAL_SLOT_WAIT_MS, maxMs: MANUAL_SLOT_WAIT_MS },
       (lease, slot) => {
         const { delivery, spec } = bySpec.get(lease)!;
@@ -231,9 +237,71 @@ export async function recoverStep(deps: DeliverDependencies, input: RecoverInput
     const settled = await Promise.allSettled(sends);
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failure) throw failure.reason;
-    result.deferred = toSend.filter(({ spec }) => answers.get(spec.leaseId) === 'busy').map(({ delivery }) => delivery.id);
+    result.deferred.push(...unordered.filter(({ spec }) => answers.get(spec.leaseId) === 'busy').map(({ delivery }) => delivery.id));
     return result;
   });
+}
+
+type Planned = { delivery: LoadedDelivery; spec: AttemptSpec };
+
+/**
+ * For an endpoint that orders per object (src/webhooks/ordering.ts), a recovery sends an object's
+ * deliveries as delivery does: one at a time, in sequence order. The step's deliveries of each object
+ * form a chain; a chain is left out when an earlier delivery of its object in the recovery's range is
+ * still failed and not in this step (its own recovery attempt failed, so the receiver still misses
+ * it: what follows would overtake it).
+ */
+async function orderedChains(db: Database, input: RecoverInput, toSend: readonly Planned[]): Promise<Planned[][]> {
+  const byKey = new Map<string, Planned[]>();
+  for (const entry of toSend) {
+    const key = entry.delivery.orderingKey;
+    if (key !== null) byKey.set(key, [...(byKey.get(key) ?? []), entry]);
+  }
+  if (byKey.size === 0) return [];
+  const chains = [...byKey.values()].map((chain) =>
+    chain.sort((a, b) => (a.delivery.event.sequence ?? 0) - (b.delivery.event.sequence ?? 0)),
+  );
+  const heads = chains.map((chain) => chain[0]!.delivery);
+  const anyUrl = input.includeOtherUrls === true;
+  const blocked = await db.$queryRaw<Array<{ key: string }>>`
+    SELECT h.key FROM unnest(${heads.map((d) => d.orderingKey!)}::text[], ${heads.map((d) => d.event.sequence ?? 0)}::int[]) AS h(key, seq)
+     WHERE EXISTS (
+       SELECT 1 FROM webhook_deliveries d
+         JOIN webhook_endpoints e ON e."organisationId" = d."organisationId" AND e.id = d."endpointId"
+        WHERE d."organisationId" = ${input.organisationId} AND d."endpointId" = ${input.endpointId}
+          AND d."orderingKey" = h.key AND d.sequence < h.seq AND d.status = 'failed'
+          AND d."createdAt" >= ${new Date(input.since)} AND d."createdAt" <= ${new Date(input.until)}
+          AND (${anyUrl}::boolean OR d.url = coalesce(${input.url ?? null}::text, e.url))
+          AND d.id <> ALL(${toSend.map((entry) => entry.delivery.id)}::text[]))`;
+  const left = new Set(blocked.map((row) => row.key));
+  return chains.filter((chain) => !left.has(chain[0]!.delivery.orderingKey!));
+}
+
+/**
+ * One object's deliveries, one at a time in sequence order, each waiting for its slot. The chain
+ * stops at the first that fails (the rest stay failed: they would overtake it) and, at the first
+ * that finds no slot, answers it and the rest as deferred, tried first in the next step.
+ */
+async function sendInOrder(
+  deps: DeliverDependencies,
+  chain: readonly Planned[],
+  secrets: SecretCache,
+  count: (answer: Answer) => void,
+): Promise<string[]> {
+  for (const [place, { delivery, spec }] of chain.entries()) {
+    const slot =
+      (
+        await waitForSlots(deps.db, deps.config, [slotRequest(delivery, spec)], {
+          patienceMs: MANUAL_SLOT_WAIT_MS,
+          maxMs: MANUAL_SLOT_WAIT_MS,
+        })
+      ).get(spec.leaseId) ?? 'busy';
+    if (slot === 'busy') return chain.slice(place).map((entry) => entry.delivery.id);
+    const answer = await send(deps, delivery, spec, slot, secrets);
+    count(answer);
+    if (!answer.ok) return [];
+  }
+  return [];
 }
 
 async function failedPage(db: Database, input: RecoverInput, take: number): Promise<Array<{ id: string; createdAt: Date }>> {

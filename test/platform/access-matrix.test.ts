@@ -695,6 +695,12 @@ const v1: Record<string, Row<RestRequest>> = {
     request: async ({ things, own }) => ({ path: `/webhook-endpoints/${await own(things.fresh.webhookEndpointId)}/test` }),
   },
   'GET /webhook-deliveries': { access: ACCOUNT_READ, scopes: ['webhooks.read'], request: () => ({ path: '/webhook-deliveries' }) },
+  'GET /webhook-events': {
+    access: ACCOUNT_READ,
+    scopes: ['webhooks.read'],
+    request: () => ({ path: '/webhook-events' }),
+    check: (body) => expect(body.webhookEvents).toEqual(expect.any(Array)),
+  },
   'GET /webhook-deliveries/{id}': {
     access: ACCOUNT_READ,
     scopes: ['webhooks.read'],
@@ -1369,6 +1375,19 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     access: ACCOUNT_READ,
     scopes: ['webhooks.read'],
     request: () => gql('{ webhookDeliveries { pagination { total } } }'),
+  },
+  webhookEvents: {
+    access: ACCOUNT_READ,
+    scopes: ['webhooks.read'],
+    request: () => gql('{ webhookEvents { pagination { total } } }'),
+  },
+  webhookEvent: {
+    access: ACCOUNT_READ,
+    scopes: ['webhooks.read'],
+    names: 'NOT_FOUND',
+    request: async ({ things, own }) =>
+      gql('query($id: ID!) { webhookEvent(id: $id) { id type } }', { id: await own(things.fresh.webhookEventId) }),
+    check: (data) => expect(data.type).toBe('ticket.redeemed'),
   },
   createWebhookEndpoint: {
     access: ACCOUNT_WRITE,

@@ -70,6 +70,8 @@ const cases: Record<string, Case> = {
   webhookEndpoint: { args: (t) => ({ id: t.webhookEndpointId }) },
   webhookDelivery: { args: async (t) => ({ id: await t.fresh.webhookDeliveryId() }) },
   webhookDeliveries: {},
+  webhookEvents: {},
+  webhookEvent: { args: async (t) => ({ id: await t.fresh.webhookEventId() }) },
   orders: {},
   order: { args: (t) => ({ id: t.order.id }) },
   customers: {},

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../../src/ids.ts';
+import { CURRENT_VERSION } from '../../src/versions.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.ts';
 import { views } from '../../src/webhooks/payloads.ts';
 import { recordWebhookEvent } from '../../src/webhooks/record.ts';
@@ -113,12 +114,14 @@ describe('POST /webhook-endpoints', () => {
         eventTypes: [],
         enabled: true,
         disabledReason: null,
-        apiVersion: '2026-06-01',
+        apiVersion: CURRENT_VERSION,
+        signatureScheme: 'service',
+        ordering: 'none',
         rotationOverlapEndsAt: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },
-      secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     const { endpoint, secret } = res.body;
 
@@ -221,7 +224,7 @@ describe('POST /webhook-endpoints', () => {
     );
     expect(ok.body.data.createWebhookEndpoint).toMatchObject({
       createdWebhookEndpoint: {
-        endpoint: { apiVersion: '2026-06-01', eventTypes: ['customer.created'] },
+        endpoint: { apiVersion: CURRENT_VERSION, eventTypes: ['customer.created'] },
         secret: expect.stringMatching(/^whsec_/),
       },
       userErrors: [],
@@ -491,7 +494,7 @@ describe('PATCH and DELETE /webhook-endpoints/{id}', () => {
     const all = await api(app, 'PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { ...admin(), body: { eventTypes: [], enabled: true } });
     expect(all.body.endpoint).toMatchObject({ eventTypes: [], enabled: true, description: null, url: 'http://127.0.0.1:9/moved' });
     const untouched = await api(app, 'PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { ...admin(), body: {} });
-    expect(untouched.body.endpoint).toMatchObject({ eventTypes: [], enabled: true, apiVersion: '2026-06-01' });
+    expect(untouched.body.endpoint).toMatchObject({ eventTypes: [], enabled: true, apiVersion: CURRENT_VERSION });
   });
 
   it('names invalid fields; apiVersion and accountId cannot change', async () => {
@@ -594,7 +597,7 @@ describe('POST /webhook-endpoints/{id}/test', () => {
       'SELECT type, "accountId", version, payload FROM webhook_events WHERE id = $1',
       [delivery.eventId],
     );
-    expect(event).toMatchObject({ type: 'order.confirmed', accountId: account.id, version: '2026-06-01' });
+    expect(event).toMatchObject({ type: 'order.confirmed', accountId: account.id, version: CURRENT_VERSION });
     expect(event!.payload).toEqual({
       id: 'ord_sample0000000000000000',
       orderNumber: 'SAMPLE-0001',

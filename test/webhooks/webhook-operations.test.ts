@@ -331,7 +331,7 @@ describe('POST /webhook-endpoints/{id}/rotate-secret', () => {
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
     expectDocumentedResponse('POST', `/webhook-endpoints/${target.id}/rotate-secret`, rotated);
     const secret = rotated.body.secret as string;
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(secret).not.toBe(target.secret);
     const overlapEnds = Date.parse(rotated.body.endpoint.rotationOverlapEndsAt);
     expect(overlapEnds - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
