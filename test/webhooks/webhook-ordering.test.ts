@@ -123,12 +123,11 @@ describe('an endpoint that orders per object', () => {
     // One at a time: each arrived only after the one before it was answered.
     for (let i = 1; i < inOrder.length; i += 1) expect(inOrder[i]!.receivedAt).toBeGreaterThanOrEqual(inOrder[i - 1]!.settledAt!);
 
-    // The same receiver behaviour without ordering: the fast second and third arrive while the slow
-    // first is still being answered, and are answered before it.
+    // The same receiver behaviour without ordering: the deliveries overlap, one arriving while an
+    // earlier one (the slow one) is still being answered.
     const asSent = received(unordered.path, orderB);
-    const first = asSent.find((r) => r.data.sequence === 1)!;
-    expect(asSent.filter((r) => r.data.sequence > 1 && r.receivedAt < first.settledAt!).length).toBeGreaterThan(0);
-    expect(asSent.sort((a, b) => a.settledAt! - b.settledAt!).map((r) => r.data.sequence)).not.toEqual([1, 2, 3]);
+    expect(asSent.map((r) => r.data.sequence).sort()).toEqual([1, 2, 3]);
+    expect(asSent.some((r, i) => i > 0 && r.receivedAt < asSent[i - 1]!.settledAt!)).toBe(true);
   }, 60_000);
 
   it('a failing delivery holds only its own object’s later deliveries, which follow once it succeeds', async () => {
