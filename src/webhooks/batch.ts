@@ -4,6 +4,7 @@ import {
   loadDeliveries,
   makeAttempt,
   recordAttempt,
+  releaseNext,
   scheduledSpec,
   SecretCache,
   settledOutcome,
@@ -14,6 +15,7 @@ import {
   type LoadedDelivery,
   type Outcome,
 } from './deliver.ts';
+import { heldBehindEarlier } from './ordering.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import { leaseId, waitForSlots, type GiveUpReason, type SlotOutcome } from './slots.ts';
 
@@ -89,6 +91,11 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
   const work: Promise<void>[] = [];
   const heartbeat = setInterval(() => hooks.heartbeat(), HEARTBEAT_EVERY_MS);
 
+  // An ordered object's next delivery is chained into this batch (below), not released to a dispatcher.
+  const recordDeps = { ...deps, release: undefined };
+  const chained: LoadedDelivery[] = [];
+  const started = Date.now();
+
   const conclude = async (delivery: LoadedDelivery, result: AttemptResult) => {
     let outcome: BatchDeliveryOutcome;
     if (result.ok) outcome = 'succeeded';
@@ -102,13 +109,46 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
       outcome = 'retrying';
     }
     results.set(delivery.id, { id: delivery.id, outcome, statusCode: result.statusCode, error: result.error });
+    if (delivery.orderingKey !== null && (outcome === 'succeeded' || outcome === 'failed')) await chain(delivery);
   };
-  const attempt = (delivery: LoadedDelivery, outcome: Outcome | Promise<Outcome>) =>
-    work.push(
-      Promise.resolve(outcome)
-        .then((made) => recordAttempt(deps, delivery, scheduledSpec(delivery.id, 1, lastAttempt), made))
-        .then((result) => conclude(delivery, result)),
+  // Every attempt joins `work`, which the batch awaits before it answers; the promise is for a chain.
+  const attempt = (delivery: LoadedDelivery, outcome: Outcome | Promise<Outcome>): Promise<void> => {
+    const made = Promise.resolve(outcome)
+      .then((answer) => recordAttempt(recordDeps, delivery, scheduledSpec(delivery.id, 1, lastAttempt), answer))
+      .then((result) => conclude(delivery, result));
+    work.push(made);
+    return made;
+  };
+
+  /**
+   * Once a delivery of an ordered object settles, the object's next delivery to the endpoint
+   * (src/webhooks/ordering.ts), if it is waiting, joins this batch and is sent by it: no new
+   * workflow, no dispatch window, so an order's events follow each other within milliseconds of
+   * the receiver's answers. For CHAIN_FOR_MS at most; then the worker's dispatcher starts it.
+   */
+  const chain = async (settled: LoadedDelivery): Promise<void> => {
+    if (Date.now() - started > CHAIN_FOR_MS) return releaseNext(deps, settled);
+    const [next] = await claimNext(deps.db, input.batchId, settled);
+    if (!next) return;
+    const [delivery] = await loadDeliveries(deps.db, { ids: [next], scheduledAttempt: 1 });
+    if (!delivery) return;
+    chained.push(delivery);
+    const stop = stopReason(delivery);
+    if (stop) return attempt(delivery, stopped(stop));
+    const lease = leaseId(delivery.id, 1);
+    const request = { leaseId: lease, deliveryId: delivery.id, endpointId: delivery.endpointId, organisationId: delivery.organisationId };
+    const slots = await waitForSlots(deps.db, deps.config, [request], { patienceMs: SLOT_WAIT_MS, maxMs: SLOT_WAIT_MAX_MS });
+    const slot = slots.get(lease) ?? 'busy';
+    if (slot === 'busy' || (slot === 'open' && lastAttempt)) {
+      await putBack(deps.db, input.batchId, [delivery.id], slot === 'busy' ? 'soon' : 'until the circuit closes');
+      results.set(delivery.id, { id: delivery.id, outcome: 'deferred', statusCode: null, error: null });
+      return;
+    }
+    return attempt(
+      delivery,
+      slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)),
     );
+  };
 
   try {
     const toSend: LoadedDelivery[] = [];
@@ -118,7 +158,7 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
       else if (settled) results.set(delivery.id, { id: delivery.id, outcome: 'skipped', statusCode: null, error: null });
       else {
         const stop = stopReason(delivery);
-        if (stop) attempt(delivery, stopped(stop));
+        if (stop) void attempt(delivery, stopped(stop));
         else toSend.push(delivery);
       }
     }
@@ -140,7 +180,10 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
         const delivery = byLease.get(lease)!;
         if (slot === 'open' && lastAttempt) circuitOpen.push(delivery);
         else
-          attempt(delivery, slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)));
+          void attempt(
+            delivery,
+            slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)),
+          );
       },
     );
     if (circuitOpen.length > 0) {
@@ -180,7 +223,25 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
   } finally {
     clearInterval(heartbeat);
   }
-  return { batchId: input.batchId, deliveries: deliveries.map((delivery) => results.get(delivery.id)!) };
+  return { batchId: input.batchId, deliveries: [...deliveries, ...chained].map((delivery) => results.get(delivery.id)!) };
+}
+
+/** How long a batch goes on sending the next deliveries of the ordered objects it settled. */
+const CHAIN_FOR_MS = 30_000;
+
+/**
+ * Claims into `batchId` the next delivery of the settled one's object and endpoint, when it waits
+ * for nothing else (ordering.ts) and no one has claimed it: the batch's workflow runs already.
+ */
+async function claimNext(db: Database, batchId: string, settled: LoadedDelivery): Promise<string[]> {
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    UPDATE webhook_deliveries d SET "batchId" = ${batchId}, "workflowStartedAt" = now(), "updatedAt" = now()
+     WHERE d.id = (SELECT id FROM webhook_deliveries
+                    WHERE "endpointId" = ${settled.endpointId} AND "orderingKey" = ${settled.orderingKey} AND status = 'pending'
+                    ORDER BY sequence LIMIT 1)
+       AND d."batchId" IS NULL AND d."workflowStartedAt" IS NULL AND d.status = 'pending' AND NOT ${heldBehindEarlier('d')}
+    RETURNING d.id`;
+  return rows.map((row) => row.id);
 }
 
 /**
