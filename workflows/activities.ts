@@ -79,11 +79,11 @@ export function createActivities(given: ActivityDependencies) {
     },
 
     async markDeliveryFailed(deliveryId: string): Promise<void> {
-      const { count } = await db.webhookDelivery.updateMany({
-        where: { id: deliveryId, status: 'pending' },
-        data: { status: 'failed', completedAt: new Date(), nextAttemptAt: null },
-      });
-      if (count > 0) await releaseNext(deps, deliveryId);
+      const settled = await db.$queryRaw<Array<{ endpointId: string; orderingKey: string | null }>>`
+        UPDATE webhook_deliveries SET status = 'failed', "completedAt" = now(), "nextAttemptAt" = NULL, "updatedAt" = now()
+         WHERE id = ${deliveryId} AND status = 'pending'
+        RETURNING "endpointId", "orderingKey"`;
+      for (const delivery of settled) await releaseNext(deps, delivery);
     },
   };
 }

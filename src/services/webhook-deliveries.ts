@@ -3,6 +3,7 @@ import { changedSince, NEWEST_FIRST, type Page, type PolledListArgs, paginate } 
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prisma/client.ts';
+import { firstWaitedFor } from '../webhooks/ordering.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { newId } from '../ids.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
@@ -119,21 +120,15 @@ export async function getWebhookDelivery(ctx: RequestContext, id: string): Promi
 export async function resendWebhookDelivery(ctx: RequestContext, id: string): Promise<DeliveryView> {
   const { endpoint, ...row } = await deliveryFor(ctx, id, 'write');
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to resend its deliveries.');
-  if (row.orderingKey !== null) {
-    // An endpoint that orders per object gets an object's deliveries in sequence order: a resend may
-    // not overtake an earlier delivery of the same object that is still on its way.
-    const earlier = await ctx.db.webhookDelivery.findFirst({
-      where: { endpointId: row.endpointId, orderingKey: row.orderingKey, status: 'pending', sequence: { lt: row.sequence ?? 0 } },
-      orderBy: { sequence: 'asc' },
-      select: { id: true },
-    });
-    if (earlier) {
-      throw new AppError(
-        'CONFLICT',
-        `The endpoint orders deliveries per object and an earlier delivery of this object (${earlier.id}) is still pending; this one goes after it.`,
-        { pendingDeliveryId: earlier.id },
-      );
-    }
+  // An endpoint that orders per object gets an object's deliveries in sequence order: a resend may
+  // not overtake an earlier delivery of the same object that is still on its way.
+  const earlier = await firstWaitedFor(ctx.db, row.id);
+  if (earlier) {
+    throw new AppError(
+      'CONFLICT',
+      `The endpoint orders deliveries per object and an earlier delivery of this object (${earlier}) is still pending; this one goes after it.`,
+      { pendingDeliveryId: earlier },
+    );
   }
   await countOperatorAction(ctx, 'resend', endpoint);
   const client = await temporalClient(ctx);

@@ -15,7 +15,7 @@ import {
   type LoadedDelivery,
   type Outcome,
 } from './deliver.ts';
-import { heldBehindEarlier } from './ordering.ts';
+import { claimNextInLine } from './ordering.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import { leaseId, waitForSlots, type GiveUpReason, type SlotOutcome } from './slots.ts';
 
@@ -128,7 +128,7 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
    */
   const chain = async (settled: LoadedDelivery): Promise<void> => {
     if (Date.now() - started > CHAIN_FOR_MS) return releaseNext(deps, settled);
-    const [next] = await claimNext(deps.db, input.batchId, settled);
+    const [next] = await claimNextInLine(deps.db, input.batchId, settled);
     if (!next) return;
     const [delivery] = await loadDeliveries(deps.db, { ids: [next], scheduledAttempt: 1 });
     if (!delivery) return;
@@ -144,11 +144,11 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
       results.set(delivery.id, { id: delivery.id, outcome: 'deferred', statusCode: null, error: null });
       return;
     }
-    return attempt(
-      delivery,
-      slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)),
-    );
+    return send(delivery, slot);
   };
+  /** A delivery holding a slot sent (or, its circuit open, recorded as not sent). */
+  const send = (delivery: LoadedDelivery, slot: SlotOutcome) =>
+    attempt(delivery, slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)));
 
   try {
     const toSend: LoadedDelivery[] = [];
@@ -179,11 +179,7 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
       (lease: string, slot: SlotOutcome) => {
         const delivery = byLease.get(lease)!;
         if (slot === 'open' && lastAttempt) circuitOpen.push(delivery);
-        else
-          void attempt(
-            delivery,
-            slot === 'open' ? CIRCUIT_OPEN : sends.run(() => makeAttempt(deps, delivery, secrets, input.attemptTimeoutMs)),
-          );
+        else void send(delivery, slot);
       },
     );
     if (circuitOpen.length > 0) {
@@ -228,21 +224,6 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
 
 /** How long a batch goes on sending the next deliveries of the ordered objects it settled. */
 const CHAIN_FOR_MS = 30_000;
-
-/**
- * Claims into `batchId` the next delivery of the settled one's object and endpoint, when it waits
- * for nothing else (ordering.ts) and no one has claimed it: the batch's workflow runs already.
- */
-async function claimNext(db: Database, batchId: string, settled: LoadedDelivery): Promise<string[]> {
-  const rows = await db.$queryRaw<Array<{ id: string }>>`
-    UPDATE webhook_deliveries d SET "batchId" = ${batchId}, "workflowStartedAt" = now(), "updatedAt" = now()
-     WHERE d.id = (SELECT id FROM webhook_deliveries
-                    WHERE "endpointId" = ${settled.endpointId} AND "orderingKey" = ${settled.orderingKey} AND status = 'pending'
-                    ORDER BY sequence LIMIT 1)
-       AND d."batchId" IS NULL AND d."workflowStartedAt" IS NULL AND d.status = 'pending' AND NOT ${heldBehindEarlier('d')}
-    RETURNING d.id`;
-  return rows.map((row) => row.id);
-}
 
 /**
  * Back into the outbox, claimable again after PUT_BACK_MS, or for a last attempt that found its

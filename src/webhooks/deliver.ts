@@ -9,7 +9,7 @@ import type { Logger } from '../log.ts';
 import { isWebhookEventType } from './event-types.ts';
 import { envelope, type Payload } from './payloads.ts';
 import { decryptSecret, isStandardSecret, signatureHeader, standardSignatureHeader, type SignatureScheme } from './secrets.ts';
-import { nextInLine } from './ordering.ts';
+import { nextInLine, type Settled } from './ordering.ts';
 import { recorderFor } from './recorder.ts';
 import { attemptFinished, leaseId, slotReleased, waitForSlots } from './slots.ts';
 import { assertDeliverableUrl, deliverableLookup, UrlPolicyError } from '../net/url-policy.ts';
@@ -72,22 +72,10 @@ export interface DeliverDependencies {
  * After a delivery of an ordered endpoint settled: starts the next delivery of its object. Never
  * throws: what is not started here the dispatcher's sweep claims within seconds.
  */
-export async function releaseNext(
-  deps: Pick<DeliverDependencies, 'db' | 'logger' | 'release'>,
-  settled: string | { id: string; endpointId: string; orderingKey: string | null },
-): Promise<void> {
-  if (!deps.release) return;
+export async function releaseNext(deps: Pick<DeliverDependencies, 'db' | 'logger' | 'release'>, settled: Settled): Promise<void> {
+  if (!deps.release || settled.orderingKey === null) return;
   try {
-    let delivery = typeof settled === 'string' ? undefined : settled;
-    if (typeof settled === 'string') {
-      const row = await deps.db.webhookDelivery.findUnique({
-        where: { id: settled },
-        select: { id: true, endpointId: true, orderingKey: true },
-      });
-      delivery = row ?? undefined;
-    }
-    if (!delivery?.orderingKey) return;
-    const next = await nextInLine(deps.db, delivery);
+    const next = await nextInLine(deps.db, settled);
     if (next.length > 0) await deps.release(next);
   } catch (error) {
     deps.logger.warn({ err: error }, 'the next ordered webhook delivery was not started; the sweep will');

@@ -15,25 +15,61 @@ import { Prisma } from '../generated/prisma/client.ts';
  * any it could not. Every process agrees because the rule lives in the claim statement, in PostgreSQL.
  */
 
+/** The pending deliveries aliased `earlier` that the delivery aliased `d` waits for: its object's, to its endpoint, before it. */
+function waitedFor(d: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`earlier."endpointId" = ${d}."endpointId" AND earlier."orderingKey" = ${d}."orderingKey"
+       AND earlier.sequence < ${d}.sequence AND earlier.status = 'pending'`;
+}
+
 /** True where the delivery aliased `d` must wait: an earlier delivery of its object to its endpoint is pending. */
 export function heldBehindEarlier(alias: string): Prisma.Sql {
   const d = Prisma.raw(alias);
-  return Prisma.sql`(${d}."orderingKey" IS NOT NULL AND EXISTS (
-    SELECT 1 FROM webhook_deliveries earlier
-     WHERE earlier."endpointId" = ${d}."endpointId" AND earlier."orderingKey" = ${d}."orderingKey"
-       AND earlier.sequence < ${d}.sequence AND earlier.status = 'pending'))`;
+  return Prisma.sql`(${d}."orderingKey" IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_deliveries earlier WHERE ${waitedFor(d)}))`;
+}
+
+/** The first pending delivery that delivery `deliveryId` waits for, if any (a resend may not overtake it). */
+export async function firstWaitedFor(db: Pick<Database, '$queryRaw'>, deliveryId: string): Promise<string | undefined> {
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT earlier.id FROM webhook_deliveries d JOIN webhook_deliveries earlier ON ${waitedFor(Prisma.raw('d'))}
+     WHERE d.id = ${deliveryId} AND d."orderingKey" IS NOT NULL
+     ORDER BY earlier.sequence LIMIT 1`;
+  return rows[0]?.id;
+}
+
+/** A settled delivery of an ordered endpoint: what its object's next delivery is found by. */
+export interface Settled {
+  endpointId: string;
+  orderingKey: string | null;
+}
+
+/** The pending delivery with the lowest sequence of the settled one's object and endpoint. */
+function nextOf(settled: Settled): Prisma.Sql {
+  return Prisma.sql`SELECT id FROM webhook_deliveries
+     WHERE "endpointId" = ${settled.endpointId} AND "orderingKey" = ${settled.orderingKey} AND status = 'pending'
+     ORDER BY sequence LIMIT 1`;
 }
 
 /**
  * The delivery of the same object and endpoint that may go now that `settled` is settled: the
  * pending one with the next sequence, unless it is claimed already. Empty when nothing waits.
  */
-export async function nextInLine(db: Database, settled: { endpointId: string; orderingKey: string | null }): Promise<string[]> {
+export async function nextInLine(db: Database, settled: Settled): Promise<string[]> {
   if (settled.orderingKey === null) return [];
-  const rows = await db.$queryRaw<Array<{ id: string; batchId: string | null }>>`
-    SELECT id, "batchId" FROM webhook_deliveries
-     WHERE "endpointId" = ${settled.endpointId} AND "orderingKey" = ${settled.orderingKey} AND status = 'pending'
-     ORDER BY sequence
-     LIMIT 1`;
-  return rows.filter((row) => row.batchId === null).map((row) => row.id);
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT d.id FROM webhook_deliveries d WHERE d.id = (${nextOf(settled)}) AND d."batchId" IS NULL`;
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Claims into `batchId` (whose workflow runs already) the next delivery of the settled one's object
+ * and endpoint, when it waits for nothing else and no one has claimed it.
+ */
+export async function claimNextInLine(db: Database, batchId: string, settled: Settled): Promise<string[]> {
+  if (settled.orderingKey === null) return [];
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    UPDATE webhook_deliveries d SET "batchId" = ${batchId}, "workflowStartedAt" = now(), "updatedAt" = now()
+     WHERE d.id = (${nextOf(settled)})
+       AND d."batchId" IS NULL AND d."workflowStartedAt" IS NULL AND d.status = 'pending' AND NOT ${heldBehindEarlier('d')}
+    RETURNING d.id`;
+  return rows.map((row) => row.id);
 }
