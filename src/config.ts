@@ -126,6 +126,12 @@ const schema = z.object({
    */
   RESULT_CACHE_TTL: duration.default(parseDuration('1s') as never),
   /**
+   * How long a sales channel's listings page, once read, answers every request for it in an API
+   * process (what sales hold and sell shows at most this late; catalogue changes at once). 0s shares
+   * only a read in flight.
+   */
+  LISTINGS_SHARED_FOR: duration.default(parseDuration('250ms') as never),
+  /**
    * Idempotency-Key: a request holding a key renews its claim every third of this while it runs; a
    * claim not renewed for this long was lost with its process, and a retry may run the request.
    */

@@ -3,6 +3,7 @@ import { ChangeNotices } from './db/change-notices.ts';
 import { LiveHub } from './live/hub.ts';
 import { Live } from './live/live.ts';
 import { ResultCache } from './http/result-cache.ts';
+import { SharedPages } from './http/shared-pages.ts';
 import { RateLimiter, Throttle } from './limits/rate-limiter.ts';
 import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
 import { TokenService } from './auth/tokens.ts';
@@ -25,6 +26,9 @@ const CATALOGUE_CHANGES: ReadonlySet<string> = new Set([
   'inventories',
 ]);
 
+/** What a sales channel's listings show beside the inventory: its changes forget shared listings pages at once. */
+const LISTED_CATALOGUE: ReadonlySet<string> = new Set([...CATALOGUE_CHANGES].filter((table) => table !== 'inventories'));
+
 /** Long-lived parts shared by every request of one API process. */
 export interface Runtime {
   config: Config;
@@ -40,6 +44,8 @@ export interface Runtime {
   authCache: AuthCache;
   /** Short-lived results of catalogue queries; see src/http/result-cache.ts. */
   resultCache: ResultCache;
+  /** Sales channels' listings pages, read once for every buyer asking in the same moment; see src/http/shared-pages.ts. */
+  listings: SharedPages<unknown>;
   encryptionKey: Buffer;
   mailer: Mailer;
   /** Starts webhook delivery workflows after the transactions that record deliveries commit. */
@@ -75,8 +81,11 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   const listening = () => notices.listening;
   const authCache = new AuthCache(undefined, listening);
   const resultCache = new ResultCache(config.RESULT_CACHE_TTL, listening, CATALOGUE_CHANGES);
+  const listings = new SharedPages<unknown>(config.LISTINGS_SHARED_FOR, listening, LISTED_CATALOGUE);
+  resultCache.alsoForget(listings);
   notices.subscribe(authCache);
   notices.subscribe(resultCache);
+  notices.subscribe(listings);
   // The subjects of live events are read on connections of their own (src/live/live.ts), opened
   // when a subscription first needs one; a database handed in (tests, the embedded default's
   // single connection) is shared.
@@ -102,6 +111,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     live,
     authCache,
     resultCache,
+    listings,
     encryptionKey: loadEncryptionKey(config),
     mailer,
     dispatcher,

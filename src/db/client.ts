@@ -41,6 +41,8 @@ export function createDatabase({ url, poolSize, preparedStatements = true }: Dat
 /** A statement a pool sent, and the request (its id, src/log.ts logScope) it was sent for. */
 export interface SentStatement {
   text: string;
+  /** Its parameters as sent (`npm run bench`'s floor row sends the list statement again with them). */
+  values: readonly unknown[] | undefined;
   requestId: string | undefined;
 }
 
@@ -62,8 +64,12 @@ function countStatements(pool: pg.Pool, client: pg.PoolClient, preparedStatement
     }
     const watchers = statementWatchers.get(pool);
     if (watchers?.size) {
-      const first = args[0] as string | { text?: string };
-      const statement = { text: typeof first === 'string' ? first : (first.text ?? ''), requestId: logScope.getStore()?.requestId };
+      const first = args[0] as string | { text?: string; values?: unknown[] };
+      const statement = {
+        text: typeof first === 'string' ? first : (first.text ?? ''),
+        values: typeof first === 'string' ? (Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined) : first.values,
+        requestId: logScope.getStore()?.requestId,
+      };
       for (const watcher of watchers) watcher(statement);
     }
     return query(...args);

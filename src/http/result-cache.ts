@@ -114,6 +114,8 @@ export class ResultCache implements ChangeSubscriber {
   #inFlight = new Map<string, Promise<ExecutionResult>>();
   /** Any change of an organisation's rows can change a cached answer (counts, rights). */
   readonly tables: ReadonlySet<string>;
+  /** Other caches of this process that a mutation here forgets too (src/http/shared-pages.ts). */
+  #followers: Array<{ forgetOrganisation(organisationId: string): void }> = [];
 
   constructor(
     readonly ttlMs = RESULT_CACHE_TTL_MS,
@@ -125,6 +127,11 @@ export class ResultCache implements ChangeSubscriber {
 
   changed(organisationId: string): void {
     this.forgetOrganisation(organisationId);
+  }
+
+  /** Makes every mutation that forgets an organisation's results here forget them in `cache` too. */
+  alsoForget(cache: { forgetOrganisation(organisationId: string): void }): void {
+    this.#followers.push(cache);
   }
 
   forgetAll(): void {
@@ -209,7 +216,10 @@ export class ResultCache implements ChangeSubscriber {
         // Storefront mutations (carts, checkout, sign-in) change no cached catalogue field: they
         // must not empty the organisation's cache on every cart of a busy shop.
         const storefront = ctx.principal?.kind === 'channel' || ctx.principal?.kind === 'customer';
-        if (ctx.organisation && !storefront) this.forgetOrganisation(ctx.organisation.id);
+        if (ctx.organisation && !storefront) {
+          this.forgetOrganisation(ctx.organisation.id);
+          for (const follower of this.#followers) follower.forgetOrganisation(ctx.organisation.id);
+        }
       }
     }
     const key = this.keyFor(args.document, args.operationName, args.variableValues, ctx);

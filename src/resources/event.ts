@@ -30,14 +30,9 @@ export const EVENT = resource({
   timezone: f.writable(f.text(), timeZone.nullish()),
   onSaleDate: f.writable(f.nullable(f.instant()), instant.nullish()),
   offSaleDate: f.writable(f.nullable(f.instant()), instant.nullish()),
-  occurrenceCount: f.count(
-    (e) => `(SELECT count(*)::int FROM event_occurrences o
-     WHERE o."organisationId" = $1 AND o."eventId" = ${e}.id AND o.status <> 'cancelled')`,
-  ),
-  ticketCount: f.count(
-    (e) => `(SELECT count(*)::int FROM ticket_types tt
-     WHERE tt."organisationId" = $1 AND tt."eventId" = ${e}.id AND NOT tt."isDeleted")`,
-  ),
+  /** Occurrences not cancelled, and ticket types not deleted: kept on the event by triggers (migration 20261127170000_event_counts). */
+  occurrenceCount: f.count((e) => `${e}."occurrenceCount"`),
+  ticketCount: f.count((e) => `${e}."ticketCount"`),
   /** Products (beside admission) are not part of the service yet. */
   productCount: f.count(() => '0'),
   tags: f.writable(f.textList(), tags.optional()),

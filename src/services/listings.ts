@@ -5,6 +5,7 @@ import type { SalesChannel } from '../generated/prisma/client.ts';
 import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
 import { pageWindow, paginationInfo, type RawPageArgs } from '../pagination.ts';
 import { occurrenceTimes } from './occurrences.ts';
+import type { SharedPages } from '../http/shared-pages.ts';
 
 /**
  * What a sales channel sells (GET /live/sales/listings): the published and on-sale events of the
@@ -110,9 +111,30 @@ interface ListingRow extends Omit<ListingEvent, 'id' | 'occurrences' | 'ticketTy
  * total, and per event its scheduled occurrences still to come, its ticket types and their
  * inventories: one statement whatever the page size.
  */
-export async function listSalesListings(ctx: RequestContext, args: RawPageArgs) {
+export async function listSalesListings(ctx: RequestContext, args: RawPageArgs): Promise<Listings> {
+  // The key is judged on every request (a revoked key or a deactivated channel is refused at once);
+  // only the page is shared.
   const { channel } = await channelOfKey(ctx);
   const window = pageWindow(args);
+  return sharedListings(ctx, channel, window);
+}
+
+type Listings = Awaited<ReturnType<typeof readListings>>;
+
+/**
+ * An on-sale's buyers all ask for the same listings in the same moment: a channel's page is read
+ * once for all of them (src/http/shared-pages.ts): while it is being read, and for LISTINGS_SHARED_FOR
+ * after, every request for it gets that read's answer. A change of the catalogue (events, occurrences,
+ * ticket types, the channel) shows at once; what sales hold and sell shows at most that late. Nothing
+ * that decides who gets a ticket reads it: a cart holds tickets against the inventory rows themselves,
+ * exactly. test/sales/listings-shared.test.ts.
+ */
+function sharedListings(ctx: RequestContext, channel: SalesChannel, window: ReturnType<typeof pageWindow>): Promise<Listings> {
+  const key = `${channel.organisationId}|${channel.id}|${window.take}|${window.offset}`;
+  return (ctx.runtime.listings as SharedPages<Listings>).get(channel.organisationId, key, () => readListings(ctx, channel, window));
+}
+
+async function readListings(ctx: RequestContext, channel: SalesChannel, window: ReturnType<typeof pageWindow>) {
   const now = new Date();
   const sql = ctx.sql.statement();
   const at = sql.param(now);

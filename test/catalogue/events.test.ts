@@ -253,6 +253,40 @@ describe('events', () => {
     expect(types.body.ticketTypes.map((t: { id: string }) => t.id)).toEqual([kept.id]);
     expect((await api(app, 'PATCH', `/v1/ticket-types/${dropped.id}`, { ...asAdmin(o), body: { name: 'x' } })).status).toBe(404);
   });
+
+  it('counts are kept on the event by the database, whoever writes occurrences and ticket types, also at once', async () => {
+    const o = await createOrganisation(app, 'evkept');
+    const a = await newEvent({ name: 'Kept A' }, o);
+    const b = await newEvent({ name: 'Kept B' }, o);
+    // Ten transactions adding an occurrence and a ticket type to one event at the same time.
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        await addOccurrence(a.id, { startDate: `2026-07-${String(i + 1).padStart(2, '0')}`, startTime: '19:00' }, o);
+        await addTicketType(a.id, { name: `Tier ${i}` }, o);
+      }),
+    );
+    const countsOf = async (id: string) => {
+      const got = await api(app, 'GET', `/v1/events/${id}`, asAdmin(o));
+      return [got.body.event.occurrenceCount, got.body.event.ticketCount];
+    };
+    expect(await countsOf(a.id)).toEqual([10, 10]);
+    // An operator's SQL: cancel two, move three to the other event, delete one; delete a ticket type, move another.
+    const db = app().runtime.db;
+    const occurrences = await db.eventOccurrence.findMany({ where: { eventId: a.id }, orderBy: { startsAt: 'asc' } });
+    const types = await db.ticketType.findMany({ where: { eventId: a.id }, orderBy: { name: 'asc' } });
+    await db.eventOccurrence.updateMany({ where: { id: { in: occurrences.slice(0, 2).map((x) => x.id) } }, data: { status: 'cancelled' } });
+    await db.eventOccurrence.updateMany({ where: { id: { in: occurrences.slice(2, 5).map((x) => x.id) } }, data: { eventId: b.id } });
+    await db.eventOccurrence.delete({ where: { id: occurrences[9]!.id } });
+    await db.ticketType.update({ where: { id: types[0]!.id }, data: { isDeleted: true } });
+    await db.ticketType.update({ where: { id: types[1]!.id }, data: { eventId: b.id } });
+    expect(await countsOf(a.id)).toEqual([4, 8]);
+    expect(await countsOf(b.id)).toEqual([3, 1]);
+    // Undoing a cancellation counts the occurrence again; the list reads what the single read does.
+    await db.eventOccurrence.update({ where: { id: occurrences[0]!.id }, data: { status: 'scheduled' } });
+    const list = await api(app, 'GET', '/v1/events', asAdmin(o));
+    const counts = Object.fromEntries(list.body.events.map((e: EventBody) => [e.name, [e.occurrenceCount, e.ticketCount]]));
+    expect(counts).toEqual({ 'Kept A': [5, 8], 'Kept B': [3, 1] });
+  });
 });
 
 describe('event lists: pagination', () => {
