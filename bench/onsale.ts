@@ -509,12 +509,13 @@ async function outsideWalk(origin: string, key: string, first: number): Promise<
     p99: Record<Step, number>;
     statuses: Record<string, number>;
     serverErrors: number;
+    cpuMs: number;
   };
   serverErrors += result.serverErrors;
   console.log(
     `independent walk: sold out after ${result.soldOutSeconds.toFixed(2)} s, ${result.confirmed} orders (${result.tickets} tickets); ` +
       `p50/p99 ms: ${STEPS.map((name) => `${name} ${result.p50[name]?.toFixed(0)}/${result.p99[name]?.toFixed(0)}`).join(', ')}; ` +
-      `answers: ${Object.entries(result.statuses)
+      `its CPU: ${(result.cpuMs / BUYERS).toFixed(2)} ms per buyer; answers: ${Object.entries(result.statuses)
         .map(([k, v]) => `${k}: ${v}`)
         .join(', ')}`,
   );

@@ -7,7 +7,8 @@
 //	go run bench/outside/onsale.go -origin=http://127.0.0.1:3000 -key=svpk_... -buyers=5000 -connections=200
 //
 // It prints one JSON line: orders confirmed, tickets, seconds from the first request to the last
-// confirmation, p50/p99 per step in milliseconds, answers by step and status, and 5xx answers.
+// confirmation, p50/p99 per step in milliseconds, answers by step and status, 5xx answers, and
+// its own CPU time.
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -272,7 +274,11 @@ func main() {
 		p50[step] = percentile(w.timings[step], 50)
 		p99[step] = percentile(w.timings[step], 99)
 	}
+	var usage syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &usage)
+	cpuMs := float64(usage.Utime.Nano()+usage.Stime.Nano()) / 1e6
 	out, _ := json.Marshal(map[string]any{
+		"cpuMs":          cpuMs,
 		"confirmed":      w.confirmed,
 		"tickets":        w.tickets,
 		"soldOutSeconds": w.lastAt.Sub(started).Seconds(),

@@ -269,6 +269,7 @@ describe('GET /live/sales/listings', () => {
       access: Access.none(),
       db: tenantDatabase(counting as never, org.organisation.id),
       sql: tenantSql(app().runtime.db, org.organisation.id),
+      runtime: app().runtime,
     } as never;
     const pool = poolOf(app().runtime.db);
     const original = pool.query;
