@@ -26,8 +26,20 @@ const CATALOGUE_CHANGES: ReadonlySet<string> = new Set([
   'inventories',
 ]);
 
-/** What a sales channel's listings show beside the inventory: its changes forget shared listings pages at once. */
-const LISTED_CATALOGUE: ReadonlySet<string> = new Set([...CATALOGUE_CHANGES].filter((table) => table !== 'inventories'));
+/**
+ * What a sales channel's listings read beside the inventory: a change of these forgets the shared
+ * listings pages of its organisation. Not the inventory, nor customers: an on-sale's every checkout
+ * moves the one and may add to the other, and would empty the page for every buyer.
+ */
+const LISTED_CATALOGUE: ReadonlySet<string> = new Set([
+  'organisations',
+  'accounts',
+  'sales_channels',
+  'sales_channel_events',
+  'events',
+  'event_occurrences',
+  'ticket_types',
+]);
 
 /** Long-lived parts shared by every request of one API process. */
 export interface Runtime {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watchStatements } from '../../src/db/client.ts';
-import { useTestApp } from '../support/app.ts';
+import { startTwoApps, useTestApp, type AppPair, type AppRef } from '../support/app.ts';
 import { api, createAccount, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 import { buy, createChannel, createCatalogue, type Catalogue, type Channel } from '../support/sales.ts';
 
@@ -117,5 +117,40 @@ describe('listings shared by an on-sale’s buyers', () => {
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
     expect((await list(spare)).status).toBe(401);
     expect((await list(channel.publishable)).status).toBe(200);
+  });
+});
+
+describe('listings shared in two API processes', () => {
+  let pair: AppPair;
+  beforeAll(async () => {
+    // Shared for a minute: what reaches the second process's page is its change notice, not the clock.
+    pair = await startTwoApps({ LISTINGS_SHARED_FOR: '60s' });
+  });
+  afterAll(() => pair?.stop());
+
+  it('a catalogue change through one process reaches the other’s shared page by its change notice; sales do not empty it', async () => {
+    const o = await createOrganisation(pair.a, 'two-listings');
+    const shown = await createCatalogue(pair.a, o, { capacity: 50 });
+    const shop = await createChannel(pair.a, o);
+    const availableOn = async (app: AppRef) => {
+      const res = await api(app, 'GET', '/live/sales/listings', { headers: { 'x-channel-key': shop.publishable } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.events.find((e: { id: string }) => e.id === shown.eventId).occurrences[0].availability[0].available as number;
+    };
+    await expect.poll(() => pair.b.runtime.notices.listening).toBe(true);
+    expect(await availableOn(pair.b)).toBe(50);
+
+    await buy(pair.a, shop.publishable, shown, 4, 'first@two-listings.test');
+    expect(await availableOn(pair.a)).toBe(46);
+    // The second process keeps answering its page: a sale is not a change of the catalogue.
+    expect(await availableOn(pair.b)).toBe(50);
+
+    const raised = await api(pair.a, 'PATCH', `/v1/ticket-types/${shown.ticketTypeId}`, {
+      token: o.adminToken,
+      org: o.slug,
+      body: { capacity: 60 },
+    });
+    expect(raised.status, JSON.stringify(raised.body)).toBe(200);
+    await expect.poll(() => availableOn(pair.b), { timeout: 5_000 }).toBe(56);
   });
 });
