@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
@@ -431,7 +432,7 @@ async function main() {
     await api.stop();
   }
 
-  let walk: OutsideWalk | undefined;
+  let walk: SaleFigures | undefined;
   if (outside) {
     const third = await startBenchApi(url, env);
     try {
@@ -440,7 +441,7 @@ async function main() {
       forgetEarlierBuyers();
       rows.push({
         run: 'independent walk (Go net/http), cold',
-        figures: walk.figures,
+        figures: walk,
         checks: await printChecks(url, outside.organisationId),
       });
     } finally {
@@ -466,24 +467,19 @@ async function main() {
     );
   }
   if (walk) {
-    const ratio = rows[0]!.figures.perSecond / walk.figures.perSecond;
+    const ratio = rows[0]!.figures.perSecond / walk.perSecond;
     console.log(
-      `\nthis benchmark's cold figure against the independent walk's: ${rows[0]!.figures.perSecond.toFixed(0)} / ${walk.figures.perSecond.toFixed(0)} orders/s = ${ratio.toFixed(2)}x ` +
+      `\nthis benchmark's cold figure against the independent walk's: ${rows[0]!.figures.perSecond.toFixed(0)} / ${walk.perSecond.toFixed(0)} orders/s = ${ratio.toFixed(2)}x ` +
         `(within 20%: ${verdict(Math.abs(ratio - 1) <= 0.2)})`,
     );
   }
-}
-
-interface OutsideWalk {
-  figures: SaleFigures;
 }
 
 /**
  * bench/outside/onsale.go's walk of the same sale (`go run`, so Go must be installed): its own HTTP
  * client, connection pool and timing, the same six requests and quantities; it prints one JSON line.
  */
-async function outsideWalk(origin: string, key: string, first: number): Promise<OutsideWalk> {
-  const { execFile } = await import('node:child_process');
+async function outsideWalk(origin: string, key: string, first: number): Promise<SaleFigures> {
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       'go',
@@ -520,14 +516,12 @@ async function outsideWalk(origin: string, key: string, first: number): Promise<
         .join(', ')}`,
   );
   return {
-    figures: {
-      confirmed: result.confirmed,
-      tickets: result.tickets,
-      soldOutSeconds: result.soldOutSeconds,
-      perSecond: result.confirmed / result.soldOutSeconds,
-      apiCpuPerBuyer: Number.NaN,
-      p99: perStep((name) => result.p99[name] ?? 0),
-    },
+    confirmed: result.confirmed,
+    tickets: result.tickets,
+    soldOutSeconds: result.soldOutSeconds,
+    perSecond: result.confirmed / result.soldOutSeconds,
+    apiCpuPerBuyer: Number.NaN,
+    p99: perStep((name) => result.p99[name] ?? 0),
   };
 }
 
