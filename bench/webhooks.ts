@@ -74,6 +74,8 @@ interface Phase {
   putBack: number;
   /** Tarpit phase: seconds from the first dispatch until the tarpit's last delivery arrived. */
   tarpitDrainSeconds?: number;
+  /** Ordered runs: p50/p99 of an object's first, second, ... event (what each hop of the chain adds). */
+  byPosition?: Array<{ p50: number; p99: number }>;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -95,6 +97,8 @@ async function runPhase(args: {
   receiver.reset();
   const expected = events * ENDPOINTS;
   const eventIds: string[] = [];
+  /** Each event's place among its object's events (0 = the first). */
+  const positions = new Map<string, number>();
   let firstDispatch = 0;
   // Objects of this phase only: their sequences start at 1.
   const run = randomBytes(3).toString('hex');
@@ -118,6 +122,7 @@ async function runPhase(args: {
       { maxWait: 60_000 },
     );
     eventIds.push(eventId);
+    positions.set(eventId, i % EVENTS_PER_OBJECT);
     firstDispatch ||= performance.timeOrigin + performance.now();
     dispatcher.dispatch(deliveryIds);
   };
@@ -164,9 +169,17 @@ async function runPhase(args: {
 
   const deliveries = await db.webhookDelivery.findMany({
     where: { eventId: { in: eventIds }, ...(args.tarpitPath ? { endpoint: { url: { not: { endsWith: args.tarpitPath } } } } : {}) },
-    select: { id: true, event: { select: { createdAt: true } } },
+    select: { id: true, eventId: true, event: { select: { createdAt: true } } },
   });
-  const latencies = deliveries.map((d) => byDelivery.get(d.id)! - d.event.createdAt.getTime()).sort((a, b) => a - b);
+  const latencyOf = (d: (typeof deliveries)[number]) => byDelivery.get(d.id)! - d.event.createdAt.getTime();
+  const latencies = deliveries.map(latencyOf).sort((a, b) => a - b);
+  const byPosition = Array.from({ length: EVENTS_PER_OBJECT }, (_, position) => {
+    const at = deliveries
+      .filter((d) => positions.get(d.eventId) === position)
+      .map(latencyOf)
+      .sort((a, b) => a - b);
+    return { p50: percentile(at, 50), p99: percentile(at, 99) };
+  });
   const [shape] = await db.$queryRaw<Array<{ batches: number; putBack: number }>>`
     SELECT count(DISTINCT "batchId")::int AS batches, count("availableAt")::int AS "putBack"
       FROM webhook_deliveries WHERE "eventId" = ANY(${eventIds}::text[])`;
@@ -182,6 +195,7 @@ async function runPhase(args: {
     batches: shape!.batches,
     putBack: shape!.putBack,
     ...(tarpitDrainSeconds !== undefined ? { tarpitDrainSeconds } : {}),
+    ...(EVENTS_PER_OBJECT > 1 ? { byPosition } : {}),
   };
 }
 
@@ -332,6 +346,10 @@ async function main() {
               ? `; the tarpit's ${EVENTS} arrived within ${result.tarpitDrainSeconds.toFixed(1)} s`
               : ''),
         );
+        if (result.byPosition) {
+          const hops = result.byPosition.map((p, i) => `#${i + 1} ${p.p50}/${p.p99}`).join(', ');
+          console.log(`  p50/p99 ms by the event's place in its object: ${hops}`);
+        }
         const reasons = putBackReasons(workers.map((w, i) => w.output().slice(logsBefore[i])));
         if (reasons) console.log(`  put back, by why the slot wait gave up: ${reasons}`);
       }

@@ -128,9 +128,9 @@ export async function attemptBatch(deps: DeliverDependencies, input: DeliverBatc
    */
   const chain = async (settled: LoadedDelivery): Promise<void> => {
     if (Date.now() - started > CHAIN_FOR_MS) return releaseNext(deps, settled);
-    const [next] = await claimNextInLine(deps.db, input.batchId, settled);
-    if (!next) return;
-    const [delivery] = await loadDeliveries(deps.db, { ids: [next], scheduledAttempt: 1 });
+    const claim = claimNextInLine(input.batchId, settled);
+    if (!claim) return;
+    const [delivery] = await loadDeliveries(deps.db, { claim, scheduledAttempt: 1 });
     if (!delivery) return;
     chained.push(delivery);
     const stop = stopReason(delivery);

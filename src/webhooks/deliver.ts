@@ -146,7 +146,12 @@ export interface LoadedDelivery {
 }
 
 /** Which deliveries to load, and which of their attempts to look for among those recorded. */
-export type DeliverySelection = ({ ids: readonly string[] } | { batchId: string }) &
+export type DeliverySelection = (
+  | { ids: readonly string[] }
+  | { batchId: string }
+  /** The deliveries a claiming statement (UPDATE ... RETURNING d.id) claims, claimed and loaded in one statement. */
+  | { claim: Prisma.Sql }
+) &
   ({ scheduledAttempt: number } | { attemptIds: readonly string[] });
 
 /*
@@ -155,8 +160,14 @@ export type DeliverySelection = ({ ids: readonly string[] } | { batchId: string 
  * include; BEGIN, insert, update, COMMIT): bench/webhooks.ts.
  */
 export async function loadDeliveries(db: Database, selection: DeliverySelection): Promise<LoadedDelivery[]> {
+  // A claim's rows are read as they were before it (one snapshot): only their ids come from it.
+  const claim = 'claim' in selection ? Prisma.sql`WITH claimed AS (${selection.claim})` : Prisma.empty;
   const where =
-    'batchId' in selection ? Prisma.sql`d."batchId" = ${selection.batchId}` : Prisma.sql`d.id = ANY(${[...selection.ids]}::text[])`;
+    'batchId' in selection
+      ? Prisma.sql`d."batchId" = ${selection.batchId}`
+      : 'claim' in selection
+        ? Prisma.sql`d.id IN (SELECT claimed.id FROM claimed)`
+        : Prisma.sql`d.id = ANY(${[...selection.ids]}::text[])`;
   const attempt =
     'scheduledAttempt' in selection
       ? Prisma.sql`a."scheduledAttempt" = ${selection.scheduledAttempt}::int`
@@ -189,6 +200,7 @@ export async function loadDeliveries(db: Database, selection: DeliverySelection)
       recordedError: string | null;
     }>
   >`
+    ${claim}
     SELECT d.id, d."organisationId", d."accountId", d."endpointId", d."eventId", e.type AS "eventType",
            d.status::text AS status, d."attemptCount",
            e.payload, e.version, e.sequence, d."orderingKey", e."createdAt" AS "eventCreatedAt",

@@ -61,15 +61,16 @@ export async function nextInLine(db: Database, settled: Settled): Promise<string
 }
 
 /**
- * Claims into `batchId` (whose workflow runs already) the next delivery of the settled one's object
- * and endpoint, when it waits for nothing else and no one has claimed it.
+ * The statement that claims into `batchId` (whose workflow runs already) the next delivery of the
+ * settled one's object and endpoint, when it waits for nothing else and no one has claimed it,
+ * answering its id: deliver.ts's loadDeliveries runs it and loads what it claimed in one round trip.
+ * Null when the settled delivery has no object.
  */
-export async function claimNextInLine(db: Database, batchId: string, settled: Settled): Promise<string[]> {
-  if (settled.orderingKey === null) return [];
-  const rows = await db.$queryRaw<Array<{ id: string }>>`
+export function claimNextInLine(batchId: string, settled: Settled): Prisma.Sql | null {
+  if (settled.orderingKey === null) return null;
+  return Prisma.sql`
     UPDATE webhook_deliveries d SET "batchId" = ${batchId}, "workflowStartedAt" = now(), "updatedAt" = now()
      WHERE d.id = (${nextOf(settled)})
        AND d."batchId" IS NULL AND d."workflowStartedAt" IS NULL AND d.status = 'pending' AND NOT ${heldBehindEarlier('d')}
     RETURNING d.id`;
-  return rows.map((row) => row.id);
 }

@@ -76,7 +76,8 @@ export async function deleteExpiredSlots(db: Database): Promise<number> {
  * each endpoint's, since no more could be granted; the function ranks them in line order per
  * endpoint and organisation): however many batches wait, a process sends one query per round, and
  * nobody is overtaken. A round follows a slot freed in this process at once (but not before
- * MIN_ROUND_MS), one freed by another process within POLL_MS.
+ * MIN_ROUND_MS), one freed by another process within POLL_MS, and a waiter that joined during a
+ * round at once: only waiters already told busy wait for a slot to free.
  *
  * Waiting is for busy endpoints, not slow ones. A waiter gives up (a batch then puts the delivery
  * back into the outbox) when its endpoint's waiters have not moved for its patience, or when the
@@ -236,6 +237,7 @@ class SlotLine {
     this.#running = true;
     try {
       while (this.#line.length > 0) {
+        const before = new Set(this.#line);
         const asking = this.#head();
         let outcomes: Map<string, SlotOutcome>;
         try {
@@ -262,7 +264,9 @@ class SlotLine {
         const unwanted = asking.filter((r) => outcomes.get(r.leaseId) === 'granted' && !taken.has(r.leaseId)).map((r) => r.leaseId);
         this.#line = this.#line.filter((w) => !answered.has(w));
         if (unwanted.length > 0) await releaseSlots(this.db, unwanted).catch(() => {});
-        if (this.#line.length > 0) await slotMayBeFree();
+        // A waiter that joined during this round (an ordered object's next delivery, a new batch)
+        // is asked in the next at once.
+        if (this.#line.length > 0 && this.#line.every((w) => before.has(w))) await slotMayBeFree();
       }
     } finally {
       this.#running = false;
