@@ -16,7 +16,7 @@ import { SalesChannel } from './sales-channel.ts';
 import { User } from './user.ts';
 import { AppError } from '../../src/errors.ts';
 import { missingRight } from '../../src/auth/refusal.ts';
-import { customerOrders, orderLines } from '../../src/services/child-lists.ts';
+import { customerOrders, linesOfOrder } from '../../src/services/child-lists.ts';
 import { selects } from '../selection.ts';
 
 /** What an order line names, read with the lines when the selection asks for it. */
@@ -286,9 +286,9 @@ export const Order = builder.prismaObject('Order', {
       type: [OrderLineItem],
       description: 'Its lines, in checkout order.',
       resolve: (order, _args, ctx, info) =>
-        orderLines(
+        linesOfOrder(
           ctx,
-          order.id,
+          order,
           LINE_RELATIONS.filter((relation) => selects(info, [relation])),
         ),
     }),

@@ -192,6 +192,27 @@ export const orderLines = childRows<OrderLineItem>({
   },
 });
 
+const knownLines = new WeakMap<object, readonly OrderLineItem[]>();
+
+/**
+ * The lines of an order object a use case has just written (a checkout: src/services/sales/
+ * checked-out-order.ts), in checkout order: `Order.lineItems` answers them for that object without
+ * reading them back, unless it asks for an entity they name.
+ */
+export function knowOrderLines(order: object, lines: readonly OrderLineItem[]): void {
+  knownLines.set(order, lines);
+}
+
+/** `orderLines` for the order object, or the lines known for it (knowOrderLines) when no extras are asked. */
+export function linesOfOrder(
+  ctx: Parameters<typeof orderLines>[0],
+  order: { id: string },
+  extras: readonly string[],
+): Promise<OrderLineItem[]> {
+  const known = extras.length === 0 ? knownLines.get(order) : undefined;
+  return known ? Promise.resolve([...known]) : orderLines(ctx, order.id, extras);
+}
+
 /** `Order.payments`: oldest first. */
 export const orderPayments = childRows<Payment>({
   from: 'payments c',

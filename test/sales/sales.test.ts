@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { watchStatements } from '../../src/db/client.ts';
 import { checkedOutOrder } from '../../src/services/sales/checked-out-order.ts';
 import { startHoldSweep } from '../../src/services/sales/hold-sweep.ts';
 import { useTestApp } from '../support/app.ts';
@@ -205,10 +207,21 @@ describe('checkout holds tickets', () => {
     const channel = await createChannel(app, org);
     const shop = storefront(app, channel.publishable);
     const cart = (await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 2)] })).body.cart;
-    const res = await shop.call('POST', `/sales/carts/${cart.id}/checkout`, {
-      customer: { email: 'Ada@Example.TEST', firstName: 'Ada', lastName: 'L' },
-    });
+    const requestId = `checkout-${randomBytes(4).toString('hex')}`;
+    const sent: string[] = [];
+    const stop = watchStatements(app().runtime.db, ({ text, requestId: id }) => id === requestId && sent.push(text));
+    const res = await shop
+      .call(
+        'POST',
+        `/sales/carts/${cart.id}/checkout`,
+        { customer: { email: 'Ada@Example.TEST', firstName: 'Ada', lastName: 'L' } },
+        { 'x-request-id': requestId },
+      )
+      .finally(stop);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
+    // The lines it answers are the ones its transaction wrote: none is read back after the commit.
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.slice(sent.findIndex((text) => text.trim() === 'COMMIT') + 1).filter((text) => /order_line_items/.test(text))).toEqual([]);
     const order = res.body.order;
     expect(order).toMatchObject({
       status: 'pending',

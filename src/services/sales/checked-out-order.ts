@@ -1,4 +1,5 @@
 import type { Order, OrderLineItem } from '../../generated/prisma/client.ts';
+import { knowOrderLines } from '../child-lists.ts';
 
 /**
  * The order a checkout answered, in the shape Prisma would load for `query` (what the GraphQL
@@ -16,6 +17,10 @@ export function checkedOutOrder(
   if (include === undefined || !onlyKeys(include, ['lineItems', 'passes', '_count'])) return null;
   const wanted = include as { lineItems?: unknown; passes?: unknown; _count?: unknown };
   const answer: Order & Record<string, unknown> = { ...checkout.order };
+  // One createdAt for every line: the order is by id, as the database's would be.
+  const written = [...checkout.lineItems].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Order.lineItems (schema/types/order.ts) answers them unless it asks what they name.
+  knowOrderLines(answer, written);
   if (wanted.lineItems !== undefined) {
     const lines = wanted.lineItems === true ? {} : wanted.lineItems;
     if (!onlyKeys(lines, ['orderBy', 'include'])) return null;
@@ -23,8 +28,7 @@ export function checkedOutOrder(
     // A line's own columns answer every OrderLineItem field; a relation asked of it is loaded.
     if (!onlyKeys(nested, [])) return null;
     if (orderBy !== undefined && JSON.stringify(orderBy) !== KNOWN.lineOrder) return null;
-    // One createdAt for every line: the order is by id, as the database's would be.
-    answer.lineItems = [...checkout.lineItems].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    answer.lineItems = written;
   }
   // Passes are issued on confirmation: a pending order has none, whatever their selection.
   if (wanted.passes !== undefined) answer.passes = [];
