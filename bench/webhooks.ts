@@ -34,6 +34,7 @@ import { freshDatabase, grewAcrossRounds } from './support.ts';
  * life): an object's next delivery to an endpoint waits for the one before it. Targets then: paced
  * p99 < 1 s at 250/s, and a burst at least half the unordered one (run both, in one window).
  * The phases run BENCH_ROUNDS times (3) in the same workers; each worker's RSS is read from /proc after each round.
+ * BENCH_PHASES (e.g. `paced`) runs only some of them; BENCH_CPU=1 prints each phase's CPU by process kind.
  * Targets: burst >= 400/s; paced p99 < 1 s at 250/s; tarpit: the
  * other endpoints' p99 < 1 s; exactly once; worker RSS after the run < 250 MB, not growing from round to round.
  * Needs PostgreSQL (TEST_PG_ADMIN_URL, else the local server scripts/ensure-postgres.sh starts)
@@ -49,6 +50,10 @@ const WORKER_POOL_SIZE = process.env.BENCH_WORKER_POOL_SIZE ?? '20';
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 /** The phases run this many times in the same workers: memory that grows from round to round is a leak. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_PHASES=paced (comma-separated) runs only those phases, e.g. to profile one. */
+const PHASES = (process.env.BENCH_PHASES ?? 'burst,paced,tarpit')
+  .split(',')
+  .filter((phase): phase is PhaseName => ['burst', 'paced', 'tarpit'].includes(phase));
 const TARGET = { burstPerSecond: 400, p99Ms: 1_000, workerRssMb: 250 };
 const ORDERING = process.env.BENCH_ORDERING === 'per_object' ? 'per_object' : 'none';
 /** Events per object, consecutive (ordered runs only: unordered ones announce an object each). */
@@ -326,7 +331,7 @@ async function main() {
       throw new Error(`warm-up failed: ${String(error)}`);
     });
     for (let round = 1; round <= ROUNDS; round += 1) {
-      for (const phase of ['burst', 'paced', 'tarpit'] as const) {
+      for (const phase of PHASES) {
         const tarpitPath = phase === 'tarpit' ? endpoints[0]!.path : undefined;
         if (tarpitPath) receiver.pathBehaviours.set(tarpitPath, { sleepMs: TARPIT_MS });
         const cpuBefore = cpuByKind(pids);

@@ -93,6 +93,19 @@ function preparedName(text: string): string | undefined {
   return name;
 }
 
+/**
+ * A statement of the whole service rather than of one organisation (the webhook outbox the workers
+ * claim, load and record for every tenant), prepared by name as the tenant statements are: planning
+ * the outbox's claim-and-load anew cost PostgreSQL more than running it (an ordered run of
+ * bench/webhooks.ts). `statement` is a Prisma.sql template's text and values; rows come as pg
+ * reads them (timestamps as Dates, json parsed), as Prisma's $queryRaw answers them for these
+ * statements' columns.
+ */
+export async function systemRows<T>(db: Database, statement: { text: string; values: unknown[] }): Promise<T[]> {
+  const result = await poolOf(db).query({ name: preparedName(statement.text), text: statement.text, values: statement.values });
+  return result.rows as T[];
+}
+
 const TENANT_CONDITION = /"organisationId"\s*=\s*\$1(?!\d)/;
 const INSERT = /INSERT\s+INTO/gi;
 /** An insert of this organisation's rows: "organisationId" is its first column and $1 its first value. */

@@ -3,6 +3,7 @@ import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/client.ts';
+import { systemRows } from '../db/sql.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../log.ts';
@@ -172,34 +173,34 @@ export async function loadDeliveries(db: Database, selection: DeliverySelection)
     'scheduledAttempt' in selection
       ? Prisma.sql`a."scheduledAttempt" = ${selection.scheduledAttempt}::int`
       : Prisma.sql`a.id = ANY(${[...selection.attemptIds]}::text[])`;
-  const rows = await db.$queryRaw<
-    Array<{
-      id: string;
-      organisationId: string;
-      accountId: string;
-      endpointId: string;
-      eventId: string;
-      eventType: string;
-      status: DeliveryStatus;
-      attemptCount: number;
-      payload: unknown;
-      version: string;
-      sequence: number | null;
-      orderingKey: string | null;
-      eventCreatedAt: Date;
-      url: string;
-      signatureScheme: SignatureScheme;
-      enabled: boolean;
-      deletedAt: Date | null;
-      apiVersion: string;
-      secretCiphertext: string;
-      previousSecretCiphertext: string | null;
-      previousSecretExpiresAt: Date | null;
-      recordedId: string | null;
-      recordedStatusCode: number | null;
-      recordedError: string | null;
-    }>
-  >`
+  const rows = await systemRows<{
+    id: string;
+    organisationId: string;
+    accountId: string;
+    endpointId: string;
+    eventId: string;
+    eventType: string;
+    status: DeliveryStatus;
+    attemptCount: number;
+    payload: unknown;
+    version: string;
+    sequence: number | null;
+    orderingKey: string | null;
+    eventCreatedAt: Date;
+    url: string;
+    signatureScheme: SignatureScheme;
+    enabled: boolean;
+    deletedAt: Date | null;
+    apiVersion: string;
+    secretCiphertext: string;
+    previousSecretCiphertext: string | null;
+    previousSecretExpiresAt: Date | null;
+    recordedId: string | null;
+    recordedStatusCode: number | null;
+    recordedError: string | null;
+  }>(
+    db,
+    Prisma.sql`
     ${claim}
     SELECT d.id, d."organisationId", d."accountId", d."endpointId", d."eventId", e.type AS "eventType",
            d.status::text AS status, d."attemptCount",
@@ -212,7 +213,8 @@ export async function loadDeliveries(db: Database, selection: DeliverySelection)
       JOIN webhook_endpoints p ON p."organisationId" = d."organisationId" AND p.id = d."endpointId"
       LEFT JOIN webhook_attempts a ON a."deliveryId" = d.id AND ${attempt}
      WHERE ${where}
-     ORDER BY d."createdAt", d.id`;
+     ORDER BY d."createdAt", d.id`,
+  );
   return rows.map((row) => ({
     id: row.id,
     organisationId: row.organisationId,

@@ -1,4 +1,6 @@
 import type { Database } from '../db/client.ts';
+import { systemRows } from '../db/sql.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import type { Config } from '../config.ts';
 import { newId } from '../ids.ts';
 
@@ -115,7 +117,9 @@ export class AttemptRecorder {
     const disabledSuffix = '); it was disabled automatically. Enable it again (PATCH enabled: true) once it answers 2xx.';
     const disableBefore = new Date(now.getTime() - config.WEBHOOK_DISABLE_AFTER);
     const openUntil = new Date(now.getTime() + config.WEBHOOK_BREAKER_COOLDOWN);
-    const answer = await this.db.$queryRaw<Array<{ kind: 'attempt' | 'disabled'; id: string; reason: string | null; since: Date | null }>>`
+    const answer = await systemRows<{ kind: 'attempt' | 'disabled'; id: string; reason: string | null; since: Date | null }>(
+      this.db,
+      Prisma.sql`
       WITH input AS (
         SELECT * FROM unnest(
           ${rows.map((r) => r.attemptId)}::text[], ${rows.map((r) => r.deliveryId)}::text[], ${rows.map((r) => r.organisationId)}::text[],
@@ -198,7 +202,8 @@ export class AttemptRecorder {
       )
       SELECT 'attempt' AS kind, id, NULL::text AS reason, NULL::timestamptz AS since FROM inserted
       UNION ALL
-      SELECT 'disabled', id, "disabledReason", "failingSince" FROM endpoint WHERE disabled_now`;
+      SELECT 'disabled', id, "disabledReason", "failingSince" FROM endpoint WHERE disabled_now`,
+    );
     const inserted = new Set(answer.filter((a) => a.kind === 'attempt').map((a) => a.id));
     const disabled = new Map(answer.filter((a) => a.kind === 'disabled').map((a) => [a.id, { reason: a.reason!, failingSince: a.since }]));
     const results = new Map<string, RecordedRow>();
