@@ -34,7 +34,8 @@ import { freshDatabase, grewAcrossRounds } from './support.ts';
  * life): an object's next delivery to an endpoint waits for the one before it. Targets then: paced
  * p99 < 1 s at 250/s, and a burst at least half the unordered one (run both, in one window).
  * The phases run BENCH_ROUNDS times (3) in the same workers; each worker's RSS is read from /proc after each round.
- * BENCH_PHASES (e.g. `paced`) runs only some of them; BENCH_CPU=1 prints each phase's CPU by process kind.
+ * BENCH_PHASES (e.g. `paced`) runs only some of them; BENCH_CPU=1 prints each phase's CPU by process kind;
+ * BENCH_WORKER_NODE_ARGS adds node flags to the workers (e.g. --cpu-prof --cpu-prof-dir=DIR).
  * Targets: burst >= 400/s; paced p99 < 1 s at 250/s; tarpit: the
  * other endpoints' p99 < 1 s; exactly once; worker RSS after the run < 250 MB, not growing from round to round.
  * Needs PostgreSQL (TEST_PG_ADMIN_URL, else the local server scripts/ensure-postgres.sh starts)
@@ -306,7 +307,7 @@ async function main() {
       ...Array.from({ length: WORKERS }, () =>
         // As production runs it (Dockerfile): node on the build, the pre-built workflow bundle.
         spawnProcess(
-          ['dist/workflows/worker-main.js'],
+          [...(process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/workflows/worker-main.js'],
           { ...env, NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS },
           { command: process.execPath },
         ),
