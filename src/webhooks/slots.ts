@@ -159,6 +159,8 @@ interface Waiting extends SlotRequest {
 class SlotLine {
   #line: Waiting[] = [];
   #running = false;
+  /** How many times waiters joined: a round that saw none join asks again only once a slot may be free. */
+  #joins = 0;
   /** When a waiter of each endpoint last got an answer other than busy (bounded in number). */
   readonly #moved = new Map<string, number>();
 
@@ -168,6 +170,7 @@ class SlotLine {
   ) {}
 
   join(entries: Waiting[]): void {
+    this.#joins += 1;
     this.#line.push(...entries);
     if (!this.#running) void this.#rounds();
   }
@@ -237,7 +240,7 @@ class SlotLine {
     this.#running = true;
     try {
       while (this.#line.length > 0) {
-        const before = new Set(this.#line);
+        const joinsBefore = this.#joins;
         const asking = this.#head();
         let outcomes: Map<string, SlotOutcome>;
         try {
@@ -266,7 +269,7 @@ class SlotLine {
         if (unwanted.length > 0) await releaseSlots(this.db, unwanted).catch(() => {});
         // A waiter that joined during this round (an ordered object's next delivery, a new batch)
         // is asked in the next at once.
-        if (this.#line.length > 0 && this.#line.every((w) => before.has(w))) await slotMayBeFree();
+        if (this.#line.length > 0 && this.#joins === joinsBefore) await slotMayBeFree();
       }
     } finally {
       this.#running = false;
