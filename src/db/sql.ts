@@ -22,11 +22,30 @@ export interface TenantStatements {
 }
 
 /**
+ * A statement of the whole service rather than of one organisation (a rate-limit window), sent on
+ * a tenant's connection beside its statements: `text` and `values` as pg takes them.
+ */
+export interface SystemStatement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * Statements sent together on one connection (TenantSql.together, TenantSql.transaction): `rows`
+ * and `systemRows` send at once (pg's pipeline mode), so statements sent one after the other
+ * without waiting leave in one write and their answers come back in one round trip.
+ */
+export interface FlightStatements extends TenantStatements {
+  /** The rows of a statement of the whole service (no organisation to check), in this flight. */
+  systemRows<T>(statement: SystemStatement): Promise<T[]>;
+}
+
+/**
  * The statements of a transaction (TenantSql.transaction). `rows` sends its statement at once
  * (pipeline mode), so a statement whose answer is not needed yet can be sent and awaited later;
  * the transaction still commits only once every statement sent has succeeded.
  */
-export interface TransactionStatements extends TenantStatements {
+export interface TransactionStatements extends FlightStatements {
   /**
    * The rows of `statement`, the transaction's last: it is sent together with COMMIT, so the row
    * locks it takes are held only while PostgreSQL runs it and commits, not for a round trip
@@ -46,6 +65,14 @@ export interface TenantSql extends TenantStatements {
    * request answers 503, src/errors.ts).
    */
   transaction<T>(work: (tx: TransactionStatements) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` with statements that share one pooled connection and leave together: what `work`
+   * sends before it first waits goes out in one write and is answered in one round trip, where
+   * `ctx.sql.rows` would take a connection and a round trip each. No transaction: each statement
+   * commits (or fails) on its own. The connection is released once every statement sent has been
+   * answered, so nothing may be sent on it after `work` ends.
+   */
+  together<T>(work: (on: FlightStatements) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -126,9 +153,72 @@ export function assertScoped(statement: Statement, organisationId: string): void
   if (inserts === 0 && !TENANT_CONDITION.test(text)) throw new Error('a tenant statement must compare "organisationId" with $1');
 }
 
-async function run<T>(on: pg.Pool | pg.PoolClient, statement: Statement): Promise<T[]> {
+async function run<T>(on: pg.Pool | pg.PoolClient, statement: SystemStatement): Promise<T[]> {
   const result = await on.query({ name: preparedName(statement.text), text: statement.text, values: statement.values });
   return result.rows as T[];
+}
+
+type PipelinedClient = pg.PoolClient & { pipeline: boolean; connection: { stream: Socket } };
+
+/**
+ * A pooled connection in pg's pipeline mode, for one transaction or flight only (the connection is
+ * idle now and again when it is released): each query is written at once instead of after the
+ * previous one's answer, and the queries written in one turn of the event loop leave in one write
+ * (a socket write, writev, was the largest single cost of the API process under an on-sale's load).
+ * Every query still has its own Sync, so a failed one does not take the others with it outside a
+ * transaction, and inside one leaves it aborted: the statements behind it fail and the COMMIT
+ * behind them answers ROLLBACK.
+ */
+class Pipeline {
+  /** Every statement sent, in order: the first failure is the one to answer with. */
+  readonly sent: Promise<unknown>[] = [];
+  readonly #socket: Socket;
+  #corked = false;
+
+  constructor(readonly client: pg.PoolClient) {
+    const pipelined = client as PipelinedClient;
+    pipelined.pipeline = true;
+    this.#socket = pipelined.connection.stream;
+  }
+
+  /** Holds what is written in this turn of the event loop back for one write at its end. */
+  cork(): void {
+    if (this.#corked) return;
+    this.#corked = true;
+    this.#socket.cork();
+    process.nextTick(() => {
+      this.#corked = false;
+      this.#socket.uncork();
+    });
+  }
+
+  /** Sends now; the promise is awaited by its caller, or by settle(). */
+  send<T>(statement: SystemStatement): Promise<T[]> {
+    this.cork();
+    const rows = run<T>(this.client, statement);
+    rows.catch(() => undefined);
+    this.sent.push(rows);
+    return rows;
+  }
+
+  /** Waits for every statement sent; the first failure throws. */
+  async settle(): Promise<void> {
+    for (const statement of this.sent) await statement;
+  }
+
+  end(broken = false): void {
+    (this.client as PipelinedClient).pipeline = false;
+    this.client.release(broken);
+  }
+}
+
+/** A promise of `send`'s, or its synchronous failure as a rejection (never an unhandled one). */
+function attempt<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return send();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 class ScopedSql implements TenantSql {
@@ -146,74 +236,80 @@ class ScopedSql implements TenantSql {
     return new Statement(this.organisationId);
   }
 
+  async together<T>(work: (on: FlightStatements) => Promise<T>): Promise<T> {
+    const pipeline = new Pipeline(await this.pool.connect());
+    const organisationId = this.organisationId;
+    let ended = false;
+    try {
+      return await work({
+        organisationId,
+        statement: () => new Statement(organisationId),
+        rows: <R>(statement: Statement) =>
+          attempt(() => {
+            if (ended) throw new Error('a statement after its flight ended');
+            assertScoped(statement, organisationId);
+            return pipeline.send<R>(statement);
+          }),
+        systemRows: <R>(statement: SystemStatement) =>
+          attempt(() => {
+            if (ended) throw new Error('a statement after its flight ended');
+            return pipeline.send<R>(statement);
+          }),
+      });
+    } finally {
+      ended = true;
+      // Released only once every answer is in: a connection with a statement still in flight
+      // would hand its answer to the next borrower.
+      await Promise.allSettled(pipeline.sent);
+      pipeline.end();
+    }
+  }
+
   async transaction<T>(work: (tx: TransactionStatements) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const pipeline = new Pipeline(await this.pool.connect());
+    const { client } = pipeline;
     const organisationId = this.organisationId;
     let broken = false;
     let committed = false;
-    // pg's pipeline mode, for this transaction only (the connection is idle now and again when it is
-    // released): each query is written at once instead of after the previous one's answer, so BEGIN
-    // travels with the first statement and COMMIT with the last, and a statement whose rows are not
-    // needed yet (webhooks being recorded) need not be waited for before the next is sent. Every
-    // query still has its own Sync, so a failed one leaves the transaction aborted, the statements
-    // behind it fail and the COMMIT behind them answers ROLLBACK.
-    const pipelined = client as pg.PoolClient & { pipeline: boolean; connection: { stream: Socket } };
-    pipelined.pipeline = true;
-    // Queries written together leave in one write: a socket write (writev) was the largest single
-    // cost of the API process under an on-sale's load.
-    const socket = pipelined.connection.stream;
-    socket.cork();
+    // BEGIN travels with the first statement and COMMIT with the last, and a statement whose rows
+    // are not needed yet (webhooks being recorded) need not be waited for before the next is sent.
+    pipeline.cork();
     const begun = client.query('BEGIN');
     begun.catch(() => undefined); // awaited below; a failure fails the first statement too
-    process.nextTick(() => socket.uncork()); // after the synchronous start of `work`: its first statement
-    /** Every statement sent, in order: the first failure is the one to answer with. */
-    const sent: Promise<unknown>[] = [begun];
-    const send = <R>(statement: Statement): Promise<R[]> => {
-      if (committed) throw new Error('a statement after the transaction committed');
-      assertScoped(statement, organisationId);
-      const rows = run<R>(client, statement);
-      rows.catch(() => undefined); // awaited by its caller, or by settle()
-      sent.push(rows);
-      return rows;
-    };
-    const settle = async () => {
-      for (const statement of sent) await statement;
-    };
+    pipeline.sent.push(begun);
+    const send = <R>(statement: SystemStatement): Promise<R[]> =>
+      attempt(() => {
+        if (committed) throw new Error('a statement after the transaction committed');
+        return pipeline.send<R>(statement);
+      });
     const ended = (answer: pg.QueryResult) => {
       if (answer.command !== 'COMMIT') throw new Error(`the transaction did not commit (${answer.command})`);
       committed = true;
     };
+    const rows = <R>(statement: Statement): Promise<R[]> =>
+      attempt(() => {
+        assertScoped(statement, organisationId);
+        return send<R>(statement);
+      });
     try {
       const result = await work({
         organisationId,
         statement: () => new Statement(organisationId),
-        // The promise send() made (not an async wrapper of it): one sent without being awaited
-        // reports its failure through the transaction, never as an unhandled rejection.
-        rows: <R>(statement: Statement): Promise<R[]> => {
-          try {
-            return send<R>(statement);
-          } catch (error) {
-            return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-          }
-        },
+        rows,
+        systemRows: send,
         async rowsThenCommit<R>(statement: Statement): Promise<R[]> {
-          socket.cork();
-          let rows: Promise<R[]>;
-          let commit: Promise<pg.QueryResult>;
-          try {
-            rows = send<R>(statement);
-            commit = client.query('COMMIT');
-            commit.catch(() => undefined); // awaited below, once the statements' own errors are known
-          } finally {
-            socket.uncork();
-          }
-          await settle();
-          const answer = await rows;
+          assertScoped(statement, organisationId);
+          const answer = send<R>(statement);
+          // In the same write as the statement (the pipeline's cork holds both until the tick ends).
+          const commit = client.query('COMMIT');
+          commit.catch(() => undefined); // awaited below, once the statements' own errors are known
+          await pipeline.settle();
+          const found = await answer;
           ended(await commit);
-          return answer;
+          return found;
         },
       });
-      await settle();
+      await pipeline.settle();
       if (!committed) ended(await client.query('COMMIT'));
       return result;
     } catch (error) {
@@ -226,8 +322,7 @@ class ScopedSql implements TenantSql {
       }
       throw error;
     } finally {
-      pipelined.pipeline = false;
-      client.release(broken);
+      pipeline.end(broken);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { sha256 } from '../auth/keys.ts';
-import { poolOf, type Database } from '../db/client.ts';
+import type { Database } from '../db/client.ts';
+import { systemRows, type FlightStatements } from '../db/sql.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { throttleRefusals } from '../metrics.ts';
@@ -8,9 +9,9 @@ import { throttleRefusals } from '../metrics.ts';
  * Rate limits and throttles kept in PostgreSQL, so every API process counts the same uses: with
  * counters in each process's memory, N processes behind a load balancer would allow N times the
  * limit, and a client alternating between them would never be throttled. Each check is one
- * statement on a primary key (rate limits: a prepared pg statement, not Prisma, since every
- * checkout runs two). The subject (a client address, an email, a key id) is stored only as
- * part of a sha256, never in the clear.
+ * statement on a primary key (rate limits: a prepared pg statement, not Prisma, which a checkout
+ * sends in the flights of its own statements: `on`). The subject (a client address, an email, a
+ * key id) is stored only as part of a sha256, never in the clear.
  */
 
 export function tooMany(retryAfterSeconds: number, message = 'Too many requests; try again later.'): AppError {
@@ -43,24 +44,48 @@ export class RateLimiter {
 
   /** Refuses (429) when `max` uses are counted in the current window already; counts nothing. */
   async check(limit: string, subject: string, max: number, windowMs: number, message?: string): Promise<void> {
+    (await this.used(limit, subject, windowMs)).assertUnder(max, message);
+  }
+
+  /**
+   * The uses counted in the current window, read (in `on`'s flight, when given) for a check made
+   * later: `assertUnder` refuses as `check` does.
+   */
+  async used(
+    limit: string,
+    subject: string,
+    windowMs: number,
+    on?: FlightStatements,
+  ): Promise<{ count: number; assertUnder(max: number, message?: string): void }> {
     const start = windowStart(windowMs);
-    const { rows } = await poolOf(this.db).query<{ count: number }>({
-      name: 'rate_limit_check',
+    const rows = await this.#rows<{ count: number }>(on, {
       text: 'SELECT count FROM rate_limit_windows WHERE key = $1 AND "windowStart" = $2',
       values: [keyOf(limit, subject), start],
     });
-    if ((rows[0]?.count ?? 0) >= max) throw refused(limit, (start.getTime() + windowMs - Date.now()) / 1000, message);
+    const count = rows[0]?.count ?? 0;
+    return {
+      count,
+      assertUnder(max, message) {
+        if (count >= max) throw refused(limit, (start.getTime() + windowMs - Date.now()) / 1000, message);
+      },
+    };
   }
 
-  /** Counts one use without refusing. */
-  async count(limit: string, subject: string, windowMs: number): Promise<void> {
-    await this.#add(limit, subject, windowMs);
+  /**
+   * Counts one use without refusing; in `on`'s flight when given, so a use counted in a
+   * transaction counts only if it commits.
+   */
+  async count(limit: string, subject: string, windowMs: number, on?: FlightStatements): Promise<void> {
+    await this.#add(limit, subject, windowMs, on);
   }
 
-  async #add(limit: string, subject: string, windowMs: number): Promise<{ count: number; retryAfterMs: number }> {
+  #rows<T>(on: FlightStatements | undefined, statement: { text: string; values: unknown[] }): Promise<T[]> {
+    return on ? on.systemRows<T>(statement) : systemRows<T>(this.db, statement);
+  }
+
+  async #add(limit: string, subject: string, windowMs: number, on?: FlightStatements): Promise<{ count: number; retryAfterMs: number }> {
     const start = windowStart(windowMs);
-    const { rows } = await poolOf(this.db).query<{ count: number }>({
-      name: 'rate_limit_add',
+    const rows = await this.#rows<{ count: number }>(on, {
       text: `INSERT INTO rate_limit_windows (key, "windowStart", count) VALUES ($1, $2, 1)
       ON CONFLICT (key) DO UPDATE SET
         count = CASE WHEN rate_limit_windows."windowStart" = EXCLUDED."windowStart" THEN rate_limit_windows.count + 1 ELSE 1 END,

@@ -5,7 +5,7 @@ import { checkedOutOrder } from '../../src/services/sales/checked-out-order.ts';
 import { startHoldSweep } from '../../src/services/sales/hold-sweep.ts';
 import { useTestApp } from '../support/app.ts';
 import { asAdmin, staffWithRoles } from '../support/credentials.ts';
-import { query } from '../support/db.ts';
+import { query, watchRoundTrips } from '../support/db.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { waitForMail } from '../support/mail.ts';
 import { buy, cartLine, createCatalogue, createChannel, storefront, type Catalogue } from '../support/sales.ts';
@@ -209,7 +209,12 @@ describe('checkout holds tickets', () => {
     const cart = (await shop.call('POST', '/sales/carts', { items: [cartLine(catalogue, 2)] })).body.cart;
     const requestId = `checkout-${randomBytes(4).toString('hex')}`;
     const sent: string[] = [];
-    const stop = watchStatements(app().runtime.db, ({ text, requestId: id }) => id === requestId && sent.push(text));
+    const stopSent = watchStatements(app().runtime.db, ({ text, requestId: id }) => id === requestId && sent.push(text));
+    const { turns, stop: stopTurns } = watchRoundTrips(app, requestId);
+    const stop = () => {
+      stopSent();
+      stopTurns();
+    };
     const res = await shop
       .call(
         'POST',
@@ -219,6 +224,18 @@ describe('checkout holds tickets', () => {
       )
       .finally(stop);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
+    // Four round trips: the cart, the minute's checkouts and the cart's lines against the catalogue
+    // together; the cart closed and the customer found or made; the hold limits with the order; the
+    // webhooks, the checkout counted and the holds with the commit.
+    expect(turns, JSON.stringify(turns)).toHaveLength(4);
+    expect(
+      turns.map((turn) => turn.length),
+      JSON.stringify(turns),
+    ).toEqual([3, 2, 2, 4]);
+    // The cart is read before its lines: a change to the cart between the two is then caught by the
+    // transaction's check of the cart's updatedAt.
+    expect(turns[0]![0], JSON.stringify(turns)).toMatch(/^WITH cart AS \( SELECT/);
+    expect(turns[0]![2], JSON.stringify(turns)).toMatch(/ AS "itemOccurrenceId"/);
     // The lines it answers are the ones its transaction wrote: none is read back after the commit.
     expect(sent.length).toBeGreaterThan(0);
     expect(sent.slice(sent.findIndex((text) => text.trim() === 'COMMIT') + 1).filter((text) => /order_line_items/.test(text))).toEqual([]);
@@ -395,8 +412,23 @@ describe('confirmation, cancel, refund and redemption', () => {
     expect((await confirm(order.id, elsewhere.secret)).status).toBe(404);
 
     const before = await inventory(catalogue);
-    const res = await confirm(order.id, channel.secret);
+    const requestId = `confirm-${randomBytes(4).toString('hex')}`;
+    const { turns, stop } = watchRoundTrips(app, requestId);
+    const res = await api(app, 'POST', `/live/sales/orders/${order.id}/confirm`, {
+      body: {},
+      headers: { 'x-channel-key': channel.secret, 'x-request-id': requestId },
+    }).finally(stop);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // The confirmation's transaction in two round trips: the order moved to confirmed with what
+    // may stop its sale (read under share locks); then the payment, passes, webhooks and the
+    // inventory with the commit.
+    const begun = turns.findIndex((turn) => turn[0] === 'BEGIN');
+    expect(turns[begun], JSON.stringify(turns)).toEqual([
+      'BEGIN',
+      expect.stringMatching(/^WITH moved AS \( UPDATE orders/),
+      expect.stringMatching(/^SELECT \(SELECT a."isDeleted" FROM accounts/),
+    ]);
+    expect(turns[begun + 1]!.at(-1), JSON.stringify(turns)).toBe('COMMIT');
     expect(res.body.order).toMatchObject({ status: 'confirmed', holdExpiresAt: null, checkoutUrl: null });
     const passes = res.body.order.passes;
     expect(passes).toHaveLength(3);

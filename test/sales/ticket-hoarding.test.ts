@@ -41,9 +41,9 @@ async function checkout(app: TestApp, key: string, cat: Catalogue, quantity: num
   return shop.call('POST', `/sales/carts/${cart.body.cart.id}/checkout`, { customer: { email } }, from(ip));
 }
 
-async function heldTickets(cat: Catalogue): Promise<number> {
+async function heldTickets(cat: Catalogue, on: TestApp = app): Promise<number> {
   const [row] = await query<{ n: number }>(
-    app.database.url,
+    on.database.url,
     `SELECT coalesce(sum(li.quantity), 0)::int AS n FROM order_line_items li JOIN orders o ON o.id = li."orderId"
       WHERE li."ticketTypeId" = $1 AND o.status = 'pending' AND o."holdExpiresAt" > now()`,
     [cat.ticketTypeId],
@@ -111,6 +111,44 @@ describe('configuration', () => {
       expectHoldRefused(await checkout(small, publishable, cat, 1, email, newClientAddress()));
     } finally {
       await small.stop();
+    }
+  });
+});
+
+describe('checkouts per publishable key and client address (60 a minute)', () => {
+  it('the 61st checkout holding tickets in a minute is refused; one refused by a hold limit counts nothing and holds nothing', async () => {
+    const busy = await startTestApp({ CHECKOUT_HOLD_LIMIT_PER_CLIENT: '1000', CHECKOUT_HOLD_LIMIT_PER_EMAIL: '1' });
+    try {
+      const busyOrg = await createOrganisation(busy, 'hoard-rate');
+      const cat = await createCatalogue(busy, busyOrg, { capacity: 1_000 });
+      const { publishable } = await createChannel(busy, busyOrg);
+      const client = newClientAddress();
+      // The minute's window is aligned on the clock: start with enough of it left.
+      const left = 60_000 - (Date.now() % 60_000);
+      if (left < 15_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+      const started = Math.floor(Date.now() / 60_000);
+
+      // Five checkouts for one email at once: the per-email hold limit refuses four after their
+      // orders were written in the same flight, and their transactions roll back with their counts.
+      const email = `once-${tag()}@hoard.test`;
+      const same = await Promise.all(Array.from({ length: 5 }, () => checkout(busy, publishable, cat, 1, email, client)));
+      expect(same.map((res) => res.status).sort()).toEqual([201, 429, 429, 429, 429]);
+      same.filter((res) => res.status === 429).forEach(expectHoldRefused);
+      // 58 more at once, then the 60th: allowed only if the four refused counted nothing.
+      const others = await Promise.all(
+        Array.from({ length: 58 }, (_, i) => checkout(busy, publishable, cat, 1, `buyer-${i}-${tag()}@hoard.test`, client)),
+      );
+      expect(others.filter((res) => res.status !== 201).map((res) => res.body)).toEqual([]);
+      const sixtieth = await checkout(busy, publishable, cat, 1, `sixtieth-${tag()}@hoard.test`, client);
+      expect(sixtieth.status, JSON.stringify(sixtieth.body)).toBe(201);
+      const refused = await checkout(busy, publishable, cat, 1, `late-${tag()}@hoard.test`, client);
+      expect(Math.floor(Date.now() / 60_000), 'the checkouts took longer than their window').toBe(started);
+      expect({ status: refused.status, code: refused.body?.code }).toEqual({ status: 429, code: 'RATE_LIMITED' });
+      expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      expect(await heldTickets(cat, busy)).toBe(60);
+      expect((await checkout(busy, publishable, cat, 1, `next-door-${tag()}@hoard.test`, newClientAddress())).status).toBe(201);
+    } finally {
+      await busy.stop();
     }
   });
 });

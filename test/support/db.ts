@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { AppRef } from './app.ts';
+import { watchStatements } from '../../src/db/client.ts';
+import { appOf, type AppRef } from './app.ts';
 import { databaseUrl, PG_ADMIN_URL } from './env.ts';
 
 export interface TestDatabase {
@@ -43,4 +44,25 @@ export async function query<T extends pg.QueryResultRow>(target: string | AppRef
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The statements the app sends for the request `requestId` from now on, grouped into round trips:
+ * statements sent in one turn of the event loop leave in one write and are answered together
+ * (src/db/sql.ts's pipeline), and a statement sent after an answer starts the next. Each is its
+ * text on one line, cut at 60 characters. `stop` ends the watch.
+ */
+export function watchRoundTrips(app: AppRef, requestId: string): { turns: string[][]; stop: () => void } {
+  const turns: string[][] = [];
+  let open = false;
+  const stop = watchStatements(appOf(app).runtime.db, ({ text, requestId: id }) => {
+    if (id !== requestId) return;
+    if (!open) {
+      open = true;
+      turns.push([]);
+      setImmediate(() => (open = false));
+    }
+    turns.at(-1)!.push(text.replace(/\s+/g, ' ').trim().slice(0, 60));
+  });
+  return { turns, stop };
 }

@@ -1,4 +1,5 @@
 import type { ChannelPrincipal, RequestContext } from '../../context.ts';
+import type { TenantStatements } from '../../db/sql.ts';
 import { AppError } from '../../errors.ts';
 import type { Cart, SalesChannel } from '../../generated/prisma/client.ts';
 import { channelOfKey } from '../listings.ts';
@@ -70,9 +71,21 @@ interface ReachedCart {
  * with its session renewed, and what checkout asks of it: one statement.
  */
 export async function reachableCart(ctx: RequestContext, id: string): Promise<ReachedCart> {
-  const { principal, channel } = await channelOfKey(ctx);
+  return reachableCartOn(ctx.sql, ctx, id, await channelOfKey(ctx));
+}
+
+/**
+ * reachableCart's statement, sent on `on` (a flight of the caller's) before this returns, so it
+ * goes ahead of whatever the caller sends next.
+ */
+export function reachableCartOn(
+  on: TenantStatements,
+  ctx: RequestContext,
+  id: string,
+  { principal, channel }: Awaited<ReturnType<typeof channelOfKey>>,
+): Promise<ReachedCart> {
   const now = new Date();
-  const sql = ctx.sql.statement();
+  const sql = on.statement();
   const at = sql.param(now);
   // A publishable key reaches a cart only with its session, which must still be alive; using it
   // keeps it alive.
@@ -93,11 +106,12 @@ export async function reachableCart(ctx: RequestContext, id: string): Promise<Re
              WHERE o."organisationId" = $1 AND oc."sessionId" = cart."sessionId" AND o.status = 'pending' AND o."holdExpiresAt" > ${at}
              ORDER BY o."holdExpiresAt" LIMIT ${MAX_PENDING_PER_SESSION}) AS "pendingHolds"
       FROM cart`);
-  const [row] = await ctx.sql.rows<Cart & { renewed: boolean; orderId: string | null; pendingHolds: Date[] }>(sql);
-  if (!row || (bySession && !row.renewed))
-    throw AppError.notFound('Cart not found (a cart is reached with the X-Live-Session its creation answered).');
-  const { renewed: _renewed, orderId, pendingHolds, ...cart } = row;
-  return { cart, channel, principal, orderId, pendingHolds };
+  return on.rows<Cart & { renewed: boolean; orderId: string | null; pendingHolds: Date[] }>(sql).then(([row]) => {
+    if (!row || (bySession && !row.renewed))
+      throw AppError.notFound('Cart not found (a cart is reached with the X-Live-Session its creation answered).');
+    const { renewed: _renewed, orderId, pendingHolds, ...cart } = row;
+    return { cart, channel, principal, orderId, pendingHolds };
+  });
 }
 
 export function assertOpen(cart: Cart): void {

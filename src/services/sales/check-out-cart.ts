@@ -3,11 +3,12 @@ import type { RequestContext } from '../../context.ts';
 import { isUniqueViolation } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { validate, type Raw } from '../../validation.ts';
-import { assertOpen, reachableCart } from './cart-rows.ts';
-import { assertMayCheckOut, checkoutBucket } from './checkout-limits.ts';
+import { channelOfKey } from '../listings.ts';
+import { assertOpen, reachableCartOn } from './cart-rows.ts';
+import { assertMayCheckOut, checkoutBucket, checkoutsUsed } from './checkout-limits.ts';
 import { releaseExpiredHolds } from './hold-sweep.ts';
 import { placeOrder, ShortOfTickets } from './place-order.ts';
-import { appraise, soldOut } from './pricing.ts';
+import { appraise, appraisedAfterRelease, soldOut } from './pricing.ts';
 import { announceSession } from './sales-sessions.ts';
 
 /**
@@ -40,13 +41,25 @@ export const checkoutCartInput = z.strictObject({
  */
 export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.input<typeof checkoutCartInput>>) {
   const input = validate(checkoutCartInput, raw);
-  const { cart, channel, principal, pendingHolds } = await reachableCart(ctx, id);
+  const keyed = await channelOfKey(ctx);
+  const { principal, channel } = keyed;
+  const bucket = checkoutBucket(ctx, principal);
+  // The cart, the checkouts counted this minute and the cart's lines against the catalogue, in one
+  // round trip. The lines are read after the cart (a later statement): a change to the cart
+  // committed between the two changes its updatedAt, which the order's transaction checks.
+  const [{ cart, pendingHolds }, used, appraisal] = await ctx.sql.together((on) =>
+    Promise.all([
+      reachableCartOn(on, ctx, id, keyed),
+      checkoutsUsed(ctx, bucket, on),
+      appraise(ctx, channel, { cartId: id }, { on, releaseHolds: false }),
+    ]),
+  );
   const buyer = input.customer ?? (principal.customerId ? { id: principal.customerId } : null);
   if (!buyer)
     throw AppError.validation([{ path: 'customer.email', message: 'Required (unless a customer token is sent beside the channel key).' }]);
-  await assertMayCheckOut(ctx, principal, pendingHolds);
+  assertMayCheckOut(used, pendingHolds);
   assertOpen(cart);
-  const { lines, issues, shortages, items } = await appraise(ctx, channel, { cartId: cart.id });
+  const { lines, issues, shortages, items } = await appraisedAfterRelease(ctx, channel, { cartId: cart.id }, appraisal);
   if (items.length === 0) throw AppError.validation([{ path: 'items', message: 'The cart is empty.' }]);
   if (issues.length > 0) throw AppError.validation(issues);
   if (shortages.length > 0) throw soldOut(shortages);
@@ -54,9 +67,7 @@ export async function checkoutCart(ctx: RequestContext, id: string, raw: Raw<z.i
   let released = false;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      const result = await placeOrder(ctx, channel, cart, lines, buyer, checkoutBucket(ctx, principal));
-      const bucket = checkoutBucket(ctx, principal);
-      if (bucket !== null) await ctx.runtime.rateLimiter.count('checkout', bucket, 60_000);
+      const result = await placeOrder(ctx, channel, cart, lines, buyer, bucket);
       announceSession(ctx, cart.sessionId);
       return result;
     } catch (error) {

@@ -1,5 +1,5 @@
 import type { ChannelPrincipal, RequestContext } from '../../context.ts';
-import type { TenantStatements } from '../../db/sql.ts';
+import type { FlightStatements, TenantStatements, TransactionStatements } from '../../db/sql.ts';
 import { clientBucket, tooMany } from '../../limits/rate-limiter.ts';
 
 /**
@@ -26,10 +26,22 @@ export function checkoutBucket(ctx: RequestContext, principal: ChannelPrincipal)
   return principal.keyKind === 'secret' ? null : `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`;
 }
 
-export async function assertMayCheckOut(ctx: RequestContext, principal: ChannelPrincipal, pendingHolds: readonly Date[]): Promise<void> {
-  const bucket = checkoutBucket(ctx, principal);
-  if (bucket === null) return;
-  await ctx.runtime.rateLimiter.check('checkout', bucket, CHECKOUTS_PER_MINUTE, 60_000);
+type CheckoutsUsed = Awaited<ReturnType<RequestContext['runtime']['rateLimiter']['used']>>;
+
+/** The checkouts counted this minute against `bucket` (none for a secret key), read in `on`'s flight. */
+export function checkoutsUsed(ctx: RequestContext, bucket: string | null, on: FlightStatements): Promise<CheckoutsUsed | null> {
+  return bucket === null ? Promise.resolve(null) : ctx.runtime.rateLimiter.used('checkout', bucket, 60_000, on);
+}
+
+/** Counts a checkout that holds tickets, in its transaction (so only one that commits counts). */
+export function countCheckout(ctx: RequestContext, bucket: string, tx: TransactionStatements): Promise<void> {
+  return ctx.runtime.rateLimiter.count('checkout', bucket, 60_000, tx);
+}
+
+/** Refuses (429) a checkout beyond the per-minute limit of its bucket or the session's pending orders. */
+export function assertMayCheckOut(used: CheckoutsUsed | null, pendingHolds: readonly Date[]): void {
+  if (used === null) return;
+  used.assertUnder(CHECKOUTS_PER_MINUTE);
   if (pendingHolds.length >= MAX_PENDING_PER_SESSION) {
     const seconds = Math.max(1, Math.ceil((new Date(pendingHolds[0]!).getTime() - Date.now()) / 1000));
     throw tooMany(

@@ -56,13 +56,17 @@ export async function confirmOrder(services: Services, organisationId: string, o
         SELECT true AS moved, moved.* FROM moved
         UNION ALL
         SELECT false, ${ORDER_COLUMNS} FROM orders o WHERE o."organisationId" = $1 AND o.id = ${id} AND NOT EXISTS (SELECT 1 FROM moved)`);
-      const [row] = await tx.rows<Order & { moved: boolean }>(move);
+      const moving = tx.rows<Order & { moved: boolean }>(move);
+      // Checked under share locks, in this transaction: cancelling the occurrence (or the event,
+      // the channel, the account) waits for this confirmation or is seen by it, never both missed.
+      // Sent with the move, whose answer it does not need (it is of no use if nothing moved).
+      const facts = confirmationFacts(tx, orderId);
+      facts.catch(() => undefined); // awaited below, or failing the transaction as it settles
+      const [row] = await moving;
       if (!row) throw AppError.notFound('Order not found.');
       const { moved, ...order } = row;
       if (!moved) return { order, moved: false as const, passes: [] as IssuedPass[], customerEmail: null };
-      // Checked under share locks, in this transaction: cancelling the occurrence (or the event,
-      // the channel, the account) waits for this confirmation or is seen by it, never both missed.
-      const { reason, lines, customerEmail } = await confirmationFacts(tx, order);
+      const { reason, lines, customerEmail } = await facts;
       if (reason) throw new Unsellable(order, reason);
       const passes = await confirmedSql(tx, webhooks, order, lines, payment);
       return { order, moved: true as const, passes, customerEmail };
@@ -107,20 +111,22 @@ class Unsellable extends Error {
 }
 
 /**
- * What confirming `order` needs to know, in one statement: why it can no longer be sold (its
+ * What confirming an order needs to know, in one statement: why it can no longer be sold (its
  * account was deleted, its channel turned off, or an occurrence or event of its lines cancelled,
  * deleted or taken off sale since checkout; read under FOR SHARE, so a concurrent change to those
- * rows waits), its lines, and the customer's email.
+ * rows waits), its lines, and the customer's email. The order's account, channel and customer are
+ * read from its row, so this can be sent before the row's answer has come back.
  */
 async function confirmationFacts(
   tx: TenantStatements,
-  order: Order,
+  id: string,
 ): Promise<{ reason: string | null; lines: ConfirmedLine[]; customerEmail: string | null }> {
   const sql = tx.statement();
-  const orderId = sql.param(order.id);
+  const orderId = sql.param(id);
+  const ofOrder = (column: string) => `(SELECT ord."${column}" FROM orders ord WHERE ord."organisationId" = $1 AND ord.id = ${orderId})`;
   sql.add(`SELECT
-      (SELECT a."isDeleted" FROM accounts a WHERE a."organisationId" = $1 AND a.id = ${sql.param(order.accountId)} FOR SHARE) AS "accountDeleted",
-      (SELECT c."isActive" FROM sales_channels c WHERE c."organisationId" = $1 AND c.id = ${sql.param(order.channelId)} FOR SHARE) AS "channelActive",
+      (SELECT a."isDeleted" FROM accounts a WHERE a."organisationId" = $1 AND a.id = ${ofOrder('accountId')} FOR SHARE) AS "accountDeleted",
+      (SELECT c."isActive" FROM sales_channels c WHERE c."organisationId" = $1 AND c.id = ${ofOrder('channelId')} FOR SHARE) AS "channelActive",
       (SELECT coalesce(json_agg(json_build_object('occurrenceStatus', s.occurrence_status, 'eventStatus', s.event_status, 'isDeleted', s.is_deleted)), '[]')
          FROM (SELECT o.status::text AS occurrence_status, e.status::text AS event_status, e."isDeleted" AS is_deleted
                  FROM order_line_items li
@@ -135,7 +141,7 @@ async function confirmationFacts(
          JOIN event_occurrences o ON o."organisationId" = li."organisationId" AND o.id = li."occurrenceId"
          JOIN events e ON e."organisationId" = o."organisationId" AND e.id = o."eventId"
         WHERE li."organisationId" = $1 AND li."orderId" = ${orderId}) AS lines,
-      (SELECT cu.email FROM customers cu WHERE cu."organisationId" = $1 AND cu.id = ${sql.param(order.customerId)}) AS "customerEmail"`);
+      (SELECT cu.email FROM customers cu WHERE cu."organisationId" = $1 AND cu.id = ${ofOrder('customerId')}) AS "customerEmail"`);
   const [row] = await tx.rows<{
     accountDeleted: boolean | null;
     channelActive: boolean | null;
@@ -146,7 +152,7 @@ async function confirmationFacts(
   const facts = row!;
   const answer = (reason: string | null) => ({ reason, lines: facts.lines, customerEmail: facts.customerEmail });
   if (facts.accountDeleted !== false) return answer('its account was closed');
-  if (order.channelId && facts.channelActive === false) return answer('the shop it was placed in has closed');
+  if (facts.channelActive === false) return answer('the shop it was placed in has closed');
   for (const show of facts.shows) {
     if (show.occurrenceStatus !== 'scheduled') return answer('a performance in it was cancelled');
     if (show.isDeleted || !(PAYABLE_EVENT_STATUSES as readonly string[]).includes(show.eventStatus))

@@ -6,7 +6,7 @@ import { newId } from '../../ids.ts';
 import { views } from '../../webhooks/payloads.ts';
 import { withWebhooksSql } from '../../webhooks/record.ts';
 import { holdAllThenCommit } from '../inventory.ts';
-import { assertHoldRoom } from './checkout-limits.ts';
+import { assertHoldRoom, countCheckout } from './checkout-limits.ts';
 import { orderNumber } from './order-numbers.ts';
 import { checkoutUrl, ORDER_COLUMNS } from './order-rows.ts';
 import type { PricedLine } from './pricing.ts';
@@ -107,7 +107,10 @@ export async function placeOrder(
     const { closed: _closed, created, clientLocked: _client, customerLocked: _customer, ...customer } = row!;
     if (customer.id === null) throw new AppError('UNAUTHENTICATED', 'The customer of this token no longer exists.');
 
-    if (clientKey !== null) await assertHoldRoom(tx, { clientKey, customerId: customer.id }, tickets, { perClient, perEmail });
+    // The hold limits and the order go out together: a refusal rolls the order back.
+    const roomChecked =
+      clientKey === null ? Promise.resolve() : assertHoldRoom(tx, { clientKey, customerId: customer.id }, tickets, { perClient, perEmail });
+    roomChecked.catch(() => undefined); // awaited below, before the order's answer is used
 
     // The order, its lines and the session's customer in one statement.
     const subtotal = lines.reduce((sum, line) => sum + line.totalAmount, 0);
@@ -137,8 +140,13 @@ export async function placeOrder(
         UPDATE sales_sessions SET "customerId" = ${write.param(customer.id)} WHERE "organisationId" = $1 AND id = ${write.param(cart.sessionId)}
       )
       SELECT * FROM made`);
-    const [order] = await tx.rows<Order>(write);
-    // Not waited for: the holds and the commit follow in the same flight (src/db/sql.ts's pipeline).
+    const written = tx.rows<Order>(write);
+    await roomChecked;
+    const [order] = await written;
+    // Counted in the transaction, so only a checkout that commits counts. Not waited for, like the
+    // webhooks: the holds and the commit follow in the same flight (src/db/sql.ts's pipeline).
+    const counted = bucket === null ? Promise.resolve() : countCheckout(ctx, bucket, tx);
+    counted.catch(() => undefined); // awaited below
     const recorded = webhooks.record(
       ...(created
         ? [{ organisationId, accountId: channel.accountId, type: 'customer.created' as const, payload: views.customer(customer) }]
@@ -156,6 +164,7 @@ export async function placeOrder(
     const short = await holdAllThenCommit(tx, lines);
     if (short) throw new ShortOfTickets(short);
     await recorded;
+    await counted;
     // The lines as Prisma would load them: every column is one this statement wrote.
     const lineItems: OrderLineItem[] = lines.map((line, i) => ({
       id: lineIds[i]!,

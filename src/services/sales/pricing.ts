@@ -1,4 +1,5 @@
 import type { RequestContext } from '../../context.ts';
+import type { TenantStatements } from '../../db/sql.ts';
 import { AppError, type ValidationIssue } from '../../errors.ts';
 import type { SalesChannel } from '../../generated/prisma/client.ts';
 import { capacityOf } from '../inventory.ts';
@@ -43,19 +44,20 @@ interface Appraisal {
 }
 
 /**
- * Prices and checks lines against the catalogue as it is now. Pending orders whose time ran out
- * still count as held until a sweep cancels them: when lines are short, that is done now for this
- * organisation, and the lines are looked at again once.
+ * Prices and checks lines against the catalogue as it is now (read on `on`, a flight of the
+ * caller's, when given). Pending orders whose time ran out still count as held until a sweep
+ * cancels them: when lines are short, that is done now for this organisation, and the lines are
+ * looked at again once.
  */
 export async function appraise(
   ctx: RequestContext,
   channel: SalesChannel,
   items: readonly CartItemInput[] | { cartId: string },
-  releaseHolds = true,
+  { releaseHolds = true, on = ctx.sql }: { releaseHolds?: boolean; on?: TenantStatements } = {},
 ): Promise<Appraisal & { items: CartItemInput[] }> {
   if (!('cartId' in items) && items.length === 0) return { lines: [], shown: [], issues: [], shortages: [], items: [] };
   const now = new Date();
-  const rows = await catalogueOf(ctx, channel, items);
+  const rows = await catalogueOf(on, channel, items);
   const given: CartItemInput[] = rows.map((row) => ({
     occurrenceId: row.itemOccurrenceId,
     ticketTypeId: row.itemTicketTypeId,
@@ -151,11 +153,24 @@ export async function appraise(
     }
     lines.push(line);
   });
-  if (issues.length === 0 && shortages.length > 0 && releaseHolds) {
-    if ((await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) > 0)
-      return appraise(ctx, channel, items, false);
-  }
-  return { lines, shown, issues, shortages, items: given };
+  const appraisal = { lines, shown, issues, shortages, items: given };
+  return releaseHolds ? appraisedAfterRelease(ctx, channel, items, appraisal) : appraisal;
+}
+
+/**
+ * An appraisal short of tickets made again once holds whose time ran out are released (when there
+ * were any): for an appraisal read with `releaseHolds: false` until the request was known to be
+ * allowed (check-out-cart.ts).
+ */
+export async function appraisedAfterRelease<A extends Appraisal>(
+  ctx: RequestContext,
+  channel: SalesChannel,
+  items: readonly CartItemInput[] | { cartId: string },
+  appraisal: A,
+): Promise<A | (Appraisal & { items: CartItemInput[] })> {
+  if (appraisal.issues.length > 0 || appraisal.shortages.length === 0) return appraisal;
+  if ((await releaseExpiredHolds(ctx.runtime, { organisationId: channel.organisationId })) === 0) return appraisal;
+  return appraise(ctx, channel, items, { releaseHolds: false });
 }
 
 interface CatalogueRow {
@@ -194,11 +209,11 @@ interface CatalogueRow {
  * A line naming what does not exist (or is another organisation's) comes back with nulls.
  */
 async function catalogueOf(
-  ctx: RequestContext,
+  on: TenantStatements,
   channel: SalesChannel,
   items: readonly CartItemInput[] | { cartId: string },
 ): Promise<CatalogueRow[]> {
-  const sql = ctx.sql.statement();
+  const sql = on.statement();
   const source = !('cartId' in items)
     ? `SELECT * FROM unnest(${sql.param(items.map((item) => item.occurrenceId))}::text[], ${sql.param(
         items.map((item) => item.ticketTypeId),
@@ -221,7 +236,7 @@ async function catalogueOf(
     LEFT JOIN ticket_types t ON t."organisationId" = $1 AND t.id = i.ticket_type_id
     LEFT JOIN inventories inv ON inv."organisationId" = $1 AND inv."ticketTypeId" = i.ticket_type_id AND inv."occurrenceId" = i.occurrence_id
     ORDER BY i.idx`);
-  return ctx.sql.rows<CatalogueRow>(sql);
+  return on.rows<CatalogueRow>(sql);
 }
 
 /** The lines, priced, when all may be sold now: else a 400 naming each field not for sale, or a 409 naming each line short of tickets. */
