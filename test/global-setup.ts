@@ -14,11 +14,36 @@ declare module 'vitest' {
   }
 }
 
+interface Prepared {
+  templateDatabase: string;
+  temporal: Awaited<ReturnType<typeof startTemporalDevServer>>;
+  users: number;
+}
+
+/** Shared by the projects of one run (vitest.config.ts), which each call the setup in this process. */
+const shared = globalThis as typeof globalThis & { ticketingTestSetup?: Promise<Prepared> };
+
 /**
  * Once per run: a migrated template database (named by a hash of the migrations, so it is reused
  * while they do not change) that each test file copies in ~0.1 s, and a real Temporal dev server.
+ * Each project of the run (vitest.config.ts) is handed the same ones; the last to finish stops
+ * the server.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  shared.ticketingTestSetup ??= prepare();
+  const prepared = await shared.ticketingTestSetup;
+  prepared.users += 1;
+  project.provide('templateDatabase', prepared.templateDatabase);
+  project.provide('temporalAddress', prepared.temporal.address);
+  return async () => {
+    prepared.users -= 1;
+    if (prepared.users > 0) return;
+    shared.ticketingTestSetup = undefined;
+    await prepared.temporal.stop();
+  };
+}
+
+async function prepare(): Promise<Prepared> {
   const templateDatabase = `tks_template_${migrationsHash()}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
@@ -39,12 +64,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const cliPath = await findTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH });
   if (!cliPath) throw new Error(`No temporal CLI for the test suite: ${ENSURE_TEMPORAL_HINT}`);
   const temporal = await startTemporalDevServer({ cliPath, uiPort: false });
-
-  project.provide('templateDatabase', templateDatabase);
-  project.provide('temporalAddress', temporal.address);
-  return async () => {
-    await temporal.stop();
-  };
+  return { templateDatabase, temporal, users: 0 };
 }
 
 function migrationsHash(): string {

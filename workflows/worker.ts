@@ -4,10 +4,12 @@ import {
   bundleWorkflowCode,
   NativeConnection,
   Runtime as TemporalRuntime,
+  type RuntimeOptions,
   Worker,
   type LogLevel,
   type Logger as TemporalLogger,
 } from '@temporalio/worker';
+import { IllegalStateError } from '@temporalio/common';
 import { loadEncryptionKey } from '../src/auth/keys.ts';
 import type { Config } from '../src/config.ts';
 import type { Database } from '../src/db/client.ts';
@@ -51,6 +53,19 @@ export interface WorkerOptions {
 let runtimeInstalled = false;
 
 /**
+ * Installs Temporal's runtime (one per process) with `options`, or keeps the one this process has
+ * already: a process that runs several workers one after another (the test suite's, whose files
+ * share their processes) installs it once, and the first one's logger stays.
+ */
+export function installTemporalRuntime(options: RuntimeOptions): void {
+  try {
+    TemporalRuntime.install(options);
+  } catch (error) {
+    if (!(error instanceof IllegalStateError)) throw error;
+  }
+}
+
+/**
  * Slots per worker process. A batch of first attempts is a local activity of its workflow, open as
  * long as its slowest receiver (up to the attempt timeout), and it holds its workflow task
  * meanwhile. Slots (src/webhooks/slots.ts) bound how many attempts one endpoint or organisation
@@ -76,7 +91,7 @@ export async function createWorker({ config, db, logger, prebundled, identity, e
   // A given connection means a Temporal runtime exists already (installing one now would throw).
   if (!runtimeInstalled && !given) {
     runtimeInstalled = true;
-    TemporalRuntime.install({ logger: temporalLogger(logger) });
+    installTemporalRuntime({ logger: temporalLogger(logger) });
   }
   const connection = given ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const tracing = activeTracing();

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESENDS_PER_ENDPOINT_PER_MINUTE, RESENDS_PER_ORGANISATION_PER_MINUTE } from '../../src/webhooks/operator-limits.ts';
 import { createActivities } from '../../workflows/activities.ts';
-import { WORKER_CONCURRENCY, WORKFLOWS_PATH } from '../../workflows/worker.ts';
+import { installTemporalRuntime, WORKER_CONCURRENCY, WORKFLOWS_PATH } from '../../workflows/worker.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { expectDocumentedResponse } from '../support/openapi-check.ts';
@@ -36,7 +36,7 @@ beforeAll(async () => {
     WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '1',
     WEBHOOK_ATTEMPT_TIMEOUT: '20s',
   });
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  installTemporalRuntime({ logger: new DefaultLogger('WARN') });
   connection = await NativeConnection.connect({ address: app.config.TEMPORAL_ADDRESS! });
   worker = await Worker.create({
     connection,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createDatabase, type Database } from '../../src/db/client.ts';
@@ -9,7 +9,7 @@ import { createLogger } from '../../src/log.ts';
 import { bootstrapOrganisation } from '../../src/services/bootstrap-organisation.ts';
 import { views } from '../../src/webhooks/payloads.ts';
 import type { DeliverWebhookInput, DeliverWebhookResult } from '../../src/webhooks/workflow-contract.ts';
-import { createWorker } from '../../workflows/worker.ts';
+import { createWorker, installTemporalRuntime } from '../../workflows/worker.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
 import { createTestEndpoint, recordTestEvent, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -27,7 +27,7 @@ let receiver: WebhookReceiver;
 beforeAll(async () => {
   const path = await findTemporalTestServer();
   if (!path) throw new Error('No .tools/temporal/temporal-test-server: run `bash scripts/ensure-temporal.sh`');
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  installTemporalRuntime({ logger: new DefaultLogger('WARN') });
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
   database = await createTestDatabase();
   db = createDatabase({ url: database.url, poolSize: 4 });
