@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import SlowestFirst from './test/support/sequencer.ts';
 
 const INCLUDE = ['test/**/*.test.ts', 'src/**/*.test.ts', 'rest-compat/**/*.test.ts', 'workflows/**/*.test.ts'];
 /**
@@ -21,6 +22,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    sequence: { sequencer: SlowestFirst },
     projects: [
       {
         extends: true,
