@@ -128,9 +128,8 @@ function preparedName(text: string): string | undefined {
  * reads them (timestamps as Dates, json parsed), as Prisma's $queryRaw answers them for these
  * statements' columns.
  */
-export async function systemRows<T>(db: Database, statement: { text: string; values: unknown[] }): Promise<T[]> {
-  const result = await poolOf(db).query({ name: preparedName(statement.text), text: statement.text, values: statement.values });
-  return result.rows as T[];
+export function systemRows<T>(db: Database, statement: SystemStatement): Promise<T[]> {
+  return run<T>(poolOf(db), statement);
 }
 
 const TENANT_CONDITION = /"organisationId"\s*=\s*\$1(?!\d)/;
@@ -240,21 +239,21 @@ class ScopedSql implements TenantSql {
     const pipeline = new Pipeline(await this.pool.connect());
     const organisationId = this.organisationId;
     let ended = false;
+    const send = <R>(statement: SystemStatement): Promise<R[]> =>
+      attempt(() => {
+        if (ended) throw new Error('a statement after its flight ended');
+        return pipeline.send<R>(statement);
+      });
     try {
       return await work({
         organisationId,
         statement: () => new Statement(organisationId),
         rows: <R>(statement: Statement) =>
           attempt(() => {
-            if (ended) throw new Error('a statement after its flight ended');
             assertScoped(statement, organisationId);
-            return pipeline.send<R>(statement);
+            return send<R>(statement);
           }),
-        systemRows: <R>(statement: SystemStatement) =>
-          attempt(() => {
-            if (ended) throw new Error('a statement after its flight ended');
-            return pipeline.send<R>(statement);
-          }),
+        systemRows: send,
       });
     } finally {
       ended = true;

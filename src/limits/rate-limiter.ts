@@ -1,6 +1,6 @@
 import { sha256 } from '../auth/keys.ts';
 import type { Database } from '../db/client.ts';
-import { systemRows, type FlightStatements } from '../db/sql.ts';
+import { systemRows, type FlightStatements, type SystemStatement } from '../db/sql.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { throttleRefusals } from '../metrics.ts';
@@ -28,6 +28,13 @@ function keyOf(limit: string, subject: string): string {
   return sha256(`${limit}\u0000${subject}`);
 }
 
+/** The uses counted in a limit's current window, and the check against a maximum made with them. */
+export interface WindowUse {
+  count: number;
+  /** Refuses (429 RATE_LIMITED with Retry-After until the window ends) when `max` uses are counted. */
+  assertUnder(max: number, message?: string): void;
+}
+
 /**
  * Fixed windows aligned on multiples of the window length: `take` counts a use and refuses it beyond
  * `max` in the window (refused uses count too, so a client that keeps hammering stays refused until
@@ -51,12 +58,7 @@ export class RateLimiter {
    * The uses counted in the current window, read (in `on`'s flight, when given) for a check made
    * later: `assertUnder` refuses as `check` does.
    */
-  async used(
-    limit: string,
-    subject: string,
-    windowMs: number,
-    on?: FlightStatements,
-  ): Promise<{ count: number; assertUnder(max: number, message?: string): void }> {
+  async used(limit: string, subject: string, windowMs: number, on?: FlightStatements): Promise<WindowUse> {
     const start = windowStart(windowMs);
     const rows = await this.#rows<{ count: number }>(on, {
       text: 'SELECT count FROM rate_limit_windows WHERE key = $1 AND "windowStart" = $2',
@@ -79,7 +81,7 @@ export class RateLimiter {
     await this.#add(limit, subject, windowMs, on);
   }
 
-  #rows<T>(on: FlightStatements | undefined, statement: { text: string; values: unknown[] }): Promise<T[]> {
+  #rows<T>(on: FlightStatements | undefined, statement: SystemStatement): Promise<T[]> {
     return on ? on.systemRows<T>(statement) : systemRows<T>(this.db, statement);
   }
 

@@ -146,6 +146,16 @@ export interface LoadedDelivery {
   recorded?: { id: string; statusCode: number | null; error: string | null };
 }
 
+/** A delivery as loadDeliveries' statement answers it: LoadedDelivery's parts in one flat row. */
+type DeliveryRow = Omit<LoadedDelivery, 'event' | 'endpoint' | 'recorded'> &
+  LoadedDelivery['endpoint'] &
+  Pick<LoadedDelivery['event'], 'payload' | 'version' | 'sequence'> & {
+    eventCreatedAt: Date;
+    recordedId: string | null;
+    recordedStatusCode: number | null;
+    recordedError: string | null;
+  };
+
 /** Which deliveries to load, and which of their attempts to look for among those recorded. */
 export type DeliverySelection = (
   | { ids: readonly string[] }
@@ -173,32 +183,7 @@ export async function loadDeliveries(db: Database, selection: DeliverySelection)
     'scheduledAttempt' in selection
       ? Prisma.sql`a."scheduledAttempt" = ${selection.scheduledAttempt}::int`
       : Prisma.sql`a.id = ANY(${[...selection.attemptIds]}::text[])`;
-  const rows = await systemRows<{
-    id: string;
-    organisationId: string;
-    accountId: string;
-    endpointId: string;
-    eventId: string;
-    eventType: string;
-    status: DeliveryStatus;
-    attemptCount: number;
-    payload: unknown;
-    version: string;
-    sequence: number | null;
-    orderingKey: string | null;
-    eventCreatedAt: Date;
-    url: string;
-    signatureScheme: SignatureScheme;
-    enabled: boolean;
-    deletedAt: Date | null;
-    apiVersion: string;
-    secretCiphertext: string;
-    previousSecretCiphertext: string | null;
-    previousSecretExpiresAt: Date | null;
-    recordedId: string | null;
-    recordedStatusCode: number | null;
-    recordedError: string | null;
-  }>(
+  const rows = await systemRows<DeliveryRow>(
     db,
     Prisma.sql`
     ${claim}

@@ -1,6 +1,6 @@
 import type { ChannelPrincipal, RequestContext } from '../../context.ts';
 import type { FlightStatements, TenantStatements, TransactionStatements } from '../../db/sql.ts';
-import { clientBucket, tooMany } from '../../limits/rate-limiter.ts';
+import { clientBucket, tooMany, type WindowUse } from '../../limits/rate-limiter.ts';
 
 /**
  * A publishable key is public: anyone can check out with it, and a fresh sales session costs
@@ -26,10 +26,8 @@ export function checkoutBucket(ctx: RequestContext, principal: ChannelPrincipal)
   return principal.keyKind === 'secret' ? null : `${principal.channelKeyId}|${clientBucket(ctx.clientIp)}`;
 }
 
-type CheckoutsUsed = Awaited<ReturnType<RequestContext['runtime']['rateLimiter']['used']>>;
-
 /** The checkouts counted this minute against `bucket` (none for a secret key), read in `on`'s flight. */
-export function checkoutsUsed(ctx: RequestContext, bucket: string | null, on: FlightStatements): Promise<CheckoutsUsed | null> {
+export function checkoutsUsed(ctx: RequestContext, bucket: string | null, on: FlightStatements): Promise<WindowUse | null> {
   return bucket === null ? Promise.resolve(null) : ctx.runtime.rateLimiter.used('checkout', bucket, 60_000, on);
 }
 
@@ -39,7 +37,7 @@ export function countCheckout(ctx: RequestContext, bucket: string, tx: Transacti
 }
 
 /** Refuses (429) a checkout beyond the per-minute limit of its bucket or the session's pending orders. */
-export function assertMayCheckOut(used: CheckoutsUsed | null, pendingHolds: readonly Date[]): void {
+export function assertMayCheckOut(used: WindowUse | null, pendingHolds: readonly Date[]): void {
   if (used === null) return;
   used.assertUnder(CHECKOUTS_PER_MINUTE);
   if (pendingHolds.length >= MAX_PENDING_PER_SESSION) {
