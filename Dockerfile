@@ -6,6 +6,8 @@
 #
 # --ignore-scripts everywhere: no dependency's install script is needed (Prisma's would download
 # native engines this service does not use), and `npm run build` generates the Prisma client itself.
+# Our own postinstall's other half, scripts/patch-dependencies.mjs, runs where the runtime's
+# dependencies are installed.
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
@@ -17,7 +19,8 @@ RUN npm run build
 FROM node:24-bookworm-slim AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY scripts/patch-dependencies.mjs ./scripts/
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && node scripts/patch-dependencies.mjs && npm cache clean --force
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=4000

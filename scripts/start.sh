@@ -9,6 +9,8 @@ if [[ ! -x node_modules/.bin/tsx ]]; then
   # Exactly the committed lockfile; postinstall generates the Prisma client.
   npm ci --no-audit --no-fund >&2
 fi
+# Install's other half, again for an installation older than the patches (scripts/patch-dependencies.mjs).
+node scripts/patch-dependencies.mjs
 # What generate says when it works is the same every run; it is shown only when it fails.
 if ! generated="$(node node_modules/prisma/build/index.js generate 2>&1)"; then
   printf '%s\n' "$generated" >&2

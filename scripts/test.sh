@@ -29,6 +29,8 @@ export CHROMIUM_PATH
 
 # The generated Prisma client and Pothos types are not committed. Install generated them; again here
 # because prisma/schema.prisma may have changed since (a pull, a branch switch). No database needed.
+# The same for install's patches to dependencies (scripts/patch-dependencies.mjs).
+node scripts/patch-dependencies.mjs >&2
 node node_modules/prisma/build/index.js generate >&2
 
 exec node_modules/.bin/vitest run "$@"

@@ -136,6 +136,14 @@ describe("the Dockerfile's runtime stage, built from that checkout", () => {
     for (const devOnly of ['tsx', 'vitest', 'playwright-core', '@temporalio/testing']) {
       expect(existsSync(path.join(runtime, 'node_modules', devOnly)), devOnly).toBe(false);
     }
+    // The stage then patches what it installed, as postinstall does elsewhere (scripts/patch-dependencies.mjs).
+    expect(readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8')).toContain('&& node scripts/patch-dependencies.mjs &&');
+    cpSync(path.join(checkout, 'scripts', 'patch-dependencies.mjs'), path.join(runtime, 'scripts', 'patch-dependencies.mjs'));
+    for (const args of [[], ['--check']]) {
+      const patched = run('node', ['scripts/patch-dependencies.mjs', ...args], runtime);
+      expect(patched.status, patched.output).toBe(0);
+    }
+    rmSync(path.join(runtime, 'scripts'), { recursive: true });
   }, 180_000);
 
   it('`node dist/src/cli/main.js migrate` migrates an empty database (the Prisma CLI from production dependencies)', () => {
