@@ -9,6 +9,7 @@
  *
  *   node scripts/patch-dependencies.mjs           apply the patches
  *   node scripts/patch-dependencies.mjs --check   exit 1 unless every patch is applied
+ *   node scripts/patch-dependencies.mjs --list    the packages it patches, a name@version a line
  *
  * Plain JavaScript: it runs where only production dependencies are installed (no tsx).
  */
@@ -51,6 +52,11 @@ const PATCHES = [
 ];
 
 const occurrences = (text, part) => text.split(part).length - 1;
+
+if (process.argv.includes('--list')) {
+  console.log([...new Set(PATCHES.map((patch) => `${patch.package}@${patch.version}`))].join('\n'));
+  process.exit(0);
+}
 
 const check = process.argv.includes('--check');
 const problems = [];
