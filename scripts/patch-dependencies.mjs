@@ -46,15 +46,15 @@ const prismaParameterGraph = [
   { from: 'let o=n.edges[i];', to: 'let o=n.edges.get(i);', count: 2 },
 ];
 
+/** Node loads `client.js` (the package's `node` condition); a bundler resolving `import`, `client.mjs`. */
 const PATCHES = [
-  { package: '@prisma/client', version: '7.10.0', file: 'runtime/client.js', replacements: prismaParameterGraph },
-  { package: '@prisma/client', version: '7.10.0', file: 'runtime/client.mjs', replacements: prismaParameterGraph },
+  { package: '@prisma/client', version: '7.10.0', files: ['runtime/client.js', 'runtime/client.mjs'], replacements: prismaParameterGraph },
 ];
 
 const occurrences = (text, part) => text.split(part).length - 1;
 
 if (process.argv.includes('--list')) {
-  console.log([...new Set(PATCHES.map((patch) => `${patch.package}@${patch.version}`))].join('\n'));
+  console.log(PATCHES.map((patch) => `${patch.package}@${patch.version}`).join('\n'));
   process.exit(0);
 }
 
@@ -63,28 +63,29 @@ const problems = [];
 for (const patch of PATCHES) {
   const manifest = require.resolve(`${patch.package}/package.json`);
   const { version } = JSON.parse(readFileSync(manifest, 'utf8'));
-  const file = path.join(path.dirname(manifest), patch.file);
-  const name = `${patch.package}@${version} ${patch.file}`;
   if (version !== patch.version) {
-    problems.push(`${name}: the patch is for ${patch.version}; see scripts/patch-dependencies.mjs`);
+    problems.push(`${patch.package}@${version}: the patch is for ${patch.version}; see scripts/patch-dependencies.mjs`);
     continue;
   }
-  let text = readFileSync(file, 'utf8');
-  const applied = patch.replacements.every(({ from, to, count }) => occurrences(text, to) === count && !text.includes(from));
-  if (applied) continue;
-  if (check) {
-    problems.push(`${name}: not patched (run node scripts/patch-dependencies.mjs)`);
-    continue;
-  }
-  for (const { from, to, count } of patch.replacements) {
-    const found = occurrences(text, from);
-    if (found !== count) {
-      problems.push(`${name}: expected ${count} of ${JSON.stringify(from)}, found ${found}`);
-      break;
+  for (const relative of patch.files) {
+    const file = path.join(path.dirname(manifest), relative);
+    const name = `${patch.package}@${version} ${relative}`;
+    const text = readFileSync(file, 'utf8');
+    if (patch.replacements.every(({ from, to, count }) => occurrences(text, to) === count && !text.includes(from))) continue;
+    if (check) {
+      problems.push(`${name}: not patched (run node scripts/patch-dependencies.mjs)`);
+      continue;
     }
-    text = text.split(from).join(to);
+    const mismatch = patch.replacements.find(({ from, count }) => occurrences(text, from) !== count);
+    if (mismatch) {
+      problems.push(`${name}: expected ${mismatch.count} of ${JSON.stringify(mismatch.from)}, found ${occurrences(text, mismatch.from)}`);
+      continue;
+    }
+    writeFileSync(
+      file,
+      patch.replacements.reduce((patched, { from, to }) => patched.split(from).join(to), text),
+    );
   }
-  if (!problems.length) writeFileSync(file, text);
 }
 if (problems.length) {
   console.error(`patch-dependencies:\n  ${problems.join('\n  ')}`);

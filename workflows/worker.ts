@@ -50,8 +50,6 @@ export interface WorkerOptions {
   connection?: NativeConnection;
 }
 
-let runtimeInstalled = false;
-
 /**
  * Installs Temporal's runtime (one per process) with `options`, or keeps the one this process has
  * already: a process that runs several workers one after another (the test suite's, whose files
@@ -88,11 +86,9 @@ export async function createWorker({ config, db, logger, prebundled, identity, e
   connection: NativeConnection;
 }> {
   if (!given && !config.TEMPORAL_ADDRESS) throw new Error('TEMPORAL_ADDRESS is required');
-  // A given connection means a Temporal runtime exists already (installing one now would throw).
-  if (!runtimeInstalled && !given) {
-    runtimeInstalled = true;
-    installTemporalRuntime({ logger: temporalLogger(logger) });
-  }
+  // The process's first worker installs the runtime with its logger; a later one, or one given a
+  // connection (which made a runtime already), keeps the runtime there is.
+  installTemporalRuntime({ logger: temporalLogger(logger) });
   const connection = given ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const tracing = activeTracing();
   const workflowBundle = prebundled
