@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import http from 'node:http';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { processTree } from './support.ts';
 
@@ -86,7 +86,7 @@ export interface Subscribers {
 
 export function startSubscribers(): Subscribers {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_SUBSCRIBERS_NODE_ARGS ?? '').split(' ').filter(Boolean)],
     env: { ...process.env, BENCH_LIVE_SUBSCRIBERS_CHILD: '1' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // Structured clone: a percentile of events never received is Infinity, which JSON would lose.
@@ -176,7 +176,7 @@ function runChild(): void {
 
   interface Stream {
     kind: 'orders' | 'counters';
-    request: http.ClientRequest;
+    socket: net.Socket;
     port: number;
     ended: boolean;
     events: number;
@@ -210,16 +210,6 @@ function runChild(): void {
     }
     return events;
   };
-  const splits = new Map<string, SseEvent[]>();
-  const splitOnce = (text: string): SseEvent[] => {
-    let events = splits.get(text);
-    if (events === undefined) {
-      if (splits.size >= 1_000) splits.clear();
-      splits.set(text, (events = split(text)));
-    }
-    return events;
-  };
-
   /**
    * One parse of each distinct event: a thousand screens would each parse theirs in their own
    * browser, on their own machine; here they share the API's two cores, and parsing every copy
@@ -233,6 +223,12 @@ function runChild(): void {
       result = JSON.parse(data);
       const change = result?.data?.orderChanged;
       if (change?.committedAt) change.at = Date.parse(change.committedAt);
+      const order = change?.order?.id as string | undefined;
+      if (order !== undefined) {
+        let index = orderIndex.get(order);
+        if (index === undefined) orderIndex.set(order, (index = orderIndex.size));
+        change.index = index;
+      }
       parses.set(data, result);
     }
     return result;
@@ -250,9 +246,7 @@ function runChild(): void {
     stream.fingerprint = (Math.imul(stream.fingerprint, 31) + cursor) | 0;
     if (cursor <= stream.last) stream.descents += 1;
     stream.last = cursor;
-    const id = change.order.id as string;
-    let index = orderIndex.get(id);
-    if (index === undefined) orderIndex.set(id, (index = orderIndex.size));
+    const index = change.index as number;
     if (index >= stream.created.length) {
       const grown = new Uint8Array(Math.max(index + 1, stream.created.length * 2));
       grown.set(stream.created);
@@ -277,7 +271,28 @@ function runChild(): void {
     stream.lastAvailable = counters.available;
   };
 
-  /** One stream, resolved with its client port once its first bytes arrived. */
+  /**
+   * What one chunk of a stream's body holds, parsed once for every stream that receives the same
+   * bytes at the same flush (streams that follow alike are written the very same pieces): found by
+   * its length and first bytes, confirmed by comparing the whole.
+   */
+  const chunks = new Map<string, { bytes: Buffer; events: SseEvent[] }>();
+  const chunkEvents = (bytes: Buffer): SseEvent[] => {
+    const key = `${bytes.length} ${bytes.toString('latin1', 0, Math.min(bytes.length, 40))}`;
+    const known = chunks.get(key);
+    if (known && known.bytes.equals(bytes)) return known.events;
+    if (chunks.size >= 1_000) chunks.clear();
+    const events = split(bytes.toString('utf8'));
+    chunks.set(key, { bytes: Buffer.from(bytes), events });
+    return events;
+  };
+
+  /**
+   * One stream over a socket of its own (the API's processes are handed connections in turn),
+   * resolved with its client port once its first bytes arrived. The HTTP/1.1 answer is read by
+   * hand, chunked framing included: node:http's client costs more per chunk than a thousand
+   * streams on a shared machine can spare (a browser reads its one stream on its own machine).
+   */
   const openOne = (plan: SubscriberPlan, index: number): Promise<number> =>
     new Promise((resolve, reject) => {
       const kind = index % plan.countersEvery === plan.countersEvery - 1 ? 'counters' : 'orders';
@@ -286,21 +301,11 @@ function runChild(): void {
           ? { query: ORDER_CHANGED, variables: { accountId: plan.accountId } }
           : { query: COUNTERS, variables: { occurrenceId: plan.occurrenceId } },
       );
-      // agent: false, a connection of its own: the API's processes are handed connections in turn.
-      const request = http.request(`${plan.origin}/graphql`, {
-        method: 'POST',
-        agent: false,
-        headers: {
-          accept: 'text/event-stream',
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          authorization: `Bearer ${plan.keys[index % plan.keys.length]}`,
-          'x-service-org': plan.org,
-        },
-      });
+      const origin = new URL(plan.origin);
+      const socket = net.connect(Number(origin.port), origin.hostname);
       const stream: Stream = {
         kind,
-        request,
+        socket,
         port: 0,
         ended: false,
         events: 0,
@@ -314,55 +319,121 @@ function runChild(): void {
         lastAvailable: null,
       };
       let opened = false;
-      request.on('socket', (socket) => socket.on('connect', () => (stream.port = socket.localPort ?? 0)));
-      request.on('error', (error) => {
+      let failed = false;
+      const fail = (error: Error) => {
         stream.ended = true;
-        if (!opened) reject(error);
-        else note(`stream ${index}: ${String(error)}`);
+        socket.destroy();
+        if (!opened && !failed) reject(error);
+        else if (!failed) note(`stream ${index}: ${String(error)}`);
+        failed = true;
+      };
+      socket.on('connect', () => {
+        stream.port = socket.localPort ?? 0;
+        socket.write(
+          `POST ${origin.pathname.replace(/\/$/, '')}/graphql HTTP/1.1\r\nHost: ${origin.host}\r\nAccept: text/event-stream\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+            `Authorization: Bearer ${plan.keys[index % plan.keys.length]}\r\nX-Service-Org: ${plan.org}\r\n\r\n${body}`,
+        );
       });
-      request.on('response', (res) => {
-        if (res.statusCode !== 200 || !String(res.headers['content-type']).startsWith('text/event-stream')) {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => reject(new Error(`stream ${index}: ${res.statusCode} ${text.slice(0, 300)}`)));
-          return;
+      socket.on('error', fail);
+      socket.on('close', () => {
+        stream.ended = true;
+        if (!opened && !failed) fail(new Error(`stream ${index}: closed before it answered`));
+      });
+
+      const onEvents = (blocks: readonly SseEvent[], receivedAt: number) => {
+        for (const { event, data } of blocks) {
+          if (event === 'complete') {
+            stream.ended = true;
+            note(`stream ${index} completed`);
+          } else if (event === 'next') {
+            lastEventAt = receivedAt;
+            const result = parsed(data);
+            if (result.errors) note(`stream ${index}: ${data.slice(0, 300)}`);
+            else if (kind === 'orders') onOrderEvent(stream, result, receivedAt);
+            else onCounterEvent(stream, result);
+          }
         }
-        res.setEncoding('utf8');
-        let buffer = '';
-        res.on('data', (chunk: string) => {
-          const receivedAt = Date.now();
+      };
+      // The body's bytes not yet ending in a whole event (rare: the API writes whole events). A
+      // blank line ends an event, and a newline byte is never inside a UTF-8 character.
+      let partial: Buffer[] = [];
+      const onBody = (bytes: Buffer, receivedAt: number) => {
+        const whole = bytes.length >= 2 && bytes[bytes.length - 1] === 10 && bytes[bytes.length - 2] === 10;
+        if (partial.length === 0 && whole) return onEvents(chunkEvents(bytes), receivedAt);
+        partial.push(Buffer.from(bytes));
+        if (!whole) return;
+        const text = Buffer.concat(partial).toString('utf8');
+        partial = [];
+        onEvents(split(text), receivedAt);
+      };
+
+      // The answer's head, then its chunks: `size` bytes of the current chunk still to come (-1:
+      // its size line is next, -2: the CRLF after its bytes).
+      let head: Buffer | null = Buffer.alloc(0);
+      let size = -1;
+      let sizeLine = '';
+      let error = '';
+      socket.on('data', (data: Buffer) => {
+        const receivedAt = Date.now();
+        let at = 0;
+        if (head !== null) {
+          const all = Buffer.concat([head, data]);
+          const end = all.indexOf('\r\n\r\n');
+          if (end < 0) {
+            head = all;
+            return;
+          }
+          const lines = all.toString('latin1', 0, end).split('\r\n');
+          const status = Number(lines[0]!.split(' ')[1]);
+          const type = lines.find((line) => line.toLowerCase().startsWith('content-type:')) ?? '';
+          if (status !== 200 || !type.toLowerCase().includes('text/event-stream')) {
+            error = `${status} `;
+            head = null;
+            data = all.subarray(end + 4);
+            // The refusal's body, whole (it is small), then the stream fails with it.
+            error += data.toString('utf8').slice(0, 300);
+            return fail(new Error(`stream ${index}: ${error}`));
+          }
+          if (!lines.some((line) => /^transfer-encoding:\s*chunked/i.test(line))) return fail(new Error(`stream ${index}: not chunked`));
+          head = null;
+          data = all;
+          at = end + 4;
           if (!opened) {
             opened = true;
             streams.push(stream);
             resolve(stream.port);
           }
-          // Streams that follow alike receive the same bytes at the same flush: a chunk that holds
-          // whole events is split once for all of them.
-          let blocks: readonly SseEvent[];
-          if (buffer === '' && chunk.endsWith('\n\n')) blocks = splitOnce(chunk);
-          else {
-            buffer += chunk;
-            const end = buffer.lastIndexOf('\n\n');
-            if (end < 0) return;
-            blocks = split(buffer.slice(0, end + 2));
-            buffer = buffer.slice(end + 2);
-          }
-          for (const { event, data } of blocks) {
-            if (event === 'complete') {
-              stream.ended = true;
-              note(`stream ${index} completed`);
-            } else if (event === 'next') {
-              lastEventAt = receivedAt;
-              const result = parsed(data);
-              if (result.errors) note(`stream ${index}: ${data.slice(0, 300)}`);
-              else if (kind === 'orders') onOrderEvent(stream, result, receivedAt);
-              else onCounterEvent(stream, result);
+        }
+        while (at < data.length) {
+          if (size === -1) {
+            const lineEnd = data.indexOf('\r\n', at);
+            if (lineEnd < 0) {
+              sizeLine += data.toString('latin1', at);
+              return;
             }
+            sizeLine += data.toString('latin1', at, lineEnd);
+            size = parseInt(sizeLine, 16);
+            sizeLine = '';
+            at = lineEnd + 2;
+            if (size === 0) {
+              stream.ended = true;
+              socket.destroy();
+              return;
+            }
+          } else if (size === -2) {
+            // The CRLF after a chunk's bytes (it may come in a read of its own).
+            at += 1;
+            if (data[at - 1] === 10) size = -1;
+          } else {
+            const take = Math.min(size, data.length - at);
+            onBody(data.subarray(at, at + take), receivedAt);
+            at += take;
+            size -= take;
+            if (size === 0) size = -2;
           }
-        });
-        res.on('end', () => (stream.ended = true));
+        }
       });
-      request.end(body);
     });
 
   process.on('message', (message: ToChild) => {
@@ -397,7 +468,7 @@ function runChild(): void {
         lastEventAt,
       } satisfies FromChild);
     } else if (message.type === 'finish') {
-      for (const stream of streams) stream.request.destroy();
+      for (const stream of streams) stream.socket.destroy();
       const sorted = latencies.slice(0, samples).sort();
       const cpu = process.cpuUsage(cpuAtStart);
       const summary: FromChild = {

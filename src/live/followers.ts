@@ -15,7 +15,9 @@ import type { Follower, FollowerSink, Resync } from './transport.ts';
  * document, variables, organisation, version and rights: src/live/sse.ts) and hands the encoded
  * bytes to every follower that is up to date, which appends them to its socket's next write. That
  * is the fast path, taken by a follower when nothing is pending for it and the organisation's
- * rights have not moved since it last read its credential.
+ * rights have not moved since it last read its credential. Events whose reading ended together go
+ * out together: a follower is handed them as one piece of bytes, and remembers them as a stretch
+ * of the group's sequence (what a catch-up must not send again), not one by one.
  *
  * Anything else goes through the follower's own queue, one item at a time, in order: the replay
  * after Last-Event-ID, a catch-up after lost notices, the read of its credential again (when
@@ -58,10 +60,24 @@ type Item = { kind: 'event'; event: LiveEvent } | { kind: 'catchUp' } | { kind: 
 /** Events whose subject a group reads ahead of the one it hands out (bounded: the pool is shared). */
 const READ_AHEAD = 32;
 
-/** An event in a group's queue, and its subject once reading began. */
+/**
+ * Events a group remembers handing out on its fast path, for its followers' catch-ups (which read
+ * back CATCH_UP_SLACK ids); a follower remembers those it was handed as stretches of them, at most
+ * MAX_STRETCHES (the oldest turn into ids it remembers one by one).
+ */
+const HANDED_OUT = 2 * REMEMBERED_IDS;
+const MAX_STRETCHES = 256;
+
+/** What reading an event came to: its subject (null: none to send) and its bytes per way of reading it. */
+type Reading = { payload: unknown; bytes: Map<string, Uint8Array | null> };
+/** Each follower reads the event itself, in its turn (a payload per reader, or a failed reading). */
+const OWN_TURN = 'own turn';
+
+/** An event in a group's queue, and what reading it came to once it ended. */
 interface Queued {
   event: LiveEvent;
-  payload?: Promise<unknown>;
+  reading?: Promise<void>;
+  outcome?: Reading | typeof OWN_TURN;
 }
 
 /** The followers of one topic and filter in one process (see above). */
@@ -69,6 +85,10 @@ export class FollowerGroup implements TopicListener {
   readonly followers = new Set<TopicFollower<unknown>>();
   readonly #queue: Queued[] = [];
   #draining = false;
+  /** The fast path's events in the order handed out, by sequence number (the last HANDED_OUT). */
+  readonly #handedOut = new Map<number, number>();
+  readonly #idsBySequence = new Float64Array(HANDED_OUT);
+  #sequence = 0;
 
   constructor(
     /** Where the organisation's credentials and rights stand (src/live/live.ts `rightsVersion`). */
@@ -96,16 +116,31 @@ export class FollowerGroup implements TopicListener {
     for (const follower of this.followers) follower.close();
   }
 
+  /** The sequence number under which the fast path handed out event `id`, while remembered. */
+  sequenceOf(id: number): number | undefined {
+    return this.#handedOut.get(id);
+  }
+
+  /** The event handed out under `sequence`, while remembered. */
+  idAt(sequence: number): number | undefined {
+    return sequence >= this.#sequence - HANDED_OUT && sequence < this.#sequence ? this.#idsBySequence[sequence % HANDED_OUT] : undefined;
+  }
+
   /**
-   * Hands out the events one at a time, in commit order, while the subjects of the next READ_AHEAD
-   * are read: an on-sale's orders arrive faster than one database round trip each.
+   * Hands out the events in commit order while the subjects of the next READ_AHEAD are read (an
+   * on-sale's orders arrive faster than one database round trip each): the first, and with it every
+   * one after it whose reading has ended too.
    */
   async #drain(): Promise<void> {
     this.#draining = true;
     try {
       while (this.#queue.length > 0) {
-        for (const queued of this.#queue.slice(0, READ_AHEAD)) queued.payload ??= this.#read(queued.event);
-        await this.#deliver(this.#queue.shift()!);
+        for (const queued of this.#queue.slice(0, READ_AHEAD)) queued.reading ??= this.#read(queued);
+        await this.#queue[0]!.reading;
+        let ready = 0;
+        while (ready < this.#queue.length && this.#queue[ready]!.outcome) ready += 1;
+        // Zero when an overflow emptied the queue meanwhile (its followers catch up from the table).
+        if (ready > 0) this.#deliver(this.#queue.splice(0, ready));
       }
     } finally {
       this.#draining = false;
@@ -113,62 +148,90 @@ export class FollowerGroup implements TopicListener {
   }
 
   /**
-   * The event's subject for followers that share it, and its execution for each way they read it
-   * (kept by src/live/sse.ts for #deliver): a failure is the followers' own to meet, below.
+   * The event's subject for followers that share it, and its execution and bytes for each way they
+   * read it now (src/live/sse.ts keeps the execution for those who join meanwhile): a failure is the
+   * followers' own to meet, each in its turn.
    */
-  #read(event: LiveEvent): Promise<unknown> {
-    if (!this.stream.shared) return Promise.resolve(undefined);
-    const reading = this.stream.payload(event);
-    reading.then(
-      (payload) => {
-        if (payload === null) return;
-        const keys = new Set<string>();
-        for (const follower of this.followers) {
-          if (keys.has(follower.key) || !follower.direct) continue;
-          keys.add(follower.key);
-          follower.encode(payload as object, event.id).catch(() => undefined);
-        }
-      },
-      () => undefined,
-    );
-    return reading;
-  }
-
-  /** One event to every follower: at once to those up to date, through their queue to the others. */
-  async #deliver({ event, payload: reading }: Queued): Promise<void> {
-    const ready: TopicFollower<unknown>[] = [];
-    const version = this.rightsVersion(this.organisationId);
-    for (const follower of this.followers) {
-      if (follower.ready(version)) ready.push(follower);
-      else follower.later({ kind: 'event', event });
-    }
-    if (ready.length === 0) return;
-    const encoded = new Map<string, Promise<Uint8Array>>();
-    let payload: unknown;
+  async #read(queued: Queued): Promise<void> {
+    if (!this.stream.shared) return void (queued.outcome = OWN_TURN);
     try {
-      payload = await reading;
+      const payload = await this.stream.payload(queued.event);
+      const bytes = new Map<string, Uint8Array | null>();
       if (payload !== null) {
-        for (const follower of ready)
-          if (!encoded.has(follower.key)) encoded.set(follower.key, follower.encode(payload as object, event.id));
+        const encodings: Promise<void>[] = [];
+        for (const follower of this.followers) {
+          const key = follower.key;
+          if (!follower.direct || key === '' || bytes.has(key)) continue;
+          bytes.set(key, null);
+          encodings.push(
+            follower.encode(payload as object, queued.event.id).then(
+              (encoded) => void bytes.set(key, encoded),
+              () => undefined,
+            ),
+          );
+        }
+        await Promise.all(encodings);
       }
+      queued.outcome = { payload, bytes };
     } catch {
       // Each follower reads it again in its turn, and waits for a database that cannot answer.
-      for (const follower of ready) follower.later({ kind: 'event', event });
-      return;
-    }
-    const bytes = new Map<string, Uint8Array | null>();
-    for (const [key, encoding] of encoded) bytes.set(key, await encoding.catch(() => null));
-    // Rights may have moved, or a follower's check begun, while the event was read: those take it in their turn.
-    const now = this.rightsVersion(this.organisationId);
-    for (const follower of ready) {
-      if (payload === null) follower.skip(event.id);
-      else {
-        const encodedBytes = bytes.get(follower.key);
-        if (encodedBytes && follower.ready(now)) follower.sendNow(event.id, encodedBytes);
-        else follower.later({ kind: 'event', event });
-      }
+      queued.outcome = OWN_TURN;
     }
   }
+
+  /**
+   * Events whose reading ended, to every follower: at once to those up to date, as far as their way
+   * of reading them has bytes for each; the rest through their queue, in order. Rights may have
+   * moved, or a follower's check begun, while the events were read: those take them in their turn.
+   */
+  #deliver(batch: Queued[]): void {
+    const first = this.#sequence;
+    for (const { event } of batch) {
+      const id = Number(event.id);
+      const previous = this.#idsBySequence[this.#sequence % HANDED_OUT]!;
+      if (this.#sequence >= HANDED_OUT && this.#handedOut.get(previous) === this.#sequence - HANDED_OUT) this.#handedOut.delete(previous);
+      this.#idsBySequence[this.#sequence % HANDED_OUT] = id;
+      this.#handedOut.set(id, this.#sequence);
+      this.#sequence += 1;
+    }
+    const version = this.rightsVersion(this.organisationId);
+    const shares = new Map<string, Share>();
+    for (const follower of this.followers) {
+      let taken = 0;
+      if (follower.ready(version)) {
+        let share = shares.get(follower.key);
+        if (!share) shares.set(follower.key, (share = shareOf(batch, follower.key)));
+        if (share.count > 0) follower.handed(this, first, share);
+        taken = share.count;
+      }
+      for (let index = taken; index < batch.length; index += 1) follower.later({ kind: 'event', event: batch[index]!.event });
+    }
+  }
+}
+
+/** The leading events of a batch that followers reading them one way take at once, and their bytes together. */
+interface Share {
+  count: number;
+  /** The greatest id among them. */
+  last: bigint;
+  bytes: Uint8Array | null;
+}
+
+function shareOf(batch: Queued[], key: string): Share {
+  const parts: Uint8Array[] = [];
+  let count = 0;
+  let last = 0n;
+  for (const { event, outcome } of batch) {
+    if (outcome === undefined || outcome === OWN_TURN) break;
+    if (outcome.payload !== null) {
+      const bytes = outcome.bytes.get(key);
+      if (!bytes) break;
+      parts.push(bytes);
+    }
+    count += 1;
+    if (event.id > last) last = event.id;
+  }
+  return { count, last, bytes: parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts) };
 }
 
 /** One open topic subscription (see above). */
@@ -185,6 +248,9 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
   /** Ids sent (as numbers: hashed faster than bigints, and ids stay far below 2^53). */
   #sent = new Set<number>();
   #sentBefore = new Set<number>();
+  /** What its group's fast path handed it: pairs of first and last sequence number (FollowerGroup). */
+  #stretches: number[] = [];
+  #group: FollowerGroup | undefined;
   /** A catch-up reads from the last event sent, and never from before the stream started. */
   #floor = 0n;
   #last = 0n;
@@ -217,13 +283,17 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
     return this.#sink!.encode(payload, id);
   }
 
-  sendNow(id: bigint, bytes: Uint8Array): void {
-    this.#remember(id);
-    this.#sink!.write(bytes);
-  }
-
-  skip(id: bigint): void {
-    this.#remember(id);
+  /** The group's fast path: the events it handed out from sequence `first` on, `share.count` of them, as one piece. */
+  handed(group: FollowerGroup, first: number, share: Share): void {
+    this.#group = group;
+    const stretches = this.#stretches;
+    if (stretches.length > 0 && stretches[stretches.length - 1] === first - 1) stretches[stretches.length - 1] = first + share.count - 1;
+    else {
+      stretches.push(first, first + share.count - 1);
+      if (stretches.length > 2 * MAX_STRETCHES) this.#forgetOldestStretch();
+    }
+    if (share.last > this.#last) this.#last = share.last;
+    if (share.bytes) this.#sink!.write(share.bytes);
   }
 
   later(item: Item): void {
@@ -345,7 +415,23 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
 
   #wasSent(id: bigint): boolean {
     const number = Number(id);
-    return this.#sent.has(number) || this.#sentBefore.has(number);
+    if (this.#sent.has(number) || this.#sentBefore.has(number)) return true;
+    const sequence = this.#group?.sequenceOf(number);
+    if (sequence === undefined) return false;
+    const stretches = this.#stretches;
+    for (let index = stretches.length - 2; index >= 0; index -= 2) {
+      if (sequence >= stretches[index]! && sequence <= stretches[index + 1]!) return true;
+    }
+    return false;
+  }
+
+  /** Too many stretches (a follower often behind): the oldest turns into the ids it holds. */
+  #forgetOldestStretch(): void {
+    const [first, last] = this.#stretches.splice(0, 2) as [number, number];
+    for (let sequence = first; sequence <= last; sequence += 1) {
+      const id = this.#group!.idAt(sequence);
+      if (id !== undefined) this.#remember(BigInt(id));
+    }
   }
 
   #fail(error: unknown): void {

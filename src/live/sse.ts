@@ -58,6 +58,9 @@ export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
 class Flushes {
   readonly #due = new Set<() => void>();
   #timer: NodeJS.Timeout | undefined;
+  /** While the due flushes run: the pieces joined so far, by their first, and the writes framed so far. */
+  #joined: Map<Uint8Array, { parts: Uint8Array[]; bytes: Uint8Array }> | undefined;
+  #framed: Map<Uint8Array, Buffer> | undefined;
 
   constructor(readonly intervalMs: number) {}
 
@@ -69,10 +72,43 @@ class Flushes {
       this.#timer = undefined;
       const due = [...this.#due];
       this.#due.clear();
-      for (const run of due) run();
+      this.#joined = new Map();
+      this.#framed = new Map();
+      try {
+        for (const run of due) run();
+      } finally {
+        this.#joined = undefined;
+        this.#framed = undefined;
+      }
     }, this.intervalMs);
   }
+
+  /**
+   * `parts` as one write. Streams that follow alike were handed the very same pieces since their
+   * last write (src/live/followers.ts): within one round of flushes they share one copy of them.
+   */
+  join(parts: Uint8Array[]): Uint8Array {
+    if (parts.length === 1) return parts[0]!;
+    const joined = this.#joined;
+    const known = joined?.get(parts[0]!);
+    if (known && known.parts.length === parts.length && known.parts.every((part, index) => part === parts[index])) return known.bytes;
+    const bytes = Buffer.concat(parts);
+    joined?.set(parts[0]!, { parts, bytes });
+    return bytes;
+  }
+
+  /** `bytes` as one chunk of a chunked answer's body (RFC 9112, 7.1), framed once for the streams that write them. */
+  framed(bytes: Uint8Array): Buffer {
+    let chunk = this.#framed?.get(bytes);
+    if (!chunk) {
+      chunk = Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, CRLF]);
+      this.#framed?.set(bytes, chunk);
+    }
+    return chunk;
+  }
 }
+
+const CRLF = Buffer.from('\r\n');
 
 /** A topic stream's response: its follower writes encoded events into it (see above). */
 function followerStream(
@@ -88,19 +124,34 @@ function followerStream(
   let pending: Uint8Array[] = [];
   let lastWrite = Date.now();
   let finished = false;
+  const socket = res.socket;
+  /**
+   * Whether a write may go straight to the socket, framed as the answer's chunked body frames it:
+   * once the head has gone and nothing written before waits in the body's pipe or the response.
+   * A thousand streams' flushes then skip both, what each write cost beyond the socket's own.
+   */
+  const straight = () =>
+    socket !== null &&
+    !socket.destroyed &&
+    res.headersSent &&
+    (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true &&
+    body.readableLength === 0 &&
+    body.writableLength === 0 &&
+    res.writableLength === socket.writableLength;
   const flush = () => {
     if (pending.length === 0 || body.destroyed) return;
-    const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+    const chunk = flushes.join(pending);
     pending = [];
     lastWrite = Date.now();
-    if (body.writableLength + body.readableLength > MAX_UNSENT_BYTES) {
+    if (body.writableLength + body.readableLength + (socket?.writableLength ?? 0) > MAX_UNSENT_BYTES) {
       (res.locals.ctx as RequestContext).logger.warn(
         'a subscription client read slower than its events came: disconnected (it resumes with Last-Event-ID)',
       );
       res.destroy();
       return;
     }
-    body.write(chunk);
+    if (straight()) socket!.write(flushes.framed(chunk));
+    else body.write(chunk);
   };
   const append = (bytes: Uint8Array) => {
     if (finished) return;

@@ -1,6 +1,7 @@
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoApps, type AppPair, type TestApp } from '../support/app.ts';
+import { query } from '../support/db.ts';
 import { createApiKey, staffWithRoles } from '../support/credentials.ts';
 import { api, createAccount, createOrganisation, createStaffUser, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
@@ -207,6 +208,47 @@ describe('orderChanged', () => {
     // No event follows: the stream's own recheck ends it.
     await stream.ended();
     expect(stream.results.at(-1)!.errors![0]).toMatchObject({ extensions: { code: 'API_KEY_REVOKED' } });
+  });
+});
+
+describe('lost change notices', () => {
+  it('catches a stream up from the table once its process listens again, without sending twice what it had sent', async () => {
+    // Two streams of one key read alike: the group hands them each event at once (its fast path).
+    const { key } = await createApiKey(pair.a, org, ['orders.read']);
+    const streams = [0, 1].map(() => follow(sseClient(pair.b, key), ORDER_CHANGED, { accountId: org.account.id }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const first = await placeOrder(pair.a, catalogue.channel, catalogue);
+    for (const stream of streams) await stream.take(2);
+
+    // The listening connections go (a failover, a restarted proxy): once back, every stream reads
+    // the table from before its last event, which holds the first order's events again.
+    const notices = pair.b.runtime.notices;
+    await query(
+      pair.b,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND query IN ('SELECT 1', 'LISTEN service_live')`,
+    );
+    const until = async (listening: boolean) => {
+      const end = Date.now() + 10_000;
+      while (notices.listening !== listening && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(notices.listening).toBe(listening);
+    };
+    await until(false);
+    await until(true);
+
+    const second = await placeOrder(pair.a, catalogue.channel, catalogue);
+    for (const stream of streams) {
+      await stream.take(4);
+      // Anything sent twice would have come before the second order's events, or right after them.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      stream.dispose();
+      expect(stream.results.map((result) => [result.data?.orderChanged.change, result.data?.orderChanged.order.id])).toEqual([
+        ['CREATED', first.order.id],
+        ['CONFIRMED', first.order.id],
+        ['CREATED', second.order.id],
+        ['CONFIRMED', second.order.id],
+      ]);
+    }
   });
 });
 
