@@ -90,6 +90,17 @@ export function peakRssSampler(pid: () => number) {
   return { peak: () => peak, stop: () => clearInterval(timer) };
 }
 
+/**
+ * CPU time the whole machine has spent busy so far (user, nice, system, interrupts; not idle, not
+ * I/O wait, not what its hypervisor stole), in ms over all cores (Linux /proc/stat; ticks of 10 ms):
+ * on a machine the benchmark fills, what a piece of work costs everything that runs on it.
+ */
+export function machineBusyMs(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = fields;
+  return (user + nice + system + irq + softirq) * 10;
+}
+
 /** CPU time a process and its descendants have used so far (user + system), in ms (Linux; clock ticks of 10 ms). */
 export function cpuMsOf(pid: number): number {
   let ms = 0;
