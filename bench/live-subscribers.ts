@@ -56,6 +56,7 @@ export interface SubscribersSummary {
   /** Over every expected event (one not received is Infinity), and over those received. */
   latency: { samples: number; p50: number; p99: number; max: number; receivedP50: number; receivedP99: number };
   errors: string[];
+  /** The readers' CPU from the moment every stream was open until `finish` (the accounting after it not included). */
   cpuMs: number;
 }
 
@@ -163,7 +164,7 @@ function percentile(sorted: Float64Array, p: number, total: number): number {
 
 /** The child: the streams themselves. */
 function runChild(): void {
-  const cpuAtStart = process.cpuUsage();
+  let cpuAtOpened = process.cpuUsage();
   const errors: string[] = [];
   const note = (message: string) => {
     if (errors.length < 5) errors.push(message);
@@ -188,6 +189,12 @@ function runChild(): void {
     created: Uint8Array;
     lastSold: number | null;
     lastAvailable: number | null;
+    index: number;
+    /** Order events received so far (what `progress` reports while the sale runs). */
+    received: number;
+    /** What it received and when, accounted event by event once the sale is over (see Chunk). */
+    receivedAt: number[];
+    receivedChunks: Chunk[];
   }
   const streams: Stream[] = [];
 
@@ -263,6 +270,28 @@ function runChild(): void {
     latencies[samples++] = receivedAt - at;
   };
 
+  /** A stream's events received at `receivedAt`, each accounted for. */
+  const accountFor = (stream: Stream, events: readonly SseEvent[], receivedAt: number) => {
+    for (const { event, data } of events) {
+      if (event === 'complete') {
+        stream.ended = true;
+        note(`stream ${stream.index} completed`);
+      } else if (event === 'next') {
+        const result = parsed(data);
+        if (result.errors) note(`stream ${stream.index}: ${data.slice(0, 300)}`);
+        else if (stream.kind === 'orders') onOrderEvent(stream, result, receivedAt);
+        else onCounterEvent(stream, result);
+      }
+    }
+  };
+
+  /** The chunks an order stream received so far, accounted for in the order they came. */
+  const accountForReceived = (stream: Stream) => {
+    stream.receivedChunks.forEach((chunk, at) => accountFor(stream, chunk.events, stream.receivedAt[at]!));
+    stream.receivedChunks = [];
+    stream.receivedAt = [];
+  };
+
   const onCounterEvent = (stream: Stream, result: any) => {
     const counters = result?.data?.salesCounters?.counters;
     if (!counters) return note(`salesCounters: ${JSON.stringify(result).slice(0, 300)}`);
@@ -272,19 +301,33 @@ function runChild(): void {
   };
 
   /**
-   * What one chunk of a stream's body holds, parsed once for every stream that receives the same
+   * What one chunk of a stream's body holds, split once for every stream that receives the same
    * bytes at the same flush (streams that follow alike are written the very same pieces): found by
-   * its length and first bytes, confirmed by comparing the whole.
+   * its length and first bytes, confirmed by comparing the whole. While the sale runs, an order
+   * stream only notes which chunk came when; each event is accounted for (its cursor, order and
+   * delay) after the sale, so that the readers take from the sale's two cores only the reading.
    */
-  const chunks = new Map<string, { bytes: Buffer; events: SseEvent[] }>();
-  const chunkEvents = (bytes: Buffer): SseEvent[] => {
+  interface Chunk {
+    events: SseEvent[];
+    /** How many of them are results (`next`). */
+    results: number;
+    /** Whether one ends the stream or holds errors: accounted for at once. */
+    unusual: boolean;
+  }
+  const chunkOf = (events: SseEvent[]): Chunk => ({
+    events,
+    results: events.filter(({ event }) => event === 'next').length,
+    unusual: events.some(({ event, data }) => event === 'complete' || (event === 'next' && parsed(data).errors !== undefined)),
+  });
+  const chunks = new Map<string, { bytes: Buffer; chunk: Chunk }>();
+  const chunkFor = (bytes: Buffer): Chunk => {
     const key = `${bytes.length} ${bytes.toString('latin1', 0, Math.min(bytes.length, 40))}`;
     const known = chunks.get(key);
-    if (known && known.bytes.equals(bytes)) return known.events;
+    if (known && known.bytes.equals(bytes)) return known.chunk;
     if (chunks.size >= 1_000) chunks.clear();
-    const events = split(bytes.toString('utf8'));
-    chunks.set(key, { bytes: Buffer.from(bytes), events });
-    return events;
+    const chunk = chunkOf(split(bytes.toString('utf8')));
+    chunks.set(key, { bytes: Buffer.from(bytes), chunk });
+    return chunk;
   };
 
   /**
@@ -317,6 +360,10 @@ function runChild(): void {
         created: new Uint8Array(1024),
         lastSold: null,
         lastAvailable: null,
+        index,
+        received: 0,
+        receivedAt: [],
+        receivedChunks: [],
       };
       let opened = false;
       let failed = false;
@@ -341,31 +388,31 @@ function runChild(): void {
         if (!opened && !failed) fail(new Error(`stream ${index}: closed before it answered`));
       });
 
-      const onEvents = (blocks: readonly SseEvent[], receivedAt: number) => {
-        for (const { event, data } of blocks) {
-          if (event === 'complete') {
-            stream.ended = true;
-            note(`stream ${index} completed`);
-          } else if (event === 'next') {
-            lastEventAt = receivedAt;
-            const result = parsed(data);
-            if (result.errors) note(`stream ${index}: ${data.slice(0, 300)}`);
-            else if (kind === 'orders') onOrderEvent(stream, result, receivedAt);
-            else onCounterEvent(stream, result);
-          }
+      const onChunk = (chunk: Chunk, receivedAt: number) => {
+        if (chunk.results > 0) lastEventAt = receivedAt;
+        if (kind === 'orders' && !chunk.unusual) {
+          stream.received += chunk.results;
+          stream.receivedAt.push(receivedAt);
+          stream.receivedChunks.push(chunk);
+          return;
         }
+        if (kind === 'orders') {
+          stream.received += chunk.results;
+          accountForReceived(stream);
+        }
+        accountFor(stream, chunk.events, receivedAt);
       };
       // The body's bytes not yet ending in a whole event (rare: the API writes whole events). A
       // blank line ends an event, and a newline byte is never inside a UTF-8 character.
       let partial: Buffer[] = [];
       const onBody = (bytes: Buffer, receivedAt: number) => {
         const whole = bytes.length >= 2 && bytes[bytes.length - 1] === 10 && bytes[bytes.length - 2] === 10;
-        if (partial.length === 0 && whole) return onEvents(chunkEvents(bytes), receivedAt);
+        if (partial.length === 0 && whole) return onChunk(chunkFor(bytes), receivedAt);
         partial.push(Buffer.from(bytes));
         if (!whole) return;
         const text = Buffer.concat(partial).toString('utf8');
         partial = [];
-        onEvents(split(text), receivedAt);
+        onChunk(chunkOf(split(text)), receivedAt);
       };
 
       // The answer's head, then its chunks: `size` bytes of the current chunk still to come (-1:
@@ -457,10 +504,11 @@ function runChild(): void {
             }
           }),
         );
+        cpuAtOpened = process.cpuUsage();
         process.send!({ type: 'opened', ports, failed, errors } satisfies FromChild);
       })();
     } else if (message.type === 'progress') {
-      const counts = streams.filter((stream) => stream.kind === 'orders').map((stream) => stream.events);
+      const counts = streams.filter((stream) => stream.kind === 'orders').map((stream) => stream.received);
       process.send!({
         type: 'progress',
         minOrderEvents: counts.length ? Math.min(...counts) : 0,
@@ -468,9 +516,10 @@ function runChild(): void {
         lastEventAt,
       } satisfies FromChild);
     } else if (message.type === 'finish') {
+      const cpu = process.cpuUsage(cpuAtOpened);
       for (const stream of streams) stream.socket.destroy();
+      for (const stream of streams) accountForReceived(stream);
       const sorted = latencies.slice(0, samples).sort();
-      const cpu = process.cpuUsage(cpuAtStart);
       const summary: FromChild = {
         type: 'summary',
         orders: streams

@@ -128,16 +128,19 @@ function followerStream(
   /**
    * Whether a write may go straight to the socket, framed as the answer's chunked body frames it:
    * once the head has gone and nothing written before waits in the body's pipe or the response.
-   * A thousand streams' flushes then skip both, what each write cost beyond the socket's own.
+   * A thousand streams' flushes then skip both, what each write cost beyond the socket's own. Once
+   * so, it stays so: nothing else writes to the answer until its end.
    */
+  let wentStraight = false;
   const straight = () =>
     socket !== null &&
     !socket.destroyed &&
-    res.headersSent &&
-    (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true &&
-    body.readableLength === 0 &&
-    body.writableLength === 0 &&
-    res.writableLength === socket.writableLength;
+    (wentStraight ||=
+      res.headersSent &&
+      (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true &&
+      body.readableLength === 0 &&
+      body.writableLength === 0 &&
+      res.writableLength === socket.writableLength);
   const flush = () => {
     if (pending.length === 0 || body.destroyed) return;
     const chunk = flushes.join(pending);
