@@ -245,7 +245,7 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
   #busy = true;
   #ended = false;
   #sink: FollowerSink<T> | undefined;
-  /** Ids sent (as numbers: hashed faster than bigints, and ids stay far below 2^53). */
+  /** Ids sent through its queue (as numbers: hashed faster than bigints, and ids stay far below 2^53); the fast path's are stretches. */
   #sent = new Set<number>();
   #sentBefore = new Set<number>();
   /** What its group's fast path handed it: pairs of first and last sequence number (FollowerGroup). */
