@@ -420,7 +420,6 @@ function runChild(): void {
       let head: Buffer | null = Buffer.alloc(0);
       let size = -1;
       let sizeLine = '';
-      let error = '';
       socket.on('data', (data: Buffer) => {
         const receivedAt = Date.now();
         let at = 0;
@@ -435,12 +434,8 @@ function runChild(): void {
           const status = Number(lines[0]!.split(' ')[1]);
           const type = lines.find((line) => line.toLowerCase().startsWith('content-type:')) ?? '';
           if (status !== 200 || !type.toLowerCase().includes('text/event-stream')) {
-            error = `${status} `;
-            head = null;
-            data = all.subarray(end + 4);
-            // The refusal's body, whole (it is small), then the stream fails with it.
-            error += data.toString('utf8').slice(0, 300);
-            return fail(new Error(`stream ${index}: ${error}`));
+            // The refusal as far as it came with its head (enough to say why): the stream fails with it.
+            return fail(new Error(`stream ${index}: ${status} ${all.toString('utf8', end + 4).slice(0, 300)}`));
           }
           if (!lines.some((line) => /^transfer-encoding:\s*chunked/i.test(line))) return fail(new Error(`stream ${index}: not chunked`));
           head = null;
