@@ -13,7 +13,7 @@
  *
  * Plain JavaScript: it runs where only production dependencies are installed (no tsx).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,15 +46,47 @@ const prismaParameterGraph = [
   { from: 'let o=n.edges[i];', to: 'let o=n.edges.get(i);', count: 2 },
 ];
 
+/**
+ * The query compiler (WebAssembly) ships as a module whose one export is the binary in base64. A
+ * module stays loaded for the life of the process, and with it both its source and the string it
+ * exports: 9.2 MB of every API and worker process's heap (a heap snapshot of an idle API), for a
+ * binary read once at start. The patch writes the binary beside the module and makes the export an
+ * object whose value is that file's bytes, read when the generated client decodes it
+ * (`Buffer.from(wasm, 'base64')`, src/generated/prisma/internal/class.ts: a Buffer given as the
+ * value is copied as it is) and then garbage. Only the PostgreSQL build is loaded, so only it is
+ * patched; the ES module is the one Node loads, the CommonJS one is what `require` would.
+ */
+const prismaCompilerWasm = {
+  binary: 'runtime/query_compiler_fast_bg.postgresql.wasm',
+  literal: /^const wasm = "([A-Za-z0-9+/=]+)";\n(?:export \{ wasm \}|module\.exports = \{ wasm \})\n?$/,
+  modules: {
+    'runtime/query_compiler_fast_bg.postgresql.wasm-base64.mjs': [
+      '// The binary is in query_compiler_fast_bg.postgresql.wasm (scripts/patch-dependencies.mjs in the service).',
+      "import { readFileSync } from 'node:fs';",
+      "const wasm = { valueOf: () => readFileSync(new URL('./query_compiler_fast_bg.postgresql.wasm', import.meta.url)) };",
+      'export { wasm }',
+      '',
+    ].join('\n'),
+    'runtime/query_compiler_fast_bg.postgresql.wasm-base64.js': [
+      '// The binary is in query_compiler_fast_bg.postgresql.wasm (scripts/patch-dependencies.mjs in the service).',
+      "const { readFileSync } = require('node:fs');",
+      "const wasm = { valueOf: () => readFileSync(require('node:path').join(__dirname, 'query_compiler_fast_bg.postgresql.wasm')) };",
+      'module.exports = { wasm }',
+      '',
+    ].join('\n'),
+  },
+};
+
 /** Node loads `client.js` (the package's `node` condition); a bundler resolving `import`, `client.mjs`. */
 const PATCHES = [
   { package: '@prisma/client', version: '7.10.0', files: ['runtime/client.js', 'runtime/client.mjs'], replacements: prismaParameterGraph },
+  { package: '@prisma/client', version: '7.10.0', wasm: prismaCompilerWasm },
 ];
 
 const occurrences = (text, part) => text.split(part).length - 1;
 
 if (process.argv.includes('--list')) {
-  console.log(PATCHES.map((patch) => `${patch.package}@${patch.version}`).join('\n'));
+  console.log([...new Set(PATCHES.map((patch) => `${patch.package}@${patch.version}`))].join('\n'));
   process.exit(0);
 }
 
@@ -67,8 +99,13 @@ for (const patch of PATCHES) {
     problems.push(`${patch.package}@${version}: the patch is for ${patch.version}; see scripts/patch-dependencies.mjs`);
     continue;
   }
+  const root = path.dirname(manifest);
+  if (patch.wasm) {
+    problems.push(...moveWasmToFile(root, `${patch.package}@${version}`, patch.wasm));
+    continue;
+  }
   for (const relative of patch.files) {
-    const file = path.join(path.dirname(manifest), relative);
+    const file = path.join(root, relative);
     const name = `${patch.package}@${version} ${relative}`;
     const text = readFileSync(file, 'utf8');
     if (patch.replacements.every(({ from, to, count }) => occurrences(text, to) === count && !text.includes(from))) continue;
@@ -87,6 +124,31 @@ for (const patch of PATCHES) {
     );
   }
 }
+
+/** Writes the binary a base64 module carries beside it and the module that reads it; the problems found. */
+function moveWasmToFile(root, spec, { binary, literal, modules }) {
+  const found = [];
+  const binaryFile = path.join(root, binary);
+  for (const [relative, patched] of Object.entries(modules)) {
+    const file = path.join(root, relative);
+    const name = `${spec} ${relative}`;
+    const text = readFileSync(file, 'utf8');
+    if (text === patched && existsSync(binaryFile)) continue;
+    if (check) {
+      found.push(`${name}: not patched (run node scripts/patch-dependencies.mjs)`);
+      continue;
+    }
+    const bytes = text === patched ? undefined : Buffer.from(literal.exec(text)?.[1] ?? '', 'base64');
+    if (!bytes || bytes.subarray(0, 4).toString('latin1') !== '\0asm') {
+      found.push(`${name}: expected one base64 WebAssembly literal (${bytes ? 'found none' : `and ${binary} is missing`})`);
+      continue;
+    }
+    writeFileSync(binaryFile, bytes);
+    writeFileSync(file, patched);
+  }
+  return found;
+}
+
 if (problems.length) {
   console.error(`patch-dependencies:\n  ${problems.join('\n  ')}`);
   process.exit(1);

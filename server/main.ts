@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   // the first full collection on.
   if (config.API_HEAP_GROWTH_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.API_HEAP_GROWTH_PERCENT}`);
   // Before anything that could start a span or a Temporal client (docs/operating.md "Traces").
-  const tracing = startTracing(config, 'api');
+  const tracing = await startTracing(config, 'api');
   const runtime = createRuntime(config);
   const running = await startApi(runtime, config.PORT, config.HOST);
   runtime.logger.info({ url: running.url, pid: process.pid }, 'API listening');

@@ -1,6 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from './config.ts';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { activeTracing } from './tracing.ts';
 
 /**
@@ -33,8 +32,11 @@ export class TemporalAccess {
   async client(): Promise<Client> {
     if (!this.#client) {
       const connection = await this.connection();
-      // With tracing on, a workflow start carries the caller's trace context (src/tracing.ts).
-      const interceptors = activeTracing() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : {};
+      // With tracing on, a workflow start carries the caller's trace context (src/tracing.ts); off,
+      // the interceptors (and the OpenTelemetry SDK under them) are never loaded.
+      const interceptors = activeTracing()
+        ? { workflow: [new (await import('@temporalio/interceptors-opentelemetry')).OpenTelemetryWorkflowClientInterceptor()] }
+        : {};
       this.#client ??= new Client({ connection, namespace: this.namespace, interceptors });
     }
     return this.#client;

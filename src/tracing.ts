@@ -1,8 +1,6 @@
 import { propagation, trace, type Context, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, SimpleSpanProcessor, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { Resource } from '@opentelemetry/resources';
+import type { Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Config } from './config.ts';
 
 /**
@@ -54,17 +52,27 @@ export function activeTracing(): Tracing | null {
  * Starts tracing for this process when the configuration asks for it (or when `exporter` is given:
  * tests export to memory). Registers the global provider, the W3C propagator and the async context
  * manager. Answers null when tracing stays off.
+ *
+ * The SDK and the OTLP exporter are loaded only then: off, a process never loads them (with
+ * Temporal's OpenTelemetry interceptors, src/temporal.ts, they were ~5 MB of an idle API's heap).
  */
-export function startTracing(
+export async function startTracing(
   config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SERVICE_NAME' | 'OTEL_SDK_DISABLED'>,
   role: 'api' | 'worker',
   exporter?: SpanExporter,
-): Tracing | null {
+): Promise<Tracing | null> {
   if (active) return active;
   const endpoint =
     config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
     (config.OTEL_EXPORTER_OTLP_ENDPOINT ? `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined);
   if (!exporter && (config.OTEL_SDK_DISABLED || !endpoint)) return null;
+  const [{ Resource }, { BatchSpanProcessor, SimpleSpanProcessor }, { NodeTracerProvider }, { OTLPTraceExporter }] = await Promise.all([
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+  ]);
+  if (active) return active;
   const resource = new Resource({ 'service.name': config.OTEL_SERVICE_NAME ?? `ticketing-${role}`, 'service.namespace': 'ticketing' });
   const processor = exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new RequestIdSpanProcessor(), processor] });

@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   if (!config.SECRETS_ENCRYPTION_KEY) {
     logger.warn('SECRETS_ENCRYPTION_KEY is not set: webhook signing secrets stored by another process cannot be decrypted here');
   }
-  const tracing = startTracing(config, 'worker');
+  const tracing = await startTracing(config, 'worker');
   const db = createDatabase({
     url: config.DATABASE_URL,
     poolSize: config.DATABASE_POOL_SIZE,

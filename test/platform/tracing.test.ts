@@ -14,7 +14,7 @@ import { createTestEndpoint, startWebhookReceiver, type WebhookReceiver } from '
  * one exporter sees the spans of both.
  */
 const exporter = new InMemorySpanExporter();
-startTracing({ OTEL_SDK_DISABLED: false }, 'api', exporter);
+await startTracing({ OTEL_SDK_DISABLED: false }, 'api', exporter);
 
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 const app = useTestApp({ SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY });
