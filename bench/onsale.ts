@@ -1,11 +1,15 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { createDatabase } from '../src/db/client.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
-import type { Spawned } from '../test/support/process.ts';
+import { spawnProcess, type Spawned } from '../test/support/process.ts';
 import { connectionsPerProcess, startSubscribers } from './live-subscribers.ts';
+import { findFreePort } from '../src/embedded/temporal.ts';
 import { cpuMsOf, freshDatabase, machineBusyMs, peakRssSampler, startBenchApi } from './support.ts';
 
 /**
@@ -22,7 +26,12 @@ import { cpuMsOf, freshDatabase, machineBusyMs, peakRssSampler, startBenchApi } 
  * buyers' addresses are others), as a process meets its second on-sale. With Go installed,
  * `ONSALE_OUTSIDE=1` then runs bench/outside/onsale.go (net/http, nothing of this repository) through
  * the same six requests against a third organisation in a third cold process, and prints how far
- * this benchmark's cold figure is from it.
+ * this benchmark's cold figure is from it. `ONSALE_NPM_START=1` adds the embedded default: `npm
+ * start` in a new DATA_DIR (PGlite, the Temporal dev server, the API and worker through tsx, as a
+ * newcomer runs it), a fourth organisation seeded through it and sold as above; its target is
+ * within 1.5x of the production build's (sold out <= 6 s, every step's p99 < 750 ms). It needs
+ * the ports `npm start` uses free (5433, 7233, 8233), and its CPU per buyer is the whole service's
+ * (API, worker, PGlite and Temporal share its process tree).
  *
  * Prints the seconds until sold out, confirmed orders per second, p50/p99 per step and how many
  * buyers were told "sold out" (409, or no availability left in the listings), then checks from the
@@ -52,6 +61,9 @@ const SUBSCRIBERS = Number(process.env.ONSALE_SUBSCRIBERS ?? 0);
 /** Buyers of another organisation before the live mode's two sales (the plain mode measures cold, then warm). */
 const WARMUP = Number(process.env.ONSALE_WARMUP ?? 300);
 const OUTSIDE = process.env.ONSALE_OUTSIDE === '1';
+const NPM_START = process.env.ONSALE_NPM_START === '1';
+/** How far the embedded default (`npm start`) may be from the production targets. */
+const NPM_START_SLACK = 1.5;
 const SUBSCRIBERS_PER_KEY = 20;
 const COUNTERS_EVERY = Number(process.env.ONSALE_COUNTERS_EVERY ?? 20);
 const DRAIN_SECONDS = Number(process.env.ONSALE_DRAIN_SECONDS ?? 120);
@@ -60,7 +72,9 @@ const TICKETS = CAPACITIES.reduce((a, b) => a + b, 0);
 const STEPS = ['listings', 'cart', 'checkout', 'page', 'pay', 'receipt'] as const;
 type Step = (typeof STEPS)[number];
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+/** The buyers' connections; a new pool for each service measured after the first (its connections closed). */
+let agent = newAgent();
 
 interface Answer {
   status: number;
@@ -233,8 +247,9 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function seed(url: string, origin: string, slug = 'onsale', capacities = CAPACITIES) {
-  const db = createDatabase({ url, poolSize: 2 });
+async function seed(url: string, origin: string, slug = 'onsale', capacities = CAPACITIES, preparedStatements = true) {
+  // PGlite's connections share one session, where the API's statements prepared by name would clash.
+  const db = createDatabase({ url, poolSize: 2, preparedStatements });
   const boot = await bootstrapOrganisation(db, {
     orgSlug: slug,
     orgName: slug,
@@ -338,7 +353,8 @@ const ORDERS_TARGET = 250;
 const STEP_P99_TARGET_MS = 500;
 
 /** The measured sale: BUYERS buyers numbered from `first`, its figures printed. */
-async function sale(api: Spawned, origin: string, key: string, first: number): Promise<SaleFigures> {
+/** `slack` loosens the targets printed (the embedded default's are 1.5x); `cpuOf` names what the CPU figure covers. */
+async function sale(api: Spawned, origin: string, key: string, first: number, slack = 1, cpuOf = 'API process'): Promise<SaleFigures> {
   console.log(`on-sale: ${TICKETS} tickets (${CAPACITIES.join(' + ')}) for ${BUYERS} buyers over ${CONNECTIONS} connections`);
 
   const cpuBefore = cpuMsOf(api.child.pid!);
@@ -357,26 +373,28 @@ async function sale(api: Spawned, origin: string, key: string, first: number): P
     `\n${new Date().toISOString()}; ${BUYERS} buyers, ${CONNECTIONS} connections; all buyers done after ${((finished - started) / 1000).toFixed(1)} s\n`,
   );
   console.log(
-    `sold out after ${soldOutSeconds.toFixed(2)} s (target <= ${SOLD_OUT_TARGET_S} s: ${verdict(ticketsConfirmed === TICKETS && soldOutSeconds <= SOLD_OUT_TARGET_S)})`,
+    `sold out after ${soldOutSeconds.toFixed(2)} s (target <= ${SOLD_OUT_TARGET_S * slack} s: ${verdict(ticketsConfirmed === TICKETS && soldOutSeconds <= SOLD_OUT_TARGET_S * slack)})`,
   );
   console.log(
     `confirmed orders: ${confirmed} (${ticketsConfirmed} tickets, ${(ticketsConfirmed / Math.max(1, confirmed)).toFixed(2)} an order), ${perSecond.toFixed(0)}/s ` +
-      `(target >= ${ORDERS_TARGET}/s at one ticket an order; ${(ticketsConfirmed / soldOutSeconds).toFixed(0)} tickets/s)`,
+      `(target >= ${(ORDERS_TARGET / slack).toFixed(0)}/s at one ticket an order; ${(ticketsConfirmed / soldOutSeconds).toFixed(0)} tickets/s)`,
   );
-  console.log(`API process CPU: ${cpuPerBuyer.toFixed(1)} ms per buyer (all six steps; load-independent, unlike the rates)`);
+  console.log(`${cpuOf} CPU: ${cpuPerBuyer.toFixed(1)} ms per buyer (all six steps; load-independent, unlike the rates)`);
   console.log(
     `this load generator's CPU: ${((clientCpu.user + clientCpu.system) / 1000 / BUYERS).toFixed(1)} ms per buyer (it shares the machine with the API and PostgreSQL)`,
   );
   console.log(`buyers told sold out: ${soldOutAnswers} answered 409, ${soldOutInListings} saw no availability in the listings\n`);
   const oneAtATime = CONNECTIONS === 1;
-  console.log(`| step | requests | p50 ms | p99 ms | target p99 < ${STEP_P99_TARGET_MS} ms |${oneAtATime ? ' API CPU ms/request |' : ''}`);
+  console.log(
+    `| step | requests | p50 ms | p99 ms | target p99 < ${STEP_P99_TARGET_MS * slack} ms |${oneAtATime ? ' API CPU ms/request |' : ''}`,
+  );
   console.log(`|---|---|---|---|---|${oneAtATime ? '---|' : ''}`);
   const p99 = perStep(() => 0);
   for (const name of STEPS) {
     p99[name] = percentile(timings[name], 99);
     const cpu = oneAtATime ? ` ${(stepCpu[name] / Math.max(1, timings[name].length)).toFixed(2)} |` : '';
     console.log(
-      `| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99[name].toFixed(0)} | ${verdict(p99[name] < STEP_P99_TARGET_MS)} |${cpu}`,
+      `| ${name} | ${timings[name].length} | ${percentile(timings[name], 50).toFixed(0)} | ${p99[name].toFixed(0)} | ${verdict(p99[name] < STEP_P99_TARGET_MS * slack)} |${cpu}`,
     );
   }
   console.log(`\nanswers by step and status: ${[...statuses].map(([k, v]) => `${k}: ${v}`).join(', ')}`);
@@ -419,7 +437,7 @@ async function main() {
   }
   const [cold, warm, outside] = sales;
 
-  const rows: Array<{ run: string; figures: SaleFigures; checks: boolean }> = [];
+  const rows: Array<{ run: string; figures: SaleFigures; checks: boolean; slack?: number }> = [];
   const { api, origin } = await startBenchApi(url, env);
   const rss = peakRssSampler(() => api.child.pid!);
   apiPid = api.child.pid!;
@@ -435,6 +453,7 @@ async function main() {
   } finally {
     rss.stop();
     agent.destroy();
+    agent = newAgent();
     await api.stop();
   }
 
@@ -455,18 +474,45 @@ async function main() {
     }
   }
 
-  const targets = `sold out <= ${SOLD_OUT_TARGET_S} s, >= ${ORDERS_TARGET} orders/s, every step's p99 < ${STEP_P99_TARGET_MS} ms`;
+  if (NPM_START) {
+    console.log(`\n=== npm start: the embedded default (PGlite, the Temporal dev server, tsx) in a new DATA_DIR ===`);
+    const service = await startNpmStart(env);
+    try {
+      const shop = await seed(service.databaseUrl, service.origin, 'onsale-npm-start', CAPACITIES, false);
+      apiPid = service.spawned.child.pid!;
+      const figures = await sale(
+        service.spawned,
+        service.origin,
+        shop.key,
+        900_000,
+        NPM_START_SLACK,
+        'The whole service’s (npm start’s processes)',
+      );
+      forgetEarlierBuyers();
+      rows.push({
+        run: '`npm start` (embedded PGlite, tsx), cold; CPU: the whole service',
+        figures,
+        checks: await printChecks(service.databaseUrl, shop.organisationId),
+        slack: NPM_START_SLACK,
+      });
+    } finally {
+      agent.destroy();
+      await service.stop();
+    }
+  }
+
+  const targets = `sold out <= ${SOLD_OUT_TARGET_S} s, >= ${ORDERS_TARGET} orders/s, every step's p99 < ${STEP_P99_TARGET_MS} ms${NPM_START ? `; \`npm start\` within ${NPM_START_SLACK}x of each` : ''}`;
   console.log(
     `\n| run | sold out after | confirmed orders/s | tickets/s | p99 ms: ${STEPS.join(' / ')} | API CPU per buyer | database | targets: ${targets} |`,
   );
   console.log('|---|---|---|---|---|---|---|---|');
-  for (const { run, figures, checks } of rows) {
+  for (const { run, figures, checks, slack = 1 } of rows) {
     const p99s = STEPS.map((name) => figures.p99[name].toFixed(0)).join(' / ');
     const met =
       figures.tickets === TICKETS &&
-      figures.soldOutSeconds <= SOLD_OUT_TARGET_S &&
-      figures.perSecond >= ORDERS_TARGET &&
-      STEPS.every((name) => figures.p99[name] < STEP_P99_TARGET_MS);
+      figures.soldOutSeconds <= SOLD_OUT_TARGET_S * slack &&
+      figures.perSecond >= ORDERS_TARGET / slack &&
+      STEPS.every((name) => figures.p99[name] < STEP_P99_TARGET_MS * slack);
     console.log(
       `| ${run} | ${figures.soldOutSeconds.toFixed(2)} s | ${figures.perSecond.toFixed(0)} | ${(figures.tickets / figures.soldOutSeconds).toFixed(0)} | ${p99s} | ` +
         `${Number.isFinite(figures.apiCpuPerBuyer) ? `${figures.apiCpuPerBuyer.toFixed(1)} ms` : '—'} | ${checks ? 'ok' : 'FAIL'} | ${verdict(met && checks)} |`,
@@ -478,6 +524,47 @@ async function main() {
       `\nthis benchmark's cold figure against the independent walk's: ${rows[0]!.figures.perSecond.toFixed(0)} / ${walk.perSecond.toFixed(0)} orders/s = ${ratio.toFixed(2)}x ` +
         `(within 20%: ${verdict(Math.abs(ratio - 1) <= 0.2)})`,
     );
+  }
+}
+
+/**
+ * `npm start` as a newcomer runs it, in a new DATA_DIR, with no DATABASE_URL or TEMPORAL_ADDRESS
+ * (whatever this process has): answers once it says it is running, with the embedded database's
+ * URL from its log. `stop` stops it as Ctrl+C would and removes the DATA_DIR.
+ */
+async function startNpmStart(env: Record<string, string>) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'onsale-npm-start-'));
+  const port = await findFreePort();
+  const spawned = spawnProcess(
+    ['start'],
+    {
+      ...env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: undefined,
+      TEMPORAL_ADDRESS: undefined,
+      NODE_ENV: undefined,
+    },
+    { command: 'npm' },
+  );
+  const stop = async () => {
+    await spawned.stop('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await spawned.waitFor(/Ticketing service is running/, 300_000);
+    const [, serving] = spawned.output().match(/embedded postgres: PGlite \S+ serving (\S+:\d+)/) ?? [];
+    if (!serving) throw new Error(`npm start did not say where its embedded PostgreSQL listens:\n${spawned.output().slice(-2000)}`);
+    return {
+      spawned,
+      origin: `http://127.0.0.1:${port}`,
+      databaseUrl: `postgresql://postgres:postgres@${serving}/postgres?sslmode=disable`,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
   }
 }
 

@@ -12,7 +12,10 @@
 //   transaction open the others wait for it to end (code that awaits a query on another
 //   connection from inside a transaction deadlocks). SET and prepared-statement names are shared
 //   too, so don't give PrismaPg a `statementNameGenerator` (two pool connections preparing the
-//   same name fail with "prepared statement ... already exists").
+//   same name fail with "prepared statement ... already exists"). pglite-socket runs the
+//   connections' protocol messages one at a time but interleaves them, so one connection's Bind
+//   could meet another's unnamed statement: wholeExchanges() below runs one connection's messages
+//   at a time until the session is idle again (test/platform/embedded.test.ts).
 // - LISTEN/NOTIFY: the one session listens for every connection, so pglite-socket alone would hand a
 //   committed notice to the connection that committed it, not to the listeners.
 //   forwardNotifications() below delivers it to them instead (test/platform/embedded.test.ts).
@@ -121,6 +124,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       maxConnections: opts.maxConnections ?? 100,
     });
     forwardNotifications(server);
+    wholeExchanges(server);
     server.addEventListener('error', (event) => {
       const detail = (event as CustomEvent<unknown>).detail;
       log(`embedded postgres: ${detail instanceof Error ? detail.message : String(detail)}`);
@@ -341,6 +345,88 @@ export function forwardNotifications(server: PGLiteSocketServer): void {
       output.end();
     }
   };
+}
+
+/**
+ * Gives the one session to one connection at a time, from its first message until the session is
+ * idle again (a ReadyForQuery saying idle ends what that connection's messages produced, and none
+ * of its messages is still waiting). pglite-socket queues every connection's messages one by one
+ * and, outside a transaction, takes them in arrival order: two connections' extended-protocol
+ * exchanges (Parse, Bind, Describe, Execute, Sync) interleave, and one connection's Bind meets the
+ * unnamed statement another just parsed: wrong answers ("bind message supplies 5 parameters, but
+ * prepared statement "" requires 2"), errors, and clients left waiting for an answer that went
+ * elsewhere. Under `npm start` with concurrent checkouts that was a 5xx every few hundred
+ * requests and a request that never answered. A connection inside a transaction keeps the session
+ * until it ends, as pglite-socket already made the others wait; the waiting connections then take
+ * it in the order they asked. A connection that closes gives it up.
+ */
+export function wholeExchanges(server: PGLiteSocketServer): void {
+  const { queryQueue: queue, handlers } = server as unknown as SocketServerInternals;
+  const enqueue = queue.enqueue.bind(queue);
+  /** The connection whose exchange runs, and how many of its messages are queued or running. */
+  let owner: { handlerId: number; running: number; idle: boolean } | undefined;
+  /** Connections waiting for the session, in the order they asked, each with its messages' starts. */
+  const waiting = new Map<number, Array<() => void>>();
+  const watched = new Set<number>();
+
+  const handOn = () => {
+    if (owner && (owner.running > 0 || !owner.idle)) return;
+    owner = undefined;
+    const next = waiting.entries().next();
+    if (next.done) return;
+    const [handlerId, starts] = next.value;
+    waiting.delete(handlerId);
+    owner = { handlerId, running: 0, idle: false };
+    for (const start of starts) start();
+  };
+  const closed = (handlerId: number) => {
+    watched.delete(handlerId);
+    waiting.delete(handlerId);
+    if (owner?.handlerId !== handlerId) return;
+    owner = undefined;
+    handOn();
+  };
+
+  queue.enqueue = (handlerId, message, onData) =>
+    new Promise((resolve, reject) => {
+      if (!watched.has(handlerId)) {
+        const handler = [...handlers].find((candidate) => candidate.handlerId === handlerId);
+        if (handler) {
+          watched.add(handlerId);
+          handler.addEventListener('close', () => closed(handlerId));
+          handler.addEventListener('error', () => closed(handlerId));
+        }
+      }
+      const start = () => {
+        const mine = owner!;
+        mine.running += 1;
+        mine.idle = false;
+        // The last six bytes of this message's output: a ReadyForQuery ('Z', length 5, status).
+        let tail = Buffer.alloc(0);
+        enqueue(handlerId, message, (chunk) => {
+          tail = Buffer.concat([tail, chunk]).subarray(-6);
+          onData(chunk);
+        }).then(
+          (bytes) => {
+            mine.running -= 1;
+            if (tail.length === 6 && tail[0] === READY && tail.readInt32BE(1) === 5) mine.idle = tail[5] === IDLE;
+            if (owner === mine) handOn();
+            resolve(bytes);
+          },
+          (error: unknown) => {
+            mine.running -= 1;
+            mine.idle = true;
+            if (owner === mine) handOn();
+            reject(error instanceof Error ? error : new Error(String(error)));
+          },
+        );
+      };
+      if (!owner) owner = { handlerId, running: 0, idle: false };
+      if (owner.handlerId === handlerId) return start();
+      const starts = waiting.get(handlerId);
+      if (starts) starts.push(start);
+      else waiting.set(handlerId, [start]);
+    });
 }
 
 /** Splits a backend's output stream into whole messages, dropping those `keep` refuses; passes the rest on in as few pieces as it can. */

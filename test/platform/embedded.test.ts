@@ -190,6 +190,48 @@ describe('embedded PostgreSQL (PGlite over the wire protocol)', () => {
     console.info(`PGlite first start (initdb) ${firstStartMs} ms, restart ${restartMs} ms`);
   });
 
+  it("runs each connection's exchanges whole while many connections query and commit at once", async () => {
+    const embedded = await startEmbeddedPostgres({ dataDir: path.join(await tempDir('pglite-embedded-'), 'postgres'), port: 0 });
+    const clients = Array.from({ length: 8 }, () => new pg.Client({ connectionString: embedded.url }));
+    try {
+      await Promise.all(clients.map((client) => client.connect()));
+      await clients[0]!.query('create table exchanges_check (client int, n int, primary key (client, n))');
+      // Unnamed statements of different shapes (pg's Parse, Bind, Describe, Execute, Sync): one
+      // connection's Bind meeting another's Parse would bind the wrong statement or none.
+      const answers = await Promise.all(
+        clients.map(async (client, c) => {
+          const seen: string[] = [];
+          for (let n = 0; n < 30; n += 1) {
+            if (n % 3 === 0) {
+              seen.push(String((await client.query('select $1::int + $2::int + $3::int as sum', [c, n, 1])).rows[0].sum));
+            } else if (n % 3 === 1) {
+              seen.push((await client.query('select $1::text as label', [`${c}:${n}`])).rows[0].label);
+            } else {
+              // A transaction holds the session from BEGIN to COMMIT; the others wait, then go on.
+              await client.query('begin');
+              await client.query('insert into exchanges_check values ($1, $2)', [c, n]);
+              seen.push(
+                String((await client.query('select count(*)::int as rows from exchanges_check where client = $1', [c])).rows[0].rows),
+              );
+              await client.query('commit');
+            }
+          }
+          return seen;
+        }),
+      );
+      answers.forEach((seen, c) => {
+        const expected = Array.from({ length: 30 }, (_, n) =>
+          n % 3 === 0 ? String(c + n + 1) : n % 3 === 1 ? `${c}:${n}` : String((n + 1) / 3),
+        );
+        expect(seen).toEqual(expected);
+      });
+      expect((await clients[0]!.query('select count(*)::int as rows from exchanges_check')).rows).toEqual([{ rows: 80 }]);
+    } finally {
+      await Promise.all(clients.map((client) => client.end().catch(() => undefined)));
+      await embedded.stop();
+    }
+  });
+
   it('refuses a data directory that is already open and a port that is taken', async () => {
     const dataDir = path.join(await tempDir('pglite-embedded-'), 'postgres');
     const running = await startEmbeddedPostgres({ dataDir, port: 0 });
