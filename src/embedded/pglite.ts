@@ -365,8 +365,8 @@ export function wholeExchanges(server: PGLiteSocketServer): void {
   const enqueue = queue.enqueue.bind(queue);
   /** The connection whose exchange runs, and how many of its messages are queued or running. */
   let owner: { handlerId: number; running: number; idle: boolean } | undefined;
-  /** Connections waiting for the session, in the order they asked, each with its messages' starts. */
-  const waiting = new Map<number, Array<() => void>>();
+  /** Connections waiting for the session, in the order they asked, each with its messages' starts and refusals. */
+  const waiting = new Map<number, Array<{ start: () => void; refuse: (error: Error) => void }>>();
   const watched = new Set<number>();
 
   const handOn = () => {
@@ -377,10 +377,11 @@ export function wholeExchanges(server: PGLiteSocketServer): void {
     const [handlerId, starts] = next.value;
     waiting.delete(handlerId);
     owner = { handlerId, running: 0, idle: false };
-    for (const start of starts) start();
+    for (const { start } of starts) start();
   };
   const closed = (handlerId: number) => {
     watched.delete(handlerId);
+    for (const { refuse } of waiting.get(handlerId) ?? []) refuse(new Error('Handler disconnected'));
     waiting.delete(handlerId);
     if (owner?.handlerId !== handlerId) return;
     owner = undefined;
@@ -424,8 +425,8 @@ export function wholeExchanges(server: PGLiteSocketServer): void {
       if (!owner) owner = { handlerId, running: 0, idle: false };
       if (owner.handlerId === handlerId) return start();
       const starts = waiting.get(handlerId);
-      if (starts) starts.push(start);
-      else waiting.set(handlerId, [start]);
+      if (starts) starts.push({ start, refuse: reject });
+      else waiting.set(handlerId, [{ start, refuse: reject }]);
     });
 }
 
