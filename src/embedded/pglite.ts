@@ -254,12 +254,10 @@ export function forwardNotifications(server: PGLiteSocketServer): void {
   const listenerOf = (handlerId: number): Listener | undefined => {
     const known = listeners.get(handlerId);
     if (known) return known;
-    const handler = [...handlers].find((candidate) => candidate.handlerId === handlerId);
+    const handler = whenHandlerEnds(handlers, handlerId, () => forget(handlerId));
     if (!handler) return undefined;
     const listener: Listener = { handler, channels: new Set(), pending: [], failed: false };
     listeners.set(handlerId, listener);
-    handler.addEventListener('close', () => forget(handlerId));
-    handler.addEventListener('error', () => forget(handlerId));
     return listener;
   };
 
@@ -390,22 +388,16 @@ export function wholeExchanges(server: PGLiteSocketServer): void {
 
   queue.enqueue = (handlerId, message, onData) =>
     new Promise((resolve, reject) => {
-      if (!watched.has(handlerId)) {
-        const handler = [...handlers].find((candidate) => candidate.handlerId === handlerId);
-        if (handler) {
-          watched.add(handlerId);
-          handler.addEventListener('close', () => closed(handlerId));
-          handler.addEventListener('error', () => closed(handlerId));
-        }
-      }
+      if (!watched.has(handlerId) && whenHandlerEnds(handlers, handlerId, () => closed(handlerId))) watched.add(handlerId);
       const start = () => {
         const mine = owner!;
         mine.running += 1;
         mine.idle = false;
         // The last six bytes of this message's output: a ReadyForQuery ('Z', length 5, status).
+        // Copied, since a chunk may be a view of memory PGlite reuses; only those bytes are.
         let tail = Buffer.alloc(0);
         enqueue(handlerId, message, (chunk) => {
-          tail = Buffer.concat([tail, chunk]).subarray(-6);
+          tail = Buffer.concat([tail, chunk.subarray(-6)]).subarray(-6);
           onData(chunk);
         }).then(
           (bytes) => {
@@ -428,6 +420,14 @@ export function wholeExchanges(server: PGLiteSocketServer): void {
       if (starts) starts.push({ start, refuse: reject });
       else waiting.set(handlerId, [{ start, refuse: reject }]);
     });
+}
+
+/** The open connection `handlerId`, with `onEnd` called when it closes or errs; undefined when it is gone. */
+function whenHandlerEnds(handlers: Set<SocketHandlerInternals>, handlerId: number, onEnd: () => void): SocketHandlerInternals | undefined {
+  const handler = [...handlers].find((candidate) => candidate.handlerId === handlerId);
+  handler?.addEventListener('close', onEnd);
+  handler?.addEventListener('error', onEnd);
+  return handler;
 }
 
 /** Splits a backend's output stream into whole messages, dropping those `keep` refuses; passes the rest on in as few pieces as it can. */

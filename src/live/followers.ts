@@ -406,7 +406,11 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
 
   #remember(id: bigint): void {
     if (id > this.#last) this.#last = id;
-    this.#sent.add(Number(id));
+    this.#rememberSent(Number(id));
+  }
+
+  #rememberSent(id: number): void {
+    this.#sent.add(id);
     if (this.#sent.size > REMEMBERED_IDS) {
       this.#sentBefore = this.#sent;
       this.#sent = new Set();
@@ -430,7 +434,8 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
     const [first, last] = this.#stretches.splice(0, 2) as [number, number];
     for (let sequence = first; sequence <= last; sequence += 1) {
       const id = this.#group!.idAt(sequence);
-      if (id !== undefined) this.#remember(BigInt(id));
+      // Handed out before #last moved past them: only the id is kept.
+      if (id !== undefined) this.#rememberSent(id);
     }
   }
 
