@@ -35,6 +35,7 @@ import { freshDatabase, grewAcrossRounds } from './support.ts';
  * p99 < 1 s at 250/s, and a burst at least half the unordered one (run both, in one window).
  * The phases run BENCH_ROUNDS times (3) in the same workers; each worker's RSS is read from /proc after each round.
  * BENCH_PHASES (e.g. `paced`) runs only some of them; BENCH_CPU=1 prints each phase's CPU by process kind;
+ * BENCH_TIMELINE=1 prints when the phase's events were all recorded and its receipts per 100 ms (a tail shows);
  * BENCH_WORKER_NODE_ARGS adds node flags to the workers (e.g. --cpu-prof --cpu-prof-dir=DIR).
  * Targets: burst >= 1,000/s; paced p99 < 500 ms at 250/s; tarpit: the other endpoints' p99
  * < 500 ms (ordered runs: both < 1 s); exactly once; worker RSS after the run < 250 MB, not
@@ -156,7 +157,19 @@ async function runPhase(args: {
     }
     await Promise.all(pending);
   }
+  const recordedAt = performance.timeOrigin + performance.now();
   const requests = await arrived;
+  if (process.env.BENCH_TIMELINE) {
+    const buckets: number[] = [];
+    for (const r of requests) {
+      const bucket = Math.floor((r.receivedAt - firstDispatch) / 100);
+      buckets[bucket] = (buckets[bucket] ?? 0) + 1;
+    }
+    const recorded = ((recordedAt - firstDispatch) / 1000).toFixed(2);
+    console.log(
+      `  ${args.phase}: recorded ${recorded} s after the first dispatch; receipts per 100 ms: ${Array.from(buckets, (n) => n ?? 0).join(' ')}`,
+    );
+  }
   const last = Math.max(...requests.map((r) => r.receivedAt));
   const seconds = (last - firstDispatch) / 1000;
   let tarpitDrainSeconds: number | undefined;

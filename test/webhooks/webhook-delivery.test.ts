@@ -629,6 +629,31 @@ describe('webhook dispatcher', () => {
       await receiver.close();
     }
   });
+
+  it('starts the last partial batch of a burst at the end of its window, however many full batches went before it', async () => {
+    const receiver = await startWebhookReceiver();
+    // Batches of 2, and a token every 10 s: a partial batch that waited for a token would wait that long.
+    const config = { ...app().config, WEBHOOK_BATCH_SIZE: 2, WEBHOOK_BATCHES_PER_SECOND: 0.1 };
+    const dispatcher = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, config, app().runtime.logger);
+    try {
+      await endpoint(receiver);
+      const events = [];
+      for (let i = 0; i < 9; i += 1)
+        events.push(await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() }));
+      // A burst: four full batches, more than the bucket holds, then one delivery left over.
+      for (const recorded of events) dispatcher.dispatch(recorded.deliveryIds);
+      const ids = events.flatMap((e) => e.deliveryIds);
+      const started = () => app().runtime.db.webhookDelivery.count({ where: { id: { in: ids }, workflowStartedAt: { not: null } } });
+      await waitUntil(async () => (await started()) === ids.length, 5_000);
+      const rows = await app().runtime.db.webhookDelivery.findMany({ where: { id: { in: ids } } });
+      expect(new Set(rows.map((r) => r.batchId)).size).toBe(5);
+      for (const id of ids) expect((await finished(id)).delivery.status).toBe('succeeded');
+      expect(receiver.requests).toHaveLength(ids.length);
+    } finally {
+      await dispatcher.flush();
+      await receiver.close();
+    }
+  });
 });
 
 describe('webhook delivery across worker crashes', () => {
