@@ -1,16 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { createDatabase } from '../src/db/client.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
-import { spawnProcess, type Spawned } from '../test/support/process.ts';
+import type { Spawned } from '../test/support/process.ts';
 import { connectionsPerProcess, startSubscribers } from './live-subscribers.ts';
-import { findFreePort } from '../src/embedded/temporal.ts';
-import { cpuMsOf, freshDatabase, machineBusyMs, peakRssSampler, startBenchApi } from './support.ts';
+import { cpuMsOf, freshDatabase, machineBusyMs, peakRssSampler, startBenchApi, startNpmStart } from './support.ts';
 
 /**
  * `npm run bench:onsale`: an on-sale as a ticketing company meets it. One occurrence with 1,000
@@ -476,7 +472,7 @@ async function main() {
 
   if (NPM_START) {
     console.log(`\n=== npm start: the embedded default (PGlite, the Temporal dev server, tsx) in a new DATA_DIR ===`);
-    const service = await startNpmStart(env);
+    const service = await startNpmStart('onsale', env);
     try {
       const shop = await seed(service.databaseUrl, service.origin, 'onsale-npm-start', CAPACITIES, false);
       apiPid = service.spawned.child.pid!;
@@ -524,47 +520,6 @@ async function main() {
       `\nthis benchmark's cold figure against the independent walk's: ${rows[0]!.figures.perSecond.toFixed(0)} / ${walk.perSecond.toFixed(0)} orders/s = ${ratio.toFixed(2)}x ` +
         `(within 20%: ${verdict(Math.abs(ratio - 1) <= 0.2)})`,
     );
-  }
-}
-
-/**
- * `npm start` as a newcomer runs it, in a new DATA_DIR, with no DATABASE_URL or TEMPORAL_ADDRESS
- * (whatever this process has): answers once it says it is running, with the embedded database's
- * URL from its log. `stop` stops it as Ctrl+C would and removes the DATA_DIR.
- */
-async function startNpmStart(env: Record<string, string>) {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'onsale-npm-start-'));
-  const port = await findFreePort();
-  const spawned = spawnProcess(
-    ['start'],
-    {
-      ...env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: undefined,
-      TEMPORAL_ADDRESS: undefined,
-      NODE_ENV: undefined,
-    },
-    { command: 'npm' },
-  );
-  const stop = async () => {
-    await spawned.stop('SIGTERM');
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  try {
-    await spawned.waitFor(/Ticketing service is running/, 300_000);
-    const [, serving] = spawned.output().match(/embedded postgres: PGlite \S+ serving (\S+:\d+)/) ?? [];
-    if (!serving) throw new Error(`npm start did not say where its embedded PostgreSQL listens:\n${spawned.output().slice(-2000)}`);
-    return {
-      spawned,
-      origin: `http://127.0.0.1:${port}`,
-      databaseUrl: `postgresql://postgres:postgres@${serving}/postgres?sslmode=disable`,
-      stop,
-    };
-  } catch (error) {
-    await stop();
-    throw error;
   }
 }
 

@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
@@ -166,4 +168,45 @@ export async function startBenchApi(url: string, env: Record<string, string> = {
     throw error;
   }
   return { api, origin };
+}
+
+/**
+ * `npm start` as a newcomer runs it, in a new DATA_DIR, with no DATABASE_URL or TEMPORAL_ADDRESS
+ * (whatever this process has): answers once it says it is running, with the embedded database's
+ * URL from its log. `stop` stops it as Ctrl+C would and removes the DATA_DIR.
+ */
+export async function startNpmStart(bench: string, env: Record<string, string>) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), `${bench}-npm-start-`));
+  const port = await findFreePort();
+  const spawned = spawnProcess(
+    ['start'],
+    {
+      ...env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: undefined,
+      TEMPORAL_ADDRESS: undefined,
+      NODE_ENV: undefined,
+    },
+    { command: 'npm' },
+  );
+  const stop = async () => {
+    await spawned.stop('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await spawned.waitFor(/Ticketing service is running/, 300_000);
+    const [, serving] = spawned.output().match(/embedded postgres: PGlite \S+ serving (\S+:\d+)/) ?? [];
+    if (!serving) throw new Error(`npm start did not say where its embedded PostgreSQL listens:\n${spawned.output().slice(-2000)}`);
+    return {
+      spawned,
+      origin: `http://127.0.0.1:${port}`,
+      databaseUrl: `postgresql://postgres:postgres@${serving}/postgres?sslmode=disable`,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }

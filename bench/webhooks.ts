@@ -13,7 +13,7 @@ import { views } from '../src/webhooks/payloads.ts';
 import { recordWebhookEvent } from '../src/webhooks/record.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
 import { createTestEndpoint, startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../test/support/webhook-receiver.ts';
-import { freshDatabase, grewAcrossRounds } from './support.ts';
+import { freshDatabase, grewAcrossRounds, startNpmStart } from './support.ts';
 
 /**
  * `npm run bench:webhooks`: webhook delivery end to end — PostgreSQL, the embedded Temporal dev
@@ -40,6 +40,9 @@ import { freshDatabase, grewAcrossRounds } from './support.ts';
  * Targets: burst >= 1,000/s; paced p99 < 500 ms at 250/s; tarpit: the other endpoints' p99
  * < 500 ms (ordered runs: both < 1 s); exactly once; worker RSS after the run < 250 MB, not
  * growing from round to round.
+ * WEBHOOKS_NPM_START=1 runs the same phases against `npm start` as it ships instead, in a new DATA_DIR:
+ * embedded PGlite, the Temporal dev server, and its one worker through tsx (it needs the ports
+ * `npm start` takes: 5433, 7233, 8233). The same targets apply.
  * Needs PostgreSQL (TEST_PG_ADMIN_URL, else the local server scripts/ensure-postgres.sh starts)
  * and the Temporal CLI (.tools/temporal/temporal, from scripts/ensure-temporal.sh).
  */
@@ -62,6 +65,7 @@ const TARGET = { burstPerSecond: 1_000, p99Ms: ORDERING === 'none' ? 500 : 1_000
 /** Events per object, consecutive (ordered runs only: unordered ones announce an object each). */
 const EVENTS_PER_OBJECT = ORDERING === 'per_object' ? Number(process.env.BENCH_EVENTS_PER_OBJECT ?? 4) : 1;
 const ENCRYPTION_KEY = randomBytes(32);
+const NPM_START = process.env.WEBHOOKS_NPM_START === '1';
 
 type PhaseName = 'burst' | 'paced' | 'tarpit';
 
@@ -261,7 +265,11 @@ function cpuByKind(workerPids: readonly number[]): Record<string, number> {
             ? 'temporal'
             : cmdline.startsWith('postgres')
               ? 'postgres'
-              : 'other';
+              : cmdline.includes('scripts/start.ts')
+                ? 'npm start launcher (PGlite)'
+                : cmdline.includes('server/main.ts')
+                  ? 'api (npm start)'
+                  : 'other';
       totals[kind] = (totals[kind] ?? 0) + seconds;
     } catch {
       // gone meanwhile
@@ -277,13 +285,45 @@ function memoryOf(pid: number): { rssMb: number; peakMb: number } {
   return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
 }
 
-async function main() {
+/** Processes running this script or entry point (their command line names it), for `npm start`'s worker. */
+function pidsRunning(entry: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes(entry)) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** The database and Temporal: this benchmark's own, or those `npm start` started (WEBHOOKS_NPM_START). */
+async function startBackends(taskQueue: string): Promise<{ url: string; temporal: { address: string; stop(): Promise<void> } }> {
+  if (NPM_START) {
+    console.log(
+      `preparing: npm start (PGlite, Temporal dev server, one worker) in a new DATA_DIR, receiver with ${ENDPOINTS} endpoints ...`,
+    );
+    const service = await startNpmStart('webhooks', {
+      SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+    });
+    return { url: service.databaseUrl, temporal: { address: '127.0.0.1:7233', stop: () => service.stop() } };
+  }
   console.log(`preparing: PostgreSQL database, Temporal dev server, receiver with ${ENDPOINTS} endpoints ...`);
   // Named after this checkout, so two checkouts' benchmarks never share (and drop) one database.
   const name = `tks_bench_webhooks_${createHash('sha256').update(REPO_ROOT).digest('hex').slice(0, 8)}`;
-  const [url, temporal, receiver] = await Promise.all([freshDatabase(name), startTemporal(), startWebhookReceiver()]);
-  const db = createDatabase({ url, poolSize: 20 });
+  const [url, temporal] = await Promise.all([freshDatabase(name), startTemporal()]);
+  return { url, temporal };
+}
+
+async function main() {
   const taskQueue = `bench-webhooks-${randomBytes(3).toString('hex')}`;
+  const [{ url, temporal }, receiver] = await Promise.all([startBackends(taskQueue), startWebhookReceiver()]);
+  // PGlite's connections share one session: no named statements there (as npm start's own processes).
+  const db = createDatabase(NPM_START ? { url, poolSize: 2, preparedStatements: false } : { url, poolSize: 20 });
   // Workers as in production: node on the build (npm run build, which also bundles the workflows), not one
   // bundled at start, whose build leaves garbage in the heap the RSS figures would count.
   const env = {
@@ -318,7 +358,7 @@ async function main() {
     await db.webhookEndpoint.updateMany({ where: { id: { in: endpoints.map((e) => e.id) } }, data: { ordering: ORDERING } });
 
     workers.push(
-      ...Array.from({ length: WORKERS }, () =>
+      ...Array.from({ length: NPM_START ? 0 : WORKERS }, () =>
         // As production runs it (Dockerfile): node on the build, the pre-built workflow bundle.
         spawnProcess(
           [...(process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/workflows/worker-main.js'],
@@ -328,7 +368,9 @@ async function main() {
       ),
     );
     // The workers' own pids, as they log them.
-    const pids = await Promise.all(workers.map(async (w) => Number((await w.waitFor(/"pid":(\d+)[^\n]*worker running/, 120_000))[1])));
+    const pids = NPM_START
+      ? pidsRunning('workflows/worker-main.ts')
+      : await Promise.all(workers.map(async (w) => Number((await w.waitFor(/"pid":(\d+)[^\n]*worker running/, 120_000))[1])));
 
     if (process.env.BENCH_CPU) {
       // What the system costs doing nothing (pollers, sweeps), to tell it apart from the phases' cost.
@@ -392,10 +434,11 @@ async function main() {
 
   console.log(
     `\n${ENDPOINTS} endpoints x ${EVENTS} events = ${ENDPOINTS * EVENTS} deliveries per phase, ordering ${ORDERING}` +
-      `${ORDERING === 'none' ? '' : ` (${EVENTS_PER_OBJECT} events per object)`}, ${WORKERS} worker processes; ${cpus().length} CPUs, ` +
+      `${ORDERING === 'none' ? '' : ` (${EVENTS_PER_OBJECT} events per object)`}, ` +
+      `${NPM_START ? 'npm start as it ships (PGlite, the Temporal dev server, one worker through tsx)' : `${WORKERS} worker processes`}; ${cpus().length} CPUs, ` +
       `load average ${loadavg()
         .map((l) => l.toFixed(1))
-        .join(' ')}; worker DATABASE_POOL_SIZE ${WORKER_POOL_SIZE}\n`,
+        .join(' ')}; worker DATABASE_POOL_SIZE ${NPM_START ? '2 (npm start on PGlite)' : WORKER_POOL_SIZE}\n`,
   );
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
   console.log('| round | phase | offered/s | deliveries/s (first dispatch to last receipt) | p50 ms | p99 ms | exactly once | target |');
