@@ -23,11 +23,11 @@ import { cpuMsOf, freshDatabase, machineBusyMs, peakRssSampler, startBenchApi, s
  * `ONSALE_OUTSIDE=1` then runs bench/outside/onsale.go (net/http, nothing of this repository) through
  * the same six requests against a third organisation in a third cold process, and prints how far
  * this benchmark's cold figure is from it. `ONSALE_NPM_START=1` adds the embedded default: `npm
- * start` in a new DATA_DIR (PGlite, the Temporal dev server, the API and worker through tsx, as a
+ * start` in a new DATA_DIR (its embedded PostgreSQL, the Temporal dev server, the API and worker through tsx, as a
  * newcomer runs it), a fourth organisation seeded through it and sold as above; its target is
  * within 1.5x of the production build's (sold out <= 6 s, every step's p99 < 750 ms). It needs
  * the ports `npm start` uses free (5433, 7233, 8233), and its CPU per buyer is the whole service's
- * (API, worker, PGlite and Temporal share its process tree).
+ * (API, worker, the embedded PostgreSQL and Temporal share its process tree).
  *
  * Prints the seconds until sold out, confirmed orders per second, p50/p99 per step and how many
  * buyers were told "sold out" (409, or no availability left in the listings), then checks from the
@@ -471,10 +471,10 @@ async function main() {
   }
 
   if (NPM_START) {
-    console.log(`\n=== npm start: the embedded default (PGlite, the Temporal dev server, tsx) in a new DATA_DIR ===`);
+    console.log(`\n=== npm start: the embedded default (its PostgreSQL, the Temporal dev server, tsx) in a new DATA_DIR ===`);
     const service = await startNpmStart('onsale', env);
     try {
-      const shop = await seed(service.databaseUrl, service.origin, 'onsale-npm-start', CAPACITIES, false);
+      const shop = await seed(service.databaseUrl, service.origin, 'onsale-npm-start', CAPACITIES, !service.pglite);
       apiPid = service.spawned.child.pid!;
       const figures = await sale(
         service.spawned,
@@ -486,7 +486,7 @@ async function main() {
       );
       forgetEarlierBuyers();
       rows.push({
-        run: '`npm start` (embedded PGlite, tsx), cold; CPU: the whole service',
+        run: `\`npm start\` (embedded ${service.pglite ? 'PGlite' : 'PostgreSQL'}, tsx), cold; CPU: the whole service`,
         figures,
         checks: await printChecks(service.databaseUrl, shop.organisationId),
         slack: NPM_START_SLACK,

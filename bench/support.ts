@@ -197,12 +197,14 @@ export async function startNpmStart(bench: string, env: Record<string, string>) 
   };
   try {
     await spawned.waitFor(/Ticketing service is running/, 300_000);
-    const [, serving] = spawned.output().match(/embedded postgres: PGlite \S+ serving (\S+:\d+)/) ?? [];
+    const [, kind, serving] = spawned.output().match(/embedded postgres: (PGlite|PostgreSQL \S+) \S+ serving (\S+:\d+)/) ?? [];
     if (!serving) throw new Error(`npm start did not say where its embedded PostgreSQL listens:\n${spawned.output().slice(-2000)}`);
     return {
       spawned,
       origin: `http://127.0.0.1:${port}`,
       databaseUrl: `postgresql://postgres:postgres@${serving}/postgres?sslmode=disable`,
+      /** PGlite: one session for every connection, so no statements prepared under names. */
+      pglite: kind === 'PGlite',
       stop,
     };
   } catch (error) {

@@ -41,7 +41,7 @@ import { freshDatabase, grewAcrossRounds, startNpmStart } from './support.ts';
  * < 500 ms (ordered runs: both < 1 s); exactly once; worker RSS after the run < 250 MB, not
  * growing from round to round.
  * WEBHOOKS_NPM_START=1 runs the same phases against `npm start` as it ships instead, in a new DATA_DIR:
- * embedded PGlite, the Temporal dev server, and its one worker through tsx (it needs the ports
+ * its embedded PostgreSQL, the Temporal dev server, and its one worker through tsx (it needs the ports
  * `npm start` takes: 5433, 7233, 8233). The same targets apply.
  * Needs PostgreSQL (TEST_PG_ADMIN_URL, else the local server scripts/ensure-postgres.sh starts)
  * and the Temporal CLI (.tools/temporal/temporal, from scripts/ensure-temporal.sh).
@@ -263,10 +263,10 @@ function cpuByKind(workerPids: readonly number[]): Record<string, number> {
           ? 'bench (API + receiver)'
           : cmdline.includes('start-dev')
             ? 'temporal'
-            : cmdline.startsWith('postgres')
+            : cmdline.startsWith('postgres') || cmdline.includes('native/bin/postgres')
               ? 'postgres'
               : cmdline.includes('scripts/start.ts')
-                ? 'npm start launcher (PGlite)'
+                ? 'npm start launcher (and PGlite, when it runs)'
                 : cmdline.includes('server/main.ts')
                   ? 'api (npm start)'
                   : 'other';
@@ -300,17 +300,19 @@ function pidsRunning(entry: string): number[] {
 }
 
 /** The database and Temporal: this benchmark's own, or those `npm start` started (WEBHOOKS_NPM_START). */
-async function startBackends(taskQueue: string): Promise<{ url: string; temporal: { address: string; stop(): Promise<void> } }> {
+async function startBackends(
+  taskQueue: string,
+): Promise<{ url: string; pglite?: boolean; temporal: { address: string; stop(): Promise<void> } }> {
   if (NPM_START) {
     console.log(
-      `preparing: npm start (PGlite, Temporal dev server, one worker) in a new DATA_DIR, receiver with ${ENDPOINTS} endpoints ...`,
+      `preparing: npm start (embedded PostgreSQL, Temporal dev server, one worker) in a new DATA_DIR, receiver with ${ENDPOINTS} endpoints ...`,
     );
     const service = await startNpmStart('webhooks', {
       SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       TEMPORAL_TASK_QUEUE: taskQueue,
     });
-    return { url: service.databaseUrl, temporal: { address: '127.0.0.1:7233', stop: () => service.stop() } };
+    return { url: service.databaseUrl, pglite: service.pglite, temporal: { address: '127.0.0.1:7233', stop: () => service.stop() } };
   }
   console.log(`preparing: PostgreSQL database, Temporal dev server, receiver with ${ENDPOINTS} endpoints ...`);
   // Named after this checkout, so two checkouts' benchmarks never share (and drop) one database.
@@ -321,9 +323,9 @@ async function startBackends(taskQueue: string): Promise<{ url: string; temporal
 
 async function main() {
   const taskQueue = `bench-webhooks-${randomBytes(3).toString('hex')}`;
-  const [{ url, temporal }, receiver] = await Promise.all([startBackends(taskQueue), startWebhookReceiver()]);
+  const [{ url, pglite, temporal }, receiver] = await Promise.all([startBackends(taskQueue), startWebhookReceiver()]);
   // PGlite's connections share one session: no named statements there (as npm start's own processes).
-  const db = createDatabase(NPM_START ? { url, poolSize: 2, preparedStatements: false } : { url, poolSize: 20 });
+  const db = createDatabase(pglite ? { url, poolSize: 2, preparedStatements: false } : { url, poolSize: 20 });
   // Workers as in production: node on the build (npm run build, which also bundles the workflows), not one
   // bundled at start, whose build leaves garbage in the heap the RSS figures would count.
   const env = {
@@ -435,10 +437,10 @@ async function main() {
   console.log(
     `\n${ENDPOINTS} endpoints x ${EVENTS} events = ${ENDPOINTS * EVENTS} deliveries per phase, ordering ${ORDERING}` +
       `${ORDERING === 'none' ? '' : ` (${EVENTS_PER_OBJECT} events per object)`}, ` +
-      `${NPM_START ? 'npm start as it ships (PGlite, the Temporal dev server, one worker through tsx)' : `${WORKERS} worker processes`}; ${cpus().length} CPUs, ` +
+      `${NPM_START ? 'npm start as it ships (its embedded PostgreSQL, the Temporal dev server, one worker through tsx)' : `${WORKERS} worker processes`}; ${cpus().length} CPUs, ` +
       `load average ${loadavg()
         .map((l) => l.toFixed(1))
-        .join(' ')}; worker DATABASE_POOL_SIZE ${NPM_START ? '2 (npm start on PGlite)' : WORKER_POOL_SIZE}\n`,
+        .join(' ')}; worker DATABASE_POOL_SIZE ${NPM_START ? 'as npm start sets it' : WORKER_POOL_SIZE}\n`,
   );
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
   console.log('| round | phase | offered/s | deliveries/s (first dispatch to last receipt) | p50 ms | p99 ms | exactly once | target |');

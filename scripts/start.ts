@@ -6,7 +6,8 @@ import path from 'node:path';
 import { ConfigError, loadConfig, publicUrl } from '../src/config.ts';
 import { createDatabase } from '../src/db/client.ts';
 import { REPO_ROOT } from '../src/db/migrate.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pglite.ts';
+import { EMBEDDED_POSTGRES_DEFAULT_PORT, startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pglite.ts';
+import { nativePostgresBinaries, startNativePostgres } from '../src/embedded/native-postgres.ts';
 import { findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { CHANNEL_KEY_PREFIXES } from '../src/auth/channel-keys.ts';
@@ -72,12 +73,14 @@ async function main(): Promise<void> {
 
   try {
     let databaseUrl = config.DATABASE_URL;
-    let embeddedDatabase = false;
+    let onPglite = false;
+    let embeddedDescription: string | undefined;
     if (!databaseUrl) {
-      const postgres: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), log: say });
+      const postgres = await startEmbeddedDatabase(config.EMBEDDED_POSTGRES, dataDir);
       cleanups.push(() => postgres.stop());
       databaseUrl = postgres.url;
-      embeddedDatabase = true;
+      onPglite = postgres.pglite;
+      embeddedDescription = postgres.description;
     }
 
     let temporalAddress = config.TEMPORAL_ADDRESS;
@@ -115,7 +118,7 @@ async function main(): Promise<void> {
       TEMPORAL_ADDRESS: temporalAddress,
       // PGlite serialises every connection through one session: keep pools small there.
       // Its connections share that session, so a statement prepared under a name on one exists on all.
-      ...(embeddedDatabase ? { DATABASE_POOL_SIZE: '2', DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
+      ...(onPglite ? { DATABASE_POOL_SIZE: '2', DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
     };
     // node itself with tsx as its loader (not the tsx CLI, which runs node as a second process):
     // the pid supervised is the process serving, so a kill -9 leaves no orphan holding the port.
@@ -142,7 +145,7 @@ async function main(): Promise<void> {
       `  REST compatibility layer         ${origin}/v1`,
       `  Sales API                        ${origin}/live`,
       `  Temporal Web UI                  ${temporalUi ?? '(external Temporal: see its own UI)'}`,
-      `  Database                         ${embeddedDatabase ? `embedded PGlite in ${path.join(dataDir, 'postgres')}` : 'DATABASE_URL'}`,
+      `  Database                         ${embeddedDescription ?? 'DATABASE_URL'}`,
       demo
         ? `  Demo sign-in                     X-Service-Org: ${demo.organisation}  email: ${demo.email}  password: ${demo.password}`
         : '  Demo sign-in                     (demo organisation exists; its credentials are not in DATA_DIR)',
@@ -321,3 +324,45 @@ async function waitForReady(url: string, timeoutMs = 120_000): Promise<void> {
 }
 
 await main();
+
+/**
+ * The embedded PostgreSQL (EMBEDDED_POSTGRES): PostgreSQL's own server where this platform's
+ * binaries are installed and run (DATA_DIR/postgresql), else PGlite (DATA_DIR/postgres). `auto`
+ * keeps PGlite for a DATA_DIR whose data PGlite made (its data cannot move to the other server),
+ * and falls back to it, saying why, when the native server does not start.
+ */
+async function startEmbeddedDatabase(
+  choice: 'auto' | 'native' | 'pglite',
+  dataDir: string,
+): Promise<EmbeddedPostgres & { pglite: boolean; description: string }> {
+  const pgliteDir = path.join(dataDir, 'postgres');
+  const nativeDir = path.join(dataDir, 'postgresql');
+  const pglite = async () => ({
+    ...(await startEmbeddedPostgres({ dataDir: pgliteDir, log: say })),
+    pglite: true,
+    description: `embedded PGlite in ${pgliteDir}`,
+  });
+  if (choice === 'pglite') return pglite();
+  if (choice === 'auto' && existsSync(path.join(pgliteDir, 'PG_VERSION')) && !existsSync(path.join(nativeDir, 'PG_VERSION'))) {
+    say(
+      `${pgliteDir} holds the embedded PGlite's data: using PGlite (a new DATA_DIR, or EMBEDDED_POSTGRES=native, runs PostgreSQL's own server)`,
+    );
+    return pglite();
+  }
+  const binDir = nativePostgresBinaries();
+  if (!binDir) {
+    if (choice === 'native')
+      throw new Error(
+        `EMBEDDED_POSTGRES=native: no PostgreSQL binaries for ${process.platform}-${process.arch} (@embedded-postgres/${process.platform}-${process.arch} is not installed)`,
+      );
+    return pglite();
+  }
+  try {
+    const server = await startNativePostgres({ dataDir: nativeDir, port: EMBEDDED_POSTGRES_DEFAULT_PORT, binDir, log: say });
+    return { ...server, pglite: false, description: `embedded PostgreSQL in ${nativeDir}` };
+  } catch (error) {
+    if (choice === 'native' || /port is in use/.test((error as Error).message)) throw error;
+    say(`${(error as Error).message}\nusing the embedded PGlite instead (EMBEDDED_POSTGRES=pglite says so from the start)`);
+    return pglite();
+  }
+}

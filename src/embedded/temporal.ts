@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { REPO_ROOT } from '../package-root.ts';
 import { ensureSearchAttributes, SEARCH_ATTRIBUTE_NAMES } from '../webhooks/starts.ts';
+import { eachLine, watchChild, watchdogArgs } from './watchdog.ts';
 
 type EmbeddedLog = (msg: string) => void;
 
@@ -107,27 +108,6 @@ const HOST = '127.0.0.1';
 const STOP_GRACE_MS = 10_000;
 const TAIL_LINES = 40;
 
-// Runs the server ("$@") behind a shell that stops it when our end of its stdin closes, which the
-// kernel does however this process ends (SIGKILL, a test runner tearing its worker down, a crash)
-// — otherwise the Go server would outlive us as an orphan holding its ports. The shell forwards
-// SIGTERM/SIGINT and exits with the server's status.
-const PARENT_WATCHDOG = `
-exec 3<&0
-"$@" </dev/null &
-server=$!
-{ while read -r _ <&3; do :; done; kill -TERM "$server"; } >/dev/null 2>&1 &
-watcher=$!
-exec 3<&-
-trap 'kill -TERM "$server" 2>/dev/null' TERM INT
-while :; do
-  wait "$server"
-  status=$?
-  kill -0 "$server" 2>/dev/null || break
-done
-kill "$watcher" 2>/dev/null
-exit "$status"
-`;
-
 async function assertPortFree(port: number, what: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
@@ -187,65 +167,28 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_')));
 
   const started = Date.now();
-  const child = spawn('/bin/sh', ['-c', PARENT_WATCHDOG, 'temporal-dev-server', opts.cliPath, ...args], {
+  const child = spawn('/bin/sh', watchdogArgs('temporal-dev-server', 'TERM', opts.cliPath, args), {
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
     // Its own process group, so that the SIGKILL escalation reaches the server behind the shell.
     detached: true,
   });
+  const watched = watchChild(child, {
+    stopSignal: 'SIGTERM',
+    graceMs: STOP_GRACE_MS,
+    onKill: () => log(`temporal: dev server did not stop within ${STOP_GRACE_MS} ms of SIGTERM, killing it`),
+  });
+  const { exited, stop } = watched;
+
   const tail: string[] = [];
-  let stopping = false;
-  const collect = (stream: NodeJS.ReadableStream, forward: boolean) => {
-    let partial = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line.trim()) continue;
-        tail.push(line);
-        if (tail.length > TAIL_LINES) tail.shift();
-        // Shutdown makes the server log a burst of harmless "context canceled" warnings, and every
-        // start-dev start warns that its generated cluster id is not a UUID.
-        if (forward && !stopping && !line.includes('Cluster Id in Cluster Metadata config')) log(`temporal: ${line}`);
-      }
+  const collect = (stream: NodeJS.ReadableStream, forward: boolean) =>
+    eachLine(stream, tail, TAIL_LINES, (line) => {
+      // Shutdown makes the server log a burst of harmless "context canceled" warnings, and every
+      // start-dev start warns that its generated cluster id is not a UUID.
+      if (forward && !watched.stopping() && !line.includes('Cluster Id in Cluster Metadata config')) log(`temporal: ${line}`);
     });
-  };
   collect(child.stdout, false);
   collect(child.stderr, true);
-
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    // 'close' rather than 'exit': the output tail is complete by then.
-    child.once('close', (code, signal) => resolve({ code, signal }));
-  });
-  let spawnError: Error | undefined;
-  child.once('error', (err) => {
-    spawnError = err;
-  });
-
-  const killGroup = (signal: NodeJS.Signals) => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, signal);
-    } catch {
-      // already gone
-    }
-  };
-  const killOnExit = () => killGroup('SIGKILL');
-  process.once('exit', killOnExit);
-
-  const stop = async () => {
-    if (stopping) return exited.then(() => undefined);
-    stopping = true;
-    process.removeListener('exit', killOnExit);
-    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => {
-      log(`temporal: dev server did not stop within ${STOP_GRACE_MS} ms of SIGTERM, killing it`);
-      killGroup('SIGKILL');
-    }, STOP_GRACE_MS);
-    await exited;
-    clearTimeout(timer);
-  };
 
   const address = `${HOST}:${port}`;
   const failure = (why: string) =>
@@ -255,7 +198,7 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
     );
 
   try {
-    await waitUntilServing({ address, namespace, deadline: started + startTimeoutMs, exited, getSpawnError: () => spawnError, failure });
+    await waitUntilServing({ address, namespace, deadline: started + startTimeoutMs, exited, getSpawnError: watched.spawnError, failure });
   } catch (err) {
     await stop();
     throw err;

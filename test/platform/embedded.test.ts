@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeNotices } from '../../src/db/change-notices.ts';
 import { migrateDeploy } from '../../src/db/migrate.ts';
+import { nativePostgresBinaries, startNativePostgres } from '../../src/embedded/native-postgres.ts';
 import { forwardNotifications, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/embedded/pglite.ts';
 import { newId } from '../../src/ids.ts';
 import { createLogger } from '../../src/log.ts';
@@ -143,6 +144,55 @@ describe('embedded Temporal dev server', () => {
     const attempt = startTemporalDevServer({ cliPath: silentServer, uiPort: false, startTimeoutMs: 1_500 });
     await expect(attempt).rejects.toThrow(/did not answer gRPC at 127\.0\.0\.1:\d+ within[\s\S]*fake server starting/);
     expect(Date.now() - began).toBeLessThan(10_000);
+  });
+});
+
+describe("embedded PostgreSQL (this platform's own server, where its binaries are installed)", () => {
+  const binDir = nativePostgresBinaries();
+
+  it.skipIf(!binDir)('gives each connection its own session, keeps its data across restarts, and refuses a taken port', async () => {
+    const dataDir = path.join(await tempDir('native-embedded-'), 'postgresql');
+    const port = await findFreePort();
+    const first = await startNativePostgres({ dataDir, port, binDir: binDir! });
+    expect(first.url).toBe(`postgresql://postgres:postgres@127.0.0.1:${port}/postgres?sslmode=disable`);
+    try {
+      const a = new pg.Client({ connectionString: first.url });
+      const b = new pg.Client({ connectionString: first.url });
+      await a.connect();
+      await b.connect();
+      try {
+        await a.query('create table native_check (id int primary key, label text not null)');
+        // A transaction open on one connection neither blocks nor shows itself to another (PGlite's one session would do both).
+        await a.query('begin');
+        await a.query("insert into native_check values (1, 'kept')");
+        expect((await b.query('select count(*)::int as n from native_check')).rows).toEqual([{ n: 0 }]);
+        await a.query('commit');
+        expect((await b.query('select label from native_check')).rows).toEqual([{ label: 'kept' }]);
+        const heard = new Promise<string | undefined>((resolve) => b.once('notification', (n) => resolve(n.payload)));
+        await b.query('listen native_channel');
+        await a.query("select pg_notify('native_channel', 'hello')");
+        expect(await heard).toBe('hello');
+        await expect(startNativePostgres({ dataDir: `${dataDir}-other`, port, binDir: binDir! })).rejects.toThrow(/port is in use/);
+      } finally {
+        await a.end();
+        await b.end();
+      }
+    } finally {
+      await first.stop();
+    }
+
+    const second = await startNativePostgres({ dataDir, port, binDir: binDir! });
+    try {
+      const client = new pg.Client({ connectionString: second.url });
+      await client.connect();
+      try {
+        expect((await client.query('select id, label from native_check')).rows).toEqual([{ id: 1, label: 'kept' }]);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await second.stop();
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createClient } from 'graphql-sse';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/db/migrate.ts';
+import { nativePostgresBinaries } from '../../src/embedded/native-postgres.ts';
 import { findFreePort } from '../../src/embedded/temporal.ts';
 
 async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs: number, what = 'the condition'): Promise<void> {
@@ -29,8 +30,8 @@ interface NpmStart {
  * `npm start` as a user types it in a terminal: its own process group (a shell's job), nothing
  * configured but DATA_DIR and PORT, the default log level.
  */
-function npmStart(dataDir: string, port: number): NpmStart {
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: String(port) };
+function npmStart(dataDir: string, port: number, extra: Record<string, string> = {}): NpmStart {
+  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: String(port), ...extra };
   for (const name of [
     'DATABASE_URL',
     'TEMPORAL_ADDRESS',
@@ -115,7 +116,8 @@ async function expectEverythingStopped(pids: number[], ports: number[], withinMs
 }
 
 /**
- * The README's first command with nothing configured: embedded PGlite and Temporal dev server,
+ * The README's first command with nothing configured: the embedded PostgreSQL (its own server where
+ * this platform's binaries are installed, as on the CI machines; PGlite once, on request) and Temporal dev server,
  * migrations, the demo organisation, the API and a worker. (It uses the fixed embedded ports
  * 5433, 7233 and 8233, so it fails, saying so, while another `npm start` runs on this machine.)
  */
@@ -171,8 +173,10 @@ describe('npm start with the embedded defaults', () => {
       return entry.msg === 'request' ? [] : [`${entry.component}: ${entry.msg}`];
     });
     expect.soft(said.filter((line, index) => said.indexOf(line) !== index)).toEqual([]);
-    // The embedded PGlite forwards change notices between its connections, so the API's caches are on.
+    // Change notices arrive, so the API's caches are on.
     expect.soft(firstOutput).not.toMatch(/change notices (still )?unavailable/);
+    // PostgreSQL's own server where this platform has its binaries (Linux and macOS, x64 and arm64).
+    if (nativePostgresBinaries()) expect(firstOutput).toMatch(/Database\s+embedded PostgreSQL in \S+postgresql$/m);
 
     expect(firstOutput).toContain(`GraphQL (GraphiQL in a browser)  ${origin}/graphql`);
     expect(firstOutput).toContain(`REST compatibility layer         ${origin}/v1`);
@@ -264,16 +268,18 @@ describe('npm start with the embedded defaults', () => {
     ['SIGINT to npm', (npm: ChildProcess) => npm.kill('SIGINT')],
     ['Ctrl+C in its terminal (SIGINT to the process group)', (npm: ChildProcess) => process.kill(-npm.pid!, 'SIGINT')],
     [
-      'SIGTERM to the launcher (scripts/start.ts)',
+      'SIGTERM to the launcher (scripts/start.ts), on the embedded PGlite (EMBEDDED_POSTGRES=pglite)',
       (npm: ChildProcess) => process.kill(processTree(npm.pid!).find((row) => row.args.includes('scripts/start.ts'))!.pid, 'SIGTERM'),
+      { EMBEDDED_POSTGRES: 'pglite' },
     ],
-  ])(
+  ] as Array<[string, (npm: ChildProcess) => void, Record<string, string>?]>)(
     'stops everything it started on %s',
-    async (_how, stop) => {
+    async (_how, stop, env = {}) => {
       const port = await findFreePort();
-      const run = npmStart(dataDir, port);
+      const run = npmStart(dataDir, port, env);
       started = run;
       await run.waitFor(/Press Ctrl\+C to stop/, 120_000);
+      if (env.EMBEDDED_POSTGRES === 'pglite') expect(run.output()).toMatch(/Database\s+embedded PGlite in \S+postgres$/m);
       await run.waitFor(/"msg":"worker running"/, 30_000);
       const pids = recordTree(run.npm.pid!);
       expect(pids.length).toBeGreaterThanOrEqual(6);
