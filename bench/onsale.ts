@@ -445,6 +445,7 @@ async function main() {
     console.log(`\n=== warm: the same process, another organisation's on-sale ===`);
     const warmFigures = await sale(api, origin, warm!.key, 300_000);
     rows.push({ run: 'warm (the same process again)', figures: warmFigures, checks: await printChecks(url, warm!.organisationId) });
+    forgetEarlierBuyers();
     console.log(`\nAPI process RSS: peak ${rss.peak().toFixed(0)} MB`);
   } finally {
     rss.stop();
