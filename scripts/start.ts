@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ConfigError, loadConfig, publicUrl } from '../src/config.ts';
@@ -357,11 +357,21 @@ async function startEmbeddedDatabase(
       );
     return pglite();
   }
+  // Data kept there already is not left behind for PGlite's empty database: its server must start.
+  const hadData = existsSync(path.join(nativeDir, 'PG_VERSION'));
   try {
     const server = await startNativePostgres({ dataDir: nativeDir, port: EMBEDDED_POSTGRES_DEFAULT_PORT, binDir, log: say });
     return { ...server, pglite: false, description: `embedded PostgreSQL in ${nativeDir}` };
   } catch (error) {
     if (choice === 'native' || /port is in use/.test((error as Error).message)) throw error;
+    if (hadData) {
+      throw new Error(
+        `${(error as Error).message}\nIts data is in ${nativeDir}. Remove the cause, or set EMBEDDED_POSTGRES=pglite to run PGlite on its own data (${pgliteDir}).`,
+        { cause: error },
+      );
+    }
+    // The cluster initdb made for this attempt holds nothing yet.
+    rmSync(nativeDir, { recursive: true, force: true });
     say(`${(error as Error).message}\nusing the embedded PGlite instead (EMBEDDED_POSTGRES=pglite says so from the start)`);
     return pglite();
   }

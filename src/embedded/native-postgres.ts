@@ -99,6 +99,7 @@ export async function startNativePostgres(opts: NativePostgresOptions): Promise<
   mkdirSync(path.dirname(dataDir), { recursive: true });
   if (asRoot) chmodSync(path.dirname(dataDir), statSync(path.dirname(dataDir)).mode | 0o001);
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) initdb(opts.binDir, dataDir, asRoot);
+  removeStalePidFile(dataDir, log);
 
   const args = ['-D', dataDir, '-p', String(opts.port), '-c', `listen_addresses=${HOST}`, '-c', 'unix_socket_directories='];
   const child = spawn('/bin/sh', watchdogArgs('embedded-postgres', 'INT', path.join(opts.binDir, 'postgres'), args), {
@@ -147,6 +148,35 @@ export async function startNativePostgres(opts: NativePostgresOptions): Promise<
 
   log(`embedded postgres: PostgreSQL ${version} ${dataDir} serving ${HOST}:${opts.port} (ready in ${Date.now() - started} ms)`);
   return { url: `postgresql://postgres:postgres@${HOST}:${opts.port}/postgres?sslmode=disable`, port: opts.port, stop };
+}
+
+/**
+ * A server that did not stop (power loss, a SIGKILL of its process group) leaves postmaster.pid
+ * behind, naming a pid that another process may hold by the next start (a container's restart
+ * reuses the low ones): PostgreSQL would then refuse to start, taking it for a server still
+ * running. Where /proc tells what runs under that pid, a file whose pid is gone or is not a
+ * PostgreSQL server is removed; elsewhere PostgreSQL's own check decides.
+ */
+function removeStalePidFile(dataDir: string, log: EmbeddedLog): void {
+  const file = path.join(dataDir, 'postmaster.pid');
+  let pid: number;
+  try {
+    pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+  } catch {
+    return;
+  }
+  if (!existsSync('/proc/self/cmdline') || !(pid > 0)) return;
+  let command = '';
+  try {
+    command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    // gone
+  }
+  if (command.includes('postgres')) return;
+  rmSync(file, { force: true });
+  log(
+    `embedded postgres: removed the postmaster.pid of a server that did not stop (pid ${pid} is ${command ? 'another process now' : 'gone'})`,
+  );
 }
 
 /** A new cluster in `dataDir`: UTF-8, the C locale, the superuser `postgres` with the password `postgres`. */

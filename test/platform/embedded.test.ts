@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +28,17 @@ async function tempDir(prefix: string): Promise<string> {
 afterAll(async () => {
   await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
+
+/** The rows of one query on a connection of its own to `url`. */
+async function rowsOnce(url: string, sql: string): Promise<unknown[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
 
 async function temporalCli(): Promise<string> {
   const cli = await findTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH });
@@ -150,50 +162,55 @@ describe('embedded Temporal dev server', () => {
 describe("embedded PostgreSQL (this platform's own server, where its binaries are installed)", () => {
   const binDir = nativePostgresBinaries();
 
-  it.skipIf(!binDir)('gives each connection its own session, keeps its data across restarts, and refuses a taken port', async () => {
-    const dataDir = path.join(await tempDir('native-embedded-'), 'postgresql');
-    const port = await findFreePort();
-    const first = await startNativePostgres({ dataDir, port, binDir: binDir! });
-    expect(first.url).toBe(`postgresql://postgres:postgres@127.0.0.1:${port}/postgres?sslmode=disable`);
-    try {
-      const a = new pg.Client({ connectionString: first.url });
-      const b = new pg.Client({ connectionString: first.url });
-      await a.connect();
-      await b.connect();
+  it.skipIf(!binDir)(
+    'gives each connection its own session, keeps its data across restarts (a stale lock file too), and refuses a taken port',
+    async () => {
+      const dataDir = path.join(await tempDir('native-embedded-'), 'postgresql');
+      const port = await findFreePort();
+      const first = await startNativePostgres({ dataDir, port, binDir: binDir! });
+      let lockFile: string | undefined;
+      expect(first.url).toBe(`postgresql://postgres:postgres@127.0.0.1:${port}/postgres?sslmode=disable`);
       try {
-        await a.query('create table native_check (id int primary key, label text not null)');
-        // A transaction open on one connection neither blocks nor shows itself to another (PGlite's one session would do both).
-        await a.query('begin');
-        await a.query("insert into native_check values (1, 'kept')");
-        expect((await b.query('select count(*)::int as n from native_check')).rows).toEqual([{ n: 0 }]);
-        await a.query('commit');
-        expect((await b.query('select label from native_check')).rows).toEqual([{ label: 'kept' }]);
-        const heard = new Promise<string | undefined>((resolve) => b.once('notification', (n) => resolve(n.payload)));
-        await b.query('listen native_channel');
-        await a.query("select pg_notify('native_channel', 'hello')");
-        expect(await heard).toBe('hello');
-        await expect(startNativePostgres({ dataDir: `${dataDir}-other`, port, binDir: binDir! })).rejects.toThrow(/port is in use/);
+        const a = new pg.Client({ connectionString: first.url });
+        const b = new pg.Client({ connectionString: first.url });
+        await a.connect();
+        await b.connect();
+        try {
+          await a.query('create table native_check (id int primary key, label text not null)');
+          // A transaction open on one connection neither blocks nor shows itself to another (PGlite's one session would do both).
+          await a.query('begin');
+          await a.query("insert into native_check values (1, 'kept')");
+          expect((await b.query('select count(*)::int as n from native_check')).rows).toEqual([{ n: 0 }]);
+          await a.query('commit');
+          expect((await b.query('select label from native_check')).rows).toEqual([{ label: 'kept' }]);
+          const heard = new Promise<string | undefined>((resolve) => b.once('notification', (n) => resolve(n.payload)));
+          await b.query('listen native_channel');
+          await a.query("select pg_notify('native_channel', 'hello')");
+          expect(await heard).toBe('hello');
+          await expect(startNativePostgres({ dataDir: `${dataDir}-other`, port, binDir: binDir! })).rejects.toThrow(/port is in use/);
+        } finally {
+          await a.end();
+          await b.end();
+        }
+        lockFile = await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8');
       } finally {
-        await a.end();
-        await b.end();
+        await first.stop();
       }
-    } finally {
-      await first.stop();
-    }
 
-    const second = await startNativePostgres({ dataDir, port, binDir: binDir! });
-    try {
-      const client = new pg.Client({ connectionString: second.url });
-      await client.connect();
+      // As a server that did not stop leaves it, naming a pid that another process of the server's
+      // user holds now: PostgreSQL alone would refuse to start, taking it for a server still running.
+      const other = spawn('sleep', ['60'], process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {});
+      await writeFile(path.join(dataDir, 'postmaster.pid'), (lockFile ?? '').replace(/^\d+/, String(other.pid)));
+
+      const second = await startNativePostgres({ dataDir, port, binDir: binDir! });
       try {
-        expect((await client.query('select id, label from native_check')).rows).toEqual([{ id: 1, label: 'kept' }]);
+        expect(await rowsOnce(second.url, 'select id, label from native_check')).toEqual([{ id: 1, label: 'kept' }]);
       } finally {
-        await client.end();
+        await second.stop();
+        other.kill();
       }
-    } finally {
-      await second.stop();
-    }
-  });
+    },
+  );
 });
 
 describe('embedded PostgreSQL (PGlite over the wire protocol)', () => {
@@ -227,13 +244,7 @@ describe('embedded PostgreSQL (PGlite over the wire protocol)', () => {
     const second = await startEmbeddedPostgres({ dataDir, port: 0 });
     const restartMs = Date.now() - began;
     try {
-      const client = new pg.Client({ connectionString: second.url });
-      await client.connect();
-      try {
-        expect((await client.query('select id, label from embedded_check')).rows).toEqual([{ id: 1, label: 'kept' }]);
-      } finally {
-        await client.end();
-      }
+      expect(await rowsOnce(second.url, 'select id, label from embedded_check')).toEqual([{ id: 1, label: 'kept' }]);
     } finally {
       await second.stop();
     }
