@@ -76,6 +76,8 @@ export class WebhookDispatcher {
   /** Batch starts allowed now (a token bucket refilled at WEBHOOK_BATCHES_PER_SECOND, holding up to BURST). */
   #tokens = BURST;
   #tokensAt = Date.now();
+  /** Calls of `dispatch` so far: a held partial batch that saw none for a window is started. */
+  #arrivals = 0;
 
   constructor(
     readonly db: Database,
@@ -104,6 +106,7 @@ export class WebhookDispatcher {
     if (deliveryIds.length === 0 || !this.temporal) return;
     this.#buffer.push({ ids: [...deliveryIds], context: context.active() });
     this.#buffered += deliveryIds.length;
+    this.#arrivals += 1;
     if (this.#buffered >= this.config.WEBHOOK_BATCH_SIZE) this.#flush('full');
     else this.#windowTimer ??= setTimeout(() => this.#flush('window'), this.config.WEBHOOK_BATCH_WINDOW);
   }
@@ -115,16 +118,17 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Starts the buffered deliveries as batches: full ones at once. The last, partial one is started
-   * when `force`d, or at the end of its window if a token allows it, else it keeps filling until
-   * the next token comes. When the buffer filled up, what does not fit a full batch opens a new
-   * window: more is coming.
+   * Starts the buffered deliveries as batches: full ones at once (each spends a token, going into
+   * debt). The last, partial one is started when `force`d, or at the end of its window if a token
+   * allows it; else it keeps filling while deliveries keep coming, until the next token. When the
+   * buffer filled up, what does not fit a full batch opens a new window: more is coming.
    *
-   * Full batches take no token: the bucket paces partial ones only. Were full batches to spend
-   * tokens, the last partial batch of a burst would wait for them to come back (up to 0.8 s at the
-   * defaults) with nothing left to fill it (test/webhooks/webhook-delivery.test.ts).
+   * A partial batch that waits for a token is started anyway once a whole window passes with
+   * nothing joining it ('quiet'): under steady load it fills up as before, but the last one of a
+   * burst leaves a window after the burst ends, not once the full batches' debt is repaid (up to
+   * 0.8 s at the defaults; test/webhooks/webhook-delivery.test.ts).
    */
-  #flush(why: 'full' | 'window' | 'force'): void {
+  #flush(why: 'full' | 'window' | 'quiet' | 'force'): void {
     clearTimeout(this.#windowTimer);
     this.#windowTimer = undefined;
     const size = this.config.WEBHOOK_BATCH_SIZE;
@@ -145,13 +149,16 @@ export class WebhookDispatcher {
     }
     this.#buffer = [];
     this.#buffered = 0;
+    for (let i = 0; i < ready.length; i += 1) this.#takeToken(true);
     if (open.ids.length > 0) {
-      const wait = why === 'full' ? this.config.WEBHOOK_BATCH_WINDOW : this.#takeToken(why === 'force');
+      const window = this.config.WEBHOOK_BATCH_WINDOW;
+      const wait = why === 'full' ? window : this.#takeToken(why === 'force' || why === 'quiet');
       if (wait === 0) ready.push(open);
       else {
         this.#buffer = [open];
         this.#buffered = open.ids.length;
-        this.#windowTimer = setTimeout(() => this.#flush('window'), wait);
+        const arrivals = this.#arrivals;
+        this.#windowTimer = setTimeout(() => this.#flush(this.#arrivals === arrivals ? 'quiet' : 'window'), Math.min(wait, window));
       }
     }
     for (const batch of ready) this.#track(context.with(batch.context, () => this.startBatch(batch.ids)));

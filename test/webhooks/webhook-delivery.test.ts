@@ -630,23 +630,27 @@ describe('webhook dispatcher', () => {
     }
   });
 
-  it('starts the last partial batch of a burst at the end of its window, however many full batches went before it', async () => {
+  it('starts the last partial batch of a burst a window after the burst ends, however many full batches went before it', async () => {
     const receiver = await startWebhookReceiver();
-    // Batches of 2, and a token every 10 s: a partial batch that waited for a token would wait that long.
-    const config = { ...app().config, WEBHOOK_BATCH_SIZE: 2, WEBHOOK_BATCHES_PER_SECOND: 0.1 };
+    // Batches of 3 (a source event's 2 deliveries are never split, so each full one holds 2), and a
+    // token every 10 s: a partial batch that waited for the full ones' tokens would wait 40 s.
+    const config = { ...app().config, WEBHOOK_BATCH_SIZE: 3, WEBHOOK_BATCHES_PER_SECOND: 0.1 };
     const dispatcher = new WebhookDispatcher(app().runtime.db, app().runtime.temporal, config, app().runtime.logger);
     try {
+      await endpoint(receiver);
       await endpoint(receiver);
       const events = [];
       for (let i = 0; i < 9; i += 1)
         events.push(await recordTestEvent(app().runtime.db, { ...org, type: 'order.created', payload: orderPayload() }));
-      // A burst: four full batches, more than the bucket holds, then one delivery left over.
+      // A burst: each event's deliveries close the batch before them (eight, more than the bucket
+      // holds) and are left over themselves, the last of them when the burst ends.
       for (const recorded of events) dispatcher.dispatch(recorded.deliveryIds);
       const ids = events.flatMap((e) => e.deliveryIds);
       const started = () => app().runtime.db.webhookDelivery.count({ where: { id: { in: ids }, workflowStartedAt: { not: null } } });
       await waitUntil(async () => (await started()) === ids.length, 5_000);
       const rows = await app().runtime.db.webhookDelivery.findMany({ where: { id: { in: ids } } });
-      expect(new Set(rows.map((r) => r.batchId)).size).toBe(5);
+      expect(ids).toHaveLength(18);
+      expect(new Set(rows.map((r) => r.batchId)).size).toBe(9);
       for (const id of ids) expect((await finished(id)).delivery.status).toBe('succeeded');
       expect(receiver.requests).toHaveLength(ids.length);
     } finally {
