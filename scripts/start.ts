@@ -18,7 +18,8 @@ import { newId } from '../src/ids.ts';
 
 /**
  * `npm start`: API + worker, for real. DATABASE_URL and TEMPORAL_ADDRESS are used when set;
- * otherwise embedded defaults start here: PGlite on 127.0.0.1:5433 and the Temporal dev server
+ * otherwise embedded defaults start here: PostgreSQL on 127.0.0.1:5433 (its own server, or PGlite:
+ * EMBEDDED_POSTGRES) and the Temporal dev server
  * (gRPC 7233, Web UI 8233), both keeping their data under DATA_DIR (default .data/). Migrates,
  * bootstraps a demo organisation on first run, prints the URLs and the demo credentials.
  *
@@ -372,6 +373,7 @@ async function startEmbeddedDatabase(
     }
     // The cluster initdb made for this attempt holds nothing yet.
     rmSync(nativeDir, { recursive: true, force: true });
+    rmSync(`${nativeDir}.password`, { force: true });
     say(`${(error as Error).message}\nusing the embedded PGlite instead (EMBEDDED_POSTGRES=pglite says so from the start)`);
     return pglite();
   }

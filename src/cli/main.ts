@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createDatabase, type Database } from '../db/client.ts';
 import { migrateDeploy } from '../db/migrate.ts';
+import { embeddedPassword, embeddedUrl } from '../embedded/native-postgres.ts';
 import { EMBEDDED_POSTGRES_DEFAULT_PORT } from '../embedded/pglite.ts';
 import { AppError } from '../errors.ts';
+import { REPO_ROOT } from '../package-root.ts';
 import { bootstrapOrganisation } from '../services/bootstrap-organisation.ts';
 
 /**
@@ -34,11 +37,13 @@ class UsageError extends Error {}
 type Command = (args: string[], config: Config) => Promise<unknown>;
 
 /**
- * DATABASE_URL, or else the embedded PGlite that `npm start` runs when none is configured (the
- * same default address), so `npm run cli -- mail list` works beside `npm start` as it is.
+ * DATABASE_URL, or else the embedded PostgreSQL that `npm start` runs when none is configured (the
+ * same address, and its server's password from DATA_DIR), so `npm run cli -- mail list` works
+ * beside `npm start` as it is.
  */
 function databaseUrl(config: Config): string {
-  return config.DATABASE_URL ?? `postgresql://postgres:postgres@127.0.0.1:${EMBEDDED_POSTGRES_DEFAULT_PORT}/postgres?sslmode=disable`;
+  const cluster = path.join(path.resolve(REPO_ROOT, config.DATA_DIR), 'postgresql');
+  return config.DATABASE_URL ?? embeddedUrl(EMBEDDED_POSTGRES_DEFAULT_PORT, embeddedPassword(cluster));
 }
 
 function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {

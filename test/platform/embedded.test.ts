@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -169,7 +169,12 @@ describe("embedded PostgreSQL (this platform's own server, where its binaries ar
       const port = await findFreePort();
       const first = await startNativePostgres({ dataDir, port, binDir: binDir! });
       let lockFile: string | undefined;
-      expect(first.url).toBe(`postgresql://postgres:postgres@127.0.0.1:${port}/postgres?sslmode=disable`);
+      // The superuser's password is the cluster's own, in a file only this user may read.
+      const password = (await readFile(`${dataDir}.password`, 'utf8')).trim();
+      expect(password).toMatch(/^[\w-]{24}$/);
+      expect((await stat(`${dataDir}.password`)).mode & 0o077).toBe(0);
+      expect(first.url).toBe(`postgresql://postgres:${password}@127.0.0.1:${port}/postgres?sslmode=disable`);
+      await expect(rowsOnce(first.url.replace(password, 'postgres'), 'select 1')).rejects.toThrow(/password authentication failed/);
       try {
         const a = new pg.Client({ connectionString: first.url });
         const b = new pg.Client({ connectionString: first.url });
@@ -200,14 +205,18 @@ describe("embedded PostgreSQL (this platform's own server, where its binaries ar
       // As a server that did not stop leaves it, naming a pid that another process of the server's
       // user holds now: PostgreSQL alone would refuse to start, taking it for a server still running.
       const other = spawn('sleep', ['60'], process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {});
-      await writeFile(path.join(dataDir, 'postmaster.pid'), (lockFile ?? '').replace(/^\d+/, String(other.pid)));
-
-      const second = await startNativePostgres({ dataDir, port, binDir: binDir! });
+      const second = await (async () => {
+        try {
+          await writeFile(path.join(dataDir, 'postmaster.pid'), (lockFile ?? '').replace(/^\d+/, String(other.pid)));
+          return await startNativePostgres({ dataDir, port, binDir: binDir! });
+        } finally {
+          other.kill();
+        }
+      })();
       try {
         expect(await rowsOnce(second.url, 'select id, label from native_check')).toEqual([{ id: 1, label: 'kept' }]);
       } finally {
         await second.stop();
-        other.kill();
       }
     },
   );
