@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { embeddedPassword, embeddedUrl } from '../src/embedded/native-postgres.ts';
+import { embeddedPassword, embeddedUrl, nativeClusterDir } from '../src/embedded/native-postgres.ts';
 import { findFreePort } from '../src/embedded/temporal.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
 import { apiMallocEnvFrom } from '../src/malloc-env.ts';
@@ -203,7 +203,7 @@ export async function startNpmStart(bench: string, env: Record<string, string>) 
     return {
       spawned,
       origin: `http://127.0.0.1:${port}`,
-      databaseUrl: embeddedUrl(Number(serving.split(':').pop()), embeddedPassword(path.join(dataDir, 'postgresql'))),
+      databaseUrl: embeddedUrl(Number(serving.split(':').pop()), embeddedPassword(nativeClusterDir(dataDir))),
       /** PGlite: one session for every connection, so no statements prepared under names. */
       pglite: kind === 'PGlite',
       stop,

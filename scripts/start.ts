@@ -7,7 +7,7 @@ import { ConfigError, loadConfig, publicUrl } from '../src/config.ts';
 import { createDatabase } from '../src/db/client.ts';
 import { REPO_ROOT } from '../src/db/migrate.ts';
 import { EMBEDDED_POSTGRES_DEFAULT_PORT, startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pglite.ts';
-import { nativePostgresBinaries, startNativePostgres } from '../src/embedded/native-postgres.ts';
+import { nativeClusterDir, nativePostgresBinaries, startNativePostgres } from '../src/embedded/native-postgres.ts';
 import { findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { CHANNEL_KEY_PREFIXES } from '../src/auth/channel-keys.ts';
@@ -330,14 +330,15 @@ await main();
  * The embedded PostgreSQL (EMBEDDED_POSTGRES): PostgreSQL's own server where this platform's
  * binaries are installed and run (DATA_DIR/postgresql), else PGlite (DATA_DIR/postgres). `auto`
  * keeps PGlite for a DATA_DIR whose data PGlite made (its data cannot move to the other server),
- * and falls back to it, saying why, when the native server does not start.
+ * and falls back to it, saying why, when the native server does not start on a cluster that holds
+ * no data yet; one that does must start (its data is not left behind for PGlite's empty database).
  */
 async function startEmbeddedDatabase(
   choice: 'auto' | 'native' | 'pglite',
   dataDir: string,
 ): Promise<EmbeddedPostgres & { pglite: boolean; description: string }> {
   const pgliteDir = path.join(dataDir, 'postgres');
-  const nativeDir = path.join(dataDir, 'postgresql');
+  const nativeDir = nativeClusterDir(dataDir);
   const pglite = async () => ({
     ...(await startEmbeddedPostgres({ dataDir: pgliteDir, log: say })),
     pglite: true,
@@ -358,7 +359,6 @@ async function startEmbeddedDatabase(
       );
     return pglite();
   }
-  // Data kept there already is not left behind for PGlite's empty database: its server must start.
   const hadData = existsSync(path.join(nativeDir, 'PG_VERSION'));
   try {
     const server = await startNativePostgres({ dataDir: nativeDir, port: EMBEDDED_POSTGRES_DEFAULT_PORT, binDir, log: say });

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createDatabase, type Database } from '../db/client.ts';
 import { migrateDeploy } from '../db/migrate.ts';
-import { embeddedPassword, embeddedUrl } from '../embedded/native-postgres.ts';
+import { embeddedPassword, embeddedUrl, nativeClusterDir } from '../embedded/native-postgres.ts';
 import { EMBEDDED_POSTGRES_DEFAULT_PORT } from '../embedded/pglite.ts';
 import { AppError } from '../errors.ts';
 import { REPO_ROOT } from '../package-root.ts';
@@ -42,7 +42,7 @@ type Command = (args: string[], config: Config) => Promise<unknown>;
  * beside `npm start` as it is.
  */
 function databaseUrl(config: Config): string {
-  const cluster = path.join(path.resolve(REPO_ROOT, config.DATA_DIR), 'postgresql');
+  const cluster = nativeClusterDir(path.resolve(REPO_ROOT, config.DATA_DIR));
   return config.DATABASE_URL ?? embeddedUrl(EMBEDDED_POSTGRES_DEFAULT_PORT, embeddedPassword(cluster));
 }
 

@@ -201,6 +201,11 @@ export function embeddedUrl(port: number, password: string): string {
   return `postgresql://postgres:${encodeURIComponent(password)}@${HOST}:${port}/postgres?sslmode=disable`;
 }
 
+/** Where `npm start` keeps this server's cluster under its DATA_DIR (PGlite's is DATA_DIR/postgres). */
+export function nativeClusterDir(dataDir: string): string {
+  return path.join(dataDir, 'postgresql');
+}
+
 /**
  * The superuser's password of the cluster in `dataDir` (its <dir>.password file); `postgres` for a
  * directory without one (PGlite's, which ignores passwords).

@@ -29,6 +29,20 @@ afterAll(async () => {
   await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+/** `work` with two connections of their own to `url` (two sessions, on a real server), both ended after. */
+async function withTwoClients(url: string, work: (a: pg.Client, b: pg.Client) => Promise<void>): Promise<void> {
+  const a = new pg.Client({ connectionString: url });
+  const b = new pg.Client({ connectionString: url });
+  await a.connect();
+  await b.connect();
+  try {
+    await work(a, b);
+  } finally {
+    await a.end();
+    await b.end();
+  }
+}
+
 /** The rows of one query on a connection of its own to `url`. */
 async function rowsOnce(url: string, sql: string): Promise<unknown[]> {
   const client = new pg.Client({ connectionString: url });
@@ -176,11 +190,7 @@ describe("embedded PostgreSQL (this platform's own server, where its binaries ar
       expect(first.url).toBe(`postgresql://postgres:${password}@127.0.0.1:${port}/postgres?sslmode=disable`);
       await expect(rowsOnce(first.url.replace(password, 'postgres'), 'select 1')).rejects.toThrow(/password authentication failed/);
       try {
-        const a = new pg.Client({ connectionString: first.url });
-        const b = new pg.Client({ connectionString: first.url });
-        await a.connect();
-        await b.connect();
-        try {
+        await withTwoClients(first.url, async (a, b) => {
           await a.query('create table native_check (id int primary key, label text not null)');
           // A transaction open on one connection neither blocks nor shows itself to another (PGlite's one session would do both).
           await a.query('begin');
@@ -193,10 +203,7 @@ describe("embedded PostgreSQL (this platform's own server, where its binaries ar
           await a.query("select pg_notify('native_channel', 'hello')");
           expect(await heard).toBe('hello');
           await expect(startNativePostgres({ dataDir: `${dataDir}-other`, port, binDir: binDir! })).rejects.toThrow(/port is in use/);
-        } finally {
-          await a.end();
-          await b.end();
-        }
+        });
         lockFile = await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8');
       } finally {
         await first.stop();
@@ -231,20 +238,13 @@ describe('embedded PostgreSQL (PGlite over the wire protocol)', () => {
     expect(first.port).toBeGreaterThan(0);
     expect(first.url).toBe(`postgresql://postgres:postgres@127.0.0.1:${first.port}/postgres?sslmode=disable`);
     try {
-      const a = new pg.Client({ connectionString: first.url });
-      const b = new pg.Client({ connectionString: first.url });
-      await a.connect();
-      await b.connect();
-      try {
+      await withTwoClients(first.url, async (a, b) => {
         expect((await a.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
         await a.query('create table embedded_check (id int primary key, label text not null)');
         await a.query('insert into embedded_check values ($1, $2)', [1, 'kept']);
         expect((await b.query('select label from embedded_check where id = 1')).rows).toEqual([{ label: 'kept' }]);
         expect((await b.query('select current_database() as db')).rows).toEqual([{ db: 'postgres' }]);
-      } finally {
-        await a.end();
-        await b.end();
-      }
+      });
     } finally {
       await first.stop();
     }
