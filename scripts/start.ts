@@ -8,7 +8,7 @@ import { createDatabase } from '../src/db/client.ts';
 import { REPO_ROOT } from '../src/db/migrate.ts';
 import { EMBEDDED_POSTGRES_DEFAULT_PORT, startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pglite.ts';
 import { nativeClusterDir, nativePostgresBinaries, startNativePostgres } from '../src/embedded/native-postgres.ts';
-import { findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
+import { EMBEDDED_WEBHOOK_BATCH_SIZE, findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { CHANNEL_KEY_PREFIXES } from '../src/auth/channel-keys.ts';
 import { mintKey } from '../src/auth/keys.ts';
@@ -117,6 +117,8 @@ async function main(): Promise<void> {
       ...developmentSecrets(dataDir, config),
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
+      // Its own Temporal takes batches whose delivery ids exceed a stock server's search attribute limit.
+      ...(config.TEMPORAL_ADDRESS ? {} : { WEBHOOK_BATCH_SIZE: process.env.WEBHOOK_BATCH_SIZE ?? String(EMBEDDED_WEBHOOK_BATCH_SIZE) }),
       // PGlite serialises every connection through one session: keep pools small there.
       // Its connections share that session, so a statement prepared under a name on one exists on all.
       ...(onPglite ? { DATABASE_POOL_SIZE: '2', DATABASE_PREPARED_STATEMENTS: 'false' } : {}),

@@ -16,6 +16,15 @@ type EmbeddedLog = (msg: string) => void;
 
 export const ENSURE_TEMPORAL_HINT = 'run `bash scripts/ensure-temporal.sh` to download it into .tools/temporal/';
 
+/**
+ * The embedded dev server accepts search attribute values of up to 16 KB, so a batch of
+ * EMBEDDED_WEBHOOK_BATCH_SIZE deliveries keeps its delivery ids (about 29 bytes each) searchable;
+ * `npm start` runs its service with that batch size (WEBHOOK_BATCH_SIZE, src/config.ts), as docker
+ * compose does with its Temporal's deploy/temporal-dynamic-config.yaml.
+ */
+export const EMBEDDED_SEARCH_ATTRIBUTE_VALUE_LIMIT = 16_384;
+export const EMBEDDED_WEBHOOK_BATCH_SIZE = 256;
+
 async function isExecutableFile(file: string): Promise<boolean> {
   try {
     if (!(await stat(file)).isFile()) return false;
@@ -153,11 +162,14 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
   // attributes above are registered before any workflow starts, so the cache is never stale), and
   // spreads each task queue over four partitions, which a single node only pays for. Eager activity
   // execution hands a batch's activity to the worker in the answer to its first workflow task.
+  // A search attribute value of up to 16 KB holds the delivery ids of a batch of
+  // EMBEDDED_WEBHOOK_BATCH_SIZE (Temporal's default, 2 KB, about 70).
   for (const value of [
     'system.forceSearchAttributesCacheRefreshOnRead=false',
     'matching.numTaskqueueReadPartitions=1',
     'matching.numTaskqueueWritePartitions=1',
     'system.enableActivityEagerExecution=true',
+    `frontend.searchAttributesSizeOfValueLimit=${EMBEDDED_SEARCH_ATTRIBUTE_VALUE_LIMIT}`,
   ]) {
     args.push('--dynamic-config-value', value);
   }

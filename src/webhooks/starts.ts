@@ -107,13 +107,19 @@ export function deliveryMemo(label: DeliveryLabel): Record<string, string> {
 }
 
 let attributesRefusedUntil = 0;
+let oversizeLoggedAt = 0;
 
-/** gRPC INVALID_ARGUMENT naming a search attribute, as the client reports it (directly or as the cause). */
-function refusesSearchAttributes(error: unknown): boolean {
+/**
+ * Why the server refused a start's search attributes, from gRPC INVALID_ARGUMENT as the client
+ * reports it (directly or as the cause): a value longer than the server allows (a batch's delivery
+ * ids beyond frontend.searchAttributesSizeOfValueLimit), or attributes the namespace lacks.
+ */
+function searchAttributeRefusal(error: unknown): 'too large' | 'unregistered' | undefined {
   for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (e.code === 3 && /search attribute/i.test(String(e.message))) return true;
+    const text = String(e.message);
+    if (e.code === 3 && /search attribute/i.test(text)) return /exceeds (?:total )?size limit/i.test(text) ? 'too large' : 'unregistered';
   }
-  return false;
+  return undefined;
 }
 
 export type StartResult = 'started' | 'already started';
@@ -138,12 +144,22 @@ export async function startWebhookWorkflow<Name extends WebhookWorkflowName>(
     try {
       await client.workflow.start<WebhookWorkflows[Name]>(workflowType, withAttributes);
     } catch (error) {
-      if (!refusesSearchAttributes(error)) throw error;
-      attributesRefusedUntil = Date.now() + 60_000;
-      logger.error(
-        { err: error, namespace: client.options.namespace },
-        `webhook search attributes are not registered (${SEARCH_ATTRIBUTE_NAMES.join(', ')}): workflows start without them; register them (docs/operating.md, "Watching deliveries")`,
-      );
+      const refusal = searchAttributeRefusal(error);
+      if (!refusal) throw error;
+      if (refusal === 'unregistered') {
+        attributesRefusedUntil = Date.now() + 60_000;
+        logger.error(
+          { err: error, namespace: client.options.namespace },
+          `webhook search attributes are not registered (${SEARCH_ATTRIBUTE_NAMES.join(', ')}): workflows start without them; register them (docs/operating.md, "Watching deliveries")`,
+        );
+      } else if (Date.now() - oversizeLoggedAt > 60_000) {
+        // Only this workflow goes without them: a smaller batch's still fit.
+        oversizeLoggedAt = Date.now();
+        logger.error(
+          { err: error, namespace: client.options.namespace, workflowId: options.workflowId },
+          'a webhook batch’s search attributes exceed what the Temporal server accepts: such batches start without them; lower WEBHOOK_BATCH_SIZE (64 fit Temporal’s default limit) or raise the server’s frontend.searchAttributesSizeOfValueLimit (docs/operating.md, "Watching deliveries")',
+        );
+      }
       await client.workflow.start<WebhookWorkflows[Name]>(workflowType, base);
     }
     return 'started';

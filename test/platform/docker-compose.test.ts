@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { REPO_ROOT } from '../../src/db/migrate.ts';
+import { EMBEDDED_SEARCH_ATTRIBUTE_VALUE_LIMIT, EMBEDDED_WEBHOOK_BATCH_SIZE } from '../../src/embedded/temporal.ts';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../src/webhooks/starts.ts';
 
 // No Docker engine runs on the development machines, so the stack cannot be started here; this
@@ -126,6 +127,19 @@ describe('docker-compose.yml', () => {
     expect(setup.command.filter((arg: string) => arg.startsWith('--type='))).toEqual(
       SEARCH_ATTRIBUTE_NAMES.map(() => '--type=KeywordList'),
     );
+  });
+
+  it('gives Temporal the search attribute limit that a batch of the configured size needs, as npm start gives its own', () => {
+    const temporal = compose.services.temporal;
+    const mounted = temporal.volumes.find((volume: string) => volume.includes('temporal-dynamic-config.yaml')) as string;
+    const [source, target] = mounted.split(':');
+    expect(target).toBe(path.posix.join('/etc/temporal', temporal.environment.DYNAMIC_CONFIG_FILE_PATH));
+    const dynamic = parse(readFileSync(path.join(REPO_ROOT, source!), 'utf8'));
+    const limit = dynamic['frontend.searchAttributesSizeOfValueLimit'][0].value;
+    expect(limit).toBe(EMBEDDED_SEARCH_ATTRIBUTE_VALUE_LIMIT);
+    for (const name of ['api', 'worker']) {
+      expect(loadConfig(compose.services[name].environment).WEBHOOK_BATCH_SIZE).toBe(EMBEDDED_WEBHOOK_BATCH_SIZE);
+    }
   });
 });
 

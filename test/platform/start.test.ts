@@ -7,7 +7,7 @@ import { createClient } from 'graphql-sse';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/db/migrate.ts';
 import { nativePostgresBinaries } from '../../src/embedded/native-postgres.ts';
-import { findFreePort } from '../../src/embedded/temporal.ts';
+import { EMBEDDED_WEBHOOK_BATCH_SIZE, findFreePort } from '../../src/embedded/temporal.ts';
 
 async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs: number, what = 'the condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -233,6 +233,11 @@ describe('npm start with the embedded defaults', () => {
     // Running first, so that the count of "worker running" below tells the restarted one apart.
     await run.waitFor(/"msg":"worker running"/, 60_000);
     const worker = pidOf('worker');
+    // Its own Temporal takes webhook batches of 256, each delivery id still searchable (webhook-search-attributes.test.ts).
+    for (const pid of [pidOf('api'), worker]) {
+      const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      expect(environment).toContain(`WEBHOOK_BATCH_SIZE=${EMBEDDED_WEBHOOK_BATCH_SIZE}`);
+    }
     process.kill(worker, 'SIGKILL');
     await run.waitFor(/worker exited \(SIGKILL\); restarting in 1 s/, 10_000);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);

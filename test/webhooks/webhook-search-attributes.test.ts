@@ -3,6 +3,8 @@ import { Writable } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { EMBEDDED_SEARCH_ATTRIBUTE_VALUE_LIMIT, EMBEDDED_WEBHOOK_BATCH_SIZE } from '../../src/embedded/temporal.ts';
+import { newId } from '../../src/ids.ts';
 import { ensureSearchAttributes, SEARCH_ATTRIBUTE_NAMES, startBatchWorkflow } from '../../src/webhooks/starts.ts';
 
 /**
@@ -48,6 +50,44 @@ describe('webhook search attributes', () => {
       WebhookEventIds: [label(1).eventId, label(2).eventId],
     });
     await client.workflow.getHandle(batchId).terminate('test');
+  });
+
+  it('a batch of the size npm start and docker compose run keeps every delivery, endpoint and event id searchable', async () => {
+    const client = new Client({ connection });
+    // The worst case: every delivery of its own endpoint and event.
+    const labels = Array.from({ length: EMBEDDED_WEBHOOK_BATCH_SIZE }, () => ({
+      ...label(0),
+      deliveryId: newId('webhookDelivery'),
+      endpointId: newId('webhookEndpoint'),
+      eventId: newId('webhookEvent'),
+    }));
+    const batchId = `whb_${randomBytes(8).toString('hex')}`;
+    expect(await startBatchWorkflow(client, logger, settings, batchId, labels)).toBe('started');
+    const { searchAttributes } = await client.workflow.getHandle(batchId).describe();
+    expect(searchAttributes.WebhookDeliveryIds).toEqual(labels.map((l) => l.deliveryId));
+    expect(searchAttributes.WebhookEndpointIds).toHaveLength(EMBEDDED_WEBHOOK_BATCH_SIZE);
+    expect(searchAttributes.WebhookEventIds).toHaveLength(EMBEDDED_WEBHOOK_BATCH_SIZE);
+    await client.workflow.getHandle(batchId).terminate('test');
+  });
+
+  it('a batch whose ids exceed the server’s limit starts without them, says which setting to change, and the next batch keeps its own', async () => {
+    const client = new Client({ connection });
+    // More 26-character ids than the server's limit holds, whatever their quoting.
+    const count = Math.ceil(EMBEDDED_SEARCH_ATTRIBUTE_VALUE_LIMIT / 26) + 1;
+    const tooMany = Array.from({ length: count }, () => ({ ...label(0), deliveryId: newId('webhookDelivery') }));
+    const large = `whb_${randomBytes(8).toString('hex')}`;
+    const before = lines.length;
+    expect(await startBatchWorkflow(client, logger, settings, large, tooMany)).toBe('started');
+    expect((await client.workflow.getHandle(large).describe()).searchAttributes).not.toHaveProperty('WebhookDeliveryIds');
+    const logged = lines.slice(before).join('');
+    expect(logged).toContain('lower WEBHOOK_BATCH_SIZE');
+    expect(logged).not.toContain('not registered');
+
+    const small = `whb_${randomBytes(8).toString('hex')}`;
+    expect(await startBatchWorkflow(client, logger, settings, small, [label(4)])).toBe('started');
+    const { searchAttributes } = await client.workflow.getHandle(small).describe();
+    expect(searchAttributes).toMatchObject({ WebhookDeliveryIds: [label(4).deliveryId] });
+    for (const id of [large, small]) await client.workflow.getHandle(id).terminate('test');
   });
 
   it('missing on a namespace: batches still start, without them, and the omission is logged; ensureSearchAttributes registers them', async () => {
