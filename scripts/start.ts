@@ -6,7 +6,12 @@ import path from 'node:path';
 import { ConfigError, loadConfig, publicUrl } from '../src/config.ts';
 import { createDatabase } from '../src/db/client.ts';
 import { REPO_ROOT } from '../src/db/migrate.ts';
-import { EMBEDDED_POSTGRES_DEFAULT_PORT, startEmbeddedPostgres, type EmbeddedPostgres } from '../src/embedded/pglite.ts';
+import {
+  EMBEDDED_POSTGRES_DEFAULT_PORT,
+  EmbeddedPortInUseError,
+  startEmbeddedPostgres,
+  type EmbeddedPostgres,
+} from '../src/embedded/pglite.ts';
 import { nativeClusterDir, nativePostgresBinaries, startNativePostgres } from '../src/embedded/native-postgres.ts';
 import { EMBEDDED_WEBHOOK_BATCH_SIZE, findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
@@ -366,7 +371,7 @@ async function startEmbeddedDatabase(
     const server = await startNativePostgres({ dataDir: nativeDir, port: EMBEDDED_POSTGRES_DEFAULT_PORT, binDir, log: say });
     return { ...server, pglite: false, description: `embedded PostgreSQL in ${nativeDir}` };
   } catch (error) {
-    if (choice === 'native' || /port is in use/.test((error as Error).message)) throw error;
+    if (choice === 'native' || error instanceof EmbeddedPortInUseError) throw error;
     if (hadData) {
       throw new Error(
         `${(error as Error).message}\nIts data is in ${nativeDir}. Remove the cause, or set EMBEDDED_POSTGRES=pglite to run PGlite on its own data (${pgliteDir}).`,

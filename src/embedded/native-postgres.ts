@@ -30,7 +30,7 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { EmbeddedPostgres } from './pglite.ts';
+import { EmbeddedPortInUseError, type EmbeddedPostgres } from './pglite.ts';
 import { eachLine, watchChild, watchdogArgs } from './watchdog.ts';
 
 type EmbeddedLog = (msg: string) => void;
@@ -151,11 +151,11 @@ export async function startNativePostgres(opts: NativePostgresOptions): Promise<
   if (outcome !== 'ready') {
     await stop();
     const why = watched.spawnError()?.message ?? (outcome === 'timeout' ? `not ready within ${START_TIMEOUT_MS / 1000} s` : 'exited');
-    const inUse = tail.some((line) => line.includes('Address already in use'));
+    if (tail.some((line) => line.includes('Address already in use'))) {
+      throw new EmbeddedPortInUseError(opts.port, 'another instance of the service? set DATABASE_URL');
+    }
     throw new Error(
-      inUse
-        ? `The embedded PostgreSQL cannot listen on ${HOST}:${opts.port}: the port is in use (another instance of the service? set DATABASE_URL)`
-        : `The embedded PostgreSQL (${dataDir}) did not start: ${why}` + (tail.length ? `\n--- its output ---\n${tail.join('\n')}` : ''),
+      `The embedded PostgreSQL (${dataDir}) did not start: ${why}` + (tail.length ? `\n--- its output ---\n${tail.join('\n')}` : ''),
     );
   }
 

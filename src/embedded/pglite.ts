@@ -52,6 +52,14 @@ export interface EmbeddedPostgres {
 export const EMBEDDED_POSTGRES_DEFAULT_PORT = 5433;
 const HOST = '127.0.0.1';
 
+/** The embedded database's port is taken (another instance of the service?): no other database should be tried instead. */
+export class EmbeddedPortInUseError extends Error {
+  constructor(port: number, hint: string, options?: ErrorOptions) {
+    super(`The embedded PostgreSQL cannot listen on ${HOST}:${port}: the port is in use (${hint})`, options);
+    this.name = 'EmbeddedPortInUseError';
+  }
+}
+
 const lockedHere = new Set<string>();
 
 function isAlive(pid: number): boolean {
@@ -133,10 +141,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       await server.start();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new Error(
-          `The embedded PostgreSQL cannot listen on ${HOST}:${requestedPort}: the port is in use ` +
-            `(another instance of the service? pass port 0 for a free port, or set DATABASE_URL)`,
-          { cause: err },
+        throw new EmbeddedPortInUseError(
+          requestedPort,
+          'another instance of the service? pass port 0 for a free port, or set DATABASE_URL',
+          {
+            cause: err,
+          },
         );
       }
       throw err;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeNotices } from '../../src/db/change-notices.ts';
 import { migrateDeploy } from '../../src/db/migrate.ts';
 import { nativePostgresBinaries, startNativePostgres } from '../../src/embedded/native-postgres.ts';
-import { forwardNotifications, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/embedded/pglite.ts';
+import { EmbeddedPortInUseError, forwardNotifications, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/embedded/pglite.ts';
 import { newId } from '../../src/ids.ts';
 import { createLogger } from '../../src/log.ts';
 import { findFreePort, findTemporalCli, findTemporalTestServer, startTemporalDevServer } from '../../src/embedded/temporal.ts';
@@ -202,7 +202,10 @@ describe("embedded PostgreSQL (this platform's own server, where its binaries ar
           await b.query('listen native_channel');
           await a.query("select pg_notify('native_channel', 'hello')");
           expect(await heard).toBe('hello');
-          await expect(startNativePostgres({ dataDir: `${dataDir}-other`, port, binDir: binDir! })).rejects.toThrow(/port is in use/);
+          // Typed, so that npm start reports it instead of falling back to PGlite.
+          const taken = startNativePostgres({ dataDir: `${dataDir}-other`, port, binDir: binDir! });
+          await expect(taken).rejects.toThrow(/port is in use/);
+          await expect(taken).rejects.toBeInstanceOf(EmbeddedPortInUseError);
         });
         lockFile = await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8');
       } finally {
@@ -308,9 +311,9 @@ describe('embedded PostgreSQL (PGlite over the wire protocol)', () => {
     try {
       await expect(startEmbeddedPostgres({ dataDir, port: 0 })).rejects.toThrow(/already open in this process/);
       const otherDir = path.join(await tempDir('pglite-embedded-'), 'postgres');
-      await expect(startEmbeddedPostgres({ dataDir: otherDir, port: running.port })).rejects.toThrow(
-        /cannot listen on 127\.0\.0\.1:\d+: the port is in use/,
-      );
+      const taken = startEmbeddedPostgres({ dataDir: otherDir, port: running.port });
+      await expect(taken).rejects.toThrow(/cannot listen on 127\.0\.0\.1:\d+: the port is in use/);
+      await expect(taken).rejects.toBeInstanceOf(EmbeddedPortInUseError);
       // The failed start released its lock: the directory opens now.
       const other = await startEmbeddedPostgres({ dataDir: otherDir, port: 0 });
       await other.stop();
