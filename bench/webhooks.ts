@@ -31,7 +31,8 @@ import { freshDatabase, grewAcrossRounds, startNpmStart } from './support.ts';
  * In every phase every delivery must arrive exactly once and settle as succeeded with one attempt.
  * BENCH_ORDERING=per_object runs the same phases with every endpoint ordering per object and the
  * events announcing objects BENCH_EVENTS_PER_OBJECT (4) at a time, one after another (an order's
- * life): an object's next delivery to an endpoint waits for the one before it. Targets then: paced
+ * life): an object's next delivery to an endpoint waits for the one before it, and each phase checks
+ * that every endpoint received each object's events in sequence order. Targets then: paced
  * p99 < 1 s at 250/s, and a burst at least half the unordered one (run both, in one window).
  * The phases run BENCH_ROUNDS times (3) in the same workers; each worker's RSS is read from /proc after each round.
  * BENCH_PHASES (e.g. `paced`) runs only some of them; BENCH_CPU=1 prints each phase's CPU by process kind;
@@ -83,6 +84,8 @@ interface Phase {
   p50: number;
   p99: number;
   exactlyOnce: boolean;
+  /** Ordered runs: every endpoint received each object's events in sequence order (by time of receipt). */
+  inSequence?: boolean;
   /** Batch workflows that made the phase's first attempts (each delivery counted in its last). */
   batches: number;
   /** Deliveries put back into the outbox at least once for want of a slot. */
@@ -193,6 +196,8 @@ async function runPhase(args: {
   if (!exactlyOnce)
     console.error(`  ${args.phase}: expected ${expected} verified deliveries once each, got ${all.length} requests for ${byDelivery.size}`);
   await waitForSettled(db, eventIds, expected);
+  const inSequence = ORDERING === 'per_object' ? receivedInSequence(all) : undefined;
+  if (inSequence === false) console.error(`  ${args.phase}: an endpoint received an object's events out of sequence order`);
 
   const deliveries = await db.webhookDelivery.findMany({
     where: { eventId: { in: eventIds }, ...(args.tarpitPath ? { endpoint: { url: { not: { endsWith: args.tarpitPath } } } } : {}) },
@@ -219,11 +224,24 @@ async function runPhase(args: {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     exactlyOnce,
+    ...(inSequence !== undefined ? { inSequence } : {}),
     batches: shape!.batches,
     putBack: shape!.putBack,
     ...(tarpitDrainSeconds !== undefined ? { tarpitDrainSeconds } : {}),
     ...(EVENTS_PER_OBJECT > 1 ? { byPosition } : {}),
   };
+}
+
+/** Each endpoint (path) received each object's events (data.id) with rising sequence numbers, in order of receipt. */
+function receivedInSequence(requests: readonly ReceivedRequest[]): boolean {
+  const last = new Map<string, number>();
+  for (const r of [...requests].sort((a, b) => a.receivedAt - b.receivedAt)) {
+    const { data } = JSON.parse(r.rawBody) as { data: { id: string; sequence: number } };
+    const key = `${r.path} ${data.id}`;
+    if ((last.get(key) ?? 0) >= data.sequence) return false;
+    last.set(key, data.sequence);
+  }
+  return true;
 }
 
 async function waitForSettled(db: Database, eventIds: string[], expected: number): Promise<void> {
@@ -461,7 +479,7 @@ async function main() {
           ? `p99 < ${TARGET.p99Ms} ms at ${RATE}/s: ${met(r.p99 < TARGET.p99Ms && r.deliveriesPerSecond >= 0.95 * RATE)}`
           : `other endpoints' p99 < ${TARGET.p99Ms} ms at ${RATE}/s with a ${TARPIT_MS / 1000} s tarpit: ${met(r.p99 < TARGET.p99Ms)} (tarpit drained in ${r.tarpitDrainSeconds!.toFixed(0)} s)`;
     console.log(
-      `| ${r.round} | ${r.phase} | ${r.rate ?? 'all at once'} | ${r.deliveriesPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.exactlyOnce ? 'yes' : 'NO'} | ${target} |`,
+      `| ${r.round} | ${r.phase} | ${r.rate ?? 'all at once'} | ${r.deliveriesPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.exactlyOnce ? 'yes' : 'NO'}${r.inSequence === undefined ? '' : r.inSequence ? ', in sequence' : ', OUT OF SEQUENCE'} | ${target} |`,
     );
   }
   // RSS after the run < 250 MB, and no growth from round to round (a leak would show as a
