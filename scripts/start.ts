@@ -1,22 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ConfigError, loadConfig, publicUrl } from '../src/config.ts';
 import { createDatabase } from '../src/db/client.ts';
 import { REPO_ROOT } from '../src/db/migrate.ts';
-import {
-  EMBEDDED_POSTGRES_DEFAULT_PORT,
-  EmbeddedPortInUseError,
-  startEmbeddedPostgres,
-  type EmbeddedPostgres,
-} from '../src/embedded/pglite.ts';
-import { nativeClusterDir, nativePostgresBinaries, startNativePostgres } from '../src/embedded/native-postgres.ts';
+import { startEmbeddedDatabase } from '../src/embedded/database.ts';
 import { EMBEDDED_WEBHOOK_BATCH_SIZE, findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { CHANNEL_KEY_PREFIXES } from '../src/auth/channel-keys.ts';
-import { mintKey } from '../src/auth/keys.ts';
+import { keyParts, mintKey } from '../src/auth/keys.ts';
 import { Supervisor } from './supervisor.ts';
 import { withApiMallocEnv } from '../src/malloc-env.ts';
 import { newId } from '../src/ids.ts';
@@ -82,7 +76,7 @@ async function main(): Promise<void> {
     let onPglite = false;
     let embeddedDescription: string | undefined;
     if (!databaseUrl) {
-      const postgres = await startEmbeddedDatabase(config.EMBEDDED_POSTGRES, dataDir);
+      const postgres = await startEmbeddedDatabase({ choice: config.EMBEDDED_POSTGRES, dataDir, log: say });
       cleanups.push(() => postgres.stop());
       databaseUrl = postgres.url;
       onPglite = postgres.pglite;
@@ -251,12 +245,15 @@ async function ensureDemoOrganisation(databaseUrl: string, dataDir: string): Pro
   const file = path.join(dataDir, 'demo-credentials.json');
   const db = createDatabase({ url: databaseUrl, poolSize: 1 });
   try {
+    const kept = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials) : undefined;
     const existing = await db.organisation.findUnique({ where: { slug: 'demo' } });
-    if (existing) return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials) : undefined;
+    if (existing) return kept;
+    // The other embedded database of this DATA_DIR (EMBEDDED_POSTGRES) made it: this one's demo
+    // organisation signs in the same way, so the credentials printed hold for both.
     const credentials: DemoCredentials = {
       organisation: 'demo',
-      email: 'admin@demo.test',
-      password: randomBytes(12).toString('base64url'),
+      email: kept?.email ?? 'admin@demo.test',
+      password: kept?.password ?? randomBytes(12).toString('base64url'),
     };
     const { organisation, account } = await bootstrapOrganisation(db, {
       orgSlug: credentials.organisation,
@@ -266,7 +263,7 @@ async function ensureDemoOrganisation(databaseUrl: string, dataDir: string): Pro
       firstName: 'Demo',
       lastName: 'Admin',
     });
-    credentials.storefrontKey = await seedDemoShop(db, organisation.id, account.id);
+    credentials.storefrontKey = await seedDemoShop(db, organisation.id, account.id, kept?.storefrontKey);
     writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     say('bootstrapped the demo organisation');
     return credentials;
@@ -279,10 +276,15 @@ async function ensureDemoOrganisation(databaseUrl: string, dataDir: string): Pro
  * Something to sell, so the sales API can be tried at once: an on-sale event with an occurrence in
  * 30 days and one ticket type, and a web shop selling it whose publishable key is printed.
  */
-async function seedDemoShop(db: ReturnType<typeof createDatabase>, organisationId: string, accountId: string): Promise<string> {
+async function seedDemoShop(
+  db: ReturnType<typeof createDatabase>,
+  organisationId: string,
+  accountId: string,
+  keptKey: string | undefined,
+): Promise<string> {
   const eventId = newId('event');
   const channelId = newId('salesChannel');
-  const { key, keyHash, keyPrefix } = mintKey(CHANNEL_KEY_PREFIXES.publishable);
+  const { key, keyHash, keyPrefix } = keptKey ? keyParts(keptKey) : mintKey(CHANNEL_KEY_PREFIXES.publishable);
   await db.$transaction(async (tx) => {
     await tx.event.create({
       data: { id: eventId, organisationId, accountId, name: 'Demo concert', status: 'on_sale', timezone: 'Europe/London', tags: ['demo'] },
@@ -332,56 +334,3 @@ async function waitForReady(url: string, timeoutMs = 120_000): Promise<void> {
 }
 
 await main();
-
-/**
- * The embedded PostgreSQL (EMBEDDED_POSTGRES): PostgreSQL's own server where this platform's
- * binaries are installed and run (DATA_DIR/postgresql), else PGlite (DATA_DIR/postgres). `auto`
- * keeps PGlite for a DATA_DIR whose data PGlite made (its data cannot move to the other server),
- * and falls back to it, saying why, when the native server does not start on a cluster that holds
- * no data yet; one that does must start (its data is not left behind for PGlite's empty database).
- */
-async function startEmbeddedDatabase(
-  choice: 'auto' | 'native' | 'pglite',
-  dataDir: string,
-): Promise<EmbeddedPostgres & { pglite: boolean; description: string }> {
-  const pgliteDir = path.join(dataDir, 'postgres');
-  const nativeDir = nativeClusterDir(dataDir);
-  const pglite = async () => ({
-    ...(await startEmbeddedPostgres({ dataDir: pgliteDir, log: say })),
-    pglite: true,
-    description: `embedded PGlite in ${pgliteDir}`,
-  });
-  if (choice === 'pglite') return pglite();
-  if (choice === 'auto' && existsSync(path.join(pgliteDir, 'PG_VERSION')) && !existsSync(path.join(nativeDir, 'PG_VERSION'))) {
-    say(
-      `${pgliteDir} holds the embedded PGlite's data: using PGlite (a new DATA_DIR, or EMBEDDED_POSTGRES=native, runs PostgreSQL's own server)`,
-    );
-    return pglite();
-  }
-  const binDir = nativePostgresBinaries();
-  if (!binDir) {
-    if (choice === 'native')
-      throw new Error(
-        `EMBEDDED_POSTGRES=native: no PostgreSQL binaries for ${process.platform}-${process.arch} (@embedded-postgres/${process.platform}-${process.arch} is not installed)`,
-      );
-    return pglite();
-  }
-  const hadData = existsSync(path.join(nativeDir, 'PG_VERSION'));
-  try {
-    const server = await startNativePostgres({ dataDir: nativeDir, port: EMBEDDED_POSTGRES_DEFAULT_PORT, binDir, log: say });
-    return { ...server, pglite: false, description: `embedded PostgreSQL in ${nativeDir}` };
-  } catch (error) {
-    if (choice === 'native' || error instanceof EmbeddedPortInUseError) throw error;
-    if (hadData) {
-      throw new Error(
-        `${(error as Error).message}\nIts data is in ${nativeDir}. Remove the cause, or set EMBEDDED_POSTGRES=pglite to run PGlite on its own data (${pgliteDir}).`,
-        { cause: error },
-      );
-    }
-    // The cluster initdb made for this attempt holds nothing yet.
-    rmSync(nativeDir, { recursive: true, force: true });
-    rmSync(`${nativeDir}.password`, { force: true });
-    say(`${(error as Error).message}\nusing the embedded PGlite instead (EMBEDDED_POSTGRES=pglite says so from the start)`);
-    return pglite();
-  }
-}

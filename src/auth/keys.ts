@@ -78,6 +78,10 @@ export interface MintedKey {
  * gets the same strength and the same storage rule.
  */
 export function mintKey(prefix: string, bytes = 32): MintedKey {
-  const key = randomSecret(prefix, bytes);
+  return keyParts(randomSecret(prefix, bytes));
+}
+
+/** What is stored of a key (its hash and shown prefix), for one minted earlier. */
+export function keyParts(key: string): MintedKey {
   return { key, keyHash: sha256(key), keyPrefix: key.slice(0, 12) };
 }

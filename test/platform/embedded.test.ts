@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeNotices } from '../../src/db/change-notices.ts';
 import { migrateDeploy } from '../../src/db/migrate.ts';
 import { nativePostgresBinaries, startNativePostgres } from '../../src/embedded/native-postgres.ts';
+import { startEmbeddedDatabase } from '../../src/embedded/database.ts';
 import { EmbeddedPortInUseError, forwardNotifications, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/embedded/pglite.ts';
 import { newId } from '../../src/ids.ts';
 import { createLogger } from '../../src/log.ts';
@@ -228,6 +229,27 @@ describe("embedded PostgreSQL (this platform's own server, where its binaries ar
       } finally {
         await second.stop();
       }
+    },
+  );
+
+  it.skipIf(!binDir)(
+    "npm start's choice (EMBEDDED_POSTGRES=auto): a cluster that holds data is never left for PGlite's empty database, not even with its binaries gone",
+    async () => {
+      const dataDir = await tempDir('embedded-choice-');
+      const said: string[] = [];
+      const options = { choice: 'auto' as const, dataDir, port: await findFreePort(), log: (line: string) => void said.push(line) };
+      const native = await startEmbeddedDatabase(options);
+      expect(native).toMatchObject({ pglite: false, description: `embedded PostgreSQL in ${path.join(dataDir, 'postgresql')}` });
+      await native.stop();
+      // As on a machine where the platform's package was left out (npm ci --omit=optional).
+      await expect(startEmbeddedDatabase({ ...options, binDir: undefined })).rejects.toThrow(
+        /postgresql holds PostgreSQL's data, but there are no PostgreSQL binaries for .*EMBEDDED_POSTGRES=pglite/,
+      );
+      expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
+      // A DATA_DIR without data starts PGlite there instead, and says nothing of a failure.
+      const fresh = await startEmbeddedDatabase({ ...options, dataDir: await tempDir('embedded-choice-'), binDir: undefined });
+      expect(fresh.pglite).toBe(true);
+      await fresh.stop();
     },
   );
 });

@@ -281,10 +281,25 @@ describe('npm start with the embedded defaults', () => {
     'stops everything it started on %s',
     async (_how, stop, env = {}) => {
       const port = await findFreePort();
+      const demoBefore = readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8');
       const run = npmStart(dataDir, port, env);
       started = run;
       await run.waitFor(/Press Ctrl\+C to stop/, 120_000);
-      if (env.EMBEDDED_POSTGRES === 'pglite') expect(run.output()).toMatch(/Database\s+embedded PGlite in \S+postgres$/m);
+      if (env.EMBEDDED_POSTGRES === 'pglite') {
+        expect(run.output()).toMatch(/Database\s+embedded PGlite in \S+postgres$/m);
+        // A second embedded database in the DATA_DIR (the first test ran PostgreSQL's own server where
+        // it can): its demo organisation signs in with the credentials DATA_DIR keeps, and sells under its key.
+        expect(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8')).toBe(demoBefore);
+        const demo = JSON.parse(demoBefore) as { email: string; password: string; storefrontKey: string };
+        const login = await fetch(`http://127.0.0.1:${port}/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-service-org': 'demo' },
+          body: JSON.stringify({ email: demo.email, password: demo.password }),
+        });
+        expect(login.status).toBe(200);
+        const listings = await fetch(`http://127.0.0.1:${port}/live/sales/listings`, { headers: { 'x-channel-key': demo.storefrontKey } });
+        expect(listings.status).toBe(200);
+      }
       await run.waitFor(/"msg":"worker running"/, 30_000);
       const pids = recordTree(run.npm.pid!);
       expect(pids.length).toBeGreaterThanOrEqual(6);
