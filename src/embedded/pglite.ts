@@ -141,13 +141,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       await server.start();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new EmbeddedPortInUseError(
-          requestedPort,
-          'another instance of the service? pass port 0 for a free port, or set DATABASE_URL',
-          {
-            cause: err,
-          },
-        );
+        const hint = 'another instance of the service? pass port 0 for a free port, or set DATABASE_URL';
+        throw new EmbeddedPortInUseError(requestedPort, hint, { cause: err });
       }
       throw err;
     }

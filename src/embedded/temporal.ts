@@ -76,17 +76,32 @@ export async function findTemporalTestServer(opts: { repoRoot?: string } = {}): 
   return (await isExecutableFile(bundled)) ? bundled : undefined;
 }
 
+/**
+ * A port free now on `host`, for a server that a child process binds moments later. Tried first at
+ * random below the ephemeral ranges (Linux 32768-60999, macOS 49152-65535): a port the kernel hands
+ * out for port 0 is soon handed out again, to another probe or as the local end of an outgoing
+ * connection, and then the child finds it taken (the launcher's tests start servers in parallel).
+ */
 export async function findFreePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await listensOn(host, port).catch(() => false)) return port;
+  }
+  return listensOn(host, 0).then((port) => {
+    if (!port) throw new Error('could not determine a free port');
+    return port;
+  });
+}
+
+/** Listens on `port` (0: any) for a moment; answers the port it got. */
+function listensOn(host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
     server.once('error', reject);
-    server.listen(0, host, () => {
+    server.listen(port, host, () => {
       const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('could not determine a free port'));
-      });
+      server.close(() => resolve(address && typeof address === 'object' ? address.port : 0));
     });
   });
 }
