@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { ConfigError, loadConfig, publicUrl } from '../src/config.ts';
+import { ConfigError, loadConfig, publicUrl, type Config } from '../src/config.ts';
+import { tracesEndpoint } from '../src/tracing.ts';
 import { createDatabase } from '../src/db/client.ts';
 import { REPO_ROOT } from '../src/db/migrate.ts';
 import { startEmbeddedDatabase } from '../src/embedded/database.ts';
@@ -125,18 +126,19 @@ async function main(): Promise<void> {
     // node itself with tsx as its loader (not the tsx CLI, which runs node as a second process):
     // the pid supervised is the process serving, so a kill -9 leaves no orphan holding the port.
     // Ctrl+C should not wait for a load balancer that is not there.
-    const childEnv = { ...env, SHUTDOWN_DRAIN_DELAY: process.env.SHUTDOWN_DRAIN_DELAY ?? '0s' };
-    for (const [name, entry] of [
-      ['api', 'server/main.ts'],
-      ['worker', 'workflows/worker-main.ts'],
-    ] as const) {
+    const childEnv: NodeJS.ProcessEnv = { ...env, SHUTDOWN_DRAIN_DELAY: process.env.SHUTDOWN_DRAIN_DELAY ?? '0s' };
+    const serve = (name: 'api' | 'worker', entry: string, serveEnv: NodeJS.ProcessEnv) =>
       supervisor.start({
         name,
         command: process.execPath,
         args: ['--import', 'tsx', entry],
-        options: { cwd: REPO_ROOT, env: name === 'api' ? withApiMallocEnv(childEnv) : childEnv, stdio: ['ignore', 'inherit', 'inherit'] },
+        options: { cwd: REPO_ROOT, env: serveEnv, stdio: ['ignore', 'inherit', 'inherit'] },
       });
-    }
+    serve('api', 'server/main.ts', withApiMallocEnv(childEnv));
+    // The worker runs workflows bundled by a process of their own, meanwhile: bundled in the worker,
+    // webpack's build stayed in its memory (about 90 MB of its RSS; docs/configuration.md).
+    const workflowBundle = config.WORKFLOW_BUNDLE ?? (await buildWorkflowBundle(path.join(dataDir, 'workflows.js'), childEnv, config));
+    serve('worker', 'workflows/worker-main.ts', { ...childEnv, WORKFLOW_BUNDLE: workflowBundle });
 
     const origin = publicUrl(config);
     await waitForReady(`http://127.0.0.1:${config.PORT}/readyz`);
@@ -318,6 +320,21 @@ async function seedDemoShop(
     });
   });
   return key;
+}
+
+/** `tsx workflows/bundle.ts --out <file>`: the workflow bundle a development worker runs (WORKFLOW_BUNDLE). */
+async function buildWorkflowBundle(file: string, env: NodeJS.ProcessEnv, config: Config): Promise<string> {
+  const args = ['--import', 'tsx', 'workflows/bundle.ts', '--out', file, ...(tracesEndpoint(config) ? ['--traced'] : [])];
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  if (code !== 0) throw new Error(`bundling the workflows failed (exit ${code}):\n${output.slice(-4000)}`);
+  return file;
 }
 
 async function waitForReady(url: string, timeoutMs = 120_000): Promise<void> {

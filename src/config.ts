@@ -97,6 +97,12 @@ const schema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('ticketing'),
   TEMPORAL_CLI_PATH: z.string().optional(),
+  /**
+   * A workflow bundle the worker runs instead of bundling the workflows at start (development) or
+   * running `npm run build:workflows`' (production). `npm start` builds one into DATA_DIR in a
+   * process of its own: webpack's build left about 90 MB in the worker's memory.
+   */
+  WORKFLOW_BUNDLE: z.string().min(1).optional(),
   DATA_DIR: z.string().default('.data'),
   /**
    * The embedded PostgreSQL of `npm start` without DATABASE_URL: `native` (PostgreSQL's own server,

@@ -56,16 +56,25 @@ export function activeTracing(): Tracing | null {
  * The SDK and the OTLP exporter are loaded only then: off, a process never loads them (with
  * Temporal's OpenTelemetry interceptors, src/temporal.ts, they were ~5 MB of an idle API's heap).
  */
+type TracingConfig = Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SDK_DISABLED'>;
+
+/** Where spans go, when tracing is configured (and not disabled). */
+export function tracesEndpoint(config: TracingConfig): string | undefined {
+  if (config.OTEL_SDK_DISABLED) return undefined;
+  return (
+    config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (config.OTEL_EXPORTER_OTLP_ENDPOINT ? `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined)
+  );
+}
+
 export async function startTracing(
-  config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SERVICE_NAME' | 'OTEL_SDK_DISABLED'>,
+  config: TracingConfig & Pick<Config, 'OTEL_SERVICE_NAME'>,
   role: 'api' | 'worker',
   exporter?: SpanExporter,
 ): Promise<Tracing | null> {
   if (active) return active;
-  const endpoint =
-    config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
-    (config.OTEL_EXPORTER_OTLP_ENDPOINT ? `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : undefined);
-  if (!exporter && (config.OTEL_SDK_DISABLED || !endpoint)) return null;
+  const endpoint = tracesEndpoint(config);
+  if (!exporter && !endpoint) return null;
   const [{ Resource }, { BatchSpanProcessor, SimpleSpanProcessor }, { NodeTracerProvider }, { OTLPTraceExporter }] = await Promise.all([
     import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),

@@ -43,6 +43,8 @@ export interface WorkerOptions {
   logger: Logger;
   /** Use the pre-built bundle (production) rather than bundling at start (development). */
   prebundled: boolean;
+  /** A bundle built elsewhere (WORKFLOW_BUNDLE), used whatever `prebundled` says. */
+  bundlePath?: string | undefined;
   identity?: string;
   /** Decrypts webhook signing secrets; SECRETS_ENCRYPTION_KEY when absent. */
   encryptionKey?: Buffer;
@@ -81,7 +83,16 @@ export const WORKER_CONCURRENCY = {
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
 
-export async function createWorker({ config, db, logger, prebundled, identity, encryptionKey, connection: given }: WorkerOptions): Promise<{
+export async function createWorker({
+  config,
+  db,
+  logger,
+  prebundled,
+  bundlePath,
+  identity,
+  encryptionKey,
+  connection: given,
+}: WorkerOptions): Promise<{
   worker: Worker;
   connection: NativeConnection;
 }> {
@@ -91,9 +102,11 @@ export async function createWorker({ config, db, logger, prebundled, identity, e
   installTemporalRuntime({ logger: temporalLogger(logger) });
   const connection = given ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const tracing = activeTracing();
-  const workflowBundle = prebundled
-    ? { codePath: requireBundle(tracing ? TRACED_WORKFLOW_BUNDLE_PATH : WORKFLOW_BUNDLE_PATH) }
-    : { code: await bundleWorkflows(logger, tracing ? TRACING_WORKFLOW_INTERCEPTORS : []) };
+  const workflowBundle = bundlePath
+    ? { codePath: requireBundle(bundlePath) }
+    : prebundled
+      ? { codePath: requireBundle(tracing ? TRACED_WORKFLOW_BUNDLE_PATH : WORKFLOW_BUNDLE_PATH) }
+      : { code: await bundleWorkflows(logger, tracing ? TRACING_WORKFLOW_INTERCEPTORS : []) };
   // Tracing: activities continue the workflow's trace; workflow spans leave the sandbox through a sink.
   const traced = tracing
     ? {

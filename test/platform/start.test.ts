@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -237,7 +237,10 @@ describe('npm start with the embedded defaults', () => {
     for (const pid of [pidOf('api'), worker]) {
       const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       expect(environment).toContain(`WEBHOOK_BATCH_SIZE=${EMBEDDED_WEBHOOK_BATCH_SIZE}`);
+      // The worker runs the workflows a process of their own bundled (worker.test.ts: without bundling at start).
+      if (pid === worker) expect(environment).toContain(`WORKFLOW_BUNDLE=${path.join(dataDir, 'workflows.js')}`);
     }
+    expect(existsSync(path.join(dataDir, 'workflows.js'))).toBe(true);
     process.kill(worker, 'SIGKILL');
     await run.waitFor(/worker exited \(SIGKILL\); restarting in 1 s/, 10_000);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);

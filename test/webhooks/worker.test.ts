@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from '../../src/db/migrate.ts';
@@ -108,6 +110,23 @@ describe('npm run worker', { timeout: 120_000 }, () => {
     const traces = exported.filter((entry) => entry.startsWith('POST /v1/traces ')).join('\n');
     expect(traces).toContain('RunWorkflow:recoverWebhookEndpoint');
     expect(traces).toContain('RunActivity:recoverFailedDeliveries');
+  });
+
+  it('runs the bundle WORKFLOW_BUNDLE names, as npm start has its worker do, without bundling at start', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'workflow-bundle-')), 'workflows.js');
+    const build = spawnSync(TSX, ['workflows/bundle.ts', '--out', file], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(build.status, build.stderr).toBe(0);
+    expect(build.stdout).toContain(`wrote ${file}`);
+    const taskQueue = `worker-bundle-${Date.now()}`;
+    // Development mode: without WORKFLOW_BUNDLE this worker would bundle the workflows itself.
+    const worker = spawnProcess(['workflows/worker-main.ts'], workerEnv(taskQueue, { WORKFLOW_BUNDLE: file, LOG_LEVEL: 'debug' }));
+    try {
+      await worker.waitFor(/worker running/, 60_000);
+      expect(await recoverNothing(taskQueue, taskQueue)).toEqual({ attempted: 0, succeeded: 0 });
+      expect(worker.output()).not.toMatch(/webpack|Workflow bundle created/i);
+    } finally {
+      expect(await worker.stop()).toBe(0);
+    }
   });
 
   it('refuses to start without a database URL, saying so', async () => {
