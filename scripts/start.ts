@@ -196,17 +196,11 @@ function whenParentEnds(onEnd: () => void, everyMs = 250): void {
  */
 async function applyMigrations(databaseUrl: string): Promise<void> {
   const cli = createRequire(import.meta.url).resolve('prisma/build/index.js');
-  const child = spawn(process.execPath, [cli, 'migrate', 'deploy'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: '1', CHECKPOINT_DISABLE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', resolve);
+  const { code, output } = await runQuietly([cli, 'migrate', 'deploy'], {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PRISMA_HIDE_UPDATE_MESSAGE: '1',
+    CHECKPOINT_DISABLE: '1',
   });
   if (code !== 0) {
     process.stderr.write(output);
@@ -325,16 +319,22 @@ async function seedDemoShop(
 /** `tsx workflows/bundle.ts --out <file>`: the workflow bundle a development worker runs (WORKFLOW_BUNDLE). */
 async function buildWorkflowBundle(file: string, env: NodeJS.ProcessEnv, config: Config): Promise<string> {
   const args = ['--import', 'tsx', 'workflows/bundle.ts', '--out', file, ...(tracesEndpoint(config) ? ['--traced'] : [])];
+  const { code, output } = await runQuietly(args, env);
+  if (code !== 0) throw new Error(`bundling the workflows failed (exit ${code}):\n${output.slice(-4000)}`);
+  return file;
+}
+
+/** Node on `args` in the repository, its output (stdout and stderr) kept for the caller to show when it fails. */
+async function runQuietly(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', resolve);
   });
-  if (code !== 0) throw new Error(`bundling the workflows failed (exit ${code}):\n${output.slice(-4000)}`);
-  return file;
+  return { code, output };
 }
 
 async function waitForReady(url: string, timeoutMs = 120_000): Promise<void> {

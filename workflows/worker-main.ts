@@ -68,7 +68,6 @@ async function main(): Promise<void> {
     db,
     logger,
     prebundled: config.NODE_ENV === 'production',
-    bundlePath: config.WORKFLOW_BUNDLE,
     encryptionKey: loadEncryptionKey(config),
   });
   workerExists = true;

@@ -41,10 +41,8 @@ export interface WorkerOptions {
   config: Config;
   db: Database;
   logger: Logger;
-  /** Use the pre-built bundle (production) rather than bundling at start (development). */
+  /** Use the pre-built bundle (production) rather than bundling at start (development); config.WORKFLOW_BUNDLE overrides both. */
   prebundled: boolean;
-  /** A bundle built elsewhere (WORKFLOW_BUNDLE), used whatever `prebundled` says. */
-  bundlePath?: string | undefined;
   identity?: string;
   /** Decrypts webhook signing secrets; SECRETS_ENCRYPTION_KEY when absent. */
   encryptionKey?: Buffer;
@@ -83,16 +81,7 @@ export const WORKER_CONCURRENCY = {
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
 
-export async function createWorker({
-  config,
-  db,
-  logger,
-  prebundled,
-  bundlePath,
-  identity,
-  encryptionKey,
-  connection: given,
-}: WorkerOptions): Promise<{
+export async function createWorker({ config, db, logger, prebundled, identity, encryptionKey, connection: given }: WorkerOptions): Promise<{
   worker: Worker;
   connection: NativeConnection;
 }> {
@@ -102,8 +91,8 @@ export async function createWorker({
   installTemporalRuntime({ logger: temporalLogger(logger) });
   const connection = given ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
   const tracing = activeTracing();
-  const workflowBundle = bundlePath
-    ? { codePath: requireBundle(bundlePath) }
+  const workflowBundle = config.WORKFLOW_BUNDLE
+    ? { codePath: requireBundle(config.WORKFLOW_BUNDLE) }
     : prebundled
       ? { codePath: requireBundle(tracing ? TRACED_WORKFLOW_BUNDLE_PATH : WORKFLOW_BUNDLE_PATH) }
       : { code: await bundleWorkflows(logger, tracing ? TRACING_WORKFLOW_INTERCEPTORS : []) };
