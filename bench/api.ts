@@ -878,7 +878,7 @@ async function outsideWalks(url: string, tenants: Tenant[], baselineOrigin: stri
           ['cold', 0],
           ['warm', 1],
         ] as const) {
-          const ours = rows.find((r) => r.key === key && r.round === round);
+          const ours = rows.find((r) => r.kind === 'list' && r.key === key && r.round === round);
           const cpuBefore = cpuMsOf(fresh.api.child.pid!);
           const walked = await walk(key, fresh.origin);
           const apiCpu = (cpuMsOf(fresh.api.child.pid!) - cpuBefore) / Math.max(1, walked.requests);
