@@ -772,7 +772,7 @@ async function main() {
     // A list row's floor: that round's (the cold pass is held against the first round's).
     const floorOf = (r: Row) => rows.find((f) => f.kind === 'floor' && f.key === r.key && f.round === Math.max(1, r.round ?? 1));
     console.log(
-      `\n${new Date().toISOString()}; ${CONNECTIONS} connections, ${DURATION} s per row (cold: from a new process's first request; warm: after a 2 s warm-up); ` +
+      `\n${new Date().toISOString()}; node ${process.version} (every process of the run); ${CONNECTIONS} connections, ${DURATION} s per row (cold: from a new process's first request; warm: after a 2 s warm-up); ` +
         `${ORGANISATIONS} organisations, ${ORGANISATIONS * EVENTS_PER_ORGANISATION} events\n`,
     );
     console.log(

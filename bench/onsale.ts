@@ -368,7 +368,7 @@ async function sale(api: Spawned, origin: string, key: string, first: number, sl
   const perSecond = confirmed / soldOutSeconds;
 
   console.log(
-    `\n${new Date().toISOString()}; ${BUYERS} buyers, ${CONNECTIONS} connections; all buyers done after ${((finished - started) / 1000).toFixed(1)} s\n`,
+    `\n${new Date().toISOString()}; node ${process.version}; ${BUYERS} buyers, ${CONNECTIONS} connections; all buyers done after ${((finished - started) / 1000).toFixed(1)} s\n`,
   );
   console.log(
     `sold out after ${soldOutSeconds.toFixed(2)} s (target <= ${SOLD_OUT_TARGET_S * slack} s: ${verdict(ticketsConfirmed === TICKETS && soldOutSeconds <= SOLD_OUT_TARGET_S * slack)})`,

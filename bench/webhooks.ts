@@ -462,7 +462,7 @@ async function main() {
   console.log(
     `\n${ENDPOINTS} endpoints x ${EVENTS} events = ${ENDPOINTS * EVENTS} deliveries per phase, ordering ${ORDERING}` +
       `${ORDERING === 'none' ? '' : ` (${EVENTS_PER_OBJECT} events per object)`}, ` +
-      `${NPM_START ? 'npm start as it ships (its embedded PostgreSQL, the Temporal dev server, one worker through tsx)' : `${WORKERS} worker processes`}; ${cpus().length} CPUs, ` +
+      `${NPM_START ? 'npm start as it ships (its embedded PostgreSQL, the Temporal dev server, one worker through tsx)' : `${WORKERS} worker processes`}; node ${process.version}; ${cpus().length} CPUs, ` +
       `load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}; worker DATABASE_POOL_SIZE ${NPM_START ? 'as npm start sets it' : WORKER_POOL_SIZE}; ` +
