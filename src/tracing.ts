@@ -48,14 +48,6 @@ export function activeTracing(): Tracing | null {
   return active;
 }
 
-/**
- * Starts tracing for this process when the configuration asks for it (or when `exporter` is given:
- * tests export to memory). Registers the global provider, the W3C propagator and the async context
- * manager. Answers null when tracing stays off.
- *
- * The SDK and the OTLP exporter are loaded only then: off, a process never loads them (with
- * Temporal's OpenTelemetry interceptors, src/temporal.ts, they were ~5 MB of an idle API's heap).
- */
 type TracingConfig = Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SDK_DISABLED'>;
 
 /** Where spans go, when tracing is configured (and not disabled). */
@@ -67,6 +59,14 @@ export function tracesEndpoint(config: TracingConfig): string | undefined {
   );
 }
 
+/**
+ * Starts tracing for this process when the configuration asks for it (or when `exporter` is given:
+ * tests export to memory). Registers the global provider, the W3C propagator and the async context
+ * manager. Answers null when tracing stays off.
+ *
+ * The SDK and the OTLP exporter are loaded only then: off, a process never loads them (with
+ * Temporal's OpenTelemetry interceptors, src/temporal.ts, they were ~5 MB of an idle API's heap).
+ */
 export async function startTracing(
   config: TracingConfig & Pick<Config, 'OTEL_SERVICE_NAME'>,
   role: 'api' | 'worker',
