@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +13,7 @@ import { watchStatements } from '../src/db/client.ts';
 import { createRuntime } from '../src/runtime.ts';
 import { startApi } from '../server/app.ts';
 import { spawnProcess, type Spawned } from '../test/support/process.ts';
-import { cpuMsOf, freshDatabase, grewAcrossRounds, peakRssSampler, rssOf, startBenchApi } from './support.ts';
+import { cpuMsOf, freshDatabase, grewAcrossRounds, outputOf, peakRssSampler, rssOf, startBenchApi } from './support.ts';
 
 /**
  * `npm run bench`: the API against real PostgreSQL under traffic that looks like users':
@@ -847,15 +846,9 @@ async function outsideWalks(
 ): Promise<(rows: Row[]) => void> {
   const binary = path.join(os.tmpdir(), `tks-bench-lists-walk-${process.pid}`);
   const tenantsFile = path.join(os.tmpdir(), `tks-bench-walk-tenants-${process.pid}.json`);
-  const run = (command: string, args: string[]) =>
-    new Promise<string>((resolve, reject) =>
-      execFile(command, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
-        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
-      ),
-    );
   type Walked = { requests: number; requestsPerSecond: number; p50: number; p99: number; non2xx: number; errors: number; cpuMs: number };
   const walk = async (row: string, origin: string): Promise<Walked> => {
-    const out = await run(binary, [
+    const out = await outputOf(binary, [
       `-origin=${origin}`,
       `-row=${row}`,
       `-tenants=${tenantsFile}`,
@@ -864,10 +857,11 @@ async function outsideWalks(
     ]);
     return JSON.parse(out.trim().split('\n').at(-1)!) as Walked;
   };
-  const walks: Array<{ key: 'list' | 'graphql'; round: 0 | 1; name: string; walked: Walked; apiCpu: number }> = [];
+  const walks: Array<{ key: 'list' | 'graphql'; round: 0 | 1; walked: Walked; apiCpu: number }> = [];
+  const rowName = (key: 'list' | 'graphql') => (key === 'list' ? 'GET /v1/events' : 'GraphQL events(...)');
   let base: Walked;
   try {
-    await run('go', ['build', '-o', binary, 'bench/outside/lists.go']);
+    await outputOf('go', ['build', '-o', binary, 'bench/outside/lists.go']);
     writeFileSync(tenantsFile, JSON.stringify(tenants.map(({ slug, accountIds, principals }) => ({ slug, accountIds, principals }))));
     base = await walk('baseline', baselineOrigin);
     for (const key of ['list', 'graphql'] as const) {
@@ -879,8 +873,7 @@ async function outsideWalks(
           const cpuBefore = cpuMsOf(fresh.api.child.pid!);
           const walked = await walk(key, fresh.origin);
           const apiCpu = (cpuMsOf(fresh.api.child.pid!) - cpuBefore) / Math.max(1, walked.requests);
-          const name = `${round === 0 ? 'cold' : 'warm'}: ${key === 'list' ? 'GET /v1/events' : 'GraphQL events(...)'}`;
-          walks.push({ key, round, name, walked, apiCpu });
+          walks.push({ key, round, walked, apiCpu });
         }
       } finally {
         await fresh.api.stop();
@@ -900,13 +893,13 @@ async function outsideWalks(
       );
     line('walk: bare graphql-yoga hello world', base, '—');
     const compared: string[] = [];
-    for (const { key, round, name, walked, apiCpu } of walks) {
-      line(`walk, ${name}`, walked, apiCpu.toFixed(2));
+    for (const { key, round, walked, apiCpu } of walks) {
+      line(`walk, ${round === 0 ? 'cold' : 'warm'}: ${rowName(key)}`, walked, apiCpu.toFixed(2));
       const ours = rows.find((r) => r.kind === 'list' && r.key === key && r.round === round);
       if (!ours) continue;
       const ratio = ours.requestsPerSecond / walked.requestsPerSecond;
       compared.push(
-        `this benchmark's ${round === 0 ? 'cold' : 'first warm'} ${name.replace(/^\w+: /, '')} against the walk's: ` +
+        `this benchmark's ${round === 0 ? 'cold' : 'first warm'} ${rowName(key)} against the walk's: ` +
           `${ours.requestsPerSecond.toFixed(0)} / ${walked.requestsPerSecond.toFixed(0)} req/s = ${ratio.toFixed(2)}x (within 20%: ${verdict(Math.abs(ratio - 1) <= 0.2)}); ` +
           `share of each one's baseline ${(ours.requestsPerSecond / rows[0]!.requestsPerSecond).toFixed(3)}x / ${(walked.requestsPerSecond / base.requestsPerSecond).toFixed(3)}x; ` +
           `p99 ${ours.p99} / ${walked.p99.toFixed(0)} ms`,

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
@@ -6,7 +5,7 @@ import { createDatabase } from '../src/db/client.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import type { Spawned } from '../test/support/process.ts';
 import { connectionsPerProcess, startSubscribers } from './live-subscribers.ts';
-import { cpuMsOf, freshDatabase, machineBusyMs, peakRssSampler, startBenchApi, startNpmStart } from './support.ts';
+import { cpuMsOf, freshDatabase, machineBusyMs, outputOf, peakRssSampler, startBenchApi, startNpmStart } from './support.ts';
 
 /**
  * `npm run bench:onsale`: an on-sale as a ticketing company meets it. One occurrence with 1,000
@@ -543,22 +542,15 @@ async function main() {
  * client, connection pool and timing, the same six requests and quantities; it prints one JSON line.
  */
 async function outsideWalk(origin: string, key: string, first: number): Promise<SaleFigures> {
-  const out = await new Promise<string>((resolve, reject) =>
-    execFile(
-      'go',
-      [
-        'run',
-        'bench/outside/onsale.go',
-        `-origin=${origin}`,
-        `-key=${key}`,
-        `-buyers=${BUYERS}`,
-        `-connections=${CONNECTIONS}`,
-        `-first=${first}`,
-      ],
-      { maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
-    ),
-  );
+  const out = await outputOf('go', [
+    'run',
+    'bench/outside/onsale.go',
+    `-origin=${origin}`,
+    `-key=${key}`,
+    `-buyers=${BUYERS}`,
+    `-connections=${CONNECTIONS}`,
+    `-first=${first}`,
+  ]);
   const line = out.trim().split('\n').at(-1)!;
   const result = JSON.parse(line) as {
     confirmed: number;

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,15 @@ import { apiMallocEnvFrom } from '../src/malloc-env.ts';
 import pg from 'pg';
 import { migrateDeploy } from '../src/db/migrate.ts';
 import { databaseUrl, PG_ADMIN_URL } from '../test/support/env.ts';
+
+/** Runs `command` to its end and answers what it printed; a failure's message carries its stderr (the outside walks: Go). */
+export function outputOf(command: string, args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(command, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
+}
 
 /** A freshly migrated database `name` on the benchmark's PostgreSQL (TEST_PG_ADMIN_URL or the local server). */
 export async function freshDatabase(name: string): Promise<string> {
