@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AuthCache, CHANNEL_KEY_TABLES } from './auth-cache.ts';
+import { AuthCache, CHANNEL_KEY_TABLES, STAFF_TABLES } from './auth-cache.ts';
 
 /** Counts loads, answering `value` each time. */
 function loader(value: string) {
@@ -36,6 +36,21 @@ describe('AuthCache', () => {
     cache.forgetOrganisation('org_a');
     await read();
     expect(key.loads).toBe(loads + 1);
+  });
+
+  it("keeps a person's rights through an on-sale's changes, forgets them when their users, roles or assignments change", async () => {
+    const cache = new AuthCache();
+    const rights = loader('rights');
+    const read = () => cache.get('staff:p:org_a', rights.load, STAFF_TABLES);
+    expect(await read()).toBe('rights1');
+    for (const table of ['customers', 'channel_keys', 'sales_channels', 'api_keys', 'embed_sessions']) cache.changed('org_a', table);
+    expect(await read()).toBe('rights1');
+    for (const table of ['users', 'roles', 'role_assignments', 'accounts', 'organisations']) {
+      const before = rights.loads;
+      cache.changed('org_a', table);
+      await read();
+      expect(rights.loads).toBe(before + 1);
+    }
   });
 
   it('does not keep an answer loaded while a table it depends on changed (it may predate the change)', async () => {

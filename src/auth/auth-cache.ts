@@ -32,6 +32,16 @@ export const CHANNEL_KEY_TABLES: ReadonlySet<string> = new Set(['organisations',
 export const API_KEY_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts', 'api_keys']);
 /** What a customer token's answer depends on. */
 export const CUSTOMER_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts', 'customers']);
+/**
+ * What a person's rights in an organisation depend on: the organisation, its accounts, its users,
+ * their role assignments and the roles'. Not the sales credentials an on-sale changes by the
+ * thousand (a customer per buyer): an administrator's rights, and the streams of the
+ * admin screens following the sale (src/live/streams.ts reads them again every few seconds), stay
+ * cached through it.
+ */
+export const STAFF_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts', 'users', 'roles', 'role_assignments']);
+/** What an organisation read by its slug depends on: its own row. */
+export const ORGANISATION_TABLES: ReadonlySet<string> = new Set(['organisations']);
 
 interface Entry {
   value: unknown;

@@ -1,7 +1,7 @@
 import type { Database } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Organisation } from '../generated/prisma/client.ts';
-import { API_KEY_TABLES, AuthCache, CUSTOMER_TABLES } from './auth-cache.ts';
+import { API_KEY_TABLES, AuthCache, CUSTOMER_TABLES, ORGANISATION_TABLES, STAFF_TABLES } from './auth-cache.ts';
 import { authenticateChannelKey, isChannelKey, SALES_API_TAKES_CHANNEL_KEYS, sameChannel } from './channel-keys.ts';
 import { sha256 } from './keys.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
@@ -98,10 +98,14 @@ async function authenticateAuthorization(
 
 function organisationBySlug(db: Database, cache: AuthCache, slug: string): Promise<Organisation | null> {
   return cache
-    .get(`org:${slug}`, async () => {
-      const organisation = await db.organisation.findUnique({ where: { slug } });
-      return organisation ? { value: organisation, organisationId: organisation.id } : undefined;
-    })
+    .get(
+      `org:${slug}`,
+      async () => {
+        const organisation = await db.organisation.findUnique({ where: { slug } });
+        return organisation ? { value: organisation, organisationId: organisation.id } : undefined;
+      },
+      ORGANISATION_TABLES,
+    )
     .then((organisation) => organisation ?? null);
 }
 
@@ -297,10 +301,14 @@ async function authenticateStaff(
   tokenOrganisationId: string | null,
   organisationSlug: string | null,
 ): Promise<Authentication> {
-  const person = await cache.get(`person:${personId}`, async () => {
-    const row = await db.person.findUnique({ where: { id: personId }, select: { id: true, email: true } });
-    return row ? { value: row, organisationId: '' } : undefined;
-  });
+  const person = await cache.get(
+    `person:${personId}`,
+    async () => {
+      const row = await db.person.findUnique({ where: { id: personId }, select: { id: true, email: true } });
+      return row ? { value: row, organisationId: '' } : undefined;
+    },
+    STAFF_TABLES,
+  );
   if (!person) throw new AppError('UNAUTHENTICATED', 'The person of this token no longer exists.');
   const base = { kind: 'staff' as const, personId: person.id, email: person.email, tokenOrganisationId };
 
@@ -337,29 +345,33 @@ async function userRights(
   who: { personId: string } | { id: string },
 ): Promise<{ id: string; access: Access } | undefined> {
   const cacheKey = 'personId' in who ? `staff:${who.personId}:${organisationId}` : `user:${who.id}:${organisationId}`;
-  return cache.get(cacheKey, async () => {
-    const row = await db.user.findFirst({
-      where: { organisationId, status: 'active', ...who },
-      select: {
-        id: true,
-        roleAssignments: {
-          where: { role: { isDeleted: false } },
-          select: { id: true, accountId: true, roleId: true, role: { select: { permissions: true, name: true } } },
+  return cache.get(
+    cacheKey,
+    async () => {
+      const row = await db.user.findFirst({
+        where: { organisationId, status: 'active', ...who },
+        select: {
+          id: true,
+          roleAssignments: {
+            where: { role: { isDeleted: false } },
+            select: { id: true, accountId: true, roleId: true, role: { select: { permissions: true, name: true } } },
+          },
         },
-      },
-    });
-    if (!row) return undefined;
-    const access = new Access(
-      grantsFromAssignments(
-        row.roleAssignments.map((a) => ({
-          accountId: a.accountId,
-          permissions: a.role.permissions,
-          assignmentId: a.id,
-          role: { id: a.roleId, name: a.role.name },
-        })),
-      ),
-      new Set(row.roleAssignments.map((a) => a.roleId)),
-    );
-    return { value: { id: row.id, access }, organisationId };
-  });
+      });
+      if (!row) return undefined;
+      const access = new Access(
+        grantsFromAssignments(
+          row.roleAssignments.map((a) => ({
+            accountId: a.accountId,
+            permissions: a.role.permissions,
+            assignmentId: a.id,
+            role: { id: a.roleId, name: a.role.name },
+          })),
+        ),
+        new Set(row.roleAssignments.map((a) => a.roleId)),
+      );
+      return { value: { id: row.id, access }, organisationId };
+    },
+    STAFF_TABLES,
+  );
 }

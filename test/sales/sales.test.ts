@@ -311,6 +311,36 @@ describe('checkout holds tickets', () => {
     expect(occurrence.availability).toEqual([{ ticketTypeId: catalogue.ticketTypeId, available: 7 }]);
   });
 
+  it("an administrator's rights stay cached while buyers become customers; a change of their users or roles is read again", async () => {
+    const runtime = app().runtime;
+    await expect.poll(() => runtime.notices.listening).toBe(true);
+    const customerNotices: string[] = [];
+    runtime.notices.subscribe({
+      tables: new Set(['customers']),
+      changed: (organisationId) => void (organisationId === org.organisation.id && customerNotices.push(organisationId)),
+      forgetAll: () => undefined,
+    });
+    /** The statements an administrator's list request sends that read who they are in the organisation. */
+    const rightsRead = async () => {
+      const requestId = `rights-${randomBytes(4).toString('hex')}`;
+      const sent: string[] = [];
+      const stop = watchStatements(runtime.db, ({ text, requestId: id }) => id === requestId && sent.push(text));
+      const res = await api(app, 'GET', '/v1/events?limit=1', { ...asAdmin(org), headers: { 'x-request-id': requestId } }).finally(stop);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return sent.filter((text) => /"role_assignments"/.test(text));
+    };
+    await rightsRead();
+    const catalogue = await createCatalogue(app, org, { capacity: 5 });
+    const shop = await createChannel(app, org);
+    await buy(app, shop.publishable, catalogue, 1, `first-${randomBytes(3).toString('hex')}@example.test`);
+    await expect.poll(() => customerNotices.length).toBeGreaterThan(0);
+    // The notice of the new customer arrived: the rights are still served from the cache.
+    expect(await rightsRead()).toEqual([]);
+    // A change of the organisation's rights (what a role assignment's notice does) reads them again.
+    runtime.authCache.changed(org.organisation.id, 'role_assignments');
+    expect(await rightsRead()).toHaveLength(1);
+  });
+
   it('never oversells: many concurrent checkouts at the last tickets hold exactly what remains', async () => {
     const catalogue = await createCatalogue(app, org, { capacity: 7 });
     const channel = await createChannel(app, org);
