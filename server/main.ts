@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { startApi } from './app.ts';
 import { startMetricsServer } from '../src/http/metrics.ts';
 import { createRuntime } from '../src/runtime.ts';
+import { warmDatabase } from '../src/db/client.ts';
 import { startTracing } from '../src/tracing.ts';
 import { createLogger } from '../src/log.ts';
 import { apiMallocEnvFrom } from '../src/malloc-env.ts';
@@ -27,6 +28,8 @@ async function main(): Promise<void> {
   // Before anything that could start a span or a Temporal client (docs/operating.md "Traces").
   const tracing = await startTracing(config, 'api');
   const runtime = createRuntime(config);
+  if (!(await warmDatabase(runtime.db, 5_000)))
+    runtime.logger.warn('the database did not answer at start: the first requests meet it cold');
   const running = await startApi(runtime, config.PORT, config.HOST);
   runtime.logger.info({ url: running.url, pid: process.pid }, 'API listening');
   if (config.METRICS_PORT !== undefined) {

@@ -96,3 +96,27 @@ export function poolOf(db: Database): pg.Pool {
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && ['P2002', '23505'].includes((error as { code?: unknown }).code as string);
 }
+
+/**
+ * Readies `db` for a process's first requests. Prisma compiles its query compiler (WebAssembly) at
+ * its first query, and that first query runs its code for the first time: ~100-150 ms on two
+ * cores, which the first request of a new API process waited for, and with it every request of an
+ * on-sale's first burst that met the process then. The API does it before it listens. A database
+ * that does not answer within `timeoutMs` is not waited for: requests then meet it as they would
+ * have. Answers whether the database answered.
+ */
+export async function warmDatabase(db: Database, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const warm = (async () => {
+    await db.$connect();
+    // A query of a shape requests send (an organisation by id), for no row: its plan is compiled and run once.
+    await db.organisation.findFirst({ where: { id: '' }, select: { id: true } });
+    return true;
+  })().catch(() => false);
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  try {
+    return await Promise.race([warm, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
