@@ -3,18 +3,14 @@ import type { ChangeSubscriber } from '../db/change-notices.ts';
 /**
  * Pages every caller of one key sees alike (a sales channel's listings), read once and shared: a
  * request for a page being read already gets that read's answer, and for `freshMs` after a read
- * started its answer serves every request for the page. The first request after that reads the
- * page again and waits for it; requests that come while that read runs get the page before it at
- * once rather than queue behind it (an on-sale's buyers would otherwise all wait for a read that
- * waits for a pooled connection the checkouts hold). A change of the organisation's catalogue
- * forgets its pages, earlier ones too, in this process at once (ResultCache's mutations tell it)
- * and in every other when PostgreSQL's change notice arrives (`tables`); while notices are not
- * known to arrive, only reads in flight are shared. What `tables` leaves out (sales moving the
- * inventory) shows at most `freshMs` and one read late. At most `max` pages are kept; a failed
- * read is not. src/http/shared-pages.test.ts, test/sales/listings-shared.test.ts.
+ * started its answer serves every request for the page. A change of the organisation's catalogue
+ * forgets its pages, in this process at once (ResultCache's mutations tell it) and in every other
+ * when PostgreSQL's change notice arrives (`tables`); while notices are not known to arrive, only
+ * reads in flight are shared. What `tables` leaves out (sales moving the inventory) shows at most
+ * `freshMs` late. At most `max` pages are kept; a failed read is not.
  */
 export class SharedPages<T> implements ChangeSubscriber {
-  #pages = new Map<string, Page<T>>();
+  #pages = new Map<string, { organisationId: string; startedAt: number; settled: boolean; answer: Promise<T> }>();
 
   constructor(
     readonly freshMs: number,
@@ -39,17 +35,14 @@ export class SharedPages<T> implements ChangeSubscriber {
   get(organisationId: string, key: string, read: () => Promise<T>): Promise<T> {
     const now = Date.now();
     const known = this.#pages.get(key);
-    if (known && !known.settled) return known.before && this.canKeep() ? known.before : known.answer;
-    if (known && this.canKeep() && now - known.startedAt < this.freshMs) return known.answer;
+    if (known && (!known.settled || (this.canKeep() && now - known.startedAt < this.freshMs))) return known.answer;
     this.#pages.delete(key);
     if (this.#pages.size >= this.max) this.#pages.delete(this.#pages.keys().next().value!);
-    const page: Page<T> = { organisationId, startedAt: now, settled: false, answer: read() };
-    if (known && this.freshMs > 0) page.before = known.answer;
+    const page = { organisationId, startedAt: now, settled: false, answer: read() };
     this.#pages.set(key, page);
     page.answer.then(
       () => {
         page.settled = true;
-        page.before = undefined;
         if (this.freshMs <= 0 && this.#pages.get(key) === page) this.#pages.delete(key);
       },
       () => {
@@ -58,13 +51,4 @@ export class SharedPages<T> implements ChangeSubscriber {
     );
     return page.answer;
   }
-}
-
-interface Page<T> {
-  organisationId: string;
-  startedAt: number;
-  settled: boolean;
-  answer: Promise<T>;
-  /** While this page is read again: the answer of the read before it, for the requests that come meanwhile. */
-  before?: Promise<T>;
 }

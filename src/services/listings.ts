@@ -124,9 +124,8 @@ type Listings = Awaited<ReturnType<typeof readListings>>;
 /**
  * An on-sale's buyers all ask for the same listings in the same moment: a channel's page is read
  * once for all of them (src/http/shared-pages.ts): while it is being read, and for LISTINGS_SHARED_FOR
- * after, every request for it gets that read's answer; while it is read again, requests get the page
- * before. A change of the catalogue (events, occurrences, ticket types, the channel) shows at once;
- * what sales hold and sell shows at most that late, and one read. Nothing
+ * after, every request for it gets that read's answer. A change of the catalogue (events, occurrences,
+ * ticket types, the channel) shows at once; what sales hold and sell shows at most that late. Nothing
  * that decides who gets a ticket reads it: a cart holds tickets against the inventory rows themselves,
  * exactly. test/sales/listings-shared.test.ts.
  */
