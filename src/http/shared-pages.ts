@@ -8,6 +8,11 @@ import type { ChangeSubscriber } from '../db/change-notices.ts';
  * when PostgreSQL's change notice arrives (`tables`); while notices are not known to arrive, only
  * reads in flight are shared. What `tables` leaves out (sales moving the inventory) shows at most
  * `freshMs` late. At most `max` pages are kept; a failed read is not.
+ *
+ * A request for a page that is being read again waits for that read, rather than getting the page
+ * before it: under an on-sale, buyers waiting here hold nothing, and the ones served the older page
+ * at once only queued at the cart and at payment instead, whose p99 doubled (bench/README.md,
+ * "On-sale"). src/http/shared-pages.test.ts.
  */
 export class SharedPages<T> implements ChangeSubscriber {
   #pages = new Map<string, { organisationId: string; startedAt: number; settled: boolean; answer: Promise<T> }>();
