@@ -28,8 +28,8 @@ async function main(): Promise<void> {
   // Before anything that could start a span or a Temporal client (docs/operating.md "Traces").
   const tracing = await startTracing(config, 'api');
   const runtime = createRuntime(config);
-  if (!(await warmDatabase(runtime.db, 5_000)))
-    runtime.logger.warn('the database did not answer at start: the first requests meet it cold');
+  const notReady = await warmDatabase(runtime.db, 5_000);
+  if (notReady) runtime.logger.warn({ reason: notReady }, 'the database was not ready at start: the first requests meet it cold');
   const running = await startApi(runtime, config.PORT, config.HOST);
   runtime.logger.info({ url: running.url, pid: process.pid }, 'API listening');
   if (config.METRICS_PORT !== undefined) {

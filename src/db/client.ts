@@ -103,17 +103,17 @@ export function isUniqueViolation(error: unknown): boolean {
  * cores, which the first request of a new API process waited for, and with it every request of an
  * on-sale's first burst that met the process then. The API does it before it listens. A database
  * that does not answer within `timeoutMs` is not waited for: requests then meet it as they would
- * have. Answers whether the database answered.
+ * have. Answers null once ready, else why not (the error, or that no answer came in time).
  */
-export async function warmDatabase(db: Database, timeoutMs: number): Promise<boolean> {
+export async function warmDatabase(db: Database, timeoutMs: number): Promise<string | null> {
   let timer: NodeJS.Timeout | undefined;
   const warm = (async () => {
     await db.$connect();
     // A query of a shape requests send (an organisation by id), for no row: its plan is compiled and run once.
     await db.organisation.findFirst({ where: { id: '' }, select: { id: true } });
-    return true;
-  })().catch(() => false);
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    return null;
+  })().catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs)));
   try {
     return await Promise.race([warm, late]);
   } finally {

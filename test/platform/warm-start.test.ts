@@ -31,7 +31,7 @@ describe('warmDatabase', () => {
     const sent: string[] = [];
     const stop = watchStatements(db, ({ text }) => sent.push(text));
     try {
-      expect(await warmDatabase(db, 10_000)).toBe(true);
+      expect(await warmDatabase(db, 10_000)).toBeNull();
     } finally {
       stop();
     }
@@ -45,7 +45,9 @@ describe('warmDatabase', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const closedPort = (closed.address() as { port: number }).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    expect(await warmDatabase(client(`postgres://postgres:postgres@127.0.0.1:${closedPort}/postgres`), 10_000)).toBe(false);
+    expect(await warmDatabase(client(`postgres://postgres:postgres@127.0.0.1:${closedPort}/postgres`), 10_000)).toMatch(
+      /ECONNREFUSED|connect/i,
+    );
 
     // A server that takes the connection and says nothing: the timeout ends the wait.
     const sockets: Socket[] = [];
@@ -53,7 +55,7 @@ describe('warmDatabase', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const port = (silent.address() as { port: number }).port;
-      expect(await warmDatabase(client(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`), 300)).toBe(false);
+      expect(await warmDatabase(client(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`), 300)).toBe('no answer within 300 ms');
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
@@ -64,7 +66,7 @@ describe('warmDatabase', () => {
     // A port that refuses at first, then forwards to the database.
     const port = await findFreePort();
     const db = client(`postgres://postgres:postgres@127.0.0.1:${port}/${database.name}`);
-    expect(await warmDatabase(db, 10_000)).toBe(false);
+    expect(await warmDatabase(db, 10_000)).not.toBeNull();
     const target = new URL(database.url);
     const proxy = createServer((socket) => {
       const upstream = connect(Number(target.port || 5432), target.hostname);
@@ -81,7 +83,7 @@ describe('warmDatabase', () => {
     }
   });
 
-  it('an API process whose database does not answer at start still starts, and says the first requests meet it cold', async () => {
+  it('an API process whose database does not answer at start still starts, and says why and that the first requests meet it cold', async () => {
     const [port, databasePort] = await Promise.all([findFreePort(), findFreePort()]);
     const api = spawnProcess(
       ['--import', 'tsx', 'server/main.ts'],
@@ -99,7 +101,7 @@ describe('warmDatabase', () => {
     );
     try {
       await api.waitFor(/API listening/, 60_000);
-      expect(api.output()).toMatch(/the database did not answer at start/);
+      expect(api.output()).toMatch(/the database was not ready at start/);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     } finally {
       await api.stop();
