@@ -41,10 +41,7 @@ describe('warmDatabase', () => {
 
   it('gives up on a database that refuses connections, or accepts them and never answers', async () => {
     // A port nothing listens on: refused at once.
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as { port: number }).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const closedPort = await findFreePort();
     expect(await warmDatabase(client(`postgres://postgres:postgres@127.0.0.1:${closedPort}/postgres`), 10_000)).toMatch(
       /ECONNREFUSED|connect/i,
     );
