@@ -74,4 +74,64 @@ describe('AuthCache', () => {
     expect(await kept).toBe('v3');
     expect(await cache.get('channel-key:k', slow, CHANNEL_KEY_TABLES)).toBe('v3');
   });
+
+  it('answers the requests that miss an entry at once from one load, unless what it depends on changed meanwhile', async () => {
+    const cache = new AuthCache();
+    let release!: () => void;
+    let gate = new Promise<void>((resolve) => (release = resolve));
+    let loads = 0;
+    const slow = async () => {
+      loads += 1;
+      const mine = loads;
+      await gate;
+      return { value: { load: mine }, organisationId: 'org_a' };
+    };
+    const read = () => cache.get('channel-key:h', slow, CHANNEL_KEY_TABLES);
+
+    const first = [read(), read(), read()];
+    // A change of a table the entry does not depend on: the next request still joins the load.
+    cache.changed('org_a', 'customers');
+    first.push(read());
+    release();
+    const answers = await Promise.all(first);
+    expect(loads).toBe(1);
+    // One answer, the same object, for every request; and kept.
+    expect(new Set(answers).size).toBe(1);
+    expect(await read()).toBe(answers[0]);
+
+    // A change the entry depends on, while a load runs: a request after it reads again.
+    cache.changed('org_a', 'channel_keys');
+    gate = new Promise<void>((resolve) => (release = resolve));
+    const before = read();
+    cache.changed('org_a', 'channel_keys');
+    const after = read();
+    release();
+    expect((await before)!.load).toBe(2);
+    expect((await after)!.load).toBe(3);
+    expect(loads).toBe(3);
+  });
+
+  it('shares no load while entries may not be served, nor a failed one afterwards', async () => {
+    let serving = false;
+    const cache = new AuthCache(undefined, () => serving);
+    const key = loader('key');
+    await Promise.all([cache.get('channel-key:h', key.load, CHANNEL_KEY_TABLES), cache.get('channel-key:h', key.load, CHANNEL_KEY_TABLES)]);
+    expect(key.loads).toBe(2);
+
+    serving = true;
+    let fail = true;
+    let loads = 0;
+    const flaky = async () => {
+      loads += 1;
+      await Promise.resolve();
+      if (fail) throw new Error('the database went away');
+      return { value: 'v', organisationId: 'org_a' };
+    };
+    const failed = [cache.get('channel-key:f', flaky, CHANNEL_KEY_TABLES), cache.get('channel-key:f', flaky, CHANNEL_KEY_TABLES)];
+    for (const answer of failed) await expect(answer).rejects.toThrow('the database went away');
+    expect(loads).toBe(1);
+    fail = false;
+    expect(await cache.get('channel-key:f', flaky, CHANNEL_KEY_TABLES)).toBe('v');
+    expect(loads).toBe(2);
+  });
 });

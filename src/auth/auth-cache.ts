@@ -61,6 +61,13 @@ export class AuthCache implements ChangeSubscriber {
   #generation = 0;
   /** Forgettings per table (a change notice names one), for answers that depend on a few tables only. */
   #tableGenerations = new Map<string, number>();
+  /**
+   * Loads in flight, by key: the requests that miss the same entry at once (an on-sale's first
+   * buyers, all on one channel key) share one read instead of sending one each. A request joins a
+   * load only if nothing it depends on was forgotten since the load began, as it would then have to
+   * be read after the change. src/auth/auth-cache.test.ts.
+   */
+  #loading = new Map<string, { generation: number; answer: Promise<unknown> }>();
 
   /**
    * @param ttlMs 0 disables the cache.
@@ -76,16 +83,36 @@ export class AuthCache implements ChangeSubscriber {
    * the answer (by default every table of AUTH_TABLES): a change notice of another table, such as
    * the customers an on-sale creates by the thousand, then leaves it cached.
    */
-  async get<T>(
+  get<T>(
     key: string,
     load: () => Promise<{ value: T; organisationId: string } | undefined>,
     dependsOn: ReadonlySet<string> = AUTH_TABLES,
   ): Promise<T | undefined> {
-    const now = Date.now();
     const serving = this.ttlMs > 0 && this.canServe();
     const hit = serving ? this.#entries.get(key) : undefined;
-    if (hit && hit.expiresAt > now) return hit.value as T;
+    if (hit && hit.expiresAt > Date.now()) return Promise.resolve(hit.value as T);
     const generation = this.#generationOf(dependsOn);
+    const loading = serving ? this.#loading.get(key) : undefined;
+    if (loading && loading.generation === generation) return loading.answer as Promise<T | undefined>;
+    const answer = this.#load(key, load, dependsOn, serving, generation);
+    if (serving) {
+      this.#loading.set(key, { generation, answer });
+      const settled = () => {
+        if (this.#loading.get(key)?.answer === answer) this.#loading.delete(key);
+      };
+      answer.then(settled, settled);
+    }
+    return answer;
+  }
+
+  async #load<T>(
+    key: string,
+    load: () => Promise<{ value: T; organisationId: string } | undefined>,
+    dependsOn: ReadonlySet<string>,
+    serving: boolean,
+    generation: number,
+  ): Promise<T | undefined> {
+    const now = Date.now();
     const loaded = await load();
     if (!loaded) {
       this.#entries.delete(key);

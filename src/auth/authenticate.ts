@@ -4,14 +4,12 @@ import type { Organisation } from '../generated/prisma/client.ts';
 import { API_KEY_TABLES, AuthCache, CUSTOMER_TABLES, ORGANISATION_TABLES, STAFF_TABLES } from './auth-cache.ts';
 import { authenticateChannelKey, isChannelKey, SALES_API_TAKES_CHANNEL_KEYS, sameChannel } from './channel-keys.ts';
 import { sha256 } from './keys.ts';
+import { lastUseDue } from './last-use.ts';
 import { Access, grantsFromAssignments, grantsFromScopes } from './permissions.ts';
 import type { Authentication, Principal } from './principal.ts';
 import type { TokenService } from './tokens.ts';
 
 export type { Authentication, Principal } from './principal.ts';
-
-/** lastUsedAt is written when it is older than this, so a hot key costs no write per request. */
-const LAST_USED_PRECISION_MS = 10_000;
 
 /**
  * Who is calling and for which organisation. A credential that is present but not good is
@@ -135,7 +133,7 @@ async function authenticateApiKey(db: Database, cache: AuthCache, key: string, o
   const refusal = apiKeyRefusal(apiKey, now);
   if (refusal) throw refusal;
   assertSameOrganisation(apiKey.organisation, organisationSlug);
-  if (!apiKey.lastUsedAt || now - apiKey.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
+  if (lastUseDue(apiKey.id, apiKey.lastUsedAt, now)) {
     apiKey.lastUsedAt = new Date(now);
     await db.apiKey.update({ where: { id: apiKey.id }, data: { lastUsedAt: apiKey.lastUsedAt } });
   }

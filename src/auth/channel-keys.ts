@@ -5,6 +5,7 @@ import type { Authentication } from './principal.ts';
 import type { ChannelPrincipal } from '../context.ts';
 import type { SalesChannel } from '../generated/prisma/client.ts';
 import { sha256 } from './keys.ts';
+import { lastUseDue } from './last-use.ts';
 import { Access } from './permissions.ts';
 
 /**
@@ -26,9 +27,6 @@ export const SALES_API_TAKES_CHANNEL_KEYS =
 
 /** The message of a channel key on a management field. */
 export const CHANNEL_KEYS_SALES_ONLY = 'Channel keys authenticate the sales API only.';
-
-/** Same precision as organisation API keys: a hot key costs no write per request. */
-const LAST_USED_PRECISION_MS = 10_000;
 
 export function isChannelKey(credential: string): boolean {
   return credential.startsWith(CHANNEL_KEY_PREFIXES.publishable) || credential.startsWith(CHANNEL_KEY_PREFIXES.secret);
@@ -63,7 +61,7 @@ export async function authenticateChannelKey(
   if (channelKey.channel.account.isDeleted) throw new AppError('UNAUTHENTICATED', 'The account of this sales channel was deleted.');
   if (organisationSlug !== null && organisationSlug !== channelKey.organisation.slug) throw new AppError('ORG_MISMATCH');
   const now = Date.now();
-  if (!channelKey.lastUsedAt || now - channelKey.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
+  if (lastUseDue(channelKey.id, channelKey.lastUsedAt, now)) {
     channelKey.lastUsedAt = new Date(now);
     await db.channelKey.update({ where: { id: channelKey.id }, data: { lastUsedAt: channelKey.lastUsedAt } });
   }

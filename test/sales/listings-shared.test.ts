@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watchStatements } from '../../src/db/client.ts';
+import { query } from '../support/db.ts';
 import { startTwoApps, useTestApp, type AppPair, type AppRef } from '../support/app.ts';
 import { api, createAccount, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 import { buy, createChannel, createCatalogue, type Catalogue, type Channel } from '../support/sales.ts';
@@ -53,6 +55,47 @@ describe('listings shared by an on-sale’s buyers', () => {
     // One read serves every request that arrives while it runs.
     expect(sent.length).toBeGreaterThanOrEqual(1);
     expect(sent.length).toBeLessThan(buyers / 3);
+  });
+
+  it('a burst of buyers on a key the process has not seen reads the key once and writes its last use once', async () => {
+    const fresh = await createChannel(app, org);
+    await expect.poll(() => app().runtime.notices.listening).toBe(true);
+    const burst = `key-burst-${randomBytes(4).toString('hex')}`;
+    const reads: string[] = [];
+    const writes: string[] = [];
+    const stop = watchStatements(app().runtime.db, ({ text, requestId }) => {
+      if (!requestId?.startsWith(burst)) return;
+      if (/^\s*SELECT[\s\S]*FROM "public"\."channel_keys"/.test(text)) reads.push(requestId);
+      if (/^\s*UPDATE "public"\."channel_keys"/.test(text)) writes.push(requestId);
+    });
+    // The key's table is locked until every buyer has asked, so that all of them miss the cache
+    // together, as the first burst meeting a new process does.
+    const locker = new pg.Client({ connectionString: app().database.url });
+    await locker.connect();
+    const buyers = 30;
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE channel_keys IN ACCESS EXCLUSIVE MODE');
+      const answers = Promise.all(
+        Array.from({ length: buyers }, (_, i) =>
+          list(fresh.publishable, { 'x-request-id': `${burst}-${i}`, 'x-forwarded-for': `10.9.1.${i}` }),
+        ),
+      );
+      await wait(500);
+      await locker.query('COMMIT');
+      expect((await answers).map((res) => res.status)).toEqual(Array(buyers).fill(200));
+    } finally {
+      stop();
+      await locker.end();
+    }
+    expect(reads).toHaveLength(1);
+    expect(writes).toHaveLength(1);
+    const [row] = await query<{ lastUsedAt: Date | null }>(
+      app,
+      'SELECT "lastUsedAt" FROM channel_keys WHERE "channelId" = $1 AND kind = $2',
+      [fresh.channelId, 'publishable'],
+    );
+    expect(row!.lastUsedAt).not.toBeNull();
   });
 
   it('shows what orders hold within LISTINGS_SHARED_FOR, a change of the catalogue at once, and judges carts exactly', async () => {
