@@ -50,6 +50,11 @@ export interface RequestContext {
    */
   reauthenticate: () => Promise<Authentication>;
   /**
+   * The credential clock (src/auth/auth-cache.ts `now`) just before the principal and rights were
+   * read: work that starts after they changed reads them again first (src/auth/current-rights.ts).
+   */
+  rightsReadAt: number;
+  /**
    * A subscription's request: the Last-Event-ID it resumes after, its follower (a topic stream,
    * src/live/followers.ts) and the execution arguments its events are executed with (src/live/sse.ts).
    */

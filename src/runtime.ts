@@ -92,7 +92,9 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
   const notices = new ChangeNotices(config.DATABASE_URL, logger);
   const listening = () => notices.listening;
   const authCache = new AuthCache(undefined, listening);
-  const resultCache = new ResultCache(config.RESULT_CACHE_TTL, listening, CATALOGUE_CHANGES);
+  const resultCache = new ResultCache(config.RESULT_CACHE_TTL, listening, CATALOGUE_CHANGES, (caller) =>
+    authCache.readBeforeChange(caller),
+  );
   const listings = new SharedPages<unknown>(config.LISTINGS_SHARED_FOR, listening, LISTED_CATALOGUE);
   resultCache.alsoForget(listings);
   notices.subscribe(authCache);

@@ -135,3 +135,34 @@ describe('AuthCache', () => {
     expect(loads).toBe(2);
   });
 });
+
+describe('the credential clock', () => {
+  it('tells a reading taken before a change of what a credential depends on from one taken after', () => {
+    const cache = new AuthCache();
+    const before = cache.now();
+    cache.changed('org_a', 'customers');
+    // A buyer's new customer row leaves a staff member's and a channel key's readings current.
+    expect(cache.changedSince('org_a', before, STAFF_TABLES)).toBe(false);
+    expect(cache.changedSince('org_a', before, CHANNEL_KEY_TABLES)).toBe(false);
+    cache.changed('org_a', 'role_assignments');
+    expect(cache.changedSince('org_a', before, STAFF_TABLES)).toBe(true);
+    expect(cache.changedSince('org_b', before, STAFF_TABLES)).toBe(false);
+    const after = cache.now();
+    expect(cache.changedSince('org_a', after, STAFF_TABLES)).toBe(false);
+    // A change this process made itself names no table: every reading of the organisation moved.
+    cache.forgetOrganisation('org_a');
+    expect(cache.changedSince('org_a', after, CHANNEL_KEY_TABLES)).toBe(true);
+    // Missed notices move every organisation.
+    const beforeAll = cache.now();
+    cache.forgetAll();
+    expect(cache.changedSince('org_b', beforeAll, STAFF_TABLES)).toBe(true);
+  });
+
+  it('stays bounded by counting every organisation as changed when it forgets their times', () => {
+    const cache = new AuthCache();
+    const before = cache.now();
+    for (let n = 0; n < 10_001; n += 1) cache.changed(`org_${n}`, 'users');
+    expect(cache.changedSince('org_quiet', before, STAFF_TABLES)).toBe(true);
+    expect(cache.changedSince('org_quiet', cache.now(), STAFF_TABLES)).toBe(false);
+  });
+});

@@ -1,4 +1,5 @@
 import type { ChangeSubscriber } from '../db/change-notices.ts';
+import type { Principal } from './principal.ts';
 
 /**
  * An in-process cache of what authentication reads on every request: API keys and channel keys
@@ -43,6 +44,24 @@ export const STAFF_TABLES: ReadonlySet<string> = new Set(['organisations', 'acco
 /** What an organisation read by its slug depends on: its own row. */
 export const ORGANISATION_TABLES: ReadonlySet<string> = new Set(['organisations']);
 
+const SHOPPER_TABLES: ReadonlySet<string> = new Set([...CHANNEL_KEY_TABLES, ...CUSTOMER_TABLES]);
+
+/** The tables a principal's authentication answer depends on (src/auth/authenticate.ts reads it so). */
+export function credentialTables(principal: Principal): ReadonlySet<string> {
+  switch (principal.kind) {
+    case 'staff':
+      return STAFF_TABLES;
+    case 'apiKey':
+      return API_KEY_TABLES;
+    case 'channel':
+      return principal.customerId ? SHOPPER_TABLES : CHANNEL_KEY_TABLES;
+    case 'customer':
+      return CUSTOMER_TABLES;
+    default:
+      return AUTH_TABLES;
+  }
+}
+
 interface Entry {
   value: unknown;
   organisationId: string;
@@ -50,6 +69,9 @@ interface Entry {
   /** The tables whose changes can change this answer. */
   dependsOn: ReadonlySet<string>;
 }
+
+/** Changes (organisation and table) whose time the clock remembers; beyond, it forgets them all at once. */
+const MAX_CHANGE_TIMES = 10_000;
 
 export class AuthCache implements ChangeSubscriber {
   readonly tables = AUTH_TABLES;
@@ -68,6 +90,17 @@ export class AuthCache implements ChangeSubscriber {
    * be read after the change. src/auth/auth-cache.test.ts.
    */
   #loading = new Map<string, { generation: number; answer: Promise<unknown> }>();
+  /**
+   * A clock of credential changes: it moves at every forgetting, and remembers per organisation
+   * when its credentials last changed. A request notes the time before it authenticates
+   * (`RequestContext.rightsReadAt`); rights read before a change the request only acts on later (a
+   * body arriving late, a wait for a connection) are read again before the work runs, and the
+   * caches keyed by caller do not keep what such a request computed (`changedSince`).
+   */
+  #clock = 0;
+  #changedAt = new Map<string, number>();
+  /** When everything was last forgotten, or organisations' times were dropped to bound the map. */
+  #allChangedAt = 0;
 
   /**
    * @param ttlMs 0 disables the cache.
@@ -131,8 +164,42 @@ export class AuthCache implements ChangeSubscriber {
     return sum;
   }
 
+  /** The credential clock now: note it before reading a credential (see `changedSince`). */
+  now(): number {
+    return this.#clock;
+  }
+
+  /**
+   * Whether something of the organisation in `tables` (what a credential's answer depends on,
+   * `credentialTables`) may have changed since the clock read `at`: true when this process forgot
+   * any of it since, or could not tell (notices were missed).
+   */
+  changedSince(organisationId: string, at: number, tables: ReadonlySet<string> = AUTH_TABLES): boolean {
+    if (this.#allChangedAt > at || (this.#changedAt.get(`${organisationId}|*`) ?? 0) > at) return true;
+    for (const table of tables) if ((this.#changedAt.get(`${organisationId}|${table}`) ?? 0) > at) return true;
+    return false;
+  }
+
+  /** Whether `caller`'s credential was read before a change of what it depends on (see `changedSince`). */
+  readBeforeChange(caller: { organisation: { id: string } | null; principal: Principal | null; rightsReadAt?: number }): boolean {
+    if (!caller.organisation || !caller.principal || caller.rightsReadAt === undefined) return false;
+    return this.changedSince(caller.organisation.id, caller.rightsReadAt, credentialTables(caller.principal));
+  }
+
+  /** Moves the clock for a change of `table` (every table: '*') of an organisation (of all: null). */
+  #tick(organisationId: string | null, table = '*'): void {
+    this.#clock += 1;
+    if (organisationId === null || this.#changedAt.size >= MAX_CHANGE_TIMES) {
+      // Dropping the organisations' times counts as a change of all of them: safe, never stale.
+      this.#changedAt.clear();
+      this.#allChangedAt = this.#clock;
+    }
+    if (organisationId !== null) this.#changedAt.set(`${organisationId}|${table}`, this.#clock);
+  }
+
   /** Forgets everything cached about one organisation (after any change to keys, roles or settings). */
   forgetOrganisation(organisationId: string): void {
+    this.#tick(organisationId);
     this.#generation += 1;
     for (const [key, entry] of this.#entries) if (entry.organisationId === organisationId) this.#entries.delete(key);
   }
@@ -140,12 +207,14 @@ export class AuthCache implements ChangeSubscriber {
   /** A change notice: forgets the organisation's answers that depend on `table` (all of them when no table is named). */
   changed(organisationId: string, table?: string): void {
     if (table === undefined || !AUTH_TABLES.has(table)) return this.forgetOrganisation(organisationId);
+    this.#tick(organisationId, table);
     this.#tableGenerations.set(table, (this.#tableGenerations.get(table) ?? 0) + 1);
     for (const [key, entry] of this.#entries)
       if (entry.organisationId === organisationId && entry.dependsOn.has(table)) this.#entries.delete(key);
   }
 
   forgetAll(): void {
+    this.#tick(null);
     this.#generation += 1;
     this.#entries.clear();
   }

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { judgeAgain, rightsMoved } from '../auth/current-rights.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError, databaseUnavailable, isDatabaseUnavailable, isErrorCode } from '../errors.ts';
 import { logScope, type Logger } from '../log.ts';
@@ -143,21 +144,31 @@ const operationObservability: Plugin<RequestContext> = {
   },
 };
 
-/** Catalogue results through the result cache (src/http/result-cache.ts), on every surface. */
+/**
+ * Catalogue results through the result cache (src/http/result-cache.ts), on every surface; every
+ * operation with the rights its credential holds as it starts (src/auth/current-rights.ts).
+ */
 const resultCache: Plugin<RequestContext> = {
   onExecute({ args, executeFn, setExecuteFn }) {
     const ctx = args.contextValue as RequestContext;
     setExecuteFn((envelopArgs) => {
       const executeArgs = graphqlArgs(envelopArgs);
-      return ctx.runtime.resultCache.run(
-        {
-          document: executeArgs.document,
-          operationName: executeArgs.operationName ?? null,
-          variableValues: executeArgs.variableValues ?? null,
-          contextValue: ctx,
-        },
-        () => executeFn(envelopArgs) as Promise<ExecutionResult>,
-      );
+      const run = () =>
+        ctx.runtime.resultCache.run(
+          {
+            document: executeArgs.document,
+            operationName: executeArgs.operationName ?? null,
+            variableValues: executeArgs.variableValues ?? null,
+            contextValue: ctx,
+          },
+          () => executeFn(envelopArgs) as Promise<ExecutionResult>,
+        );
+      if (!rightsMoved(ctx)) return run();
+      // A refusal here (the credential went) is the operation's answer, in the contract's envelope.
+      return judgeAgain(ctx).then(run, (error: unknown) => {
+        if (error instanceof AppError) return { errors: [new GraphQLError(error.message, { originalError: error })] };
+        throw error;
+      });
     });
   },
 };

@@ -27,6 +27,7 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
     const organisationSlug = req.get('x-service-org')?.trim() || null;
     const credentials = { authorization: req.get('authorization'), channelKey: req.get('x-channel-key'), organisationSlug, surface };
     const reauthenticate = () => authenticate(runtime.db, runtime.tokens, credentials, runtime.authCache);
+    const rightsReadAt = runtime.authCache.now();
     const { principal, organisation, access } = await reauthenticate();
     const apiVersion = resolveVersion(req.get('service-version'), organisation?.apiVersion);
     res.setHeader('Service-Version', apiVersion);
@@ -49,6 +50,7 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
       userAgent: req.get('user-agent')?.slice(0, 512),
       setResponseHeader: (name, value) => res.append(name, value),
       reauthenticate,
+      rightsReadAt,
       live: { resumeAfter: req.get('last-event-id') ?? null },
     };
     res.locals.ctx = ctx;

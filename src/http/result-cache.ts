@@ -8,6 +8,8 @@ export interface CacheCaller {
   principal: Principal | null;
   organisation: { id: string } | null;
   apiVersion: string;
+  /** The credential clock when the principal was read (src/auth/auth-cache.ts `now`). */
+  rightsReadAt?: number;
 }
 
 /**
@@ -117,10 +119,16 @@ export class ResultCache implements ChangeSubscriber {
   /** Other caches of this process that a mutation here forgets too (src/http/shared-pages.ts). */
   #followers: Array<{ forgetOrganisation(organisationId: string): void }> = [];
 
+  /**
+   * @param rightsMoved whether the caller's rights may have changed since it authenticated
+   *   (src/auth/current-rights.ts): such a caller neither shares nor keeps a result, which its old
+   *   rights may have shaped and a later request with the new ones would be answered.
+   */
   constructor(
     readonly ttlMs = RESULT_CACHE_TTL_MS,
     private readonly canServe: () => boolean = () => true,
     tables: ReadonlySet<string> = new Set(),
+    private readonly rightsMoved: (caller: CacheCaller) => boolean = () => false,
   ) {
     this.tables = tables;
   }
@@ -223,7 +231,7 @@ export class ResultCache implements ChangeSubscriber {
       }
     }
     const key = this.keyFor(args.document, args.operationName, args.variableValues, ctx);
-    if (key === null) return execute();
+    if (key === null || this.rightsMoved(ctx)) return execute();
     const hit = this.get(key);
     if (hit) return hit;
     const pending = this.#inFlight.get(key);

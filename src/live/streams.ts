@@ -1,5 +1,6 @@
 import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
+import { judgeAgain, rightsMoved } from '../auth/current-rights.ts';
 import { AppError, isDatabaseUnavailable } from '../errors.ts';
 import type { Resync } from './transport.ts';
 
@@ -71,11 +72,12 @@ function interruptible<T>(inbox: Inbox, generator: AsyncGenerator<T>): AsyncGene
  * contract's refusal when it no longer authenticates, or when `allowed` says the rights went.
  */
 async function recheck(ctx: RequestContext, allowed: () => boolean): Promise<void> {
-  const current = await ctx.reauthenticate();
-  if (!current.principal) throw new AppError('UNAUTHENTICATED');
-  ctx.access = current.access;
+  await judgeAgain(ctx);
   if (!allowed()) throw new AppError('FORBIDDEN', 'The rights this subscription needs were withdrawn.');
 }
+
+/** A rights version no organisation has: rights read before a change, to be read again. */
+const STALE = 'stale';
 
 /** A stream's rights check (see rightsCheck). */
 export interface RightsCheck {
@@ -95,7 +97,9 @@ export interface RightsCheck {
  */
 export function rightsCheck(ctx: RequestContext, organisationId: string, allowed: () => boolean): RightsCheck {
   const live = ctx.runtime.live;
-  let seen = live.rightsVersion(organisationId);
+  // Rights read before a change that this process has forgotten already (the stream started after
+  // it) count as unread: the first event reads them again.
+  let seen = rightsMoved(ctx) ? STALE : live.rightsVersion(organisationId);
   return {
     get version() {
       return seen;
@@ -147,6 +151,7 @@ async function* followCounters<T>(
   const timer = setInterval(() => inbox.push({ kind: 'check' }), RECHECK_MS);
   timer.unref();
   try {
+    if (rightsMoved(ctx)) await judgeAgain(ctx);
     if (!allowed()) throw new AppError('FORBIDDEN');
     yield await read();
     const rights = rightsCheck(ctx, organisationId, allowed);

@@ -1,6 +1,7 @@
 import { channelOf, type ChannelPrincipal, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { authenticatedChannel } from '../auth/channel-keys.ts';
+import { rightsMoved } from '../auth/current-rights.ts';
 import type { SalesChannel } from '../generated/prisma/client.ts';
 import { LISTED_EVENT_STATUSES, salesClosed } from './sellability.ts';
 import { pageWindow, paginationInfo, type RawPageArgs } from '../pagination.ts';
@@ -130,6 +131,8 @@ type Listings = Awaited<ReturnType<typeof readListings>>;
  * exactly. test/sales/listings-shared.test.ts.
  */
 function sharedListings(ctx: RequestContext, channel: SalesChannel, window: ReturnType<typeof pageWindow>): Promise<Listings> {
+  // A request whose channel was read before a change of it reads its own page, and shares none.
+  if (rightsMoved(ctx)) return readListings(ctx, channel, window);
   const key = `${channel.organisationId}|${channel.id}|${window.take}|${window.offset}`;
   return (ctx.runtime.listings as SharedPages<Listings>).get(channel.organisationId, key, () => readListings(ctx, channel, window));
 }
