@@ -146,7 +146,8 @@ const schema = z.object({
   LISTINGS_SHARED_FOR: duration.default(parseDuration('250ms') as never),
   /**
    * Idempotency-Key: a request holding a key renews its claim every third of this while it runs; a
-   * claim not renewed for this long was lost with its process, and a retry may run the request.
+   * claim not renewed for this long was lost with its process, whose work may have committed: a
+   * retry is refused (409), never run again.
    */
   IDEMPOTENCY_CLAIM_TIMEOUT: duration.default(parseDuration('30s') as never),
   /**

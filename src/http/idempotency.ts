@@ -18,8 +18,9 @@ import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
  *
  * The namespace is everything that tells callers apart: the credential (an API key, a person, an
  * embed session, a channel key, a customer), the organisation, the API version and, for a storefront
- * calling with its public publishable key and no signed-in shopper, the sales session. Such a call
- * without a session (a browser's first cart) has nothing that is its own: its key is not kept.
+ * naming a sales session, the session. A storefront calling with its public publishable key and no
+ * signed-in shopper has nothing of its own but a session the service gave out: a call without one
+ * (a browser's first cart), or naming one that is not this channel's live session, keeps no key.
  *
  * Secrets: an answer is stored encrypted with the secrets key. Routes whose answer carries a token
  * pair keep nothing (`never`): every request runs, so a refresh token presented twice is still
@@ -29,8 +30,12 @@ import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
  * Bounded: keys stored per credential per day (and per client address for callers whose
  * credential is public); refusals of callers without a credential of their own are not kept; a
  * waiting request polls with growing pauses, or waits in memory when its own process holds the
- * claim, and only so many wait at once. A claim is renewed while its request runs, so only a
- * request whose process died is ever taken over.
+ * claim, and only so many wait at once.
+ *
+ * Run once: the quota is counted whichever request takes a key. A claim is renewed while its
+ * request runs, and an answer whose work is done is stored with retries; a claim that lapses all
+ * the same (its process died) is never run again, since its work may have committed: a retry is
+ * 409 CONFLICT saying so (test/platform/idempotency-attacks.test.ts).
  */
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -88,19 +93,52 @@ interface Row {
   lapsed: boolean;
 }
 
-/** Who is calling, as the namespace of their keys; `public` when the credential is not theirs alone. */
-function callerOf(ctx: RequestContext): { credential: string; public: boolean } | null {
+interface Caller {
+  /** Whose quota a stored key counts against. */
+  credential: string;
+  /** Whose keys these are: the credential and, for a storefront, the shopper's sales session. */
+  namespace: string;
+  /** The credential is not the caller's alone (a publishable key, or none). */
+  public: boolean;
+}
+
+/**
+ * Who is calling, as the namespace of their keys; null when the caller has nothing of its own. A
+ * storefront's keys are per sales session whenever it names one: a server calling with its secret
+ * key for many shoppers, or one signed-in shopper in two browsers, has a cart per session, and the
+ * first session's answer (its cart, its session) is not another's.
+ */
+async function callerOf(db: Database, ctx: RequestContext): Promise<Caller | null> {
   const p = ctx.principal;
-  if (!p) return { credential: `address:${clientBucket(ctx.clientIp)}`, public: true };
-  if (p.kind === 'staff') return { credential: `staff:${p.personId}`, public: false };
-  if (p.kind === 'apiKey') return { credential: `key:${p.apiKeyId}`, public: false };
-  if (p.kind === 'embed') return { credential: `embed:${p.sessionId}`, public: false };
-  if (p.kind === 'customer') return { credential: `customer:${p.customerId}`, public: false };
-  if (p.customerId) return { credential: `channel:${p.channelKeyId}:customer:${p.customerId}`, public: false };
-  if (p.keyKind === 'secret') return { credential: `channel:${p.channelKeyId}`, public: false };
-  // A publishable key lives in every browser of the storefront: only the sales session is the shopper's.
-  if (!ctx.liveSessionId) return null;
-  return { credential: `channel:${p.channelKeyId}:session:${ctx.liveSessionId}`, public: true };
+  const own = (credential: string): Caller => ({ credential, namespace: credential, public: false });
+  if (!p) {
+    const credential = `address:${clientBucket(ctx.clientIp)}`;
+    return { credential, namespace: credential, public: true };
+  }
+  if (p.kind === 'staff') return own(`staff:${p.personId}`);
+  if (p.kind === 'apiKey') return own(`key:${p.apiKeyId}`);
+  if (p.kind === 'embed') return own(`embed:${p.sessionId}`);
+  if (p.kind === 'customer') return own(`customer:${p.customerId}`);
+  const session = ctx.liveSessionId ? `:session:${ctx.liveSessionId}` : '';
+  if (p.customerId) {
+    const credential = `channel:${p.channelKeyId}:customer:${p.customerId}`;
+    return { credential, namespace: credential + session, public: false };
+  }
+  if (p.keyKind === 'secret')
+    return { credential: `channel:${p.channelKeyId}`, namespace: `channel:${p.channelKeyId}${session}`, public: false };
+  // A publishable key lives in every browser of the storefront: only a sales session the service
+  // gave out, to this channel and still alive, is the shopper's. Any other (made up, expired, or
+  // another shop's cookie) is no session: the call's key is not kept.
+  if (!ctx.liveSessionId || !(await sessionIsLive(db, ctx, p.channelId, ctx.liveSessionId))) return null;
+  const credential = `channel:${p.channelKeyId}${session}`;
+  return { credential, namespace: credential, public: true };
+}
+
+async function sessionIsLive(db: Database, ctx: RequestContext, channelId: string, sessionId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<unknown[]>`
+    SELECT 1 FROM sales_sessions
+     WHERE "organisationId" = ${ctx.organisation?.id ?? null} AND id = ${sessionId} AND "channelId" = ${channelId} AND "expiresAt" > now()`;
+  return rows.length === 1;
 }
 
 /** JSON with object keys in order, so two encodings of one body hash alike. */
@@ -139,17 +177,20 @@ export async function idempotently(
   if (!KEY.test(key)) {
     throw AppError.validation([{ path: 'Idempotency-Key', message: '1 to 255 printable ASCII characters (no spaces)' }]);
   }
-  const caller = callerOf(ctx);
-  if (options.replay === 'never' || !caller) return send(res, await answer());
+  if (options.replay === 'never') return send(res, await answer());
+  const caller = await callerOf(db, ctx);
+  if (!caller) return send(res, await answer());
   const organisationId = ctx.organisation?.id ?? null;
-  const id = sha256([caller.credential, organisationId ?? '-', ctx.apiVersion, key].join('\u0000'));
+  const id = sha256([caller.namespace, organisationId ?? '-', ctx.apiVersion, key].join('\u0000'));
   const requestHash = sha256(`${req.method} ${req.originalUrl}\u0000${canonical(req.body ?? null)}`);
   const claimToken = randomBytes(16).toString('base64url');
 
   const deadline = Date.now() + WAIT_MS;
   const claimKey = () => claim(db, id, organisationId, requestHash, claimToken, options.claimTimeoutMs);
-  if (await claimKey()) await withinQuota(ctx, caller, options, () => release(db, id, claimToken));
-  else if (await waitForAnswer(db, ctx, id, requestHash, deadline, res, claimKey)) return;
+  if (!(await claimKey()) && (await waitForAnswer(db, ctx, id, requestHash, deadline, res, claimKey))) return;
+  // Counted whichever way the key was taken: a twin of a request refused for the quota takes the
+  // key it gave back, and is refused in its turn.
+  await withinQuota(ctx, caller, options, () => release(db, id, claimToken));
 
   let settle = () => {};
   const settled = new Promise<void>((resolve) => (settle = resolve));
@@ -170,14 +211,14 @@ export async function idempotently(
         await release(db, id, claimToken);
         throw error;
       }
-      await store(db, ctx, id, claimToken, options.replay, {
+      await storeSurely(db, ctx, id, claimToken, options.replay, {
         status: appError.status,
         body: errorBody(appError, ctx.requestId),
         headers: { ...appError.headers, ...replayedHeaders(res) },
       });
       throw error;
     }
-    await store(db, ctx, id, claimToken, options.replay, stored);
+    await storeSurely(db, ctx, id, claimToken, options.replay, stored);
     send(res, stored);
   } finally {
     clearInterval(renewal);
@@ -251,7 +292,7 @@ async function waitForAnswer(
         throw new AppError('CONFLICT', 'This Idempotency-Key was used with another request; use a new key for a new request.');
       }
       if (row.state === 'done') return replay(ctx, row, res);
-      if (row.lapsed && (await takeOver())) return false;
+      if (row.lapsed) throw interrupted();
       const now = Date.now();
       if (now >= deadline) throw stillRunning();
       const local = held.get(id);
@@ -265,6 +306,17 @@ async function waitForAnswer(
     if (left === 0) waiting.delete(id);
     else waiting.set(id, left);
   }
+}
+
+/**
+ * The request that holds the key stopped before its answer was stored (its process died, or the
+ * database failed it after the work): what it did may have committed, so it is not run again.
+ */
+function interrupted(): AppError {
+  return new AppError(
+    'CONFLICT',
+    'The request first sent with this Idempotency-Key was interrupted before it answered, and may have taken effect: read what it would have changed, then send it again with a new key if it did not.',
+  );
 }
 
 function stillRunning(): AppError {
@@ -314,8 +366,9 @@ function withoutSecrets(body: unknown, paths: readonly string[]): unknown {
 }
 
 /**
- * Takes the key for this request: a new row, or one whose claim lapsed (its process died) or that
- * expired (a day old) — in one statement, so of concurrent requests exactly one wins.
+ * Takes the key for this request: a new row, or one that expired (a day old) — in one statement,
+ * so of concurrent requests exactly one wins. A claim that lapsed is never taken: its request may
+ * have done its work (see `interrupted`).
  */
 async function claim(
   db: Database,
@@ -332,8 +385,6 @@ async function claim(
       "requestHash" = EXCLUDED."requestHash", state = 'running', "claimToken" = EXCLUDED."claimToken", "responseStatus" = NULL,
       answer = NULL, replayable = true, "lockedUntil" = EXCLUDED."lockedUntil", "createdAt" = now()
     WHERE idempotency_keys."createdAt" < now() - ${`${IDEMPOTENCY_TTL_MS} milliseconds`}::interval
-       OR (idempotency_keys.state = 'running' AND idempotency_keys."lockedUntil" < now()
-           AND idempotency_keys."requestHash" = EXCLUDED."requestHash")
     RETURNING id`;
   return rows.length === 1;
 }
@@ -371,6 +422,28 @@ async function store(
     UPDATE idempotency_keys SET state = 'done', "claimToken" = NULL, "responseStatus" = ${answer.status},
       answer = ${encryptSecret(JSON.stringify(kept), ctx.runtime.encryptionKey)}, replayable = ${!secret}
     WHERE id = ${id} AND "claimToken" = ${claimToken}`;
+}
+
+/** Pauses between attempts to store an answer whose work is done: about 6 s in all, the claim renewed meanwhile. */
+const STORE_RETRIES_MS = [100, 300, 600, 1_000, 2_000, 2_000];
+
+/**
+ * Stores the answer of work that is done, trying again while the database refuses: a retry given
+ * nothing would be told the request was interrupted. When it cannot, the answer is still sent and
+ * the failure logged; retries with the key are then refused as interrupted, never run again.
+ */
+async function storeSurely(...args: Parameters<typeof store>): Promise<void> {
+  for (const pause of [...STORE_RETRIES_MS, null]) {
+    try {
+      return await store(...args);
+    } catch (error) {
+      if (pause === null) {
+        args[1].logger.error({ err: error }, 'the answer of a request with an Idempotency-Key could not be stored');
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 async function release(db: Database, id: string, claimToken: string): Promise<void> {

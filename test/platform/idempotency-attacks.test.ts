@@ -170,6 +170,52 @@ describe('the namespace of a key', () => {
     expect(bobSame.headers.get('idempotent-replayed')).toBeNull();
   });
 
+  it('a session the service did not give out to this channel keeps no key: made up, or another shop’s cookie', async () => {
+    const body = { items: [cartLine(catalogue)] };
+    const madeUp = `ses_${randomBytes(8).toString('hex')}`;
+    const asShopper = (session: Record<string, string>) =>
+      api(app, 'POST', '/live/sales/carts', {
+        body,
+        headers: withKey('first-cart', { 'x-channel-key': catalogue.channel.publishable, ...session, ...from(newClientAddress()) }),
+      });
+    const alice = await asShopper({ 'x-live-session': madeUp });
+    const mallory = await asShopper({ 'x-live-session': madeUp });
+    expect([alice.status, mallory.status]).toEqual([201, 201]);
+    expect(mallory.headers.get('idempotent-replayed')).toBeNull();
+    expect(mallory.headers.get('x-live-session')).not.toBe(alice.headers.get('x-live-session'));
+    expect(mallory.body.cart.id).not.toBe(alice.body.cart.id);
+
+    // Another shop's session in the host-wide cookie: an answer planted under it is not the victim's.
+    const other = await seedCatalogue(app, await createOrganisation(app, 'idem-ns-other'));
+    const elsewhere = storefront(app, other.channel.publishable);
+    await elsewhere.call('POST', '/sales/carts', { items: [] });
+    const foreign = elsewhere.state.session!;
+    const planted = await asShopper({ 'x-live-session': foreign });
+    const victim = await asShopper({ cookie: `live_session=${foreign}` });
+    expect(victim.headers.get('idempotent-replayed')).toBeNull();
+    expect(victim.headers.get('x-live-session')).not.toBe(planted.headers.get('x-live-session'));
+  });
+
+  it('a server with the secret key creating carts for two shoppers under one key gets a cart for each session', async () => {
+    const [first, second] = [storefront(app, catalogue.channel.publishable), storefront(app, catalogue.channel.publishable)];
+    await first.call('POST', '/sales/carts', { items: [] });
+    await second.call('POST', '/sales/carts', { items: [] });
+    const body = { items: [cartLine(catalogue)] };
+    const forShopper = (session: string) =>
+      api(app, 'POST', '/live/sales/carts', {
+        body,
+        headers: withKey('server-cart', { 'x-channel-key': catalogue.channel.secret, 'x-live-session': session }),
+      });
+    const a = await forShopper(first.state.session!);
+    const b = await forShopper(second.state.session!);
+    expect([a.status, b.status, b.headers.get('idempotent-replayed')]).toEqual([201, 201, null]);
+    expect([a.headers.get('x-live-session'), b.headers.get('x-live-session')]).toEqual([first.state.session, second.state.session]);
+    expect(b.body.cart.id).not.toBe(a.body.cart.id);
+    // The same shopper again is the first answer.
+    const again = await forShopper(first.state.session!);
+    expect([again.headers.get('idempotent-replayed'), again.body.cart.id]).toEqual(['true', a.body.cart.id]);
+  });
+
   it('a magic-link code exchanged under a key is not exchanged again by a replay', async () => {
     const email = `shopper-${tag()}@example.com`;
     await buy(app, catalogue.channel.publishable, catalogue, 1, email);
@@ -286,6 +332,21 @@ describe('bounded storage', () => {
     expect([replay.status, replay.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
   });
 
+  it('a key sent twice at once is counted whichever twin takes it: beyond the quota neither runs', async () => {
+    const key = await createApiKey(app, org, ['venues.write', 'venues.read']);
+    const send = (k: string, name: string) =>
+      api(app, 'POST', '/v1/venues', { token: key.key, org: org.slug, body: { accountId: org.account.id, name }, headers: withKey(k) });
+    for (let n = 0; n < 5; n += 1) expect((await send(`twin-fill-${n}`, `Twin fill ${n}`)).status).toBe(201);
+    const statuses: number[] = [];
+    for (let n = 0; n < 6; n += 1) {
+      const pair = await Promise.all([send(`twin-${n}`, `Twin pair ${n}`), send(`twin-${n}`, `Twin pair ${n}`)]);
+      statuses.push(...pair.map((answer) => answer.status));
+    }
+    expect(new Set(statuses)).toEqual(new Set([429]));
+    const ran = await app().runtime.db.venue.count({ where: { organisationId: org.organisation.id, name: { startsWith: 'Twin pair' } } });
+    expect(ran).toBe(0);
+  });
+
   it('storefront sessions from one client address share that address’s quota', async () => {
     const client = newClientAddress();
     const statuses = [];
@@ -359,6 +420,66 @@ describe('waiting for a running request', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     // 20 waiters polling every 50 ms for 3 s would be ~1,200 reads; waiting in memory costs a few each.
     expect(Number(await scans()) - before).toBeLessThan(150);
+  });
+});
+
+describe('work done, answer not yet stored', () => {
+  const app = useTestApp({ IDEMPOTENCY_CLAIM_TIMEOUT: '1s' });
+  let org: TestOrganisation;
+  beforeAll(async () => {
+    org = await createOrganisation(app, 'idem-store');
+    // The database refuses to mark a key answered the next `refuseAnswers(n)` times (a sequence
+    // counts them: it moves even when the refusal rolls the statement back).
+    await query(app, `CREATE SEQUENCE idem_refusals`);
+    await query(app, `CREATE TABLE idem_refuse_until (n bigint NOT NULL)`);
+    await query(
+      app,
+      `CREATE FUNCTION idem_refuse_answer() RETURNS trigger AS $$
+       BEGIN
+         IF NEW.state = 'done' AND nextval('idem_refusals') <= coalesce((SELECT max(n) FROM idem_refuse_until), 0) THEN
+           RAISE EXCEPTION 'refused by the test';
+         END IF;
+         RETURN NEW;
+       END $$ LANGUAGE plpgsql`,
+    );
+    await query(
+      app,
+      `CREATE TRIGGER idem_refuse_answer BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION idem_refuse_answer()`,
+    );
+  });
+  afterAll(async () => {
+    await query(app, `DROP TRIGGER idem_refuse_answer ON idempotency_keys`);
+  });
+
+  const createVenue = (key: string, name: string) =>
+    api(app, 'POST', '/v1/venues', { ...asAdmin(org), body: { accountId: org.account.id, name }, headers: withKey(key) });
+  const refuseAnswers = async (times: number) => {
+    await query(app, `DELETE FROM idem_refuse_until`);
+    await query(app, `INSERT INTO idem_refuse_until SELECT last_value + ${times} FROM idem_refusals`);
+  };
+
+  it('an answer the database refused once is stored on a later try: a retry after the claim timeout replays it', async () => {
+    await refuseAnswers(1);
+    const first = await createVenue('stored-late', 'Stored late');
+    expect(first.status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const retry = await createVenue('stored-late', 'Stored late');
+    expect([retry.status, retry.headers.get('idempotent-replayed'), retry.body.venue.id]).toEqual([201, 'true', first.body.venue.id]);
+    expect(await app().runtime.db.venue.count({ where: { name: 'Stored late' } })).toBe(1);
+  });
+
+  it('a request whose answer could never be stored is not run again: a retry is told it was interrupted', async () => {
+    await refuseAnswers(1_000);
+    const first = await createVenue('never-stored', 'Never stored');
+    // The work was done: its answer is still sent.
+    expect(first.status).toBe(201);
+    await refuseAnswers(0);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const retry = await createVenue('never-stored', 'Never stored');
+    expect(retry.status).toBe(409);
+    expect(retry.body.code).toBe('CONFLICT');
+    expect(retry.body.error).toMatch(/interrupted/);
+    expect(await app().runtime.db.venue.count({ where: { name: 'Never stored' } })).toBe(1);
   });
 });
 
