@@ -15,11 +15,12 @@ export interface CacheCaller {
 /**
  * A short-lived cache of query results for a small list of read-heavy catalogue fields (events,
  * venues, occurrences, ticket types). A result is kept per (document, variables, organisation,
- * principal, API version), so access rules are never shared between callers. Every mutation in
- * an organisation forgets that organisation's results in this process at once (a process always
- * reads its own writes), and so does every other API process when PostgreSQL's change notice of any
- * of the organisation's rows arrives (src/db/change-notices.ts); while notices are not known to
- * arrive, nothing is cached.
+ * principal, API version), so access rules are never shared between callers. Every management
+ * mutation in an organisation forgets that organisation's results in this process at once (an
+ * administrator reads their own writes); every API process, this one too, forgets them when
+ * PostgreSQL's change notice of any of the organisation's rows arrives (src/db/change-notices.ts),
+ * which is how a storefront's sale shows in an administrator's counts; while notices are not known
+ * to arrive, nothing is cached.
  *
  * A result is kept only for a query asked for a second time within the TTL (admission on second
  * sight): the first ask leaves only its key. Under varied traffic nearly every result is asked for
@@ -221,8 +222,9 @@ export class ResultCache implements ChangeSubscriber {
       try {
         return await execute();
       } finally {
-        // Storefront mutations (carts, checkout, sign-in) change no cached catalogue field: they
-        // must not empty the organisation's cache on every cart of a busy shop.
+        // Storefront mutations (carts, checkout, sign-in) move only counts, which the change
+        // notice forgets a few milliseconds later: they must not empty the organisation's cache on
+        // every cart of a busy shop, and no storefront reads the results this cache holds.
         const storefront = ctx.principal?.kind === 'channel' || ctx.principal?.kind === 'customer';
         if (ctx.organisation && !storefront) {
           this.forgetOrganisation(ctx.organisation.id);
