@@ -98,7 +98,9 @@ export class AuthCache implements ChangeSubscriber {
    * caches keyed by caller do not keep what such a request computed (`changedSince`).
    */
   #clock = 0;
-  #changedAt = new Map<string, number>();
+  /** Per organisation, when each table of it last changed ('*': a change naming no table). */
+  #changedAt = new Map<string, Map<string, number>>();
+  #changeTimes = 0;
   /** When everything was last forgotten, or organisations' times were dropped to bound the map. */
   #allChangedAt = 0;
 
@@ -175,8 +177,11 @@ export class AuthCache implements ChangeSubscriber {
    * any of it since, or could not tell (notices were missed).
    */
   changedSince(organisationId: string, at: number, tables: ReadonlySet<string> = AUTH_TABLES): boolean {
-    if (this.#allChangedAt > at || (this.#changedAt.get(`${organisationId}|*`) ?? 0) > at) return true;
-    for (const table of tables) if ((this.#changedAt.get(`${organisationId}|${table}`) ?? 0) > at) return true;
+    if (this.#allChangedAt > at) return true;
+    const changed = this.#changedAt.get(organisationId);
+    if (!changed) return false;
+    if ((changed.get('*') ?? 0) > at) return true;
+    for (const table of tables) if ((changed.get(table) ?? 0) > at) return true;
     return false;
   }
 
@@ -189,12 +194,17 @@ export class AuthCache implements ChangeSubscriber {
   /** Moves the clock for a change of `table` (every table: '*') of an organisation (of all: null). */
   #tick(organisationId: string | null, table = '*'): void {
     this.#clock += 1;
-    if (organisationId === null || this.#changedAt.size >= MAX_CHANGE_TIMES) {
+    if (organisationId === null || this.#changeTimes >= MAX_CHANGE_TIMES) {
       // Dropping the organisations' times counts as a change of all of them: safe, never stale.
       this.#changedAt.clear();
+      this.#changeTimes = 0;
       this.#allChangedAt = this.#clock;
     }
-    if (organisationId !== null) this.#changedAt.set(`${organisationId}|${table}`, this.#clock);
+    if (organisationId === null) return;
+    let changed = this.#changedAt.get(organisationId);
+    if (!changed) this.#changedAt.set(organisationId, (changed = new Map<string, number>()));
+    if (!changed.has(table)) this.#changeTimes += 1;
+    changed.set(table, this.#clock);
   }
 
   /** Forgets everything cached about one organisation (after any change to keys, roles or settings). */
