@@ -369,7 +369,7 @@ export function buildOpenApiDocument(
           required: false,
           description:
             'Makes a POST safe to retry: the same key from the same credential with the same request within 24 hours answers the first answer again (header Idempotent-Replayed: true) without doing the work twice; the same key with another request answers 409 CONFLICT.',
-          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\x00-\\x1f\\x7f]+$' },
         },
         'Service-Version': {
           name: 'Service-Version',
