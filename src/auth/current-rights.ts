@@ -1,3 +1,4 @@
+import { RequestCache } from '@pothos/plugin-scope-auth';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 
@@ -25,4 +26,7 @@ export async function judgeAgain(ctx: RequestContext): Promise<void> {
   ctx.principal = current.principal;
   ctx.access = current.access;
   ctx.rightsReadAt = at;
+  // Scopes judged with the old rights (a route's check of its root field, before the body) are
+  // judged again.
+  RequestCache.clearForContext(ctx);
 }

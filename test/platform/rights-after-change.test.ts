@@ -66,6 +66,43 @@ describe('a request that authenticated before a change and runs after it', () =>
     expect(written).toBe(0);
   });
 
+  it('cannot write with a role removed while its body was on its way', async () => {
+    const manager = await createStaffUser(app, org, [{ roleId: systemRole(org, 'event_manager'), accountId: org.account.id }], 'writer');
+    const body = JSON.stringify({ accountId: org.account.id, name: 'After the removal', timezone: 'Europe/London' });
+    const pending = slowRequest('POST', '/v1/events', { authorization: `Bearer ${manager.token}`, 'x-service-org': org.slug }, body);
+    await wait(200);
+    const removed = await api(app, 'DELETE', `/v1/user-account-roles/${manager.assignments[0]!.id}`, {
+      token: org.adminToken,
+      org: org.slug,
+    });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    pending.release();
+    const created = await pending.answer;
+    expect(created.status, JSON.stringify(created.body)).toBe(403);
+    const written = await app().runtime.db.event.count({ where: { organisationId: org.organisation.id, name: 'After the removal' } });
+    expect(written).toBe(0);
+  });
+
+  it('cannot make an account with an organisation role removed while its body was on its way', async () => {
+    const admin = await createStaffUser(app, org, [{ roleId: systemRole(org, 'organisation_admin'), accountId: org.account.id }], 'owner');
+    const pending = slowRequest(
+      'POST',
+      '/v1/accounts',
+      { authorization: `Bearer ${admin.token}`, 'x-service-org': org.slug },
+      JSON.stringify({ name: 'After the removal' }),
+    );
+    await wait(200);
+    const removed = await api(app, 'DELETE', `/v1/user-account-roles/${admin.assignments[0]!.id}`, {
+      token: org.adminToken,
+      org: org.slug,
+    });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    pending.release();
+    const created = await pending.answer;
+    expect(created.status, JSON.stringify(created.body)).toBe(403);
+    expect(await app().runtime.db.account.count({ where: { organisationId: org.organisation.id, name: 'After the removal' } })).toBe(0);
+  });
+
   it('leaves no cached result of the removed role for the next request', async () => {
     const second = await createAccount(app, org);
     const hidden = await createEvent(app, org, { accountId: second.id, name: 'On the second account' });
