@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AuthCache, CHANNEL_KEY_TABLES, STAFF_TABLES } from './auth-cache.ts';
+import type { Principal } from './principal.ts';
 
 /** Counts loads, answering `value` each time. */
 function loader(value: string) {
@@ -164,5 +165,34 @@ describe('the credential clock', () => {
     for (let n = 0; n < 10_001; n += 1) cache.changed(`org_${n}`, 'users');
     expect(cache.changedSince('org_quiet', before, STAFF_TABLES)).toBe(true);
     expect(cache.changedSince('org_quiet', cache.now(), STAFF_TABLES)).toBe(false);
+  });
+});
+
+describe('whose reading a change moves', () => {
+  const organisation = { id: 'org_a' };
+  const shopper: Principal = {
+    kind: 'channel',
+    channelKeyId: 'ck',
+    channelId: 'ch',
+    accountId: 'acc',
+    keyKind: 'publishable',
+    customerId: 'cus',
+  };
+  const embed: Principal = { kind: 'embed', sessionId: 'ems', accountId: 'acc', scopes: [], expiresAt: new Date() };
+
+  it('a buyer joining as a customer moves no signed-in shopper, customer or embed session; a revoked key moves the embed sessions', () => {
+    const cache = new AuthCache();
+    const rightsReadAt = cache.now();
+    cache.changed('org_a', 'customers');
+    expect(cache.readBeforeChange({ organisation, principal: shopper, rightsReadAt })).toBe(false);
+    expect(
+      cache.readBeforeChange({ organisation, principal: { kind: 'customer', customerId: 'cus', accountId: 'acc' }, rightsReadAt }),
+    ).toBe(false);
+    expect(cache.readBeforeChange({ organisation, principal: embed, rightsReadAt })).toBe(false);
+    cache.changed('org_a', 'api_keys');
+    expect(cache.readBeforeChange({ organisation, principal: embed, rightsReadAt })).toBe(true);
+    expect(cache.readBeforeChange({ organisation, principal: shopper, rightsReadAt })).toBe(false);
+    cache.changed('org_a', 'channel_keys');
+    expect(cache.readBeforeChange({ organisation, principal: shopper, rightsReadAt })).toBe(true);
   });
 });

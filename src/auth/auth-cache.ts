@@ -44,9 +44,21 @@ export const STAFF_TABLES: ReadonlySet<string> = new Set(['organisations', 'acco
 /** What an organisation read by its slug depends on: its own row. */
 export const ORGANISATION_TABLES: ReadonlySet<string> = new Set(['organisations']);
 
-const SHOPPER_TABLES: ReadonlySet<string> = new Set([...CHANNEL_KEY_TABLES, ...CUSTOMER_TABLES]);
+/** What an embed session's answer depends on: its key's, and its minter's rights. */
+const EMBED_TABLES: ReadonlySet<string> = new Set([...STAFF_TABLES, 'api_keys', 'embed_sessions']);
+/**
+ * A customer's answer depends on `customers` too (CUSTOMER_TABLES), but the service only ever adds
+ * customers (every new buyer's checkout), never changes or removes one: a request whose credential
+ * is a customer is not read again for another buyer's checkout, which during an on-sale would be
+ * every request of every signed-in shopper (and would leave their listings unshared).
+ */
+const CUSTOMER_CREDENTIAL_TABLES: ReadonlySet<string> = new Set(['organisations', 'accounts']);
 
-/** The tables a principal's authentication answer depends on (src/auth/authenticate.ts reads it so). */
+/**
+ * The tables whose change can withdraw a principal's credential or rights (src/auth/authenticate.ts
+ * reads them): a request that authenticated before such a change reads its credential again
+ * (src/auth/current-rights.ts).
+ */
 export function credentialTables(principal: Principal): ReadonlySet<string> {
   switch (principal.kind) {
     case 'staff':
@@ -54,11 +66,11 @@ export function credentialTables(principal: Principal): ReadonlySet<string> {
     case 'apiKey':
       return API_KEY_TABLES;
     case 'channel':
-      return principal.customerId ? SHOPPER_TABLES : CHANNEL_KEY_TABLES;
+      return CHANNEL_KEY_TABLES;
     case 'customer':
-      return CUSTOMER_TABLES;
-    default:
-      return AUTH_TABLES;
+      return CUSTOMER_CREDENTIAL_TABLES;
+    case 'embed':
+      return EMBED_TABLES;
   }
 }
 

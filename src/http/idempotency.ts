@@ -199,6 +199,7 @@ export async function idempotently(
   held.set(id, settled);
   const renewClaim = () => void renew(db, id, claimToken, options.claimTimeoutMs).catch(() => undefined);
   const renewal = setInterval(renewClaim, options.claimTimeoutMs / 3);
+  let releasing: Promise<void> | undefined;
   renewal.unref();
   try {
     let stored: StoredAnswer;
@@ -210,7 +211,15 @@ export async function idempotently(
       // Throttles and faults did nothing: a retry runs again. A caller without a credential of
       // its own leaves nothing behind by being refused.
       if (appError.status === 429 || appError.status >= 500 || (caller.public && appError.status >= 400)) {
-        await release(db, id, claimToken);
+        // A fault is often the database itself: then the key is given back once it answers again,
+        // the claim renewed meanwhile, so a retry is never told this request was interrupted.
+        if (
+          !(await release(db, id, claimToken).then(
+            () => true,
+            () => false,
+          ))
+        )
+          releasing = releaseLater(db, id, claimToken, ctx);
         throw error;
       }
       await storeSurely(db, ctx, id, claimToken, options.replay, {
@@ -223,7 +232,8 @@ export async function idempotently(
     await storeSurely(db, ctx, id, claimToken, options.replay, stored);
     send(res, stored);
   } finally {
-    clearInterval(renewal);
+    if (releasing) void releasing.finally(() => clearInterval(renewal));
+    else clearInterval(renewal);
     held.delete(id);
     settle();
   }
@@ -446,6 +456,25 @@ async function storeSurely(...args: Parameters<typeof store>): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
+}
+
+/**
+ * Attempts to give back a key while the database refuses, and the pause between them: a minute in
+ * all, and a key is given back within half a second of the database answering again.
+ */
+const RELEASE_RETRIES_MS = Array.from({ length: 120 }, () => 500);
+
+/** Gives the key back once the database answers again; logs when it never does (the claim then lapses). */
+async function releaseLater(db: Database, id: string, claimToken: string, ctx: RequestContext): Promise<void> {
+  for (const pause of RELEASE_RETRIES_MS) {
+    await new Promise((resolve) => setTimeout(resolve, pause).unref());
+    try {
+      return await release(db, id, claimToken);
+    } catch {
+      // The database still refuses: try again.
+    }
+  }
+  ctx.logger.error({ requestId: ctx.requestId }, 'an Idempotency-Key of a request that failed could not be given back');
 }
 
 async function release(db: Database, id: string, claimToken: string): Promise<void> {

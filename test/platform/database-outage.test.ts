@@ -1,4 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
@@ -63,7 +64,7 @@ let org: TestOrganisation;
 beforeAll(async () => {
   database = await createTestDatabase();
   link = await relay(database.url);
-  app = await startTestApp({ DATABASE_URL: link.url, DATABASE_POOL_SIZE: '2' }, { database });
+  app = await startTestApp({ DATABASE_URL: link.url, DATABASE_POOL_SIZE: '2', IDEMPOTENCY_CLAIM_TIMEOUT: '1s' }, { database });
   org = await createOrganisation(app, 'outage');
 });
 afterAll(async () => {
@@ -91,4 +92,40 @@ it('answers 503 with Retry-After while the database is unreachable, and 200 agai
     if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   expect(status).toBe(200);
+});
+
+it('a request with an Idempotency-Key that the outage failed runs when retried with its key once the database is back', async () => {
+  const as = { token: org.adminToken, org: org.slug };
+  let status = 0;
+  for (let tries = 0; tries < 50 && status !== 200; tries += 1) {
+    status = (await api(app, 'GET', '/v1/accounts', as)).status;
+    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // The venue's insert waits on a lock held from outside the relay; the outage comes meanwhile.
+  const locker = new pg.Client({ connectionString: database.url });
+  await locker.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE venues IN ACCESS EXCLUSIVE MODE');
+    const send = () =>
+      api(app, 'POST', '/v1/venues', {
+        ...as,
+        body: { accountId: org.account.id, name: 'Through the outage' },
+        headers: { 'idempotency-key': 'outage-1' },
+      });
+    const first = send();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    link.cut();
+    expect((await first).status).toBeGreaterThanOrEqual(500);
+    await locker.query('ROLLBACK');
+    await link.restore();
+    // Longer than the claim timeout: a key left claimed would have lapsed by now.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const retry = await send();
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+    const { rows } = await locker.query(`SELECT count(*)::int AS n FROM venues WHERE name = 'Through the outage'`);
+    expect(rows[0].n).toBe(1);
+  } finally {
+    await locker.end();
+  }
 });
