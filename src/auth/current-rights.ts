@@ -30,3 +30,11 @@ export async function judgeAgain(ctx: RequestContext): Promise<void> {
   // judged again.
   RequestCache.clearForContext(ctx);
 }
+
+/**
+ * `judgeAgain` when the request's rights may have moved since they were read, else nothing: no
+ * promise, so the common path waits for nothing.
+ */
+export function currentRights(ctx: RequestContext): Promise<void> | undefined {
+  return rightsMoved(ctx) ? judgeAgain(ctx) : undefined;
+}

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { judgeAgain, rightsMoved } from '../auth/current-rights.ts';
+import { currentRights } from '../auth/current-rights.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError, databaseUnavailable, isDatabaseUnavailable, isErrorCode } from '../errors.ts';
 import { logScope, type Logger } from '../log.ts';
@@ -163,9 +163,10 @@ const resultCache: Plugin<RequestContext> = {
           },
           () => executeFn(envelopArgs) as Promise<ExecutionResult>,
         );
-      if (!rightsMoved(ctx)) return run();
+      const judging = currentRights(ctx);
+      if (!judging) return run();
       // A refusal here (the credential went) is the operation's answer, in the contract's envelope.
-      return judgeAgain(ctx).then(run, (error: unknown) => {
+      return judging.then(run, (error: unknown) => {
         if (error instanceof AppError) return { errors: [new GraphQLError(error.message, { originalError: error })] };
         throw error;
       });

@@ -213,13 +213,13 @@ export async function idempotently(
       if (appError.status === 429 || appError.status >= 500 || (caller.public && appError.status >= 400)) {
         // A fault is often the database itself: then the key is given back once it answers again,
         // the claim renewed meanwhile, so a retry is never told this request was interrupted.
-        if (
-          !(await release(db, id, claimToken).then(
-            () => true,
-            () => false,
-          ))
-        )
-          releasing = releaseLater(db, id, claimToken, ctx);
+        const giveBack = () => release(db, id, claimToken);
+        if ((await persistently(giveBack, [])) !== undefined) {
+          releasing = persistently(giveBack, RELEASE_RETRIES_MS).then((failure) => {
+            if (failure !== undefined)
+              ctx.logger.error({ err: failure }, 'the Idempotency-Key of a request that failed could not be given back');
+          });
+        }
         throw error;
       }
       await storeSurely(db, ctx, id, claimToken, options.replay, {
@@ -445,36 +445,27 @@ const STORE_RETRIES_MS = [100, 300, 600, 1_000, 2_000, 2_000];
  * the failure logged; retries with the key are then refused as interrupted, never run again.
  */
 async function storeSurely(...args: Parameters<typeof store>): Promise<void> {
-  for (const pause of [...STORE_RETRIES_MS, null]) {
-    try {
-      return await store(...args);
-    } catch (error) {
-      if (pause === null) {
-        args[1].logger.error({ err: error }, 'the answer of a request with an Idempotency-Key could not be stored');
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
-  }
+  const failure = await persistently(() => store(...args), STORE_RETRIES_MS);
+  if (failure !== undefined) args[1].logger.error({ err: failure }, 'the answer of a request with an Idempotency-Key could not be stored');
 }
 
 /**
- * Attempts to give back a key while the database refuses, and the pause between them: a minute in
- * all, and a key is given back within half a second of the database answering again.
+ * Pauses between attempts to give back a key while the database refuses: a minute in all, and a
+ * key is given back within half a second of the database answering again.
  */
 const RELEASE_RETRIES_MS = Array.from({ length: 120 }, () => 500);
 
-/** Gives the key back once the database answers again; logs when it never does (the claim then lapses). */
-async function releaseLater(db: Database, id: string, claimToken: string, ctx: RequestContext): Promise<void> {
-  for (const pause of RELEASE_RETRIES_MS) {
-    await new Promise((resolve) => setTimeout(resolve, pause).unref());
+/** Runs `work`, and again after each of `pauses` while it fails: undefined once it succeeded, else its last failure. */
+async function persistently(work: () => Promise<unknown>, pauses: readonly number[]): Promise<unknown> {
+  for (let attempt = 0; ; attempt += 1) {
     try {
-      return await release(db, id, claimToken);
-    } catch {
-      // The database still refuses: try again.
+      await work();
+      return undefined;
+    } catch (error) {
+      if (attempt === pauses.length) return error ?? new Error('failed');
+      await new Promise((resolve) => setTimeout(resolve, pauses[attempt]).unref());
     }
   }
-  ctx.logger.error({ requestId: ctx.requestId }, 'an Idempotency-Key of a request that failed could not be given back');
 }
 
 async function release(db: Database, id: string, claimToken: string): Promise<void> {

@@ -2,7 +2,7 @@ import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
 import { AppError, isDatabaseUnavailable } from '../errors.ts';
 import type { LiveEvent, TopicListener } from './hub.ts';
-import { judgeAgain, rightsMoved } from '../auth/current-rights.ts';
+import { currentRights } from '../auth/current-rights.ts';
 import { MAX_REPLAY, RECHECK_MS, RESYNC, RETRY_MS, resumePoint, rightsCheck, type RightsCheck } from './streams.ts';
 import type { Follower, FollowerSink, Resync } from './transport.ts';
 
@@ -330,7 +330,7 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
     const organisationId = organisationOf(ctx).id;
     try {
       this.#cleanups.push(live.admit(ctx));
-      if (rightsMoved(ctx)) await judgeAgain(ctx);
+      await currentRights(ctx);
       if (!this.#stream.allowed()) throw new AppError('FORBIDDEN');
       this.#rights = rightsCheck(ctx, organisationId, () => this.#stream.allowed());
       this.key = this.#sink!.key();

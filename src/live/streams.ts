@@ -1,6 +1,6 @@
 import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
-import { judgeAgain, rightsMoved } from '../auth/current-rights.ts';
+import { currentRights, judgeAgain, rightsMoved } from '../auth/current-rights.ts';
 import { AppError, isDatabaseUnavailable } from '../errors.ts';
 import type { Resync } from './transport.ts';
 
@@ -151,7 +151,7 @@ async function* followCounters<T>(
   const timer = setInterval(() => inbox.push({ kind: 'check' }), RECHECK_MS);
   timer.unref();
   try {
-    if (rightsMoved(ctx)) await judgeAgain(ctx);
+    await currentRights(ctx);
     if (!allowed()) throw new AppError('FORBIDDEN');
     yield await read();
     const rights = rightsCheck(ctx, organisationId, allowed);

@@ -66,39 +66,33 @@ describe('a request that authenticated before a change and runs after it', () =>
     expect(written).toBe(0);
   });
 
-  it('cannot write with a role removed while its body was on its way', async () => {
-    const manager = await createStaffUser(app, org, [{ roleId: systemRole(org, 'event_manager'), accountId: org.account.id }], 'writer');
-    const body = JSON.stringify({ accountId: org.account.id, name: 'After the removal', timezone: 'Europe/London' });
-    const pending = slowRequest('POST', '/v1/events', { authorization: `Bearer ${manager.token}`, 'x-service-org': org.slug }, body);
+  /** Sends `body` to `path` as a person holding `role`, whose role is removed while the body is on its way. */
+  async function writeAfterRoleRemoval(role: 'event_manager' | 'organisation_admin', path: string, body: unknown) {
+    const person = await createStaffUser(app, org, [{ roleId: systemRole(org, role), accountId: org.account.id }], role);
+    const pending = slowRequest('POST', path, { authorization: `Bearer ${person.token}`, 'x-service-org': org.slug }, JSON.stringify(body));
     await wait(200);
-    const removed = await api(app, 'DELETE', `/v1/user-account-roles/${manager.assignments[0]!.id}`, {
+    const removed = await api(app, 'DELETE', `/v1/user-account-roles/${person.assignments[0]!.id}`, {
       token: org.adminToken,
       org: org.slug,
     });
     expect(removed.status, JSON.stringify(removed.body)).toBe(200);
     pending.release();
-    const created = await pending.answer;
+    return pending.answer;
+  }
+
+  it('cannot write with a role removed while its body was on its way', async () => {
+    const created = await writeAfterRoleRemoval('event_manager', '/v1/events', {
+      accountId: org.account.id,
+      name: 'After the removal',
+      timezone: 'Europe/London',
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(403);
     const written = await app().runtime.db.event.count({ where: { organisationId: org.organisation.id, name: 'After the removal' } });
     expect(written).toBe(0);
   });
 
   it('cannot make an account with an organisation role removed while its body was on its way', async () => {
-    const admin = await createStaffUser(app, org, [{ roleId: systemRole(org, 'organisation_admin'), accountId: org.account.id }], 'owner');
-    const pending = slowRequest(
-      'POST',
-      '/v1/accounts',
-      { authorization: `Bearer ${admin.token}`, 'x-service-org': org.slug },
-      JSON.stringify({ name: 'After the removal' }),
-    );
-    await wait(200);
-    const removed = await api(app, 'DELETE', `/v1/user-account-roles/${admin.assignments[0]!.id}`, {
-      token: org.adminToken,
-      org: org.slug,
-    });
-    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
-    pending.release();
-    const created = await pending.answer;
+    const created = await writeAfterRoleRemoval('organisation_admin', '/v1/accounts', { name: 'After the removal' });
     expect(created.status, JSON.stringify(created.body)).toBe(403);
     expect(await app().runtime.db.account.count({ where: { organisationId: org.organisation.id, name: 'After the removal' } })).toBe(0);
   });
