@@ -214,8 +214,10 @@ export async function idempotently(
         // A fault is often the database itself: then the key is given back once it answers again,
         // the claim renewed meanwhile, so a retry is never told this request was interrupted.
         const giveBack = () => release(db, id, claimToken);
-        if ((await persistently(giveBack, [])) !== undefined) {
+        if ((await persistently(giveBack, [])) !== undefined && givingBack < MAX_GIVING_BACK) {
+          givingBack += 1;
           releasing = persistently(giveBack, RELEASE_RETRIES_MS).then((failure) => {
+            givingBack -= 1;
             if (failure !== undefined)
               ctx.logger.error({ err: failure }, 'the Idempotency-Key of a request that failed could not be given back');
           });
@@ -454,6 +456,12 @@ async function storeSurely(...args: Parameters<typeof store>): Promise<void> {
  * key is given back within half a second of the database answering again.
  */
 const RELEASE_RETRIES_MS = Array.from({ length: 120 }, () => 500);
+/**
+ * Keys one process gives back later at once: in a long outage, beyond them a failed request's key
+ * is left to lapse (its retries are told it was interrupted) rather than adding a loop of attempts.
+ */
+const MAX_GIVING_BACK = 1_000;
+let givingBack = 0;
 
 /** Runs `work`, and again after each of `pauses` while it fails: undefined once it succeeded, else its last failure. */
 async function persistently(work: () => Promise<unknown>, pauses: readonly number[]): Promise<unknown> {
