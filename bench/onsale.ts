@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import { createDatabase } from '../src/db/client.ts';
@@ -59,6 +59,8 @@ const OUTSIDE = process.env.ONSALE_OUTSIDE === '1';
 const NPM_START = process.env.ONSALE_NPM_START === '1';
 /** `ONSALE_FIRST_SALE=0`: the cold sale meets a database that has never served a sale. */
 const FIRST_SALE = process.env.ONSALE_FIRST_SALE !== '0';
+/** `ONSALE_IDEMPOTENCY_KEYS=1`: the cart and the checkout carry an Idempotency-Key, as a storefront that retries safely sends them. */
+const IDEMPOTENCY_KEYS = process.env.ONSALE_IDEMPOTENCY_KEYS === '1';
 /** How far the embedded default (`npm start`) may be from the production targets. */
 const NPM_START_SLACK = 1.5;
 const SUBSCRIBERS_PER_KEY = 20;
@@ -201,14 +203,17 @@ async function buyer(origin: string, key: string, n: number): Promise<void> {
   const quantity = quantityOf(n, type?.maxPerOrder ?? null, choice.available);
 
   const items = [{ occurrenceId: occurrence.id, ticketTypeId: choice.ticketTypeId, quantity }];
-  const cart = remember(await step('cart', () => request(origin, 'POST', '/live/sales/carts', headers, JSON.stringify({ items }))));
+  const keyed = (name: string) => (IDEMPOTENCY_KEYS ? { ...headers, 'idempotency-key': `${name}-${randomUUID()}` } : headers);
+  const cart = remember(await step('cart', () => request(origin, 'POST', '/live/sales/carts', keyed('cart'), JSON.stringify({ items }))));
   if (cart.status === 409) return void (soldOutAnswers += 1);
   if (cart.status !== 201) return;
   const cartId = JSON.parse(cart.text).cart.id as string;
 
   const customer = { email: `buyer${n}@onsale.test`, firstName: 'Buyer', lastName: String(n) };
   const checkout = remember(
-    await step('checkout', () => request(origin, 'POST', `/live/sales/carts/${cartId}/checkout`, headers, JSON.stringify({ customer }))),
+    await step('checkout', () =>
+      request(origin, 'POST', `/live/sales/carts/${cartId}/checkout`, keyed('checkout'), JSON.stringify({ customer })),
+    ),
   );
   if (checkout.status === 409) return void (soldOutAnswers += 1);
   if (checkout.status !== 201) return;

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { sha256 } from '../auth/keys.ts';
 import type { RequestContext } from '../context.ts';
 import type { Database } from '../db/client.ts';
+import { systemRows } from '../db/sql.ts';
 import { AppError, errorBody, toAppError } from '../errors.ts';
 import { clientBucket } from '../limits/rate-limiter.ts';
 import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
@@ -102,6 +103,8 @@ interface Caller {
   namespace: string;
   /** The credential is not the caller's alone (a publishable key, or none). */
   public: boolean;
+  /** The sales session the key is kept for only while it is this channel's and alive. */
+  liveSession?: { channelId: string; sessionId: string };
 }
 
 /**
@@ -110,7 +113,7 @@ interface Caller {
  * key for many shoppers, or one signed-in shopper in two browsers, has a cart per session, and the
  * first session's answer (its cart, its session) is not another's.
  */
-async function callerOf(db: Database, ctx: RequestContext): Promise<Caller | null> {
+function callerOf(ctx: RequestContext): Caller | null {
   const p = ctx.principal;
   const own = (credential: string): Caller => ({ credential, namespace: credential, public: false });
   if (!p) {
@@ -130,17 +133,10 @@ async function callerOf(db: Database, ctx: RequestContext): Promise<Caller | nul
     return { credential: `channel:${p.channelKeyId}`, namespace: `channel:${p.channelKeyId}${session}`, public: false };
   // A publishable key lives in every browser of the storefront: only a sales session the service
   // gave out, to this channel and still alive, is the shopper's. Any other (made up, expired, or
-  // another shop's cookie) is no session: the call's key is not kept.
-  if (!ctx.liveSessionId || !(await sessionIsLive(db, ctx, p.channelId, ctx.liveSessionId))) return null;
+  // another shop's cookie) is no session: the call's key is not kept (`claim` checks it).
+  if (!ctx.liveSessionId) return null;
   const credential = `channel:${p.channelKeyId}${session}`;
-  return { credential, namespace: credential, public: true };
-}
-
-async function sessionIsLive(db: Database, ctx: RequestContext, channelId: string, sessionId: string): Promise<boolean> {
-  const rows = await db.$queryRaw<unknown[]>`
-    SELECT 1 FROM sales_sessions
-     WHERE "organisationId" = ${ctx.organisation?.id ?? null} AND id = ${sessionId} AND "channelId" = ${channelId} AND "expiresAt" > now()`;
-  return rows.length === 1;
+  return { credential, namespace: credential, public: true, liveSession: { channelId: p.channelId, sessionId: ctx.liveSessionId } };
 }
 
 /** JSON with object keys in order, so two encodings of one body hash alike. */
@@ -180,7 +176,7 @@ export async function idempotently(
     throw AppError.validation([{ path: 'Idempotency-Key', message: '1 to 255 characters, none of them a control character' }]);
   }
   if (options.replay === 'never') return send(res, await answer());
-  const caller = await callerOf(db, ctx);
+  const caller = callerOf(ctx);
   if (!caller) return send(res, await answer());
   const organisationId = ctx.organisation?.id ?? null;
   const id = sha256([caller.namespace, organisationId ?? '-', ctx.apiVersion, key].join('\u0000'));
@@ -188,8 +184,13 @@ export async function idempotently(
   const claimToken = randomBytes(16).toString('base64url');
 
   const deadline = Date.now() + WAIT_MS;
-  const claimKey = () => claim(db, id, organisationId, requestHash, claimToken, options.claimTimeoutMs);
-  if (!(await claimKey()) && (await waitForAnswer(db, ctx, id, requestHash, deadline, res, claimKey))) return;
+  const claimKey = async (liveSession?: Caller['liveSession']) =>
+    claim(db, { id, organisationId, requestHash, claimToken, claimMs: options.claimTimeoutMs, liveSession });
+  const first = await claimKey(caller.liveSession);
+  if (!first.live) return send(res, await answer());
+  // A session judged live when its key was first claimed stays the key's while this request waits.
+  const takeOver = async () => (await claimKey()).claimed;
+  if (!first.claimed && (await waitForAnswer(db, ctx, id, requestHash, deadline, res, takeOver))) return;
   // Counted whichever way the key was taken: a twin of a request refused for the quota takes the
   // key it gave back, and is refused in its turn.
   await withinQuota(ctx, caller, options, () => release(db, id, claimToken));
@@ -252,23 +253,17 @@ async function withinQuota(
   giveBack: () => Promise<void>,
 ): Promise<void> {
   const message = 'Too many Idempotency-Keys stored for this caller today; send requests without one, or retry later.';
+  const limiter = ctx.runtime.rateLimiter;
   try {
-    await ctx.runtime.rateLimiter.take(
-      'idempotency-keys:credential',
-      caller.credential,
-      options.keysPerCredential,
-      QUOTA_WINDOW_MS,
-      message,
+    // Both counts in one round trip; a refusal by either refuses the request.
+    await ctx.sql.together((on) =>
+      Promise.all([
+        limiter.take('idempotency-keys:credential', caller.credential, options.keysPerCredential, QUOTA_WINDOW_MS, message, on),
+        caller.public
+          ? limiter.take('idempotency-keys:address', clientBucket(ctx.clientIp), options.keysPerAddress, QUOTA_WINDOW_MS, message, on)
+          : undefined,
+      ]),
     );
-    if (caller.public) {
-      await ctx.runtime.rateLimiter.take(
-        'idempotency-keys:address',
-        clientBucket(ctx.clientIp),
-        options.keysPerAddress,
-        QUOTA_WINDOW_MS,
-        message,
-      );
-    }
   } catch (error) {
     await giveBack();
     throw error;
@@ -379,43 +374,72 @@ function withoutSecrets(body: unknown, paths: readonly string[]): unknown {
   return copy;
 }
 
+const TTL = `${IDEMPOTENCY_TTL_MS} milliseconds`;
+
 /**
  * Takes the key for this request: a new row, or one that expired (a day old) — in one statement,
  * so of concurrent requests exactly one wins. A claim that lapsed is never taken: its request may
- * have done its work (see `interrupted`).
+ * have done its work (see `interrupted`). With `liveSession` the key is taken only while that sales
+ * session is its channel's and alive (`live` false: nothing taken), judged in the same statement.
  */
 async function claim(
   db: Database,
-  id: string,
-  organisationId: string | null,
-  requestHash: string,
-  claimToken: string,
-  claimMs: number,
-): Promise<boolean> {
-  const rows = await db.$queryRaw<Array<{ id: string }>>`
-    INSERT INTO idempotency_keys (id, "organisationId", "requestHash", state, "claimToken", "lockedUntil", "createdAt")
-    VALUES (${id}, ${organisationId}, ${requestHash}, 'running', ${claimToken}, now() + ${`${claimMs} milliseconds`}::interval, now())
-    ON CONFLICT (id) DO UPDATE SET
-      "requestHash" = EXCLUDED."requestHash", state = 'running', "claimToken" = EXCLUDED."claimToken", "responseStatus" = NULL,
-      answer = NULL, replayable = true, "lockedUntil" = EXCLUDED."lockedUntil", "createdAt" = now()
-    WHERE idempotency_keys."createdAt" < now() - ${`${IDEMPOTENCY_TTL_MS} milliseconds`}::interval
-    RETURNING id`;
-  return rows.length === 1;
+  key: {
+    id: string;
+    organisationId: string | null;
+    requestHash: string;
+    claimToken: string;
+    claimMs: number;
+    liveSession: Caller['liveSession'];
+  },
+): Promise<{ live: boolean; claimed: boolean }> {
+  const { id, organisationId, requestHash, claimToken, claimMs, liveSession } = key;
+  const [row] = await systemRows<{ live: boolean; claimed: boolean }>(db, {
+    text: `WITH live AS (
+        SELECT $7::text IS NULL OR EXISTS (
+          SELECT 1 FROM sales_sessions
+           WHERE "organisationId" = $2 AND id = $8 AND "channelId" = $7 AND "expiresAt" > now()) AS live
+      ), claimed AS (
+        INSERT INTO idempotency_keys (id, "organisationId", "requestHash", state, "claimToken", "lockedUntil", "createdAt")
+        SELECT $1, $2, $3, 'running', $4, now() + $5::interval, now() FROM live WHERE live.live
+        ON CONFLICT (id) DO UPDATE SET
+          "requestHash" = EXCLUDED."requestHash", state = 'running', "claimToken" = EXCLUDED."claimToken", "responseStatus" = NULL,
+          answer = NULL, replayable = true, "lockedUntil" = EXCLUDED."lockedUntil", "createdAt" = now()
+        WHERE idempotency_keys."createdAt" < now() - $6::interval
+        RETURNING id
+      )
+      SELECT live.live, EXISTS (SELECT 1 FROM claimed) AS claimed FROM live`,
+    values: [
+      id,
+      organisationId,
+      requestHash,
+      claimToken,
+      `${claimMs} milliseconds`,
+      TTL,
+      liveSession?.channelId ?? null,
+      liveSession?.sessionId ?? null,
+    ],
+  });
+  return row!;
 }
 
 /** Keeps a running claim from lapsing while its request runs. */
 async function renew(db: Database, id: string, claimToken: string, claimMs: number): Promise<void> {
-  await db.$executeRaw`
-    UPDATE idempotency_keys SET "lockedUntil" = now() + ${`${claimMs} milliseconds`}::interval
-     WHERE id = ${id} AND state = 'running' AND "claimToken" = ${claimToken}`;
+  await systemRows(db, {
+    text: `UPDATE idempotency_keys SET "lockedUntil" = now() + $3::interval
+            WHERE id = $1 AND state = 'running' AND "claimToken" = $2`,
+    values: [id, claimToken, `${claimMs} milliseconds`],
+  });
 }
 
 async function read(db: Database, id: string): Promise<Row | undefined> {
-  const rows = await db.$queryRaw<Array<Row & { expired: boolean }>>`
-    SELECT "requestHash", state, "responseStatus", answer, replayable,
-           state = 'running' AND "lockedUntil" < now() AS lapsed,
-           "createdAt" < now() - ${`${IDEMPOTENCY_TTL_MS} milliseconds`}::interval AS expired
-      FROM idempotency_keys WHERE id = ${id}`;
+  const rows = await systemRows<Row & { expired: boolean }>(db, {
+    text: `SELECT "requestHash", state, "responseStatus", answer, replayable,
+                  state = 'running' AND "lockedUntil" < now() AS lapsed,
+                  "createdAt" < now() - $2::interval AS expired
+             FROM idempotency_keys WHERE id = $1`,
+    values: [id, TTL],
+  });
   const row = rows[0];
   return row && !row.expired ? row : undefined;
 }
@@ -432,10 +456,11 @@ async function store(
   const kept = secret
     ? { status: answer.status, headers: {}, body: withoutSecrets(answer.body, secret.secrets), readWith: secret.readWith(answer.body) }
     : answer;
-  await db.$executeRaw`
-    UPDATE idempotency_keys SET state = 'done', "claimToken" = NULL, "responseStatus" = ${answer.status},
-      answer = ${encryptSecret(JSON.stringify(kept), ctx.runtime.encryptionKey)}, replayable = ${!secret}
-    WHERE id = ${id} AND "claimToken" = ${claimToken}`;
+  await systemRows(db, {
+    text: `UPDATE idempotency_keys SET state = 'done', "claimToken" = NULL, "responseStatus" = $3, answer = $4, replayable = $5
+            WHERE id = $1 AND "claimToken" = $2`,
+    values: [id, claimToken, answer.status, encryptSecret(JSON.stringify(kept), ctx.runtime.encryptionKey), !secret],
+  });
 }
 
 /** Pauses between attempts to store an answer whose work is done: about 6 s in all, the claim renewed meanwhile. */
@@ -477,10 +502,13 @@ async function persistently(work: () => Promise<unknown>, pauses: readonly numbe
 }
 
 async function release(db: Database, id: string, claimToken: string): Promise<void> {
-  await db.$executeRaw`DELETE FROM idempotency_keys WHERE id = ${id} AND state = 'running' AND "claimToken" = ${claimToken}`;
+  await systemRows(db, {
+    text: `DELETE FROM idempotency_keys WHERE id = $1 AND state = 'running' AND "claimToken" = $2`,
+    values: [id, claimToken],
+  });
 }
 
 /** Deletes keys older than a day (the worker runs this). */
 export async function pruneIdempotencyKeys(db: Database): Promise<number> {
-  return db.$executeRaw`DELETE FROM idempotency_keys WHERE "createdAt" < now() - ${`${IDEMPOTENCY_TTL_MS} milliseconds`}::interval`;
+  return db.$executeRaw`DELETE FROM idempotency_keys WHERE "createdAt" < now() - ${TTL}::interval`;
 }

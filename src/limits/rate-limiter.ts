@@ -43,9 +43,12 @@ export interface WindowUse {
 export class RateLimiter {
   constructor(private readonly db: Database) {}
 
-  /** Counts one use and refuses it (429 RATE_LIMITED with Retry-After) beyond `max` in the window. */
-  async take(limit: string, subject: string, max: number, windowMs: number, message?: string): Promise<void> {
-    const { count, retryAfterMs } = await this.#add(limit, subject, windowMs);
+  /**
+   * Counts one use and refuses it (429 RATE_LIMITED with Retry-After) beyond `max` in the window;
+   * in `on`'s flight when given.
+   */
+  async take(limit: string, subject: string, max: number, windowMs: number, message?: string, on?: FlightStatements): Promise<void> {
+    const { count, retryAfterMs } = await this.#add(limit, subject, windowMs, on);
     if (count > max) throw refused(limit, retryAfterMs / 1000, message);
   }
 
