@@ -143,6 +143,21 @@ export function issuesFrom(
 }
 
 /**
+ * A fault that came after some of a change's work was committed (its answer being read, or a step
+ * after its first transaction): a 500 that says so, without Retry-After, since sending the same
+ * request again could make the change twice. An Idempotency-Key keeps this answer rather than
+ * giving the key back (src/http/idempotency.ts; test/platform/database-outage.test.ts).
+ */
+export class FaultAfterWork extends AppError {
+  constructor() {
+    super(
+      'INTERNAL',
+      'The request failed after some of its work was saved, so it may have taken effect: read what it would have changed before sending it again with a new key.',
+    );
+  }
+}
+
+/**
  * The one conversion of anything thrown into the contract's error: our own errors as they are, a
  * GraphQL error by its `extensions.code` (the code, message, details and headers a masked
  * AppError carries), body-parser and router failures by what they mean, and everything else

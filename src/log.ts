@@ -9,6 +9,8 @@ import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'p
 export interface LogScope {
   requestId: string;
   organisationId?: string;
+  /** Transactions the request has committed so far (counted by src/db/client.ts). */
+  commits?: number;
 }
 
 export const logScope = new AsyncLocalStorage<LogScope>();

@@ -62,18 +62,41 @@ function countStatements(pool: pg.Pool, client: pg.PoolClient, preparedStatement
       const { name: _name, ...unnamed } = args[0] as { name?: string };
       args[0] = unnamed;
     }
+    const first = args[0] as string | { text?: string; values?: unknown[] };
+    const text = typeof first === 'string' ? first : (first.text ?? '');
     const watchers = statementWatchers.get(pool);
     if (watchers?.size) {
-      const first = args[0] as string | { text?: string; values?: unknown[] };
       const statement = {
-        text: typeof first === 'string' ? first : (first.text ?? ''),
+        text,
         values: typeof first === 'string' ? (Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined) : first.values,
         requestId: logScope.getStore()?.requestId,
       };
       for (const watcher of watchers) watcher(statement);
     }
-    return query(...args);
+    const sent = query(...args);
+    if (text === 'COMMIT') countCommit(sent);
+    return sent;
   };
+}
+
+/** Counts a COMMIT that committed in the request it was sent for (LogScope.commits). */
+function countCommit(sent: unknown): void {
+  const scope = logScope.getStore();
+  if (!scope || typeof (sent as Promise<unknown> | undefined)?.then !== 'function') return;
+  (sent as Promise<{ command?: string } | undefined>).then(
+    (result) => {
+      if (result?.command === 'COMMIT') scope.commits = (scope.commits ?? 0) + 1;
+    },
+    () => undefined,
+  );
+}
+
+/**
+ * Transactions the request being served has committed so far: a fault after one of them came
+ * after work that may have taken effect.
+ */
+export function commitsSoFar(): number {
+  return logScope.getStore()?.commits ?? 0;
 }
 
 /** Calls `watcher` with every statement `db` sends from now on, until the answered function is called. */

@@ -4,7 +4,7 @@ import { sha256 } from '../auth/keys.ts';
 import type { RequestContext } from '../context.ts';
 import type { Database } from '../db/client.ts';
 import { systemRows } from '../db/sql.ts';
-import { AppError, errorBody, toAppError } from '../errors.ts';
+import { AppError, errorBody, FaultAfterWork, toAppError } from '../errors.ts';
 import { clientBucket } from '../limits/rate-limiter.ts';
 import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
 
@@ -210,8 +210,10 @@ export async function idempotently(
     } catch (error) {
       const appError = toAppError(error);
       // Throttles and faults did nothing: a retry runs again. A caller without a credential of
-      // its own leaves nothing behind by being refused.
-      if (appError.status === 429 || appError.status >= 500 || (caller.public && appError.status >= 400)) {
+      // its own leaves nothing behind by being refused. A fault after the work was done did
+      // something: it is kept like an answer, and a retry is told so again.
+      const didNothing = !(appError instanceof FaultAfterWork);
+      if (didNothing && (appError.status === 429 || appError.status >= 500 || (caller.public && appError.status >= 400))) {
         // A fault is often the database itself: then the key is given back once it answers again,
         // the claim renewed meanwhile, so a retry is never told this request was interrupted.
         const giveBack = () => release(db, id, claimToken);

@@ -3,7 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createOrganisation, api, type TestOrganisation } from '../support/fixtures.ts';
+import { createOrganisation, api, systemRole, type TestOrganisation } from '../support/fixtures.ts';
+import { placeOrder, seedCatalogue } from '../support/sales.ts';
 
 /**
  * A lost database answers 503 UNAVAILABLE with Retry-After (the request will work once it
@@ -129,3 +130,91 @@ it('a request with an Idempotency-Key that the outage failed runs when retried w
     await locker.end();
   }
 });
+
+it('a change that committed before the database was lost is not made again by a retry with its key', async () => {
+  const as = { token: org.adminToken, org: org.slug };
+  await backAgain(as);
+  const catalogue = await seedCatalogue(app, org);
+  const paid = await placeOrder(app, catalogue.channel, catalogue);
+  // The refund commits; reading its answer's customer then waits on a lock held from outside the
+  // relay, and the outage comes meanwhile.
+  const locker = new pg.Client({ connectionString: database.url });
+  await locker.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE customers IN ACCESS EXCLUSIVE MODE');
+    const send = () =>
+      api(app, 'POST', `/v1/orders/${paid.order.id}/refund`, { ...as, body: {}, headers: { 'idempotency-key': 'refund-1' } });
+    const first = send();
+    for (let tries = 0; ; tries += 1) {
+      const { rows } = await locker.query(
+        `SELECT (SELECT status::text FROM orders WHERE id = $1) AS status,
+                EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'customers'::regclass) AS waiting`,
+        [paid.order.id],
+      );
+      if (rows[0].status === 'refunded' && rows[0].waiting) break;
+      expect(tries, 'the refund committed and its answer waits for the customer').toBeLessThan(100);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // A moment's outage: the answer's read is lost with its connection, the key's row is stored after.
+    link.cut();
+    await link.restore();
+    const answer = await first;
+    expect([answer.status, answer.body.code]).toEqual([500, 'INTERNAL']);
+    expect(answer.body.error).toMatch(/may have taken effect/);
+    expect(answer.headers.get('retry-after')).toBeNull();
+    await locker.query('ROLLBACK');
+    // Longer than the claim timeout: a key left claimed would have lapsed by now.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const retry = await send();
+    expect([retry.status, retry.headers.get('idempotent-replayed')], JSON.stringify(retry.body)).toEqual([500, 'true']);
+    expect(retry.body.error).toBe(answer.body.error);
+    const { rows } = await locker.query(
+      `SELECT count(*)::int AS n FROM audit_entries WHERE "targetId" = $1 AND action = 'order.refunded'`,
+      [paid.order.id],
+    );
+    expect(rows[0].n).toBe(1);
+  } finally {
+    await locker.end();
+  }
+});
+
+it('a change that failed after committing is answered the same to a retry with its key, not run again', async () => {
+  const as = { token: org.adminToken, org: org.slug };
+  await backAgain(as);
+  // The invitation commits; writing its mail then fails (and the invitation is undone).
+  const outside = new pg.Client({ connectionString: database.url });
+  await outside.connect();
+  try {
+    await outside.query(`CREATE SEQUENCE mail_attempts`);
+    await outside.query(`CREATE FUNCTION refuse_mail() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM nextval('mail_attempts'); RAISE EXCEPTION 'the mail server refuses'; END $$`);
+    await outside.query(`CREATE TRIGGER refuse_mail BEFORE INSERT ON outbox_messages FOR EACH ROW
+      WHEN (NEW."to" = 'unmailable@outage.test') EXECUTE FUNCTION refuse_mail()`);
+    const send = () =>
+      api(app, 'POST', '/v1/user-invitations', {
+        ...as,
+        body: { organisationId: org.organisation.id, email: 'unmailable@outage.test', roleIds: [systemRole(org, 'viewer')] },
+        headers: { 'idempotency-key': 'invite-1' },
+      });
+    const answer = await send();
+    expect([answer.status, answer.body.code]).toEqual([500, 'INTERNAL']);
+    expect(answer.body.error).toMatch(/may have taken effect/);
+    const retry = await send();
+    expect([retry.status, retry.headers.get('idempotent-replayed')], JSON.stringify(retry.body)).toEqual([500, 'true']);
+    const { rows } = await outside.query(`SELECT CASE WHEN is_called THEN last_value::int ELSE 0 END AS attempts FROM mail_attempts`);
+    expect(rows[0].attempts).toBe(1);
+  } finally {
+    await outside.query(`DROP TRIGGER IF EXISTS refuse_mail ON outbox_messages`);
+    await outside.end();
+  }
+});
+
+async function backAgain(as: { token: string; org: string }): Promise<void> {
+  let status = 0;
+  for (let tries = 0; tries < 50 && status !== 200; tries += 1) {
+    status = (await api(app, 'GET', '/v1/accounts', as)).status;
+    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(status).toBe(200);
+}
