@@ -1,7 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import {
   getNamedType,
-  getOperationAST,
   Kind,
   OperationTypeNode,
   parse,
@@ -13,13 +12,12 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { RequestContext } from '../src/context.ts';
-import { AppError, FaultAfterWork, toAppError, type ValidationIssue } from '../src/errors.ts';
+import { AppError, toAppError, type ValidationIssue } from '../src/errors.ts';
 import { operationLimitsRule } from '../src/graphql/limits.ts';
 import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { idempotently } from '../src/http/idempotency.ts';
 import { inputProblem } from '../src/http/input-safety.ts';
 import { contextOf } from '../src/http/request-context.ts';
-import { commitsSoFar } from '../src/db/client.ts';
 import { operationOf, refusedEnum } from '../src/graphql/variables.ts';
 import { WORDS } from '../src/validation.ts';
 import { enumPlaces, namesIn, valuesIn } from './enums.ts';
@@ -256,17 +254,8 @@ export async function runOperation(
   ctx: RequestContext,
 ): Promise<Record<string, unknown>> {
   failuresAsErrors(ctx);
-  const commitsBefore = commitsSoFar();
   const result = await pipeline.execute(document, variableValues, ctx);
-  const errors = result.errors ?? [];
-  const [first] = errors;
-  if (!first) return result.data ?? {};
-  const error = toAppError(first);
-  // A fault in a mutation after it committed a transaction, or below its root field (the field's
-  // resolver returned: its work is done), came after work that may have taken effect.
-  const afterWork =
-    error.status >= 500 &&
-    getOperationAST(document)?.operation === OperationTypeNode.MUTATION &&
-    (commitsSoFar() > commitsBefore || errors.every((e) => (e.path?.length ?? 0) > 1));
-  throw afterWork ? new FaultAfterWork() : error;
+  const [first] = result.errors ?? [];
+  if (first) throw toAppError(first);
+  return result.data ?? {};
 }

@@ -157,6 +157,9 @@ export class FaultAfterWork extends AppError {
   }
 }
 
+/** FaultAfterWork as masked for a GraphQL answer: read back as one by `toAppError` (the REST layer). */
+export class GraphQLFaultAfterWork extends GraphQLError {}
+
 /**
  * The one conversion of anything thrown into the contract's error: our own errors as they are, a
  * GraphQL error by its `extensions.code` (the code, message, details and headers a masked
@@ -177,6 +180,7 @@ export function toAppError(error: unknown): AppError {
 }
 
 function fromGraphQLError(error: GraphQLError): AppError {
+  if (error instanceof GraphQLFaultAfterWork) return new FaultAfterWork();
   if (error.originalError instanceof AppError) return error.originalError;
   if (isDatabaseUnavailable(error.originalError)) return databaseUnavailable();
   const code = error.extensions?.code;

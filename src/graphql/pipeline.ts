@@ -1,9 +1,18 @@
 import type { Request, Response } from 'express';
-import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, OperationTypeNode, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { currentRights } from '../auth/current-rights.ts';
 import type { RequestContext } from '../context.ts';
-import { AppError, databaseUnavailable, isDatabaseUnavailable, isErrorCode } from '../errors.ts';
+import { commitsSoFar } from '../db/client.ts';
+import {
+  AppError,
+  databaseUnavailable,
+  FaultAfterWork,
+  GraphQLFaultAfterWork,
+  isDatabaseUnavailable,
+  isErrorCode,
+  toAppError,
+} from '../errors.ts';
 import { logScope, type Logger } from '../log.ts';
 import { graphqlOperationDuration, graphqlOperations } from '../metrics.ts';
 import type { Runtime } from '../runtime.ts';
@@ -175,6 +184,39 @@ const resultCache: Plugin<RequestContext> = {
 };
 
 /**
+ * A mutation's faults after it committed some of its work (reading its answer, or a step after a
+ * transaction), or below its root field (its resolver returned: its work is done), answer
+ * FaultAfterWork: "may have taken effect", on /graphql as on /v1, where an Idempotency-Key keeps
+ * that answer rather than running the request again (src/http/idempotency.ts,
+ * test/platform/database-outage.test.ts).
+ */
+const faultsAfterWork: Plugin<RequestContext> = {
+  onExecute({ args: envelopArgs, executeFn, setExecuteFn }) {
+    const args = graphqlArgs(envelopArgs);
+    if (getOperationAST(args.document, args.operationName)?.operation !== OperationTypeNode.MUTATION) return;
+    const ctx = args.contextValue as RequestContext;
+    setExecuteFn(async (executeArgs) => {
+      const commitsBefore = commitsSoFar();
+      const result = (await executeFn(executeArgs)) as ExecutionResult;
+      const errors = result.errors ?? [];
+      const isFault = (error: GraphQLError) => toAppError(error).status >= 500;
+      if (!errors.some(isFault)) return result;
+      if (commitsSoFar() === commitsBefore && errors.some((error) => (error.path?.length ?? 0) <= 1)) return result;
+      return {
+        ...result,
+        errors: errors.map((error) => {
+          if (!isFault(error)) return error;
+          if (!(error.originalError instanceof AppError))
+            ctx.logger.error({ err: error.originalError ?? error }, 'a fault after a change was saved');
+          const fault = new FaultAfterWork();
+          return new GraphQLError(fault.message, { nodes: error.nodes, path: error.path, originalError: fault });
+        }),
+      };
+    });
+  },
+};
+
+/**
  * Expected failures (AppError) become GraphQL errors with the contract's code, details and the
  * headers they carry (Retry-After: Yoga sets `extensions.http.headers` on the HTTP answer, and the
  * REST layer reads them back); anything else is logged and answered as an opaque INTERNAL.
@@ -187,7 +229,8 @@ function maskError(logger: Logger) {
     const located = error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {};
     if (original instanceof AppError) {
       const headers = Object.keys(original.headers).length > 0 ? { http: { headers: original.headers } } : {};
-      return new GraphQLError(original.message, {
+      const Masked = original instanceof FaultAfterWork ? GraphQLFaultAfterWork : GraphQLError;
+      return new Masked(original.message, {
         ...located,
         extensions: {
           code: original.code,
@@ -232,6 +275,7 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema, s
       operationLimitsPlugin(new CostBudgets(runtime.db, runtime.config, logger)),
       compiledExecution<RequestContext>(),
       resultCache,
+      faultsAfterWork,
       operationObservability,
       fastSerialisation,
       liveEventStreams(

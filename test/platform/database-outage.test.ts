@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { createTestDatabase, type TestDatabase } from '../support/db.ts';
-import { createOrganisation, api, systemRole, type TestOrganisation } from '../support/fixtures.ts';
+import { createOrganisation, api, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue } from '../support/sales.ts';
 
 /**
@@ -195,6 +195,16 @@ it('a change that failed after committing is answered the same to a retry with i
     expect([retry.status, retry.headers.get('idempotent-replayed')], JSON.stringify(retry.body)).toEqual([500, 'true']);
     const { rows } = await outside.query(`SELECT CASE WHEN is_called THEN last_value::int ELSE 0 END AS attempts FROM mail_attempts`);
     expect(rows[0].attempts).toBe(1);
+
+    // /graphql says the same.
+    const created = await graphql(
+      app,
+      'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } } }',
+      { input: { organisationId: org.organisation.id, email: 'unmailable@outage.test' } },
+      as,
+    );
+    const [error] = created.body.errors ?? [];
+    expect([error?.extensions?.code, error?.message], JSON.stringify(created.body)).toEqual(['INTERNAL', answer.body.error]);
   } finally {
     await outside.query(`DROP TRIGGER IF EXISTS refuse_mail ON outbox_messages`);
     await outside.end();
