@@ -50,7 +50,9 @@ export function createLogger(level: string, name = 'api', destination?: Destinat
     redact: { paths: REDACT, censor: '[redacted]' },
     mixin() {
       const scope = logScope.getStore();
-      return scope ? { ...scope } : {};
+      if (!scope) return {};
+      const { commits: _counted, ...fields } = scope;
+      return fields;
     },
   };
   return destination ? pino(options, destination) : pino(options);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
 import { useTestApp } from '../support/app.ts';
-import { api, createOrganisation } from '../support/fixtures.ts';
+import { api, createOrganisation, systemRole } from '../support/fixtures.ts';
 
 interface LogLine {
   level: string;
@@ -34,5 +34,21 @@ describe('what the API logs about refusals', () => {
       expect(logged.some((line) => line.msg === 'request')).toBe(true);
       expect(logged.filter((line) => line.level === 'error' || line.level === 'warn')).toEqual([]);
     }
+  });
+});
+
+describe('what a line carries', () => {
+  it('a line written while serving a request carries its id and organisation, not what the service counts there', async () => {
+    const org = await createOrganisation(app, 'errlog');
+    const invited = await api(app, 'POST', '/v1/user-invitations', {
+      token: org.adminToken,
+      org: org.slug,
+      body: { organisationId: org.organisation.id, email: 'logged@errlog.test', roleIds: [systemRole(org, 'viewer')] },
+    });
+    expect(invited.status).toBe(201);
+    // Written after the invitation committed.
+    const mailed = lines.find((one) => one.requestId === invited.headers.get('x-request-id') && one.msg.includes('outbox'));
+    expect(mailed).toMatchObject({ organisationId: org.organisation.id });
+    expect(Object.keys(mailed!)).not.toContain('commits');
   });
 });
