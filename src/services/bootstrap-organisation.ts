@@ -46,11 +46,15 @@ export async function bootstrapOrganisation(db: Database, raw: BootstrapInput): 
         data: { id: newId('organisation'), slug: input.orgSlug, name: input.orgName, apiVersion: CURRENT_VERSION },
       });
       const roles = [];
-      for (const role of SYSTEM_ROLES) {
+      // A millisecond apart, in SYSTEM_ROLES order: roles list by creation, and two made within one
+      // millisecond would otherwise list in the order of their random ids.
+      const created = Date.now();
+      for (const [index, role] of SYSTEM_ROLES.entries()) {
         roles.push(
           await tx.role.create({
             data: {
               id: newId('role'),
+              createdAt: new Date(created + index),
               organisationId: organisation.id,
               name: role.name,
               description: role.description,
