@@ -184,7 +184,7 @@ export async function idempotently(
   const claimToken = randomBytes(16).toString('base64url');
 
   const deadline = Date.now() + WAIT_MS;
-  const claimKey = async (liveSession?: Caller['liveSession']) =>
+  const claimKey = (liveSession?: Caller['liveSession']) =>
     claim(db, { id, organisationId, requestHash, claimToken, claimMs: options.claimTimeoutMs, liveSession });
   const first = await claimKey(caller.liveSession);
   if (!first.live) return send(res, await answer());

@@ -94,11 +94,7 @@ it('a request with an Idempotency-Key that the outage failed runs when retried w
   const as = { token: org.adminToken, org: org.slug };
   await backAgain(as);
   // The venue's insert waits on a lock held from outside the relay; the outage comes meanwhile.
-  const locker = new pg.Client({ connectionString: database.url });
-  await locker.connect();
-  try {
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE venues IN ACCESS EXCLUSIVE MODE');
+  await withTableLocked('venues', async (locker) => {
     const send = () =>
       api(app, 'POST', '/v1/venues', {
         ...as,
@@ -111,15 +107,12 @@ it('a request with an Idempotency-Key that the outage failed runs when retried w
     expect((await first).status).toBeGreaterThanOrEqual(500);
     await locker.query('ROLLBACK');
     await link.restore();
-    // Longer than the claim timeout: a key left claimed would have lapsed by now.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await pastClaimTimeout();
     const retry = await send();
     expect(retry.status, JSON.stringify(retry.body)).toBe(201);
     const { rows } = await locker.query(`SELECT count(*)::int AS n FROM venues WHERE name = 'Through the outage'`);
     expect(rows[0].n).toBe(1);
-  } finally {
-    await locker.end();
-  }
+  });
 });
 
 it('a change that committed before the database was lost is not made again by a retry with its key', async () => {
@@ -129,11 +122,7 @@ it('a change that committed before the database was lost is not made again by a 
   const paid = await placeOrder(app, catalogue.channel, catalogue);
   // The refund commits; reading its answer's customer then waits on a lock held from outside the
   // relay, and the outage comes meanwhile.
-  const locker = new pg.Client({ connectionString: database.url });
-  await locker.connect();
-  try {
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE customers IN ACCESS EXCLUSIVE MODE');
+  await withTableLocked('customers', async (locker) => {
     const send = () =>
       api(app, 'POST', `/v1/orders/${paid.order.id}/refund`, { ...as, body: {}, headers: { 'idempotency-key': 'refund-1' } });
     const first = send();
@@ -155,8 +144,7 @@ it('a change that committed before the database was lost is not made again by a 
     expect(answer.body.error).toMatch(/may have taken effect/);
     expect(answer.headers.get('retry-after')).toBeNull();
     await locker.query('ROLLBACK');
-    // Longer than the claim timeout: a key left claimed would have lapsed by now.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await pastClaimTimeout();
     const retry = await send();
     expect([retry.status, retry.headers.get('idempotent-replayed')], JSON.stringify(retry.body)).toEqual([500, 'true']);
     expect(retry.body.error).toBe(answer.body.error);
@@ -165,51 +153,73 @@ it('a change that committed before the database was lost is not made again by a 
       [paid.order.id],
     );
     expect(rows[0].n).toBe(1);
-  } finally {
-    await locker.end();
-  }
+  });
 });
 
 it('a change that failed after committing is answered the same to a retry with its key, not run again', async () => {
   const as = { token: org.adminToken, org: org.slug };
   await backAgain(as);
   // The invitation commits; writing its mail then fails (and the invitation is undone).
+  await fromOutside(async (outside) => {
+    try {
+      await outside.query(`CREATE SEQUENCE mail_attempts`);
+      await outside.query(`CREATE FUNCTION refuse_mail() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM nextval('mail_attempts'); RAISE EXCEPTION 'the mail server refuses'; END $$`);
+      await outside.query(`CREATE TRIGGER refuse_mail BEFORE INSERT ON outbox_messages FOR EACH ROW
+        WHEN (NEW."to" = 'unmailable@outage.test') EXECUTE FUNCTION refuse_mail()`);
+      const send = () =>
+        api(app, 'POST', '/v1/user-invitations', {
+          ...as,
+          body: { organisationId: org.organisation.id, email: 'unmailable@outage.test', roleIds: [systemRole(org, 'viewer')] },
+          headers: { 'idempotency-key': 'invite-1' },
+        });
+      const answer = await send();
+      expect([answer.status, answer.body.code]).toEqual([500, 'INTERNAL']);
+      expect(answer.body.error).toMatch(/may have taken effect/);
+      const retry = await send();
+      expect([retry.status, retry.headers.get('idempotent-replayed')], JSON.stringify(retry.body)).toEqual([500, 'true']);
+      const { rows } = await outside.query(`SELECT CASE WHEN is_called THEN last_value::int ELSE 0 END AS attempts FROM mail_attempts`);
+      expect(rows[0].attempts).toBe(1);
+
+      // /graphql says the same.
+      const created = await graphql(
+        app,
+        'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } } }',
+        { input: { organisationId: org.organisation.id, email: 'unmailable@outage.test' } },
+        as,
+      );
+      const [error] = created.body.errors ?? [];
+      expect([error?.extensions?.code, error?.message], JSON.stringify(created.body)).toEqual(['INTERNAL', answer.body.error]);
+    } finally {
+      await outside.query(`DROP TRIGGER IF EXISTS refuse_mail ON outbox_messages`);
+    }
+  });
+});
+
+/** Runs `work` on a connection of its own to the database, straight rather than through the relay. */
+async function fromOutside<T>(work: (outside: pg.Client) => Promise<T>): Promise<T> {
   const outside = new pg.Client({ connectionString: database.url });
   await outside.connect();
   try {
-    await outside.query(`CREATE SEQUENCE mail_attempts`);
-    await outside.query(`CREATE FUNCTION refuse_mail() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM nextval('mail_attempts'); RAISE EXCEPTION 'the mail server refuses'; END $$`);
-    await outside.query(`CREATE TRIGGER refuse_mail BEFORE INSERT ON outbox_messages FOR EACH ROW
-      WHEN (NEW."to" = 'unmailable@outage.test') EXECUTE FUNCTION refuse_mail()`);
-    const send = () =>
-      api(app, 'POST', '/v1/user-invitations', {
-        ...as,
-        body: { organisationId: org.organisation.id, email: 'unmailable@outage.test', roleIds: [systemRole(org, 'viewer')] },
-        headers: { 'idempotency-key': 'invite-1' },
-      });
-    const answer = await send();
-    expect([answer.status, answer.body.code]).toEqual([500, 'INTERNAL']);
-    expect(answer.body.error).toMatch(/may have taken effect/);
-    const retry = await send();
-    expect([retry.status, retry.headers.get('idempotent-replayed')], JSON.stringify(retry.body)).toEqual([500, 'true']);
-    const { rows } = await outside.query(`SELECT CASE WHEN is_called THEN last_value::int ELSE 0 END AS attempts FROM mail_attempts`);
-    expect(rows[0].attempts).toBe(1);
-
-    // /graphql says the same.
-    const created = await graphql(
-      app,
-      'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } } }',
-      { input: { organisationId: org.organisation.id, email: 'unmailable@outage.test' } },
-      as,
-    );
-    const [error] = created.body.errors ?? [];
-    expect([error?.extensions?.code, error?.message], JSON.stringify(created.body)).toEqual(['INTERNAL', answer.body.error]);
+    return await work(outside);
   } finally {
-    await outside.query(`DROP TRIGGER IF EXISTS refuse_mail ON outbox_messages`);
     await outside.end();
   }
-});
+}
+
+/** `fromOutside` in a transaction holding `table` locked against every other (until `work` rolls back). */
+function withTableLocked<T>(table: string, work: (locker: pg.Client) => Promise<T>): Promise<T> {
+  return fromOutside(async (locker) => {
+    await locker.query('BEGIN');
+    await locker.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+    return work(locker);
+  });
+}
+
+/** Longer than the claim timeout (1 s here): a key left claimed would have lapsed by now. */
+function pastClaimTimeout(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1_500));
+}
 
 async function backAgain(as: { token: string; org: string }): Promise<void> {
   let status = 0;
