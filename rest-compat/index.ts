@@ -8,7 +8,7 @@ import { contextOf } from '../src/http/request-context.ts';
 import { v1Routes } from './v1-routes.ts';
 import { docsRouter } from '../src/http/docs.ts';
 
-export { v1Routes };
+export { liveRoutes, v1Routes };
 
 /**
  * Each document is built on its first request, once per version: the route tables are fixed once

@@ -53,5 +53,5 @@ export interface RestRoute {
    * those fields (src/http/idempotency.ts). test/platform/idempotency-attacks.test.ts checks that
    * every route answering a secret says which.
    */
-  replay?: AnswerReplay;
+  replay?: AnswerReplay<readonly string[]>;
 }

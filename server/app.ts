@@ -1,5 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { createLiveRouter, createV1Router } from '../rest-compat/index.ts';
+import { createLiveRouter, createV1Router, liveRoutes, v1Routes } from '../rest-compat/index.ts';
+import { mutationReplay } from '../rest-compat/mutation-replay.ts';
+import { rootFieldRefusal } from '../schema/root-field-access.ts';
 import { publicSchema, schema } from '../schema/index.ts';
 import { toAppError } from '../src/errors.ts';
 import { graphqlFastPath } from '../src/graphql/fast-path.ts';
@@ -36,7 +38,10 @@ export function createApp(runtime: Runtime): App {
   // Outside production by default; production serves it on METRICS_PORT (docs/operating.md "Metrics").
   if (runtime.config.METRICS_ON_API_PORT) app.get('/metrics', metricsHandler);
 
-  const pipeline = createGraphqlPipeline(runtime, schema, publicSchema);
+  const pipeline = createGraphqlPipeline(runtime, schema, publicSchema, {
+    ...mutationReplay(schema, [...v1Routes, ...liveRoutes]),
+    refusal: (field, ctx) => rootFieldRefusal(schema, 'mutation', field, ctx),
+  });
   app.use('/graphql', graphqlBody, requestContext(runtime, 'management'), graphqlFastPath(pipeline), (req: Request, res: Response) =>
     pipeline.yoga(req, res),
   );

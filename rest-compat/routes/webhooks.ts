@@ -72,7 +72,7 @@ const delivery = z.object({
 });
 
 /** An answer holding the endpoint's signing secret: a retry is told where the endpoint is, not the secret again. */
-const SECRET_ANSWER: AnswerReplay = {
+const SECRET_ANSWER: AnswerReplay<readonly string[]> = {
   secrets: ['secret'],
   readWith: (answer) => {
     const { id } = (answer as { endpoint: { id: string } }).endpoint;

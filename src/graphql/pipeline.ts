@@ -19,6 +19,7 @@ import type { Runtime } from '../runtime.ts';
 import { graphqlArgs } from './execution-args.ts';
 import { GRAPHIQL_EXAMPLES } from './graphiql-examples.ts';
 import { compiledExecution } from './jit.ts';
+import { keyedMutations, type KeyedMutationsOptions } from './keyed-mutations.ts';
 import { costedFrom, operationLimitsPlugin } from './limits.ts';
 import { CostBudgets } from '../limits/cost-budget.ts';
 import { liveEventStreams, sharedExecution } from '../live/sse.ts';
@@ -248,9 +249,15 @@ function maskError(logger: Logger) {
 
 /**
  * `schema` holds every operation (/v1 and /live run theirs on it); `served` is what /graphql
- * answers and introspects, the same types with Relay-only connection arguments.
+ * answers and introspects, the same types with Relay-only connection arguments. With `keyed`,
+ * /graphql's mutations honour Idempotency-Key (src/graphql/keyed-mutations.ts).
  */
-export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema, served: GraphQLSchema = schema): GraphqlPipeline {
+export function createGraphqlPipeline(
+  runtime: Runtime,
+  schema: GraphQLSchema,
+  served: GraphQLSchema = schema,
+  keyed?: KeyedMutationsOptions,
+): GraphqlPipeline {
   const { logger } = runtime;
   const yoga = createYoga<{ req: Request; res: Response }, RequestContext>({
     schema: served,
@@ -276,6 +283,7 @@ export function createGraphqlPipeline(runtime: Runtime, schema: GraphQLSchema, s
       compiledExecution<RequestContext>(),
       resultCache,
       faultsAfterWork,
+      keyed ? keyedMutations(keyed, maskError(logger)) : {},
       operationObservability,
       fastSerialisation,
       liveEventStreams(

@@ -9,11 +9,12 @@ import { clientBucket } from '../limits/rate-limiter.ts';
 import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
 
 /**
- * Idempotency keys, as payment APIs have them (docs/security.md, "Idempotency and secrets"): a POST of /v1 or /live
- * with `Idempotency-Key` (1 to 255 characters, no control characters) is answered once; the same key in the same
- * namespace with the same request within 24 hours gets that first answer again (status, body, and
- * the headers it set) with `Idempotent-Replayed: true`, without the work being done twice, whichever
- * API process receives it. The same key with another request (method, path, query or body) is 409
+ * Idempotency keys, as payment APIs have them (docs/security.md, "Idempotency and secrets"): a POST of /v1 or
+ * /live (or a mutation on /graphql: src/graphql/keyed-mutations.ts) with `Idempotency-Key` (1 to 255
+ * characters, no control characters) is answered once; the same key in the same namespace with the
+ * same request within 24 hours gets that first answer again (status, body, and the headers it set)
+ * with `Idempotent-Replayed: true`, without the work being done twice, whichever API process
+ * receives it. The same key with another request (method, path, query or body) is 409
  * CONFLICT. Requests with one key that arrive together run once: the others wait for the first
  * answer (up to WAIT_MS, then 409 asking to retry).
  *
@@ -62,14 +63,18 @@ const QUOTA_WINDOW_MS = IDEMPOTENCY_TTL_MS;
 /**
  * How a route's answer may be replayed. `replay`: as it was. `never`: the answer carries a token
  * pair, the key is not kept and every request runs. Otherwise the answer carries key material at
- * `secrets` (dotted paths in the body): it is kept without them and a retry is 409 CONFLICT whose
- * details hold what was made and `readWith`, where to read it.
+ * `secrets`: it is kept without them and a retry is 409 CONFLICT whose details hold what was made
+ * and `readWith`, where to read it.
  */
-export type AnswerReplay =
+export type AnswerReplay<Secrets = readonly string[] | ((body: unknown) => unknown)> =
   | 'replay'
   | 'never'
   | {
-      secrets: readonly string[];
+      /**
+       * Where the secrets are: dotted paths in a success's body, or a function answering the body
+       * without them (undefined when it held none: then it is replayed as it was).
+       */
+      secrets: Secrets;
       /** Where the thing made can be read (or revoked), from the answer. */
       readWith: (answer: unknown) => string;
     };
@@ -81,7 +86,7 @@ export interface IdempotencyOptions {
   keysPerAddress: number;
 }
 
-interface StoredAnswer {
+export interface StoredAnswer {
   status: number;
   body: unknown;
   headers: Record<string, string | string[]>;
@@ -140,7 +145,7 @@ function callerOf(ctx: RequestContext): Caller | null {
 }
 
 /** JSON with object keys in order, so two encodings of one body hash alike. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     return `{${Object.keys(value)
@@ -172,25 +177,82 @@ export async function idempotently(
 ): Promise<void> {
   const key = req.get('idempotency-key');
   if (key === undefined) return send(res, await answer());
+  const outcome = await onceForKey<{ failed: boolean; error?: unknown }>(
+    db,
+    ctx,
+    key,
+    `${req.method} ${req.originalUrl}\u0000${canonical(req.body ?? null)}`,
+    options,
+    async () => {
+      try {
+        const { status, body } = await answer();
+        return { value: { failed: false }, answer: { status, body, headers: replayedHeaders(res) } };
+      } catch (error) {
+        const failure = toAppError(error);
+        const answered = {
+          status: failure.status,
+          body: errorBody(failure, ctx.requestId),
+          headers: { ...failure.headers, ...replayedHeaders(res) },
+        };
+        return { value: { failed: true, error }, answer: answered, failure };
+      }
+    },
+  );
+  if ('replayed' in outcome) {
+    res.setHeader('Idempotent-Replayed', 'true');
+    for (const [name, value] of Object.entries(outcome.replayed.headers)) res.setHeader(name, value);
+    res.status(outcome.replayed.status).json(outcome.replayed.body);
+    return;
+  }
+  if (outcome.ran.value.failed) throw outcome.ran.value.error;
+  send(res, outcome.ran.answer);
+}
+
+/** What a request run under a key answered: `answer` is what is kept, unless `failure` says it did nothing. */
+export interface KeyedRun<T> {
+  value: T;
+  answer: StoredAnswer;
+  /** The refusal or fault the answer is, if it is one. */
+  failure?: AppError;
+}
+
+/**
+ * The transport's side of a key: `request` is everything that makes two requests the same one
+ * (method, path, query, body), and `run` does the work once. Answers what `run` answered, or the
+ * answer stored for the key (`replayed`); refusals of the key itself (another request, still
+ * running, interrupted, a secret not shown again) are thrown as 409 CONFLICT. Shared by /v1, /live
+ * and /graphql's mutations (src/graphql/keyed-mutations.ts).
+ */
+export async function onceForKey<T>(
+  db: Database,
+  ctx: RequestContext,
+  key: string,
+  request: string,
+  options: IdempotencyOptions,
+  run: () => Promise<KeyedRun<T>>,
+): Promise<{ ran: KeyedRun<T> } | { replayed: StoredAnswer }> {
   if (!KEY.test(key)) {
     throw AppError.validation([{ path: 'Idempotency-Key', message: '1 to 255 characters, none of them a control character' }]);
   }
-  if (options.replay === 'never') return send(res, await answer());
+  if (options.replay === 'never') return { ran: await run() };
   const caller = callerOf(ctx);
-  if (!caller) return send(res, await answer());
+  if (!caller) return { ran: await run() };
   const organisationId = ctx.organisation?.id ?? null;
   const id = sha256([caller.namespace, organisationId ?? '-', ctx.apiVersion, key].join('\u0000'));
-  const requestHash = sha256(`${req.method} ${req.originalUrl}\u0000${canonical(req.body ?? null)}`);
+  const requestHash = sha256(request);
   const claimToken = randomBytes(16).toString('base64url');
 
   const deadline = Date.now() + WAIT_MS;
   const claimKey = (liveSession?: Caller['liveSession']) =>
     claim(db, { id, organisationId, requestHash, claimToken, claimMs: options.claimTimeoutMs, liveSession });
   const first = await claimKey(caller.liveSession);
-  if (!first.live) return send(res, await answer());
+  if (!first.live) return { ran: await run() };
   // A session judged live when its key was first claimed stays the key's while this request waits.
   const takeOver = async () => (await claimKey()).claimed;
-  if (!first.claimed && (await waitForAnswer(db, ctx, id, requestHash, deadline, res, takeOver))) return;
+  if (!first.claimed) {
+    const stored = await waitForAnswer(db, ctx, id, requestHash, deadline, takeOver);
+    if (stored) return { replayed: stored };
+  }
   // Counted whichever way the key was taken: a twin of a request refused for the quota takes the
   // key it gave back, and is refused in its turn.
   await withinQuota(ctx, caller, options, () => release(db, id, claimToken));
@@ -203,45 +265,46 @@ export async function idempotently(
   let releasing: Promise<void> | undefined;
   renewal.unref();
   try {
-    let stored: StoredAnswer;
+    let ran: KeyedRun<T>;
     try {
-      const { status, body } = await answer();
-      stored = { status, body, headers: replayedHeaders(res) };
+      ran = await run();
     } catch (error) {
-      const appError = toAppError(error);
-      // Throttles and faults did nothing: a retry runs again. A caller without a credential of
-      // its own leaves nothing behind by being refused. A fault after the work was done did
-      // something: it is kept like an answer, and a retry is told so again.
-      const didNothing = !(appError instanceof FaultAfterWork);
-      if (didNothing && (appError.status === 429 || appError.status >= 500 || (caller.public && appError.status >= 400))) {
-        // A fault is often the database itself: then the key is given back once it answers again,
-        // the claim renewed meanwhile, so a retry is never told this request was interrupted.
-        const giveBack = () => release(db, id, claimToken);
-        if ((await persistently(giveBack, [])) !== undefined && givingBack < MAX_GIVING_BACK) {
-          givingBack += 1;
-          releasing = persistently(giveBack, RELEASE_RETRIES_MS).then((failure) => {
-            givingBack -= 1;
-            if (failure !== undefined)
-              ctx.logger.error({ err: failure }, 'the Idempotency-Key of a request that failed could not be given back');
-          });
-        }
-        throw error;
-      }
-      await storeSurely(db, ctx, id, claimToken, options.replay, {
-        status: appError.status,
-        body: errorBody(appError, ctx.requestId),
-        headers: { ...appError.headers, ...replayedHeaders(res) },
-      });
+      // The transport failed to answer at all: nothing to keep, so, as for a fault, the key is given back.
+      releasing = (await giveBackSoon(ctx, () => release(db, id, claimToken))).later;
       throw error;
     }
-    await storeSurely(db, ctx, id, claimToken, options.replay, stored);
-    send(res, stored);
+    const { failure } = ran;
+    // Throttles and faults did nothing: a retry runs again. A caller without a credential of its
+    // own leaves nothing behind by being refused. A fault after the work was done did something:
+    // it is kept like an answer, and a retry is told so again.
+    const didNothing = failure !== undefined && !(failure instanceof FaultAfterWork);
+    if (didNothing && (failure.status === 429 || failure.status >= 500 || (caller.public && failure.status >= 400))) {
+      releasing = (await giveBackSoon(ctx, () => release(db, id, claimToken))).later;
+      return { ran };
+    }
+    await storeSurely(db, ctx, id, claimToken, options.replay, ran.answer);
+    return { ran };
   } finally {
     if (releasing) void releasing.finally(() => clearInterval(renewal));
     else clearInterval(renewal);
     held.delete(id);
     settle();
   }
+}
+
+/**
+ * Gives a key back, now if the database answers. A fault is often the database itself: then the
+ * key is given back once it answers again (in the background, the claim renewed meanwhile, until
+ * the promise answered settles), so a retry is never told this request was interrupted.
+ */
+async function giveBackSoon(ctx: RequestContext, giveBack: () => Promise<void>): Promise<{ later?: Promise<void> }> {
+  if ((await persistently(giveBack, [])) === undefined || givingBack >= MAX_GIVING_BACK) return {};
+  givingBack += 1;
+  const later = persistently(giveBack, RELEASE_RETRIES_MS).then((failure) => {
+    givingBack -= 1;
+    if (failure !== undefined) ctx.logger.error({ err: failure }, 'the Idempotency-Key of a request that failed could not be given back');
+  });
+  return { later };
 }
 
 /**
@@ -273,9 +336,9 @@ async function withinQuota(
 }
 
 /**
- * Waits for the answer of the request holding the key: replays it (true), refuses a different
+ * Waits for the answer of the request holding the key: answers it to replay, refuses a different
  * request or one still running at the deadline, or takes the claim over when its process died
- * (false: the caller runs the request).
+ * (undefined: the caller runs the request).
  */
 async function waitForAnswer(
   db: Database,
@@ -283,9 +346,8 @@ async function waitForAnswer(
   id: string,
   requestHash: string,
   deadline: number,
-  res: Response,
   takeOver: () => Promise<boolean>,
-): Promise<boolean> {
+): Promise<StoredAnswer | undefined> {
   const perKey = waiting.get(id) ?? 0;
   if (waitingTotal >= MAX_WAITERS || perKey >= MAX_WAITERS_PER_KEY) throw stillRunning();
   waiting.set(id, perKey + 1);
@@ -296,13 +358,13 @@ async function waitForAnswer(
       const row = await read(db, id);
       if (!row) {
         // Released (the first request was throttled or failed) or expired: this one may run.
-        if (await takeOver()) return false;
+        if (await takeOver()) return undefined;
         continue;
       }
       if (row.requestHash !== requestHash) {
         throw new AppError('CONFLICT', 'This Idempotency-Key was used with another request; use a new key for a new request.');
       }
-      if (row.state === 'done') return replay(ctx, row, res);
+      if (row.state === 'done') return replayable(ctx, row);
       if (row.lapsed) throw interrupted();
       const now = Date.now();
       if (now >= deadline) throw stillRunning();
@@ -336,7 +398,8 @@ function stillRunning(): AppError {
   });
 }
 
-function replay(ctx: RequestContext, row: Row, res: Response): true {
+/** The stored answer, to send again; a refusal when it held a secret shown only once. */
+function replayable(ctx: RequestContext, row: Row): StoredAnswer {
   const stored = JSON.parse(decryptSecret(row.answer!, ctx.runtime.encryptionKey)) as StoredAnswer & { readWith?: string };
   if (!row.replayable) {
     throw new AppError(
@@ -345,10 +408,7 @@ function replay(ctx: RequestContext, row: Row, res: Response): true {
       { created: stored.body, readWith: stored.readWith },
     );
   }
-  res.setHeader('Idempotent-Replayed', 'true');
-  for (const [name, value] of Object.entries(stored.headers)) res.setHeader(name, value);
-  res.status(stored.status).json(stored.body);
-  return true;
+  return stored;
 }
 
 function send(res: Response, { status, body }: { status: number; body: unknown }): void {
@@ -362,6 +422,12 @@ function replayedHeaders(res: Response): Record<string, string | string[]> {
     if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value;
   }
   return headers;
+}
+
+/** The body of an answer that held secrets, without them; undefined when it held none. */
+function keptOf(secrets: readonly string[] | ((body: unknown) => unknown), answer: StoredAnswer): unknown {
+  if (typeof secrets === 'function') return secrets(answer.body);
+  return answer.status < 400 ? withoutSecrets(answer.body, secrets) : undefined;
 }
 
 /** The answer without the secrets at `paths` (dotted). */
@@ -454,14 +520,15 @@ async function store(
   replay: AnswerReplay,
   answer: StoredAnswer,
 ): Promise<void> {
-  const secret = typeof replay === 'object' && answer.status < 400 ? replay : undefined;
-  const kept = secret
-    ? { status: answer.status, headers: {}, body: withoutSecrets(answer.body, secret.secrets), readWith: secret.readWith(answer.body) }
-    : answer;
+  const body = typeof replay === 'object' ? keptOf(replay.secrets, answer) : undefined;
+  const kept =
+    body === undefined
+      ? answer
+      : { status: answer.status, headers: {}, body, readWith: (replay as { readWith: (answer: unknown) => string }).readWith(answer.body) };
   await systemRows(db, {
     text: `UPDATE idempotency_keys SET state = 'done', "claimToken" = NULL, "responseStatus" = $3, answer = $4, replayable = $5
             WHERE id = $1 AND "claimToken" = $2`,
-    values: [id, claimToken, answer.status, encryptSecret(JSON.stringify(kept), ctx.runtime.encryptionKey), !secret],
+    values: [id, claimToken, answer.status, encryptSecret(JSON.stringify(kept), ctx.runtime.encryptionKey), body === undefined],
   });
 }
 

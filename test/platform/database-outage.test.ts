@@ -181,17 +181,37 @@ it('a change that failed after committing is answered the same to a retry with i
       const { rows } = await outside.query(`SELECT CASE WHEN is_called THEN last_value::int ELSE 0 END AS attempts FROM mail_attempts`);
       expect(rows[0].attempts).toBe(1);
 
-      // /graphql says the same.
-      const created = await graphql(
-        app,
-        'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } } }',
-        { input: { organisationId: org.organisation.id, email: 'unmailable@outage.test' } },
-        as,
-      );
+      // /graphql says the same, and keeps it under its key.
+      const invite = (key: string) =>
+        graphql(
+          app,
+          'mutation($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id } } }',
+          { input: { organisationId: org.organisation.id, email: 'unmailable@outage.test' } },
+          { ...as, headers: { 'idempotency-key': key } },
+        );
+      const created = await invite('invite-2');
       const [error] = created.body.errors ?? [];
       expect([error?.extensions?.code, error?.message], JSON.stringify(created.body)).toEqual(['INTERNAL', answer.body.error]);
+      const createdAgain = await invite('invite-2');
+      expect(createdAgain.headers.get('idempotent-replayed')).toBe('true');
+      expect(createdAgain.body.errors?.[0]?.message).toBe(answer.body.error);
+      const mailed = await outside.query(`SELECT last_value::int AS attempts FROM mail_attempts`);
+      expect(mailed.rows[0].attempts).toBe(2);
+
+      // A fault before anything was saved gives the key back: the retry runs again.
+      await outside.query(`DROP TRIGGER refuse_mail ON outbox_messages`);
+      await outside.query(`CREATE TRIGGER refuse_invitation BEFORE INSERT ON invitations FOR EACH ROW
+        WHEN (NEW.email = 'unmailable@outage.test') EXECUTE FUNCTION refuse_mail()`);
+      const refused = [await invite('invite-3'), await invite('invite-3')];
+      expect(refused.map((res) => [res.body.errors?.[0]?.message, res.headers.get('idempotent-replayed')])).toEqual([
+        ['An unexpected error occurred.', null],
+        ['An unexpected error occurred.', null],
+      ]);
+      const tried = await outside.query(`SELECT last_value::int AS attempts FROM mail_attempts`);
+      expect(tried.rows[0].attempts).toBe(4);
     } finally {
       await outside.query(`DROP TRIGGER IF EXISTS refuse_mail ON outbox_messages`);
+      await outside.query(`DROP TRIGGER IF EXISTS refuse_invitation ON invitations`);
     }
   });
 });
