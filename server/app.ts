@@ -7,7 +7,16 @@ import { toAppError } from '../src/errors.ts';
 import { graphqlFastPath } from '../src/graphql/fast-path.ts';
 import { createGraphqlPipeline, type GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { createCheckoutRouter } from '../src/http/checkout.ts';
-import { graphqlBody, mountErrors, mountHealth, requestIdAndLog, requestIdOf, salesCors, trustProxy } from '../src/http/middleware.ts';
+import {
+  adminCors,
+  graphqlBody,
+  mountErrors,
+  mountHealth,
+  requestIdAndLog,
+  requestIdOf,
+  salesCors,
+  trustProxy,
+} from '../src/http/middleware.ts';
 import { httpObservability, metricsHandler } from '../src/http/metrics.ts';
 import { requestContext } from '../src/http/request-context.ts';
 import { startServer, type RunningServer } from '../src/http/server.ts';
@@ -42,8 +51,13 @@ export function createApp(runtime: Runtime): App {
     ...mutationReplay(schema, [...v1Routes, ...liveRoutes]),
     refusal: (field, ctx) => rootFieldRefusal(schema, 'mutation', field, ctx),
   });
-  app.use('/graphql', graphqlBody, requestContext(runtime, 'management'), graphqlFastPath(pipeline), (req: Request, res: Response) =>
-    pipeline.yoga(req, res),
+  app.use(
+    '/graphql',
+    adminCors,
+    graphqlBody,
+    requestContext(runtime, 'management'),
+    graphqlFastPath(pipeline),
+    (req: Request, res: Response) => pipeline.yoga(req, res),
   );
   // A credential refused before GraphQL runs still answers in GraphQL's shape on /graphql.
   app.use('/graphql', (error: unknown, _req: Request, res: Response, _next: NextFunction) => {

@@ -52,7 +52,8 @@ function plainParams(body: unknown): Params | undefined {
  * Everything else goes on to Yoga unchanged, and so does any request this path would answer
  * differently from it: other methods and media types, bodies that are not one plain query object
  * (Yoga answers those with its errors), documents that do not parse or validate, mutations and
- * subscriptions, requests with an Origin (Yoga's CORS), and parameters over the operation limits.
+ * subscriptions, and parameters over the operation limits. CORS is answered before either
+ * (src/http/middleware.ts adminCors).
  * A query whose execution throws (not a result with errors, which is answered here; a throw is an
  * internal failure, resolvers' errors are results) is handed to Yoga to run again, so Yoga answers
  * it: a query changes nothing, so running it twice is safe, though its metrics, span and error log
@@ -65,7 +66,7 @@ function plainParams(body: unknown): Params | undefined {
 export function graphqlFastPath(pipeline: GraphqlPipeline) {
   const { yoga } = pipeline;
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    if (req.method !== 'POST' || req.headers.origin !== undefined || req.originalUrl.split('?')[0] !== '/graphql') return next();
+    if (req.method !== 'POST' || req.originalUrl.split('?')[0] !== '/graphql') return next();
     const contentType = req.headers['content-type'];
     if (!contentType || !JSON_CONTENT_TYPE.test(contentType)) return next();
     const mediaType = negotiatedJsonMediaType(req.headers.accept);

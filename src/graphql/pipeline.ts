@@ -262,6 +262,8 @@ export function createGraphqlPipeline(
   const yoga = createYoga<{ req: Request; res: Response }, RequestContext>({
     schema: served,
     graphqlEndpoint: '/graphql',
+    // Answered before Yoga, for every answer of /graphql (src/http/middleware.ts adminCors).
+    cors: false,
     landingPage: false,
     // The body was read whole and bounded before Yoga (graphqlBody: LIMITS.bodyBytes, 413 in the
     // contract's envelope). Yoga's own limit would pipe that buffer again through a TransformStream
