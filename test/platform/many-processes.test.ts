@@ -208,7 +208,7 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
     await db.throttle.deleteMany({});
   });
 
-  it('one Idempotency-Key sent to both processes at once creates one thing and answers the same to all', async () => {
+  it('one Idempotency-Key sent to both processes at once creates one thing and answers the same to all, on /v1 and /graphql', async () => {
     const token = await signIn(apis[0]!);
     const key = `venue-${Date.now()}`;
     const body = { accountId, name: 'Idempotent hall' };
@@ -225,6 +225,20 @@ describe('two API processes and two workers on one database', { timeout: 60_000 
       headers: { 'idempotency-key': key },
     });
     expect([other.status, other.body.code]).toEqual([409, 'CONFLICT']);
+
+    // A GraphQL mutation with a key of its own, likewise.
+    const mutation = {
+      query: 'mutation($input: CreateVenueInput!) { createVenue(input: $input) { venue { id } } }',
+      variables: { input: { accountId, name: 'Idempotent stage' } },
+    };
+    const graphAnswers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call(apis[i % 2]!, 'POST', '/graphql', { token, body: mutation, headers: { 'idempotency-key': `${key}-graph` } }),
+      ),
+    );
+    expect(new Set(graphAnswers.map((answer) => answer.body.data.createVenue.venue.id)).size).toBe(1);
+    expect(graphAnswers.filter((answer) => answer.headers.get('idempotent-replayed') === 'true')).toHaveLength(7);
+    expect(await db.venue.count({ where: { name: 'Idempotent stage' } })).toBe(1);
   });
 
   it('a rolling restart of A under load fails no request: A drains (not ready first), B answers, A comes back', async () => {
