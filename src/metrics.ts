@@ -87,6 +87,13 @@ export const holdSweepCancellations = new Counter({
   registers: [registry],
 });
 
+export const idempotencyKeys = new Counter({
+  name: 'idempotency_keys_total',
+  help: 'Requests with an Idempotency-Key, by what became of the key: stored, replayed, given_back (a throttle or fault did nothing), not_kept (a sign-in, or a caller without a namespace), other_request, still_running, interrupted, secret_withheld (409s).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 export const throttleRefusals = new Counter({
   name: 'throttle_refusals_total',
   help: 'Requests refused by a rate limit or throttle (429), by limit name.',

@@ -6,6 +6,7 @@ import type { Database } from '../db/client.ts';
 import { systemRows } from '../db/sql.ts';
 import { AppError, errorBody, FaultAfterWork, toAppError } from '../errors.ts';
 import { clientBucket } from '../limits/rate-limiter.ts';
+import { idempotencyKeys } from '../metrics.ts';
 import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
 
 /**
@@ -234,9 +235,9 @@ export async function onceForKey<T>(
   if (!KEY.test(key)) {
     throw AppError.validation([{ path: 'Idempotency-Key', message: '1 to 255 characters, none of them a control character' }]);
   }
-  if (options.replay === 'never') return { ran: await run() };
+  if (options.replay === 'never') return notKept(run);
   const caller = callerOf(ctx);
-  if (!caller) return { ran: await run() };
+  if (!caller) return notKept(run);
   const organisationId = ctx.organisation?.id ?? null;
   const id = sha256([caller.namespace, organisationId ?? '-', ctx.apiVersion, key].join('\u0000'));
   const requestHash = sha256(request);
@@ -246,12 +247,15 @@ export async function onceForKey<T>(
   const claimKey = (liveSession?: Caller['liveSession']) =>
     claim(db, { id, organisationId, requestHash, claimToken, claimMs: options.claimTimeoutMs, liveSession });
   const first = await claimKey(caller.liveSession);
-  if (!first.live) return { ran: await run() };
+  if (!first.live) return notKept(run);
   // A session judged live when its key was first claimed stays the key's while this request waits.
   const takeOver = async () => (await claimKey()).claimed;
   if (!first.claimed) {
     const stored = await waitForAnswer(db, ctx, id, requestHash, deadline, takeOver);
-    if (stored) return { replayed: stored };
+    if (stored) {
+      idempotencyKeys.inc({ outcome: 'replayed' });
+      return { replayed: stored };
+    }
   }
   // Counted whichever way the key was taken: a twin of a request refused for the quota takes the
   // key it gave back, and is refused in its turn.
@@ -270,7 +274,7 @@ export async function onceForKey<T>(
       ran = await run();
     } catch (error) {
       // The transport failed to answer at all: nothing to keep, so, as for a fault, the key is given back.
-      releasing = (await giveBackSoon(ctx, () => release(db, id, claimToken))).later;
+      releasing = (await givenBack(ctx, () => release(db, id, claimToken))).later;
       throw error;
     }
     const { failure } = ran;
@@ -279,10 +283,11 @@ export async function onceForKey<T>(
     // it is kept like an answer, and a retry is told so again.
     const didNothing = failure !== undefined && !(failure instanceof FaultAfterWork);
     if (didNothing && (failure.status === 429 || failure.status >= 500 || (caller.public && failure.status >= 400))) {
-      releasing = (await giveBackSoon(ctx, () => release(db, id, claimToken))).later;
+      releasing = (await givenBack(ctx, () => release(db, id, claimToken))).later;
       return { ran };
     }
     await storeSurely(db, ctx, id, claimToken, options.replay, ran.answer);
+    idempotencyKeys.inc({ outcome: 'stored' });
     return { ran };
   } finally {
     if (releasing) void releasing.finally(() => clearInterval(renewal));
@@ -290,6 +295,18 @@ export async function onceForKey<T>(
     held.delete(id);
     settle();
   }
+}
+
+/** Runs a request whose key is not kept: every such request runs. */
+async function notKept<T>(run: () => Promise<KeyedRun<T>>): Promise<{ ran: KeyedRun<T> }> {
+  idempotencyKeys.inc({ outcome: 'not_kept' });
+  return { ran: await run() };
+}
+
+/** `giveBackSoon`, counted. */
+function givenBack(ctx: RequestContext, giveBack: () => Promise<void>): Promise<{ later?: Promise<void> }> {
+  idempotencyKeys.inc({ outcome: 'given_back' });
+  return giveBackSoon(ctx, giveBack);
 }
 
 /**
@@ -362,6 +379,7 @@ async function waitForAnswer(
         continue;
       }
       if (row.requestHash !== requestHash) {
+        idempotencyKeys.inc({ outcome: 'other_request' });
         throw new AppError('CONFLICT', 'This Idempotency-Key was used with another request; use a new key for a new request.');
       }
       if (row.state === 'done') return replayable(ctx, row);
@@ -386,6 +404,7 @@ async function waitForAnswer(
  * database failed it after the work): what it did may have committed, so it is not run again.
  */
 function interrupted(): AppError {
+  idempotencyKeys.inc({ outcome: 'interrupted' });
   return new AppError(
     'CONFLICT',
     'The request first sent with this Idempotency-Key was interrupted before it answered, and may have taken effect: read what it would have changed, then send it again with a new key if it did not.',
@@ -393,6 +412,7 @@ function interrupted(): AppError {
 }
 
 function stillRunning(): AppError {
+  idempotencyKeys.inc({ outcome: 'still_running' });
   return new AppError('CONFLICT', 'A request with this Idempotency-Key is still being answered; retry shortly.', undefined, {
     'Retry-After': '1',
   });
@@ -402,6 +422,7 @@ function stillRunning(): AppError {
 function replayable(ctx: RequestContext, row: Row): StoredAnswer {
   const stored = JSON.parse(decryptSecret(row.answer!, ctx.runtime.encryptionKey)) as StoredAnswer & { readWith?: string };
   if (!row.replayable) {
+    idempotencyKeys.inc({ outcome: 'secret_withheld' });
     throw new AppError(
       'CONFLICT',
       `This Idempotency-Key was answered already, and its answer held a secret that is shown only once: it is not sent again. Read what was made with ${stored.readWith}.`,

@@ -90,6 +90,28 @@ describe('API metrics', () => {
     }
   });
 
+  it('counts what became of each Idempotency-Key', async () => {
+    const outcomes = ['stored', 'replayed', 'other_request', 'not_kept'];
+    const read = async () => {
+      const text = await (await fetch(`${app().url}/metrics`)).text();
+      return outcomes.map((outcome) => value(text, 'idempotency_keys_total', { outcome }) ?? 0);
+    };
+    const org = await createOrganisation(app, 'idem-metrics');
+    const auth = { token: org.adminToken, org: org.slug };
+    const before = await read();
+    const venue = (name: string) =>
+      api(app, 'POST', '/v1/venues', { ...auth, body: { accountId: org.account.id, name }, headers: { 'idempotency-key': 'counted' } });
+    expect((await venue('Counted')).status).toBe(201);
+    expect((await venue('Counted')).headers.get('idempotent-replayed')).toBe('true');
+    expect((await venue('Other')).status).toBe(409);
+    const signIn = await api(app, 'POST', '/v1/auth/login', {
+      body: { email: org.email, password: org.password },
+      headers: { 'idempotency-key': 'counted' },
+    });
+    expect(signIn.status).toBe(200);
+    expect((await read()).map((after, i) => after - before[i]!)).toEqual([1, 1, 1, 1]);
+  });
+
   it('is not on the public port when METRICS_ON_API_PORT=false (the production default); METRICS_PORT serves it apart', async () => {
     const closed = await startTestApp({ METRICS_ON_API_PORT: 'false' });
     try {
