@@ -53,7 +53,7 @@ export function createApp(runtime: Runtime): App {
   });
   app.use(
     '/graphql',
-    adminCors,
+    adminCors(runtime.config.GRAPHQL_CORS_ORIGINS),
     graphqlBody,
     requestContext(runtime, 'management'),
     graphqlFastPath(pipeline),

@@ -13,6 +13,17 @@ describe('loadConfig', () => {
     expect(config.DATABASE_URL).toBeUndefined();
   });
 
+  it('reads the origins allowed to read /graphql: any by default, or a list of origins', () => {
+    expect(loadConfig({}).GRAPHQL_CORS_ORIGINS).toBe('*');
+    expect(loadConfig({ GRAPHQL_CORS_ORIGINS: 'https://admin.example.com, http://localhost:5173' }).GRAPHQL_CORS_ORIGINS).toEqual([
+      'https://admin.example.com',
+      'http://localhost:5173',
+    ]);
+    expect(() => loadConfig({ GRAPHQL_CORS_ORIGINS: 'https://admin.example.com/app' })).toThrow(
+      'GRAPHQL_CORS_ORIGINS: https://admin.example.com/app is not an origin (scheme://host[:port], no path); or * for any',
+    );
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' }).PORT).toBe(4000);
   });

@@ -128,6 +128,34 @@ const schema = z.object({
    */
   TRUST_PROXY: z.string().default('loopback'),
   /**
+   * The origins whose pages may read /graphql's answers (CORS): `*` (any origin, the default: its
+   * credentials are bearer tokens a page elsewhere does not hold), or a comma-separated list of
+   * origins (`https://admin.example.com`), as defence in depth.
+   */
+  GRAPHQL_CORS_ORIGINS: z
+    .string()
+    .default('*')
+    .transform((text, ctx): '*' | string[] => {
+      if (text.trim() === '*') return '*';
+      const origins = text.split(',').map((part) => part.trim());
+      for (const origin of origins) {
+        let parsed: URL | undefined;
+        try {
+          parsed = new URL(origin);
+        } catch {
+          parsed = undefined;
+        }
+        if (!parsed || parsed.origin !== origin) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${origin.slice(0, 100)} is not an origin (scheme://host[:port], no path); or * for any`,
+          });
+          return z.NEVER;
+        }
+      }
+      return origins;
+    }),
+  /**
    * On SIGTERM the API answers /readyz 503 at once but goes on serving this long before it stops
    * accepting connections: the time a load balancer's health check needs to take it out.
    */

@@ -102,22 +102,31 @@ const ADMIN_EXPOSED_HEADERS = 'X-Request-Id, Service-Version, Deprecation, Sunse
 /**
  * CORS for /graphql, on every answer, a refusal before GraphQL runs (401 for an expired token, 429,
  * 413) included, so an admin frontend on another origin reads why and can refresh its token. Any
- * origin may call: the credential is a bearer token in a header, which a page elsewhere does not
- * have. No credentials mode, so a browser never sends cookies along (the live_session cookie of a
- * hosted page is not for /graphql). Preflights are answered here (test/platform/admin-browser.test.ts).
+ * origin may call by default (GRAPHQL_CORS_ORIGINS): the credential is a bearer token in a header,
+ * which a page elsewhere does not have. An origin not listed gets no CORS headers, so its browser
+ * shows the page nothing. No credentials mode, so a browser never sends cookies along (the
+ * live_session cookie of a hosted page is not for /graphql). Preflights are answered here
+ * (test/platform/admin-browser.test.ts).
  */
-export function adminCors(req: Request, res: Response, next: NextFunction): void {
-  const origin = req.headers.origin;
-  if (origin === undefined) return next();
-  res.setHeader('Access-Control-Allow-Origin', origin);
-  res.setHeader('Vary', 'Origin');
-  res.setHeader('Access-Control-Expose-Headers', ADMIN_EXPOSED_HEADERS);
-  if (req.method !== 'OPTIONS') return next();
-  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-  const asked = req.headers['access-control-request-headers'];
-  if (asked) res.setHeader('Access-Control-Allow-Headers', asked);
-  res.setHeader('Access-Control-Max-Age', '600');
-  res.status(204).end();
+export function adminCors(allowed: '*' | readonly string[]) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const origin = req.headers.origin;
+    if (origin === undefined) return next();
+    res.setHeader('Vary', 'Origin');
+    const listed = allowed === '*' || allowed.includes(origin);
+    if (listed) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Expose-Headers', ADMIN_EXPOSED_HEADERS);
+    }
+    if (req.method !== 'OPTIONS') return next();
+    if (listed) {
+      res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+      const asked = req.headers['access-control-request-headers'];
+      if (asked) res.setHeader('Access-Control-Allow-Headers', asked);
+      res.setHeader('Access-Control-Max-Age', '600');
+    }
+    res.status(204).end();
+  };
 }
 
 /** TRUST_PROXY as express takes it: true/false, a hop count, or names and CIDRs. */

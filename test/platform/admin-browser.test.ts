@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestApp } from '../support/app.ts';
+import { startTestApp, useTestApp } from '../support/app.ts';
 import { launchBrowser } from '../support/browser.ts';
 import { createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
 
@@ -18,6 +18,7 @@ let org: TestOrganisation;
 let server: Server;
 let browser: Browser | undefined;
 let tab: Page;
+let pageOrigin: string;
 
 beforeAll(async () => {
   org = await createOrganisation(app, 'browser-admin');
@@ -29,7 +30,8 @@ beforeAll(async () => {
   await once(server, 'listening');
   browser = await launchBrowser();
   tab = await (await browser.newContext()).newPage();
-  await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  pageOrigin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await tab.goto(`${pageOrigin}/`);
 }, 60_000);
 
 afterAll(async () => {
@@ -97,6 +99,38 @@ describe('an admin frontend on another origin', () => {
     expect(first.failed).toBeUndefined();
     expect(again.body).toEqual(first.body);
     expect([first.replayed, again.replayed]).toEqual([null, 'true']);
+  });
+
+  it('answers only the origins GRAPHQL_CORS_ORIGINS lists, when it lists some', async () => {
+    const listed = await startTestApp({ GRAPHQL_CORS_ORIGINS: 'https://admin.example.com' });
+    try {
+      const ask = (origin: string, method = 'POST') =>
+        fetch(`${listed.url}/graphql`, {
+          method,
+          headers: {
+            origin,
+            'content-type': 'application/json',
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'authorization',
+          },
+          body: method === 'POST' ? JSON.stringify({ query: '{ __typename }' }) : undefined,
+        });
+      const allowed = await ask('https://admin.example.com');
+      expect(allowed.headers.get('access-control-allow-origin')).toBe('https://admin.example.com');
+      const other = await ask(pageOrigin);
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+      const preflight = await ask(pageOrigin, 'OPTIONS');
+      expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, null]);
+      // The page's own browser refuses it too.
+      const seen = await fromPage(`${listed.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      expect(seen.failed).toMatch(/Failed to fetch/);
+    } finally {
+      await listed.stop();
+    }
   });
 
   it('sends no cookies along, and /v1 stays closed to it', async () => {
