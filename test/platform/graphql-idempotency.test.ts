@@ -113,6 +113,24 @@ describe('Idempotency-Key on /graphql', () => {
     }
   });
 
+  it('replays a result with refused fields as it was, errors and all', async () => {
+    const { key } = await createApiKey(app, org, ['venues.write', 'venues.read']);
+    const body = {
+      query: 'mutation($input: CreateVenueInput!) { createVenue(input: $input) { venue { id account { id name } } } }',
+      variables: { input: { accountId: org.account.id, name: `Partly ${tag()}` } },
+    };
+    const send = () => postGraphql(app, body, { token: key, org: org.slug, headers: { 'idempotency-key': 'partly' } });
+    const first = await send();
+    expect(first.body.data.createVenue.venue.id).toMatch(/^vnu_/);
+    expect(first.body.errors.map((error: { path: string[] }) => error.path.join('.'))).toEqual([
+      'createVenue.venue.account.id',
+      'createVenue.venue.account.name',
+    ]);
+    const again = await send();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+
   it('runs a query with a key every time: a read changes nothing', async () => {
     const read = () =>
       postGraphql(app, { query: '{ venues(first: 1) { nodes { id } } }' }, { ...asAdmin(org), headers: { 'idempotency-key': 'a-read' } });
