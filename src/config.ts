@@ -139,13 +139,7 @@ const schema = z.object({
       if (text.trim() === '*') return '*';
       const origins = text.split(',').map((part) => part.trim());
       for (const origin of origins) {
-        let parsed: URL | undefined;
-        try {
-          parsed = new URL(origin);
-        } catch {
-          parsed = undefined;
-        }
-        if (!parsed || parsed.origin !== origin) {
+        if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
           ctx.addIssue({
             code: 'custom',
             message: `${origin.slice(0, 100)} is not an origin (scheme://host[:port], no path); or * for any`,

@@ -18,6 +18,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError, FaultAfterWork, toAppError } from '../errors.ts';
 import { canonical, onceForKey, type AnswerReplay, type KeyedRun } from '../http/idempotency.ts';
 import { graphqlArgs } from './execution-args.ts';
+import { fragmentsOf } from './variables.ts';
 
 /**
  * How /graphql keeps a mutation's answer under an Idempotency-Key: the route tables of /v1 and
@@ -60,7 +61,7 @@ export function keyedMutations(options: KeyedMutationsOptions, mask: (error: unk
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== OperationTypeNode.MUTATION) return;
       const ctx = args.contextValue as RequestContext;
-      const fragments = fragmentsOf(args.document.definitions);
+      const fragments = fragmentsOf(args.document);
       const schema = args.schema;
       setExecuteFn(async (executeArgs) => {
         const execute = async () => (await executeFn(executeArgs)) as ExecutionResult;
@@ -136,17 +137,6 @@ function resultOf(body: unknown): ExecutionResult {
       : {}),
     ...(extensions ? { extensions } : {}),
   };
-}
-
-function fragmentsOf(definitions: readonly { kind: Kind }[]): Map<string, FragmentDefinitionNode> {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) {
-      const fragment = definition as FragmentDefinitionNode;
-      fragments.set(fragment.name.value, fragment);
-    }
-  }
-  return fragments;
 }
 
 /** The root fields an operation selects, through its fragments. */

@@ -31,7 +31,7 @@ import { LIMITS, type LimitName } from '../limits/limits.ts';
 import { MAX_LIMIT } from '../pagination.ts';
 import { findUnsafeString, inputProblem } from '../http/input-safety.ts';
 import { graphqlArgs } from './execution-args.ts';
-import { variableIssues, variablesError } from './variables.ts';
+import { fragmentsOf, variableIssues, variablesError } from './variables.ts';
 
 /**
  * Operation limits of the GraphQL API, checked before anything executes: a document
@@ -111,11 +111,7 @@ export function parseBounded(source: string): DocumentNode {
  * set makes this rule safe even before that).
  */
 export function operationLimitsRule(context: ValidationContext): ASTVisitor {
-  const document = context.getDocument();
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
+  const fragments = fragmentsOf(context.getDocument());
   let aliases = 0;
   return {
     Field(node) {

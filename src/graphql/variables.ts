@@ -10,6 +10,7 @@ import {
   Kind,
   typeFromAST,
   type DocumentNode,
+  type FragmentDefinitionNode,
   type GraphQLEnumType,
   type GraphQLInputType,
   type GraphQLSchema,
@@ -140,6 +141,15 @@ export function typeAt(type: GraphQLInputType, path: ReadonlyArray<string | numb
 export interface VariableIssue extends Omit<ValidationIssue, 'path'> {
   variable: string;
   path: Array<string | number>;
+}
+
+/** The document's fragments by name. */
+export function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  return fragments;
 }
 
 export function operationOf(document: DocumentNode, operationName?: string | null): OperationDefinitionNode | undefined {
