@@ -16,6 +16,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { AppError, FaultAfterWork, toAppError } from '../errors.ts';
+import { commitsSoFar } from '../db/client.ts';
 import { canonical, onceForKey, type AnswerReplay, type KeyedRun } from '../http/idempotency.ts';
 import { graphqlArgs } from './execution-args.ts';
 import { fragmentsOf } from './variables.ts';
@@ -66,18 +67,34 @@ export function keyedMutations(options: KeyedMutationsOptions, mask: (error: unk
       setExecuteFn(async (executeArgs) => {
         const execute = async () => (await executeFn(executeArgs)) as ExecutionResult;
         const run = async (): Promise<KeyedRun<ExecutionResult>> => {
+          const commitsBefore = commitsSoFar();
           const result = await execute();
           const errors = result.errors ?? [];
           const masked = errors.length > 0 ? { ...result, errors: errors.map(mask) } : result;
           return {
             value: masked,
             answer: { status: 200, body: JSON.parse(JSON.stringify(masked)), headers: {} },
-            failure: failureOf(errors),
+            failure: failureOf(errors, commitsSoFar() > commitsBefore),
           };
         };
         const fields = rootFields(operation.selectionSet, fragments);
-        for (const field of fields) if (await options.refusal(field, ctx)) return execute();
-        if (fields.some((field) => options.never.has(field))) return execute();
+        // A keyed document runs whole or not at all as far as rights go: with one root field the
+        // caller may not run, the others would take effect unkept and a retry would do them again.
+        for (const field of fields) {
+          const refused = await options.refusal(field, ctx);
+          if (refused) return fields.length === 1 ? execute() : { errors: [new GraphQLError(refused.message, { originalError: refused })] };
+        }
+        const signIns = fields.filter((field) => options.never.has(field));
+        if (signIns.length === fields.length) return execute();
+        if (signIns.length > 0) {
+          const refused = AppError.validation([
+            {
+              path: 'Idempotency-Key',
+              message: `A sign-in (${signIns.join(', ')}) is never kept, so it cannot share a kept document with other mutations: send it in a request of its own.`,
+            },
+          ]);
+          return { errors: [new GraphQLError(refused.message, { originalError: refused })] };
+        }
         const replay: AnswerReplay = {
           secrets: (body) => withoutSecrets(body, operation.selectionSet, schema, fragments, options.secretFields),
           readWith: () => READ_WITH,
@@ -112,15 +129,15 @@ export function keyedMutations(options: KeyedMutationsOptions, mask: (error: unk
 
 /**
  * What a result's errors mean for its key: a throttle or a fault that did nothing (the key is given
- * back), else a fault after work, else the first refusal; none for a result without errors.
+ * back), else a fault after work, else the first refusal; none for a result without errors. When
+ * one of the document's mutations committed, nothing is given back: a throttle of a later one came
+ * after work a retry must not do again.
  */
-function failureOf(errors: readonly GraphQLError[]): AppError | undefined {
+function failureOf(errors: readonly GraphQLError[], committed: boolean): AppError | undefined {
   const failures = errors.map(toAppError);
-  return (
-    failures.find((failure) => !(failure instanceof FaultAfterWork) && (failure.status === 429 || failure.status >= 500)) ??
-    failures.find((failure) => failure instanceof FaultAfterWork) ??
-    failures[0]
-  );
+  const didNothing = failures.find((failure) => !(failure instanceof FaultAfterWork) && (failure.status === 429 || failure.status >= 500));
+  if (didNothing && committed) return new FaultAfterWork();
+  return didNothing ?? failures.find((failure) => failure instanceof FaultAfterWork) ?? failures[0];
 }
 
 /** A kept result as a result again: its errors as GraphQL errors with their path and extensions. */

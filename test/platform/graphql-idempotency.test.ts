@@ -170,6 +170,71 @@ describe('Idempotency-Key on /graphql', () => {
     expect(one).not.toBe(two);
   });
 
+  it("runs none of a keyed document's mutations when the caller may not run one of them: a retry finds nothing done", async () => {
+    const { key } = await createApiKey(app, org, ['venues.write', 'venues.read']);
+    const name = `Refused beside ${tag()}`;
+    const body = {
+      query: `mutation($input: CreateVenueInput!) {
+        venue: createVenue(input: $input) { venue { id } }
+        apiKey: createApiKey(input: {name: "beside", scopes: []}) { createdApiKey { key } }
+      }`,
+      variables: { input: { accountId: org.account.id, name } },
+    };
+    const send = () => postGraphql(app, body, { token: key, org: org.slug, headers: { 'idempotency-key': `beside-${name}` } });
+    for (const answer of [await send(), await send()]) {
+      expect(answer.body.data ?? null).toBeNull();
+      expect(answer.body.errors.map((error: { extensions: { code: string } }) => error.extensions.code)).toEqual([
+        'SIGNED_IN_USER_REQUIRED',
+      ]);
+    }
+    expect(await venuesNamed(name)).toBe(0);
+  });
+
+  it('refuses a key on a document that signs in beside other mutations: it runs nothing', async () => {
+    const name = `Beside a sign-in ${tag()}`;
+    const body = {
+      query: `mutation($login: LoginInput!, $venue: CreateVenueInput!) {
+        login(input: $login) { session { refreshToken } }
+        createVenue(input: $venue) { venue { id } }
+      }`,
+      variables: { login: { email: org.email, password: org.password }, venue: { accountId: org.account.id, name } },
+    };
+    const answer = await postGraphql(app, body, { ...asAdmin(org), headers: { 'idempotency-key': 'beside-sign-in' } });
+    expect(answer.body.data ?? null).toBeNull();
+    expect(answer.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
+    expect(answer.body.errors[0].extensions.details[0].path).toBe('Idempotency-Key');
+    expect(await venuesNamed(name)).toBe(0);
+  });
+
+  it('keeps a document whose later mutation was throttled after an earlier one took effect: a retry does not redo it', async () => {
+    const made = await api(app, 'POST', '/v1/webhook-endpoints', {
+      ...asAdmin(org),
+      body: { accountId: org.account.id, url: 'http://127.0.0.1:9/hooks' },
+    });
+    const endpointId = made.body.endpoint.id as string;
+    // The test limit counts in clock-aligned minutes: ten tests and the document within one.
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    for (let i = 0; i < 10; i += 1)
+      expect((await api(app, 'POST', `/v1/webhook-endpoints/${endpointId}/test`, asAdmin(org))).status).toBe(201);
+    const name = `Before a throttle ${tag()}`;
+    const body = {
+      query: `mutation($venue: CreateVenueInput!, $endpoint: ID!) {
+        createVenue(input: $venue) { venue { id } }
+        testWebhookEndpoint(id: $endpoint) { webhookDelivery { id } }
+      }`,
+      variables: { venue: { accountId: org.account.id, name }, endpoint: endpointId },
+    };
+    const send = () => postGraphql(app, body, { ...asAdmin(org), headers: { 'idempotency-key': `throttled-${name}` } });
+    const first = await send();
+    expect(first.body.data.createVenue.venue.id).toMatch(/^vnu_/);
+    expect(first.body.errors.map((error: { extensions: { code: string } }) => error.extensions.code)).toEqual(['RATE_LIMITED']);
+    const again = await send();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data).toEqual(first.body.data);
+    expect(await venuesNamed(name)).toBe(1);
+  });
+
   it('judges the caller before the key: a credential refused the mutation is told so, whatever key it sends', async () => {
     const { key } = await createApiKey(app, org, ['*.*']);
     const body = { query: 'mutation { createApiKey(input: {name: "x", scopes: []}) { createdApiKey { key } } }' };
