@@ -144,7 +144,23 @@ async function load(id: string, ctx: RequestContext, info: GraphQLResolveInfo): 
   return found.row;
 }
 
-const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
+/**
+ * The entity an id names for a relation that may name any kind (`AuditEntry.target`), read as
+ * node(id:) reads it: null when there is none (deleted, or a kind that is not a Node), a refusal
+ * at the field's own path.
+ */
+export async function relatedNode(id: string | null, ctx: RequestContext, info: GraphQLResolveInfo): Promise<{ id: string } | null> {
+  if (!id) return null;
+  try {
+    return await load(id, ctx, info);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'NOT_FOUND') return null;
+    throw error;
+  }
+}
+
+/** A refusal as an item of a list whose items answer on their own (GraphQL puts its error at the index). */
+export const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
 
 builder.queryFields((t) => ({
   node: t.field({

@@ -3,6 +3,8 @@ import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
+import { relatedUser } from '../../src/services/related.ts';
+import { User } from './user.ts';
 import { inputFrom } from '../input.ts';
 import { answer, payload } from '../payload.ts';
 import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
@@ -25,7 +27,13 @@ export const ApiKey = builder.prismaObject('ApiKey', {
     name: t.exposeString('name', { description: 'Name.' }),
     keyPrefix: t.exposeString('keyPrefix', { description: 'The first 12 characters of the key.' }),
     scopes: t.exposeStringList('scopes', { description: 'Scopes such as events.read or accounts.write.' }),
-    createdBy: t.exposeString('createdById', { nullable: true, description: 'User who created the key, or null.' }),
+    createdBy: t.exposeString('createdById', { nullable: true, description: 'User who created the key (usr_), or null.' }),
+    creator: t.field({
+      type: User,
+      nullable: true,
+      description: "The user who created the key, or null (also null, with an error, where you may not read that user: user(id:)'s rule).",
+      resolve: (key, _args, ctx) => relatedUser(ctx, key.createdById),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'Last use (to within 10 s), or null.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'Expiry, or null for none.' }),

@@ -1,6 +1,7 @@
 import { AUDIT_ACTIONS, getAuditEntry, listAuditEntries } from '../../src/services/audit.ts';
 import { builder } from '../builder.ts';
-import { Node } from '../node.ts';
+import { Node, relatedNode } from '../node.ts';
+import { accountRelation } from './account.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
 import { valuesEnum } from './common.ts';
 
@@ -24,11 +25,30 @@ export const AuditEntry = builder.prismaObject('AuditEntry', {
       nullable: true,
       description: 'The account the change belongs to; null for the organisation as a whole (readable with audit.read on every account).',
     }),
+    account: t.field(
+      accountRelation(
+        'The account the change belongs to, or null for the organisation as a whole (also null, with an error, where you may not read accounts).',
+      ),
+    ),
     actorKind: t.field({ type: AuditActorKind, description: 'Who made the change.', resolve: (entry) => entry.actorKind as never }),
     actorId: t.exposeID('actorId', { nullable: true, description: 'The user, API key or embed session; null for the service itself.' }),
+    actor: t.field({
+      type: Node,
+      nullable: true,
+      description:
+        'The user or API key that made the change, read as node(id:) reads it: null for the service itself, an embed session, one deleted since, or one node(id:) does not find for you (null with an error where it refuses you).',
+      resolve: (entry, _args, ctx, info) => relatedNode(entry.actorId, ctx, info),
+    }),
     action: t.exposeString('action', { description: 'What was done, `<target>.<verb>` (event.updated, api_key.revoked, order.refunded).' }),
     targetType: t.exposeString('targetType', { description: 'The kind of thing changed: the part of the action before its dot.' }),
     targetId: t.exposeID('targetId', { description: 'The id of the thing changed.' }),
+    target: t.field({
+      type: Node,
+      nullable: true,
+      description:
+        'The thing changed, read as node(id:) reads it (an Event, an ApiKey, a WebhookEndpoint, …): null once deleted or where node(id:) does not find it for you (null with an error where it refuses you).',
+      resolve: (entry, _args, ctx, info) => relatedNode(entry.targetId, ctx, info),
+    }),
     changes: t.field({
       type: 'JSONObject',
       description:

@@ -12,7 +12,8 @@ import {
 import { inputFrom } from '../input.ts';
 import { missingRight } from '../../src/auth/refusal.ts';
 import type { Event as EventRow } from '../../src/generated/prisma/client.ts';
-import { related } from '../../src/services/related.ts';
+import { related, relatedUser } from '../../src/services/related.ts';
+import { User } from './user.ts';
 import { Account, accountRelation } from './account.ts';
 import { organisationRelation } from './organisation.ts';
 import { accountEvents } from '../../src/services/child-lists.ts';
@@ -125,6 +126,14 @@ export const Event = builder.prismaObject('Event', {
       ...column,
       nullable: true,
       description: 'The staff user (usr_) who created it; null when an API key did.',
+    }),
+    creator: t.field({
+      ...column,
+      type: User,
+      nullable: true,
+      description:
+        "The staff user who created it; null when an API key did (also null, with an error, where you may not read that user: user(id:)'s rule).",
+      resolve: (event, _args, ctx) => relatedUser(ctx, event.createdBy),
     }),
   }),
 });

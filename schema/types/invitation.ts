@@ -13,7 +13,8 @@ import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { accountRelation } from './account.ts';
 import { User } from './user.ts';
-import { relatedUser } from '../../src/services/related.ts';
+import { related, relatedUser } from '../../src/services/related.ts';
+import { Role } from './role.ts';
 import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { SignInResultRef } from './auth.ts';
@@ -57,6 +58,13 @@ export const Invitation = builder.prismaObject('Invitation', {
       accountRelation('The account the roles are granted on, or null (also null, with an error, where you may not read accounts).'),
     ),
     roleIds: t.exposeIDList('roleIds', { description: 'Roles granted on accountId (our addition to the spec).' }),
+    roles: t.field({
+      type: [Role],
+      nullable: { list: false, items: true },
+      description: 'The roles granted on accountId, in the order of roleIds; a role deleted since is left out.',
+      resolve: async (invitation, _args, ctx) =>
+        (await Promise.all(invitation.roleIds.map((id) => related(ctx, 'role', id)))).filter((role) => role !== null),
+    }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'When the current code stops working.' }),
     redeemedAt: t.expose('redeemedAt', { type: 'DateTime', nullable: true, description: 'When it was redeemed; null until then.' }),
     status: t.field({

@@ -246,6 +246,17 @@ export const Pass = builder.prismaObject('Pass', {
   }),
 });
 
+builder.prismaObjectField(Pass, 'redemption', (t) =>
+  t.field({
+    type: Redemption,
+    nullable: true,
+    description:
+      'Its redemption at the door (who scanned it, when), or null until then (also null, with an error, where you may not read passes).',
+    select: { redemptions: { take: 1 } },
+    resolve: (pass) => pass.redemptions[0] ?? null,
+  }),
+);
+
 export const Order = builder.prismaObject('Order', {
   interfaces: [Node],
   description: 'An order (ord_): a checked-out cart, with its lines, payments and passes.',

@@ -11,9 +11,10 @@ import {
 } from '../../src/services/sales-channels.ts';
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
-import { Node } from '../node.ts';
+import { asError, Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { related } from '../../src/services/related.ts';
+import { Event, relatedEvent } from './event.ts';
 import { inputFrom } from '../input.ts';
 import { describeStatuses } from '../../src/statuses.ts';
 import { statusEnum } from './common.ts';
@@ -74,6 +75,16 @@ export const SalesChannel = builder.prismaObject('SalesChannel', {
       description: 'The events listed for the channel (what it sells when sellsAllEvents is false), oldest listing first.',
       select: { events: { select: { eventId: true }, orderBy: [{ createdAt: 'asc' }, { eventId: 'asc' }] } },
       resolve: (channel) => channel.events.map((listing) => listing.eventId),
+    }),
+    events: t.field({
+      type: [Event],
+      nullable: { list: false, items: true },
+      description:
+        'The events listed for the channel, in the order of eventIds (at most as many as one request may name); each null, with an error at its index, where you may not read it.',
+      select: { events: { select: { eventId: true }, orderBy: [{ createdAt: 'asc' }, { eventId: 'asc' }] } },
+      // Each event answers on its own: a refusal becomes an error at its index (an Error as an item).
+      resolve: (channel, _args, ctx) =>
+        Promise.all(channel.events.map((listing) => relatedEvent(ctx, listing.eventId).catch((error: unknown) => asError(error) as never))),
     }),
     storefrontUrl: t.exposeString('storefrontUrl', {
       nullable: true,

@@ -1,4 +1,4 @@
-import { getWebhookEvent, listWebhookEvents, type WebhookEventView } from '../../src/services/webhook-events.ts';
+import { getWebhookEvent, listWebhookEvents, relatedWebhookEvent, type WebhookEventView } from '../../src/services/webhook-events.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
 import { pageArgsFor, pagedConnection } from '../pagination.ts';
@@ -31,6 +31,16 @@ export const WebhookEvent = builder.objectRef<WebhookEventView>('WebhookEvent').
     }),
   }),
 });
+
+builder.objectField(WebhookDelivery, 'event', (t) =>
+  t.field({
+    type: WebhookEvent,
+    nullable: true,
+    description:
+      'The source event it sends, with its payload as your API version shows it; null once past WEBHOOK_RETENTION (also null, with an error, where you may not read webhooks).',
+    resolve: (delivery, _args, ctx) => relatedWebhookEvent(ctx, delivery.eventId),
+  }),
+);
 
 const WebhookEventConnection = pagedConnection(WebhookEvent, 'WebhookEventConnection', 'webhook events');
 

@@ -9,6 +9,7 @@ import type {
   Order,
   Organisation,
   Pass,
+  Role,
   SalesChannel,
   TicketType,
   Venue,
@@ -36,6 +37,7 @@ const LOADERS = {
   pass: (ctx: RequestContext, ids: string[]) =>
     ctx.db.pass.findMany({ where: { id: { in: ids }, order: { account: { isDeleted: false } } } }),
   salesChannel: (ctx: RequestContext, ids: string[]) => ctx.db.salesChannel.findMany({ where: { id: { in: ids } } }),
+  role: (ctx: RequestContext, ids: string[]) => ctx.db.role.findMany({ where: { id: { in: ids }, isDeleted: false } }),
   webhookEndpoint: (ctx: RequestContext, ids: string[]) => ctx.db.webhookEndpoint.findMany({ where: { id: { in: ids }, deletedAt: null } }),
   // The scoped client reads the request's organisation only.
   organisation: (ctx: RequestContext, ids: string[]) => ctx.db.organisation.findMany({ where: { id: { in: ids } } }),
@@ -55,6 +57,7 @@ interface Rows {
   order: Order;
   pass: Pass;
   salesChannel: SalesChannel;
+  role: Role;
   webhookEndpoint: WebhookEndpoint;
   organisation: Organisation;
   user: UserRow;

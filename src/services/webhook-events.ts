@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
+import { batched } from '../db/batch.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookDelivery, WebhookEvent } from '../generated/prisma/client.ts';
 import { missingRight } from '../auth/refusal.ts';
@@ -119,4 +120,18 @@ export async function getWebhookEvent(ctx: RequestContext, id: string): Promise<
   if (!ctx.access.allows('webhooks', 'read', row.accountId)) throw missingRight(ctx);
   const [view] = await views(ctx, [row]);
   return view!;
+}
+
+/** Source events deliveries name, read in the request's batch (src/db/batch.ts). */
+const retainedById = batched(async (ctx, ids: string[]) => {
+  const rows = await ctx.db.webhookEvent.findMany({ where: { id: { in: ids }, createdAt: { gte: retainedSince(ctx) } } });
+  return new Map((await views(ctx, rows)).map((view) => [view.id, view]));
+});
+
+/**
+ * The source event a delivery names (`WebhookDelivery.event`), or null once past WEBHOOK_RETENTION;
+ * who may see it is its GraphQL type's rule.
+ */
+export async function relatedWebhookEvent(ctx: RequestContext, id: string): Promise<WebhookEventView | null> {
+  return (await retainedById(ctx, id)) ?? null;
 }

@@ -413,3 +413,172 @@ describe('relations', () => {
     ]);
   });
 });
+
+describe('relations an admin screen follows instead of ids', () => {
+  it('answer who made a key and an event, what a channel lists, what an invitation grants, what a delivery sends and how a pass was redeemed', async () => {
+    const { apiKey, key } = await createApiKey(app, org, ['audit.read']);
+    const placed = await placeOrder(app, catalogue.channel, catalogue);
+    const redeemedPass = placed.passes[0]!.id;
+    const setUp = await graphql(
+      app,
+      `
+        mutation (
+          $channel: CreateSalesChannelInput!
+          $invitation: CreateInvitationInput!
+          $endpoint: CreateWebhookEndpointInput!
+          $pass: ID!
+        ) {
+          createSalesChannel(input: $channel) {
+            salesChannel {
+              eventIds
+              events {
+                id
+                name
+              }
+            }
+          }
+          createInvitation(input: $invitation) {
+            invitation {
+              roleIds
+              roles {
+                id
+                name
+              }
+            }
+          }
+          createWebhookEndpoint(input: $endpoint) {
+            createdWebhookEndpoint {
+              endpoint {
+                id
+              }
+            }
+          }
+          redeemPass(passId: $pass) {
+            redemption {
+              id
+            }
+          }
+        }
+      `,
+      {
+        channel: {
+          accountId: catalogue.accountId,
+          name: 'Listed',
+          slug: `listed-${placed.order.id.slice(-8).toLowerCase()}`,
+          sellsAllEvents: false,
+          eventIds: [catalogue.eventId],
+        },
+        invitation: {
+          organisationId: org.organisation.id,
+          email: `granted-${placed.order.id.slice(-6).toLowerCase()}@relations.test`,
+          roleIds: [systemRole(org, 'viewer')],
+          accountId: catalogue.accountId,
+        },
+        endpoint: { accountId: catalogue.accountId, url: 'http://127.0.0.1:9/hooks' },
+        pass: redeemedPass,
+      },
+      as(org.adminToken),
+    );
+    expect(setUp.body.errors).toBeUndefined();
+    const { createSalesChannel, createInvitation, createWebhookEndpoint, redeemPass } = setUp.body.data;
+    expect(createSalesChannel.salesChannel.events.map((event: { id: string }) => event.id)).toEqual(
+      createSalesChannel.salesChannel.eventIds,
+    );
+    expect(createInvitation.invitation.roles).toEqual([{ id: systemRole(org, 'viewer'), name: expect.any(String) }]);
+
+    const tested = await graphql(
+      app,
+      `
+        mutation ($id: ID!) {
+          testWebhookEndpoint(id: $id) {
+            webhookDelivery {
+              eventId
+              event {
+                id
+                type
+                deliveries {
+                  id
+                }
+              }
+            }
+          }
+        }
+      `,
+      { id: createWebhookEndpoint.createdWebhookEndpoint.endpoint.id },
+      as(org.adminToken),
+    );
+    expect(tested.body.errors).toBeUndefined();
+    const delivery = tested.body.data.testWebhookEndpoint.webhookDelivery;
+    expect(delivery.event).toEqual({ id: delivery.eventId, type: 'event.created', deliveries: [{ id: expect.any(String) }] });
+
+    const me = await graphql(app, '{ myRoles { roles { userId } } }', {}, as(org.adminToken));
+    const adminUser = { id: me.body.data.myRoles.roles[0].userId };
+    const read = await graphql(
+      app,
+      `
+        query ($key: ID!, $event: ID!, $pass: ID!) {
+          apiKey(id: $key) {
+            creator {
+              id
+            }
+          }
+          event(id: $event) {
+            createdBy
+            creator {
+              id
+            }
+          }
+          pass(id: $pass) {
+            redemption {
+              id
+              redeemedBy {
+                id
+              }
+            }
+          }
+          auditEntries(targetId: $key, first: 5) {
+            nodes {
+              action
+              account {
+                id
+              }
+              actor {
+                __typename
+                id
+              }
+              target {
+                __typename
+                id
+              }
+            }
+          }
+        }
+      `,
+      { key: apiKey.id, event: catalogue.eventId, pass: redeemedPass },
+      as(org.adminToken),
+    );
+    expect(read.body.errors).toBeUndefined();
+    expect(read.body.data.apiKey.creator).toEqual(adminUser);
+    expect(read.body.data.event.creator).toEqual(read.body.data.event.createdBy ? { id: read.body.data.event.createdBy } : null);
+    expect(read.body.data.pass.redemption).toEqual({ id: redeemPass.redemption.id, redeemedBy: adminUser });
+    expect(read.body.data.auditEntries.nodes).toEqual([
+      {
+        action: 'api_key.created',
+        account: null,
+        actor: { __typename: 'User', ...adminUser },
+        target: { __typename: 'ApiKey', id: apiKey.id },
+      },
+    ]);
+
+    // A key that reads the audit log but not users or keys: the entry answers; its actor is null as
+    // user(id:) answers such a caller (no such user), its target refused at its own path.
+    const byKey = await graphql(
+      app,
+      '($key: ID!) { auditEntries(targetId: $key, first: 5) { nodes { action actor { id } target { id } } } }'.replace(/^/, 'query '),
+      { key: apiKey.id },
+      as(key),
+    );
+    expect(byKey.body.data.auditEntries.nodes).toEqual([{ action: 'api_key.created', actor: null, target: null }]);
+    expect(refusals(byKey.body.errors).map(([path]) => path)).toEqual(['auditEntries.nodes.0.target']);
+  });
+});

@@ -54,6 +54,7 @@ describe('every field that answers events answers what a use case authorised', (
       'OrderLineItem.event',
       'Query.event',
       'Query.events',
+      'SalesChannel.events',
       'TicketType.event',
       'UpdateEventPayload.event',
     ]);
