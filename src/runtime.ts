@@ -8,7 +8,7 @@ import { RateLimiter, Throttle } from './limits/rate-limiter.ts';
 import { loadEncryptionKey, loadSigningKeys } from './auth/keys.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';
-import { createDatabase, type Database } from './db/client.ts';
+import { closeDatabase, createDatabase, type Database } from './db/client.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { observeDatabase } from './metrics.ts';
@@ -137,8 +137,8 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
       await live.hub.close();
       await Promise.all([dispatcher.stop(), notices.stop()]);
       await Promise.allSettled([
-        db.$disconnect(),
-        liveReads === db ? undefined : liveReads.$disconnect(),
+        closeDatabase(db),
+        liveReads === db ? undefined : closeDatabase(liveReads),
         temporal?.close(),
         mailer.close(),
       ]);

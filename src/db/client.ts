@@ -115,6 +115,38 @@ export function poolOf(db: Database): pg.Pool {
   return pool;
 }
 
+const asides = new WeakMap<Database, pg.Pool>();
+
+/**
+ * One connection of its own beside `db`'s pool, opened when first asked for and closed after a few
+ * idle seconds: for statements that keep running work alive (an Idempotency-Key's claim renewal,
+ * src/http/idempotency.ts), which must go out while every pooled connection is busy with that very
+ * work, waiting on a lock or on each other.
+ */
+export function asideOf(db: Database): pg.Pool {
+  let aside = asides.get(db);
+  if (!aside) {
+    aside = new pg.Pool({
+      connectionString: poolOf(db).options.connectionString,
+      max: 1,
+      idleTimeoutMillis: 5_000,
+      connectionTimeoutMillis: 10_000,
+      allowExitOnIdle: true,
+    });
+    // An idle connection the server ended is dropped and opened again on the next statement.
+    aside.on('error', () => undefined);
+    asides.set(db, aside);
+  }
+  return aside;
+}
+
+/** Closes `db`: its pool, and the connection aside when one was opened. */
+export async function closeDatabase(db: Database): Promise<void> {
+  const aside = asides.get(db);
+  asides.delete(db);
+  await Promise.allSettled([db.$disconnect(), aside?.end()]);
+}
+
 /** The error Prisma raises on a unique-constraint violation. */
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && ['P2002', '23505'].includes((error as { code?: unknown }).code as string);

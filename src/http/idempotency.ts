@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { sha256 } from '../auth/keys.ts';
 import type { RequestContext } from '../context.ts';
-import type { Database } from '../db/client.ts';
+import { asideOf, type Database } from '../db/client.ts';
 import { systemRows } from '../db/sql.ts';
 import { AppError, errorBody, FaultAfterWork, toAppError } from '../errors.ts';
 import { clientBucket } from '../limits/rate-limiter.ts';
@@ -20,8 +20,9 @@ import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
  * answer (up to WAIT_MS, then 409 asking to retry).
  *
  * The namespace is everything that tells callers apart: the credential (an API key, a person, an
- * embed session, a channel key, a customer), the organisation, the API version and, for a storefront
- * naming a sales session, the session. A storefront calling with its public publishable key and no
+ * embed session, a channel key, a customer), the organisation and, for a storefront naming a sales
+ * session, the session. The API version the request is answered in is part of the request: the
+ * same key under another version is 409, never a replay in the other version. A storefront calling with its public publishable key and no
  * signed-in shopper has nothing of its own but a session the service gave out: a call without one
  * (a browser's first cart), or naming one that is not this channel's live session, keeps no key.
  *
@@ -55,7 +56,7 @@ const MAX_WAITERS = 1_000;
 const MAX_WAITERS_PER_KEY = 20;
 /** Any string of 1 to 255 characters (docs/spec/contract.md), control characters aside. */
 // eslint-disable-next-line no-control-regex -- the control characters are what it refuses
-const KEY = /^[^\x00-\x1f\x7f]{1,255}$/;
+const KEY = /^[^\x00-\x1f\x7f-\x9f]{1,255}$/;
 /** Headers an answer sets that belong to it and are repeated on replay. */
 const REPLAYED_HEADERS = ['x-live-session', 'set-cookie', 'location', 'service-version'];
 /** The window of the per-credential and per-address quotas of stored keys. */
@@ -147,6 +148,8 @@ function callerOf(ctx: RequestContext): Caller | null {
 
 /** JSON with object keys in order, so two encodings of one body hash alike. */
 export function canonical(value: unknown): string {
+  // JSON.stringify writes Infinity as null; bare words JSON never writes keep them apart.
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     return `{${Object.keys(value)
@@ -239,8 +242,11 @@ export async function onceForKey<T>(
   const caller = callerOf(ctx);
   if (!caller) return notKept(run);
   const organisationId = ctx.organisation?.id ?? null;
-  const id = sha256([caller.namespace, organisationId ?? '-', ctx.apiVersion, key].join('\u0000'));
-  const requestHash = sha256(request);
+  const id = sha256([caller.namespace, organisationId ?? '-', key].join('\u0000'));
+  // The API version is part of the request, not of the namespace: the same key under another
+  // version (another Service-Version, or the organisation's pinned version changed between a
+  // request and its retry) is refused, never answered in the other version nor run a second time.
+  const requestHash = sha256(`${ctx.apiVersion}\u0000${request}`);
   const claimToken = randomBytes(16).toString('base64url');
 
   const deadline = Date.now() + WAIT_MS;
@@ -380,7 +386,10 @@ async function waitForAnswer(
       }
       if (row.requestHash !== requestHash) {
         idempotencyKeys.inc({ outcome: 'other_request' });
-        throw new AppError('CONFLICT', 'This Idempotency-Key was used with another request; use a new key for a new request.');
+        throw new AppError(
+          'CONFLICT',
+          'This Idempotency-Key was used with another request (another body, path or API version); use a new key for a new request.',
+        );
       }
       if (row.state === 'done') return replayable(ctx, row);
       if (row.lapsed) throw interrupted();
@@ -512,9 +521,14 @@ async function claim(
   return row!;
 }
 
-/** Keeps a running claim from lapsing while its request runs. */
+/**
+ * Keeps a running claim from lapsing while its request runs, on the connection aside: the pool may
+ * be entirely held by requests waiting on a lock, this one among them, and a claim that lapsed
+ * then would tell a retry the request was interrupted while it still runs
+ * (test/platform/idempotency-attacks.test.ts, "waiting for a running request").
+ */
 async function renew(db: Database, id: string, claimToken: string, claimMs: number): Promise<void> {
-  await systemRows(db, {
+  await asideOf(db).query({
     text: `UPDATE idempotency_keys SET "lockedUntil" = now() + $3::interval
             WHERE id = $1 AND state = 'running' AND "claimToken" = $2`,
     values: [id, claimToken, `${claimMs} milliseconds`],

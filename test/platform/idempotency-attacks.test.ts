@@ -5,10 +5,10 @@ import type { z } from 'zod';
 import { liveRoutes } from '../../rest-compat/live-routes.ts';
 import { v1Routes } from '../../rest-compat/v1-routes.ts';
 import { bootstrapOrganisation } from '../../src/services/bootstrap-organisation.ts';
-import { useTestApp, type AppRef } from '../support/app.ts';
+import { startTwoApps, useTestApp, type AppPair, type AppRef } from '../support/app.ts';
 import { asAdmin, createApiKey, magicLinkCode, staffWithoutRights } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
-import { api, createOrganisation, from, newClientAddress, signIn, tag, type TestOrganisation } from '../support/fixtures.ts';
+import { api, createOrganisation, from, newClientAddress, postGraphql, signIn, tag, type TestOrganisation } from '../support/fixtures.ts';
 import { buy, cartLine, createChannel, seedCatalogue, storefront, type SeededCatalogue } from '../support/sales.ts';
 
 /**
@@ -255,22 +255,53 @@ describe('the namespace of a key', () => {
     expect(await app().runtime.db.venue.count({ where: { organisationId: b.organisation.id, name: 'Twin hall' } })).toBe(1);
   });
 
-  it('another Service-Version is another namespace: its request runs and is answered in its version', async () => {
+  it('the same key under another API version is another request: 409, never run again nor answered in the other version', async () => {
     const versions = await api(app, 'GET', '/v1/meta/versions');
     const supported = (versions.body.versions as Array<{ date: string; status: string }>)
       .filter((v) => v.status !== 'sunset')
       .map((v) => v.date);
     expect(supported.length).toBeGreaterThan(1);
-    const body = { accountId: org.account.id, name: `Versioned ${tag()}` };
-    const answers = [];
-    for (const version of supported.slice(0, 2)) {
-      answers.push(
-        await api(app, 'POST', '/v1/venues', { ...asAdmin(org), body, headers: withKey('per-version', { 'service-version': version }) }),
+    const name = `Versioned ${tag()}`;
+    const body = { accountId: org.account.id, name };
+    const send = (version: string) =>
+      api(app, 'POST', '/v1/venues', { ...asAdmin(org), body, headers: withKey(`per-version-${name}`, { 'service-version': version }) });
+    const first = await send(supported[0]!);
+    const other = await send(supported[1]!);
+    const again = await send(supported[0]!);
+    expect([first.status, first.headers.get('service-version')]).toEqual([201, supported[0]]);
+    expect([other.status, other.body.code]).toEqual([409, 'CONFLICT']);
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    expect(await app().runtime.db.venue.count({ where: { organisationId: org.organisation.id, name } })).toBe(1);
+  });
+
+  it('a retry after the organisation pinned another version is refused, not run again, on /v1 and /graphql', async () => {
+    const pinned = await createOrganisation(app, 'idem-pin');
+    const versions = await api(app, 'GET', '/v1/meta/versions');
+    const usable = (versions.body.versions as Array<{ date: string; status: string }>)
+      .filter((v) => v.status !== 'sunset')
+      .map((v) => v.date);
+    const pin = async (version: string) =>
+      expect((await api(app, 'PATCH', '/v1/organisation', { ...asAdmin(pinned), body: { apiVersion: version } })).status).toBe(200);
+    await pin(usable.at(-2)!);
+    const name = `Pinned ${tag()}`;
+    const rest = () =>
+      api(app, 'POST', '/v1/venues', { ...asAdmin(pinned), body: { accountId: pinned.account.id, name }, headers: withKey('pinned-rest') });
+    const graph = () =>
+      postGraphql(
+        app,
+        {
+          query: 'mutation($input: CreateVenueInput!) { createVenue(input: $input) { venue { id } } }',
+          variables: { input: { accountId: pinned.account.id, name } },
+        },
+        { ...asAdmin(pinned), headers: withKey('pinned-graphql') },
       );
-    }
-    expect(answers.map((a) => [a.status, a.headers.get('service-version'), a.headers.get('idempotent-replayed')])).toEqual(
-      supported.slice(0, 2).map((version) => [201, version, null]),
-    );
+    expect((await rest()).status).toBe(201);
+    expect((await graph()).body.data.createVenue.venue.id).toMatch(/^vnu_/);
+    await pin(usable.at(-1)!);
+    const [restRetry, graphRetry] = [await rest(), await graph()];
+    expect([restRetry.status, restRetry.body.code]).toEqual([409, 'CONFLICT']);
+    expect(graphRetry.body.errors[0].extensions.code).toBe('CONFLICT');
+    expect(await app().runtime.db.venue.count({ where: { organisationId: pinned.organisation.id, name } })).toBe(2);
   });
 });
 
@@ -420,6 +451,44 @@ describe('waiting for a running request', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     // 20 waiters polling every 50 ms for 3 s would be ~1,200 reads; waiting in memory costs a few each.
     expect(Number(await scans()) - before).toBeLessThan(150);
+  });
+});
+
+describe('a running request whose process has no connection free', () => {
+  let pair: AppPair;
+  let org: TestOrganisation;
+  let locker: pg.Client;
+  beforeAll(async () => {
+    pair = await startTwoApps({ IDEMPOTENCY_CLAIM_TIMEOUT: '1s', DATABASE_POOL_SIZE: '2' });
+    org = await createOrganisation(pair.a, 'idem-starved');
+    locker = new pg.Client({ connectionString: pair.database.url });
+    await locker.connect();
+  });
+  afterAll(async () => {
+    await locker?.end();
+    await pair?.stop();
+  });
+
+  it('keeps its claim: a retry on another process waits and gets its answer, not "interrupted"', async () => {
+    const createEvent = (app: AppRef, key: string, name: string) =>
+      api(app, 'POST', '/v1/events', {
+        ...asAdmin(org),
+        body: { accountId: org.account.id, name, timezone: 'UTC' },
+        headers: withKey(key),
+      });
+    // Every connection of the first process waits on the account's row, and a third request on them.
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [org.account.id]);
+    const first = createEvent(pair.a, 'starved', 'Starved');
+    const others = [createEvent(pair.a, 'starved-2', 'Beside'), createEvent(pair.a, 'starved-3', 'Beside')];
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const retry = createEvent(pair.b, 'starved', 'Starved');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await locker.query('COMMIT');
+    const [a, b] = await Promise.all([first, retry, ...others]);
+    expect([a.status, b.status, b.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
+    expect(b.body.event.id).toBe(a.body.event.id);
+    expect(await pair.a.runtime.db.event.count({ where: { organisationId: org.organisation.id, name: 'Starved' } })).toBe(1);
   });
 });
 

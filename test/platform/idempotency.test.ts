@@ -100,13 +100,33 @@ describe('Idempotency-Key', () => {
     expect(again.body.cart.id).not.toBe(first.body.cart.id);
   });
 
+  it('tells a number JSON cannot hold (1e999) from null: the same key with either body is another request', async () => {
+    const name = `Unbounded ${Date.now()}`;
+    const send = async (capacity: string) => {
+      const res = await fetch(`${app().url}/v1/venues`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${org.adminToken}`,
+          'x-service-org': org.slug,
+          ...withKey(`capacity-${name}`),
+        },
+        body: `{"accountId":"${org.account.id}","name":"${name}","capacity":${capacity}}`,
+      });
+      return [res.status, ((await res.json()) as { code?: string }).code ?? null];
+    };
+    expect(await send('null')).toEqual([201, null]);
+    expect(await send('1e999')).toEqual([409, 'CONFLICT']);
+    expect(await send('-1e999')).toEqual([409, 'CONFLICT']);
+  });
+
   it('takes any string up to 255 characters as a key, and refuses a longer one or a control character with 400 naming the header', async () => {
     const body = { accountId: org.account.id, name: 'Spaced key' };
     const spaced = await api(app, 'POST', '/v1/venues', { ...as(), body, headers: withKey('order 42: retry #1') });
     const again = await api(app, 'POST', '/v1/venues', { ...as(), body, headers: withKey('order 42: retry #1') });
     expect([spaced.status, again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
     expect(again.body.venue.id).toBe(spaced.body.venue.id);
-    for (const key of ['a\tb', 'x'.repeat(256)]) {
+    for (const key of ['a\tb', 'a\u0085b', 'x'.repeat(256)]) {
       const res = await api(app, 'POST', '/v1/venues', { ...as(), body: { accountId: org.account.id, name: 'x' }, headers: withKey(key) });
       expect([res.status, res.body.details?.[0]?.path]).toEqual([400, 'Idempotency-Key']);
     }
