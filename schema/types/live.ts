@@ -174,7 +174,7 @@ builder.subscriptionFields((t) => ({
   webhookDeliveryChanged: t.field({
     type: WebhookDeliveryChangedEvent,
     description:
-      "Deliveries to one endpoint as they are recorded, attempted and settled (in commit order). Needs webhooks.read or webhooks.write on the endpoint's account.",
+      "Deliveries to one endpoint as they are recorded, attempted and settled (in commit order). Needs webhooks.read on the endpoint's account, when it starts and for every event.",
     authScopes: { $all: { organisation: true, permission: 'webhooks.read' } },
     args: { endpointId: t.arg.id({ required: true, description: 'The endpoint (whe_).' }) },
     subscribe: async (_root, { endpointId }, ctx: RequestContext) => {
@@ -185,8 +185,8 @@ builder.subscriptionFields((t) => ({
         'read',
         'Webhook endpoint',
       );
-      const may = () =>
-        ctx.access.allows('webhooks', 'read', endpoint.accountId) || ctx.access.allows('webhooks', 'write', endpoint.accountId);
+      // The right the stream started with, judged again for every event.
+      const may = () => ctx.access.allows('webhooks', 'read', endpoint.accountId);
       return topicEvents<Change<DeliveryView>>(ctx, {
         topic: `deliveries:${endpoint.id}`,
         filter: '',

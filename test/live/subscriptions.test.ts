@@ -2,7 +2,7 @@ import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoApps, type AppPair, type TestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
-import { createApiKey, staffWithRoles } from '../support/credentials.ts';
+import { createApiKey, customRole, staffWithRoles } from '../support/credentials.ts';
 import { api, createAccount, createOrganisation, createStaffUser, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
 import { createTestEndpoint, recordFailedDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
@@ -318,6 +318,35 @@ describe('webhookDeliveryChanged', () => {
       ]);
       const recorded = await pair.a.runtime.db.liveEvent.findMany({ where: { subjectId: deliveryId! }, orderBy: { id: 'asc' } });
       expect(recorded.map((event) => event.kind)).toEqual(['pending', 'failed']);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('webhookDeliveryChanged, rights moving', () => {
+  it('ends the stream of a person left with webhooks.write only: the right it started with is judged for every event', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const db = pair.a.runtime.db;
+      const target = { organisationId: org.organisation.id, accountId: org.account.id, receiver };
+      const endpoint = await createTestEndpoint(db, pair.a.runtime.encryptionKey, target);
+      const role = await customRole(pair.a, org, ['webhooks.read', 'webhooks.write']);
+      const staff = await createStaffUser(pair.a, org, [{ roleId: role.id, accountId: org.account.id }], 'hooks');
+      const stream = follow(sseClient(pair.b, staff.token), DELIVERIES, { endpointId: endpoint.id });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await recordFailedDeliveries(db, target, 1);
+      await stream.take(2);
+      const changed = await api(pair.a, 'PATCH', `/v1/roles/${role.id}`, {
+        token: org.adminToken,
+        org: org.slug,
+        body: { permissions: ['webhooks.write'] },
+      });
+      expect(changed.status).toBe(200);
+      await recordFailedDeliveries(db, target, 1);
+      await stream.ended(5_000);
+      expect(stream.results).toHaveLength(3);
+      expect(stream.results.at(-1)!.errors![0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
     } finally {
       await receiver.close();
     }
