@@ -146,8 +146,8 @@ async function main(): Promise<void> {
       '',
       'Ticketing service is running.',
       `  GraphQL (GraphiQL in a browser)  ${origin}/graphql`,
-      `  REST compatibility layer         ${origin}/v1`,
-      `  Sales API                        ${origin}/live`,
+      `  REST compatibility layer         ${origin}/v1  (reference: ${origin}/v1/docs/)`,
+      `  Sales API                        ${origin}/live  (reference: ${origin}/live/docs/)`,
       `  Temporal Web UI                  ${temporalUi ?? '(external Temporal: see its own UI)'}`,
       `  Database                         ${embeddedDescription ?? 'DATABASE_URL'}`,
       demo

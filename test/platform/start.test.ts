@@ -179,7 +179,7 @@ describe('npm start with the embedded defaults', () => {
     if (nativePostgresBinaries()) expect(firstOutput).toMatch(/Database\s+embedded PostgreSQL in \S+postgresql$/m);
 
     expect(firstOutput).toContain(`GraphQL (GraphiQL in a browser)  ${origin}/graphql`);
-    expect(firstOutput).toContain(`REST compatibility layer         ${origin}/v1`);
+    expect(firstOutput).toContain(`REST compatibility layer         ${origin}/v1  (reference: ${origin}/v1/docs/)`);
     expect(firstOutput).toMatch(/Temporal Web UI\s+http:\/\/127\.0\.0\.1:8233/);
     const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8'));
     expect(firstOutput).toContain(`password: ${demo.password}`);
