@@ -10,6 +10,7 @@ import {
   OrderStatus,
   PassStatus,
   PaymentStatus,
+  UserStatus,
 } from './generated/prisma/enums.ts';
 
 /**
@@ -32,6 +33,7 @@ export const STATUSES = {
   payment: values(PaymentStatus),
   pass: values(PassStatus),
   delivery: values(DeliveryStatus),
+  user: values(UserStatus),
 } as const;
 
 export type StatusList = keyof typeof STATUSES;

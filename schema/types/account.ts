@@ -13,9 +13,8 @@ import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
-import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
-import { statusEnum } from './common.ts';
+import { describeEnumStatuses, statusEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 
 const AccountStatus = statusEnum('AccountStatus', 'account', 'Whether an account trades.', {
@@ -36,7 +35,7 @@ export const Account = builder.prismaObject('Account', {
     organisationId: t.exposeID('organisationId', { description: 'Owning organisation.' }),
     organisation: t.field(organisationRelation()),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
-    status: t.field({ type: AccountStatus, description: `${describeStatuses('account')}.`, resolve: (a) => a.status }),
+    status: t.field({ type: AccountStatus, description: `${describeEnumStatuses('account')}.`, resolve: (a) => a.status }),
     isDeleted: t.exposeBoolean('isDeleted', { description: 'Whether the account was deleted.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
@@ -49,7 +48,7 @@ const CreateAccountInput = inputFrom('CreateAccountInput', createAccountInput, {
   description: 'A new account.',
   fields: {
     name: '1 to 255 characters.',
-    status: 'Default active.',
+    status: 'Default ACTIVE.',
   },
 });
 
@@ -57,7 +56,7 @@ const UpdateAccountInput = inputFrom('UpdateAccountInput', updateAccountInput, {
   description: 'Changes to an account; omitted fields stay.',
   fields: {
     name: '1 to 255 characters.',
-    status: `${describeStatuses('account')}.`,
+    status: `${describeEnumStatuses('account')}.`,
   },
 });
 

@@ -1,7 +1,7 @@
 import type { SchemaTypes } from '@pothos/core';
 import { builder } from '../builder.ts';
 import { registerEnum } from '../input.ts';
-import { STATUSES, type StatusList } from '../../src/statuses.ts';
+import { describeValues, STATUSES, type StatusList } from '../../src/statuses.ts';
 
 export const SuccessResult = builder.objectRef<{ success: boolean }>('SuccessResult').implement({
   description: 'The outcome of an operation that answers nothing else.',
@@ -16,6 +16,19 @@ export const SuccessResult = builder.objectRef<{ success: boolean }>('SuccessRes
  * the contract's lower-case one: `/v1` and `/live` translate at their edge (rest-compat/enums.ts).
  */
 export const enumName = (value: string): string => value.toUpperCase();
+
+/**
+ * Values as the graph names them, for a description: "DRAFT (default), PUBLISHED or …". A client
+ * sends and reads the names; the lower-case values are `/v1`'s and `/live`'s.
+ */
+export function describeEnumValues(values: readonly string[], options: { default?: string } = {}): string {
+  return describeValues(values.map(enumName), { default: options.default && enumName(options.default) });
+}
+
+/** One of the status lists as the graph names its values (see describeEnumValues). */
+export function describeEnumStatuses<K extends StatusList>(list: K, options: { default?: (typeof STATUSES)[K][number] } = {}): string {
+  return describeEnumValues(STATUSES[list], options);
+}
 
 /** A GraphQL enum of `values` (each with its description), named UPPER_CASE, valued as given. */
 export function valuesEnum<V extends string>(name: string, description: string, values: Record<V, string>) {

@@ -26,9 +26,8 @@ import type { RequestContext } from '../../src/context.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
 import { pageArgsFor, pagedConnection, REST_ONLY, updatedSinceArg } from '../pagination.ts';
-import { OrderDirection, statusEnum, valuesEnum } from './common.ts';
+import { describeEnumStatuses, OrderDirection, statusEnum, valuesEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
-import { describeStatuses } from '../../src/statuses.ts';
 
 const READ = { $all: { organisation: true, permission: 'events.read' } } as const;
 const WRITE = { $all: { organisation: true, permission: 'events.write' } } as const;
@@ -161,7 +160,7 @@ const CreateEventInput = inputFrom('CreateEventInput', createEventInput, {
     accountId: 'Owning account (acc_): not deleted, and you need events.write on it.',
     name: 'Name, 1 to 255 characters.',
     description: 'At most 5000 characters.',
-    status: `${describeStatuses('event', { default: 'draft' })}.`,
+    status: `${describeEnumStatuses('event', { default: 'draft' })}.`,
     venueId: 'A venue (vnu_) of the same account.',
     timezone: "IANA time zone name; defaults to the venue's, required when the venue has none.",
     onSaleDate: 'ISO 8601 date and time with Z or an offset; before offSaleDate.',
@@ -175,7 +174,7 @@ const UpdateEventInput = inputFrom('UpdateEventInput', updateEventInput, {
   fields: {
     name: 'Name, 1 to 255 characters.',
     description: 'At most 5000 characters; null clears it.',
-    status: `${describeStatuses('event')}.`,
+    status: `${describeEnumStatuses('event')}.`,
     venueId: 'A venue (vnu_) of the same account; null clears it.',
     timezone: 'IANA time zone name for occurrences added from now on; existing ones keep theirs.',
     onSaleDate: 'ISO 8601 date and time with Z or an offset; null clears it.',

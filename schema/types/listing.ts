@@ -6,8 +6,8 @@ import {
   type ListingTicketType,
 } from '../../src/services/listings.ts';
 import { builder } from '../builder.ts';
+import { describeEnumValues } from './common.ts';
 import { LISTED_EVENT_STATUSES } from '../../src/services/sellability.ts';
-import { describeValues } from '../../src/statuses.ts';
 import { EventStatus } from './event.ts';
 import { Pagination, pageArgsFor } from '../pagination.ts';
 
@@ -88,7 +88,7 @@ export const ListingEventRef = builder.objectRef<ListingEvent>('ListingEvent').i
     description: t.exposeString('description', { nullable: true, description: 'Description, or null.' }),
     status: t.field({
       type: EventStatus,
-      description: `${describeValues(LISTED_EVENT_STATUSES)}.`,
+      description: `${describeEnumValues(LISTED_EVENT_STATUSES)}.`,
       resolve: (event) => event.status as (typeof LISTED_EVENT_STATUSES)[number],
     }),
     timezone: t.expose('timezone', { type: 'TimeZone', description: 'IANA time zone of the event.' }),

@@ -17,8 +17,7 @@ import { Event, relatedEvent } from './event.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
 import { SalesCounters } from './sales-counters.ts';
 import { revenueField } from './money.ts';
-import { describeStatuses } from '../../src/statuses.ts';
-import { statusEnum } from './common.ts';
+import { describeEnumStatuses, statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { answer, payload } from '../payload.ts';
 
@@ -72,7 +71,10 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
       type: 'TimeZone',
       description: "IANA time zone of the dates and times: the event's unless overridden.",
     }),
-    status: t.expose('status', { type: OccurrenceStatus, description: `${describeStatuses('occurrence')} (our addition to the spec).` }),
+    status: t.expose('status', {
+      type: OccurrenceStatus,
+      description: `${describeEnumStatuses('occurrence')} (our addition to the spec).`,
+    }),
     capacity: t.exposeInt('capacity', {
       nullable: true,
       description: "Overrides every ticket type's capacity for this occurrence when set (our addition to the spec); null = no override.",
@@ -117,7 +119,7 @@ const CreateEventOccurrenceInput = inputFrom('CreateEventOccurrenceInput', creat
     endDate: 'End date, YYYY-MM-DD; needs endTime. Defaults to startDate when endTime is given.',
     endTime: 'End time of day, HH:MM (24-hour); the end must be after the start.',
     timezone: "IANA time zone of these dates and times; defaults to the event's.",
-    status: `${describeStatuses('occurrence', { default: 'scheduled' })}.`,
+    status: `${describeEnumStatuses('occurrence', { default: 'scheduled' })}.`,
     capacity: "Overrides every ticket type's capacity for this occurrence; 0 or more.",
   },
 });

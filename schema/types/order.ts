@@ -21,8 +21,7 @@ import { selects } from '../selection.ts';
 
 /** What an order line names, read with the lines when the selection asks for it. */
 const LINE_RELATIONS = ['event', 'occurrence', 'ticketType'] as const;
-import { describeStatuses } from '../../src/statuses.ts';
-import { OrderDirection, statusEnum, valuesEnum } from './common.ts';
+import { describeEnumStatuses, OrderDirection, statusEnum, valuesEnum } from './common.ts';
 import { inputFrom } from '../input.ts';
 import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { answer, payload } from '../payload.ts';
@@ -228,7 +227,7 @@ export const Pass = builder.prismaObject('Pass', {
           ? pass.code
           : null,
     }),
-    status: t.expose('status', { type: PassStatus, description: `${describeStatuses('pass')}.` }),
+    status: t.expose('status', { type: PassStatus, description: `${describeEnumStatuses('pass')}.` }),
     entitlementId: t.id({
       nullable: true,
       description: 'The entitlement it carries (ent_).',
@@ -263,7 +262,7 @@ export const Order = builder.prismaObject('Order', {
   authScopes: (order, ctx) => seesOrder(order, ctx),
   fields: (t) => ({
     orderNumber: t.exposeString('orderNumber', { description: 'Human-friendly number (SV-XXXXXXXX), unique in the organisation.' }),
-    status: t.expose('status', { type: OrderStatus, description: `${describeStatuses('order')}.` }),
+    status: t.expose('status', { type: OrderStatus, description: `${describeEnumStatuses('order')}.` }),
     accountId: t.exposeID('accountId', { description: 'The account (acc_).' }),
     account: t.field(accountRelation()),
     channelId: t.exposeID('channelId', { nullable: true, description: 'The sales channel it was sold through (sch_).' }),

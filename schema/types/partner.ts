@@ -46,7 +46,7 @@ const SalesChannelInput = inputFrom('ProvisionSalesChannelInput', provisionPartn
   fields: {
     name: 'Channel name (default: the account name).',
     slug: 'Channel slug (default: derived from the name).',
-    channelType: 'Default partner.',
+    channelType: 'Default PARTNER.',
   },
 });
 

@@ -1,4 +1,5 @@
 import {
+  assignmentsOfUser,
   assignRole,
   assignRoleInput,
   listRoleAssignments,
@@ -9,6 +10,8 @@ import {
 import type { RequestContext } from '../../src/context.ts';
 import type { Account as AccountRow, Role as RoleRow } from '../../src/generated/prisma/client.ts';
 import { getRoleAssignment } from '../../src/services/role-assignments.ts';
+import { missingRight } from '../../src/auth/refusal.ts';
+import { LIMITS } from '../../src/limits/limits.ts';
 import { builder } from '../builder.ts';
 import { Account } from './account.ts';
 import { Role } from './role.ts';
@@ -82,6 +85,28 @@ const RoleAssignmentConnection = pagedConnection(RoleAssignment, 'RoleAssignment
 export function isOwnAssignment(ctx: RequestContext, assignment: { userId: string }): boolean {
   return ctx.principal?.kind === 'staff' && ctx.principal.userId === assignment.userId;
 }
+
+builder.objectField(User, 'roleAssignments', (t) =>
+  t.field({
+    type: [RoleAssignment],
+    description: `The roles the user holds, on the accounts where you may read role assignments (all of them, for yourself), oldest first: at most ${LIMITS.rolesPerUser}.`,
+    resolve: (user, _args, ctx) => assignmentsOfUser(ctx, user.id),
+  }),
+);
+
+builder.prismaObjectField(Role, 'assignments', (t) =>
+  t.field({
+    type: RoleAssignmentConnection,
+    nullable: true,
+    description:
+      'Who holds the role, on the accounts where you may read role assignments, oldest first, as roleAssignments(roleId:) lists them; null, with an error, where you may read none.',
+    args: t.arg.connectionArgs(),
+    resolve: (role, args, ctx) => {
+      if (!ctx.access.allowsSomewhere('role_assignments', 'read')) throw missingRight(ctx);
+      return listRoleAssignments(ctx, { ...args, roleId: role.id });
+    },
+  }),
+);
 
 builder.queryFields((t) => ({
   roleAssignment: t.field({

@@ -16,8 +16,7 @@ import { organisationRelation } from './organisation.ts';
 import { related } from '../../src/services/related.ts';
 import { Event, relatedEvent } from './event.ts';
 import { inputFrom } from '../input.ts';
-import { describeStatuses } from '../../src/statuses.ts';
-import { statusEnum } from './common.ts';
+import { describeEnumStatuses, statusEnum } from './common.ts';
 import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 import { answer, payload } from '../payload.ts';
 import { ChannelType } from './partner.ts';
@@ -47,7 +46,7 @@ export const ChannelKey = builder.prismaObject('ChannelKey', {
       description: 'Its sales channel (null, with an error, where you may not read sales channels on its account).',
       resolve: (key, _args, ctx) => related(ctx, 'salesChannel', key.channelId),
     }),
-    kind: t.expose('kind', { type: ChannelKeyKind, description: 'publishable (svpk_) or secret (svsk_).' }),
+    kind: t.expose('kind', { type: ChannelKeyKind, description: 'PUBLISHABLE (svpk_) or SECRET (svsk_).' }),
     keyPrefix: t.exposeString('keyPrefix', { description: 'The first 12 characters of the key.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
     lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'Last use (to within 10 s), or null.' }),
@@ -117,7 +116,7 @@ const CreateSalesChannelInput = inputFrom('CreateSalesChannelInput', createSales
     accountId: 'The account whose events it sells (acc_).',
     name: 'Name, 1 to 255 characters.',
     slug: 'Lower-case letters, digits and inner hyphens, 1 to 63 characters; unique in the organisation (409 otherwise).',
-    channelType: `${describeStatuses('channelType', { default: 'web' })}.`,
+    channelType: `${describeEnumStatuses('channelType', { default: 'web' })}.`,
     sellsAllEvents: 'Default true.',
     eventIds: 'Events of the same account it sells when sellsAllEvents is false.',
     storefrontUrl: 'http(s) page of the storefront that completes magic-link sign-in (?code= is appended).',
@@ -138,7 +137,7 @@ const UpdateSalesChannelInput = inputFrom('UpdateSalesChannelInput', updateSales
 const CreateChannelKeyInput = inputFrom('CreateChannelKeyInput', createChannelKeyInput, {
   description: 'A new channel key.',
   fields: {
-    kind: 'publishable (svpk_) or secret (svsk_).',
+    kind: 'PUBLISHABLE (svpk_) or SECRET (svsk_).',
   },
 });
 

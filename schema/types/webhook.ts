@@ -29,9 +29,8 @@ import { allDeliveryAttempts, deliveryAttempts, endpointDeliveries } from '../..
 import { related } from '../../src/services/related.ts';
 import { Node } from '../node.ts';
 import { inputFrom } from '../input.ts';
-import { describeStatuses } from '../../src/statuses.ts';
 import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
-import { statusEnum, valuesEnum } from './common.ts';
+import { describeEnumStatuses, statusEnum, valuesEnum } from './common.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
 import {
   RECOVERIES_PER_ENDPOINT_PER_HOUR,
@@ -97,12 +96,12 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
     }),
     signatureScheme: t.field({
       type: WebhookSignatureScheme,
-      description: 'How its deliveries are signed: service (Service-Signature) or standard (Standard Webhooks headers as well).',
+      description: 'How its deliveries are signed: SERVICE (Service-Signature) or STANDARD (Standard Webhooks headers as well).',
       resolve: (endpoint) => endpoint.signatureScheme as 'service' | 'standard',
     }),
     ordering: t.field({
       type: WebhookOrdering,
-      description: 'none, or per_object: deliveries of one object reach it one at a time, in sequence order.',
+      description: 'NONE, or PER_OBJECT: deliveries of one object reach it one at a time, in sequence order.',
       resolve: (endpoint) => endpoint.ordering as 'none' | 'per_object',
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
@@ -182,7 +181,7 @@ const WebhookAttempt = builder.objectRef<AttemptView>('WebhookAttempt').implemen
     attemptNumber: t.exposeInt('attemptNumber', { description: 'Position among the attempts of the delivery, from 1.' }),
     trigger: t.field({
       type: WebhookAttemptTrigger,
-      description: 'scheduled, or manual (a resend or a recovery).',
+      description: 'SCHEDULED, or MANUAL (a resend or a recovery).',
       resolve: (a) => a.trigger,
     }),
     attemptedAt: t.expose('attemptedAt', { type: 'DateTime', description: 'When the request was sent.' }),
@@ -220,7 +219,7 @@ export const WebhookDelivery = builder.objectRef<DeliveryRow>('WebhookDelivery')
       description:
         "The endpoint's URL when the delivery was recorded: what it was made for. A recovery sends it again only while the endpoint still has this URL, unless asked to include other URLs.",
     }),
-    status: t.field({ type: WebhookDeliveryStatus, description: `${describeStatuses('delivery')}.`, resolve: (d) => d.status }),
+    status: t.field({ type: WebhookDeliveryStatus, description: `${describeEnumStatuses('delivery')}.`, resolve: (d) => d.status }),
     attemptCount: t.exposeInt('attemptCount', { description: 'Attempts made so far.' }),
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When the next attempt is due, or null.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was recorded.' }),
@@ -268,8 +267,8 @@ const CreateWebhookEndpointInput = inputFrom('CreateWebhookEndpointInput', creat
     description: 'Free text, at most 500 characters.',
     eventTypes: 'Event types to receive (see webhookEventTypes); omitted or empty = every type.',
     apiVersion: 'Payload version to pin (YYYY-MM-DD, known and not sunset); default the current version. It cannot change later.',
-    signatureScheme: 'How deliveries are signed: service (default) or standard (Standard Webhooks headers as well).',
-    ordering: 'none (default), or per_object: deliveries of one object reach it one at a time, in sequence order.',
+    signatureScheme: 'How deliveries are signed: SERVICE (default) or STANDARD (Standard Webhooks headers as well).',
+    ordering: 'NONE (default), or PER_OBJECT: deliveries of one object reach it one at a time, in sequence order.',
   },
 });
 
@@ -281,9 +280,9 @@ const UpdateWebhookEndpointInput = inputFrom('UpdateWebhookEndpointInput', updat
     eventTypes: 'Replaces the subscribed event types; empty = every type.',
     enabled: 'false stops new deliveries to it; true resumes them, clears disabledReason and closes its circuit breaker.',
     signatureScheme:
-      'service or standard, from the next attempt on. standard needs a secret in standard base64 (any issued since Standard Webhooks signing exists): an older one answers CONFLICT; rotate it first.',
+      'SERVICE or STANDARD, from the next attempt on. STANDARD needs a secret in standard base64 (any issued since Standard Webhooks signing exists): an older one answers CONFLICT; rotate it first.',
     ordering:
-      'none or per_object. per_object orders deliveries recorded from now on; none lets deliveries waiting for an earlier one of their object go at once.',
+      'NONE or PER_OBJECT. PER_OBJECT orders deliveries recorded from now on; NONE lets deliveries waiting for an earlier one of their object go at once.',
     // The schema takes only null here; the graph names the field's kind of value.
     rotationOverlapEndsAt: {
       type: 'DateTime',

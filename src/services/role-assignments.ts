@@ -2,6 +2,7 @@ import { forgetCachedAccess } from '../auth/forget.ts';
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { USER_FIELDS } from './users.ts';
+import { batched } from '../db/batch.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -29,8 +30,7 @@ export const listRoleAssignmentsFilters = z.object({ userId: userId.nullish(), a
 /** What an assignment is answered with: its user, account and role. */
 export const ASSIGNMENT_INCLUDE = { user: { select: USER_FIELDS }, account: true, role: true } as const;
 
-/** Assignments on the accounts where the caller may read them, optionally filtered. */
-/** A page of the role assignments on the accounts the caller may see, oldest first. */
+/** A page of the role assignments on the accounts the caller may see, oldest first, optionally filtered. */
 export async function listRoleAssignments(ctx: RequestContext, raw: PolledListArgs & z.input<typeof listRoleAssignmentsFilters>) {
   const { page, filters: given } = pageArgsOf(raw);
   const { updatedSince, ...rawFilters } = given;
@@ -54,6 +54,32 @@ export async function listRoleAssignments(ctx: RequestContext, raw: PolledListAr
     ({ where: keyset, orderBy, skip, take }) =>
       ctx.db.roleAssignment.findMany({ where: { AND: [where, keyset] }, include: ASSIGNMENT_INCLUDE, orderBy, skip, take }),
   );
+}
+
+/**
+ * The assignments of users (`User.roleAssignments`) the caller may see, read in the request's batch,
+ * oldest first: those on accounts where they may read role assignments, and their own. A user holds
+ * at most LIMITS.rolesPerUser, so a list, not a page.
+ */
+const heldBy = batched(async (ctx, userIds: string[]) => {
+  const accounts = ctx.access.accountsFor('role_assignments', 'read');
+  const self = ctx.principal?.kind === 'staff' ? ctx.principal.userId : undefined;
+  const rows = await ctx.db.roleAssignment.findMany({
+    where: {
+      userId: { in: userIds },
+      role: { isDeleted: false },
+      ...(accounts === 'all' ? {} : { OR: [{ accountId: { in: accounts } }, ...(self ? [{ userId: self }] : [])] }),
+    },
+    include: ASSIGNMENT_INCLUDE,
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  const byUser = new Map<string, typeof rows>();
+  for (const row of rows) byUser.set(row.userId, [...(byUser.get(row.userId) ?? []), row]);
+  return byUser;
+});
+
+export async function assignmentsOfUser(ctx: RequestContext, userId: string) {
+  return (await heldBy(ctx, userId)) ?? [];
 }
 
 /**

@@ -1,5 +1,10 @@
+import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { OLDEST_FIRST, pageArgsOf, paginate, type RawPageArgs } from '../pagination.ts';
+import { statusOf } from '../statuses.ts';
+import { validate, type Raw } from '../validation.ts';
 
 /** What the graph shows of a user of the organisation. */
 export const USER_FIELDS = {
@@ -8,6 +13,7 @@ export const USER_FIELDS = {
   email: true,
   firstName: true,
   lastName: true,
+  status: true,
   externalUserId: true,
   createdAt: true,
   identityProvider: { select: { providerType: true } },
@@ -34,4 +40,52 @@ export function mayReadUser(ctx: RequestContext, user: { id: string; roleAssignm
   if (principal?.kind === 'staff' && principal.userId === user.id) return true;
   const readers = ctx.access.accountsFor('role_assignments', 'read');
   return readers === 'all' || user.roleAssignments.some((assignment) => readers.includes(assignment.accountId));
+}
+
+export const listUsersFilters = z.object({
+  accountId: z.string().max(100).nullish(),
+  roleId: z.string().max(128).nullish(),
+  status: statusOf('user').nullish(),
+  search: z.string().trim().min(1).max(200).nullish(),
+});
+
+export type ListUsersArgs = RawPageArgs & Raw<z.input<typeof listUsersFilters>>;
+
+/** LIKE's wildcards in a searched text are literal (backslash is PostgreSQL's default LIKE escape). */
+const literally = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * A page of the users the caller may read, oldest first: getUser's rule as a condition (every user
+ * where they may read role assignments on every account, else those holding a role on an account
+ * where they may), filtered by an account or role they hold a role on (both: that role on that
+ * account), their status, or text in their email or name (case-insensitive).
+ */
+export async function listUsers(ctx: RequestContext, args: ListUsersArgs) {
+  const { page, filters } = pageArgsOf(args);
+  const input = validate(listUsersFilters, filters);
+  const readers = ctx.access.accountsFor('role_assignments', 'read');
+  const accountId =
+    readers === 'all' ? (input.accountId ?? undefined) : { in: input.accountId ? readers.filter((id) => id === input.accountId) : readers };
+  const holding: Prisma.RoleAssignmentWhereInput = { accountId, ...(input.roleId ? { roleId: input.roleId } : {}) };
+  const text = input.search && literally(input.search);
+  const where: Prisma.UserWhereInput = {
+    ...(readers === 'all' && !input.accountId && !input.roleId ? {} : { roleAssignments: { some: holding } }),
+    ...(input.status ? { status: input.status } : {}),
+    ...(text
+      ? {
+          OR: [
+            { email: { contains: text, mode: 'insensitive' } },
+            { firstName: { contains: text, mode: 'insensitive' } },
+            { lastName: { contains: text, mode: 'insensitive' } },
+          ],
+        }
+      : {}),
+  };
+  return paginate(
+    page,
+    OLDEST_FIRST,
+    (keyset) => ctx.db.user.count({ where: { AND: [where, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) =>
+      ctx.db.user.findMany({ where: { AND: [where, keyset] }, select: USER_FIELDS, orderBy, skip, take }),
+  );
 }

@@ -954,6 +954,12 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
     scopes: ['role_assignments.read'],
     request: () => gql('{ roleAssignments { nodes { id } } }'),
   },
+  // user(id:)'s rule as a list: whoever may read role assignments somewhere.
+  users: {
+    access: ACCOUNT_READ,
+    scopes: ['role_assignments.read'],
+    request: () => gql('{ users { nodes { id } } }'),
+  },
   // The organisation-wide key is not among the viewer's (those of its account): not found.
   apiKey: {
     access: { ...SIGNED_IN, viewer: 'NOT_FOUND', noRights: 'FORBIDDEN' },

@@ -49,6 +49,7 @@ const cases: Record<string, Case> = {
   user: { permission: 'role_assignments.read', args: (t) => ({ id: t.userId }) },
   roleAssignment: { args: (t) => ({ id: t.assignmentId }) },
   roleAssignments: {},
+  users: {},
   // The organisation-wide key is the organisation's, not the first account's.
   apiKey: { on: 'organisation', args: (t) => ({ id: t.apiKeyId }) },
   apiKeys: {},

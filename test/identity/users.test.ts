@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { watchStatements } from '../../src/db/client.ts';
+import { useTestApp } from '../support/app.ts';
+import { asAdmin, customRole } from '../support/credentials.ts';
+import { createAccount, createOrganisation, createStaffUser, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
+
+/**
+ * The users screen of an admin frontend: `users` lists whom the caller may read (user(id:)'s rule,
+ * as a list), filtered and searched; each user answers the roles they hold where the caller may see
+ * them, and a role who holds it, without a statement per user.
+ */
+
+const app = useTestApp();
+let org: TestOrganisation;
+let second: { id: string };
+let onSecond: Awaited<ReturnType<typeof createStaffUser>>;
+let onFirst: Awaited<ReturnType<typeof createStaffUser>>;
+let secondManager: Awaited<ReturnType<typeof createStaffUser>>;
+
+const USERS = `query ($accountId: ID, $roleId: ID, $status: UserStatus, $search: String, $first: Int) {
+  users(accountId: $accountId, roleId: $roleId, status: $status, search: $search, first: $first) {
+    nodes { id email status roleAssignments { accountId role { id } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+type Listed = { id: string; email: string; status: string; roleAssignments: Array<{ accountId: string; role: { id: string } }> };
+const ids = (nodes: Listed[]) => nodes.map((user) => user.id).sort();
+
+beforeAll(async () => {
+  org = await createOrganisation(app, 'users');
+  second = await createAccount(app, org, 'Second');
+  onFirst = await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: org.account.id }], 'first_100');
+  onSecond = await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: second.id }], 'second');
+  const reader = await customRole(app, org, ['role_assignments.read']);
+  const eventsOnly = await customRole(app, org, ['events.read']);
+  secondManager = await createStaffUser(
+    app,
+    org,
+    [
+      { roleId: reader.id, accountId: second.id },
+      { roleId: eventsOnly.id, accountId: org.account.id },
+    ],
+    'manager',
+  );
+});
+
+describe('users', () => {
+  it('lists every user to an organisation admin, with the roles each holds, filtered by account, role, status and text', async () => {
+    const all = await graphql(app, USERS, {}, asAdmin(org));
+    expect(all.body.errors).toBeUndefined();
+    const nodes = all.body.data.users.nodes as Listed[];
+    expect(ids(nodes)).toEqual(expect.arrayContaining([onFirst.userId, onSecond.userId, secondManager.userId]));
+    expect(nodes.find((user) => user.id === onSecond.userId)).toMatchObject({
+      status: 'ACTIVE',
+      roleAssignments: [{ accountId: second.id, role: { id: systemRole(org, 'viewer') } }],
+    });
+
+    const onAccount = await graphql(app, USERS, { accountId: second.id }, asAdmin(org));
+    expect(ids(onAccount.body.data.users.nodes)).toEqual([onSecond.userId, secondManager.userId].sort());
+    const viewersOfSecond = await graphql(app, USERS, { accountId: second.id, roleId: systemRole(org, 'viewer') }, asAdmin(org));
+    expect(ids(viewersOfSecond.body.data.users.nodes)).toEqual([onSecond.userId]);
+
+    // LIKE's wildcards are literal: "_" matches an underscore only, "%" nothing here.
+    const searched = await graphql(app, USERS, { search: 'FIRST_100' }, asAdmin(org));
+    expect(ids(searched.body.data.users.nodes)).toEqual([onFirst.userId]);
+    const wildcard = await graphql(app, USERS, { search: '%' }, asAdmin(org));
+    expect(ids(wildcard.body.data.users.nodes)).toEqual([]);
+
+    const invited = await graphql(
+      app,
+      `
+        mutation ($input: CreateInvitationInput!) {
+          createInvitation(input: $input) {
+            invitation {
+              userId
+            }
+          }
+        }
+      `,
+      {
+        input: {
+          organisationId: org.organisation.id,
+          email: `invitee-${randomBytes(3).toString('hex')}@users.test`,
+          roleIds: [systemRole(org, 'viewer')],
+          accountId: org.account.id,
+        },
+      },
+      asAdmin(org),
+    );
+    const pending = await graphql(app, USERS, { status: 'PENDING' }, asAdmin(org));
+    expect(ids(pending.body.data.users.nodes)).toEqual([invited.body.data.createInvitation.invitation.userId]);
+  });
+
+  it('shows a caller who reads role assignments on one account only the users holding a role there, and their roles there', async () => {
+    const res = await graphql(app, USERS, {}, { token: secondManager.token, org: org.slug });
+    expect(res.body.errors).toBeUndefined();
+    const nodes = res.body.data.users.nodes as Listed[];
+    expect(ids(nodes)).toEqual([onSecond.userId, secondManager.userId].sort());
+    // Their own roles all; another user's only where the caller may read them.
+    expect(
+      nodes
+        .find((user) => user.id === secondManager.userId)!
+        .roleAssignments.map((a) => a.accountId)
+        .sort(),
+    ).toEqual([org.account.id, second.id].sort());
+    expect(nodes.find((user) => user.id === onSecond.userId)!.roleAssignments.map((a) => a.accountId)).toEqual([second.id]);
+    // The list agrees with user(id:): a user it leaves out does not exist for this caller.
+    const one = await graphql(
+      app,
+      'query ($id: ID!) { user(id: $id) { id } }',
+      { id: onFirst.userId },
+      {
+        token: secondManager.token,
+        org: org.slug,
+      },
+    );
+    expect(one.body.errors[0].extensions.code).toBe('NOT_FOUND');
+
+    const eventsReader = await createStaffUser(app, org, [
+      { roleId: (await customRole(app, org, ['events.read'])).id, accountId: second.id },
+    ]);
+    const none = await graphql(app, USERS, {}, { token: eventsReader.token, org: org.slug });
+    expect(none.body.data.users).toBeNull();
+    expect(none.body.errors[0].extensions.code).toBe('FORBIDDEN');
+  });
+
+  it('answers a role who holds it', async () => {
+    const res = await graphql(
+      app,
+      'query ($id: ID!) { role(id: $id) { assignments(first: 50) { nodes { user { id } accountId } } } }',
+      { id: systemRole(org, 'viewer') },
+      asAdmin(org),
+    );
+    expect(res.body.errors).toBeUndefined();
+    const holders = res.body.data.role.assignments.nodes.map(
+      (a: { user: { id: string }; accountId: string }) => `${a.user.id} ${a.accountId}`,
+    );
+    expect(holders).toEqual(expect.arrayContaining([`${onFirst.userId} ${org.account.id}`, `${onSecond.userId} ${second.id}`]));
+  });
+
+  it('reads the roles of a page of users in one statement, however many users it holds', async () => {
+    const count = async (first: number) => {
+      await graphql(app, '{ me { id } }', {}, asAdmin(org));
+      const requestId = `users-${randomBytes(6).toString('hex')}`;
+      let sent = 0;
+      const stop = watchStatements(app().runtime.db, (statement) => {
+        if (statement.requestId === requestId) sent += 1;
+      });
+      try {
+        const res = await graphql(app, USERS, { first }, { ...asAdmin(org), headers: { 'x-request-id': requestId } });
+        expect(res.body.data.users.nodes).toHaveLength(first);
+        return sent;
+      } finally {
+        stop();
+      }
+    };
+    expect(await count(4)).toBe(await count(1));
+  });
+});
