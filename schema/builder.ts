@@ -17,6 +17,7 @@ import { signedInCustomer, type RequestContext } from '../src/context.ts';
 import type PrismaTypes from '../src/generated/pothos-types.ts';
 import { getDatamodel } from '../src/generated/pothos-types.ts';
 import { refusal } from './refusal.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../src/pagination.ts';
 
 /**
  * Scopes every root field and every object holding tenant data declares with `authScopes`.
@@ -105,9 +106,11 @@ export const builder = new SchemaBuilder<{
       description: 'Opaque cursor of this item (its place in the list order): pass it as `after` or `before`.',
     },
     nodeFieldOptions: { description: 'The item.' },
-    firstArgOptions: { description: 'The first rows (0 to 100), after `after` when given.' },
+    firstArgOptions: {
+      description: `The first rows (0 to ${MAX_LIMIT}), after \`after\` when given; without first or last, the first ${DEFAULT_LIMIT}.`,
+    },
     afterArgOptions: { description: "Rows after this cursor (an edge's cursor or pageInfo.endCursor)." },
-    lastArgOptions: { description: 'The last rows (0 to 100), before `before` when given.' },
+    lastArgOptions: { description: `The last rows (0 to ${MAX_LIMIT}), before \`before\` when given.` },
     beforeArgOptions: { description: "Rows before this cursor (an edge's cursor or pageInfo.startCursor)." },
   },
 });

@@ -35,6 +35,10 @@ export function pagedConnection<T>(type: ObjectRef<typeof builder.$inferSchemaTy
           description: 'Page position and totals.',
           resolve: (connection) => paginationOf(connection as unknown as Page<T>),
         }),
+        totalCount: t.int({
+          description: `All the ${what} of the list, on every page: counted with the page, at no further cost.`,
+          resolve: (connection) => (connection as unknown as Page<T>).total,
+        }),
         nodes: t.field({
           type: [type],
           description: `The ${what} of this page (the edges' nodes).`,

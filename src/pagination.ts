@@ -85,6 +85,8 @@ export interface Page<T> {
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
   /** Where the page sits: at once for page/limit, computed only when asked for a cursor page. */
   pagination: PaginationInfo | (() => Promise<PaginationInfo>);
+  /** Items in the whole list (every page), as counted with the page. */
+  total: number;
   nodes: T[];
 }
 
@@ -101,6 +103,7 @@ export function toPage<T>(window: Window, total: number, nodes: T[], cursorOf: (
     edges,
     nodes,
     pagination,
+    total,
     pageInfo: {
       hasNextPage: pagination.hasNext,
       hasPreviousPage: pagination.hasPrev,
@@ -259,6 +262,7 @@ export function cursorPage<T extends object>(
   return {
     edges,
     nodes,
+    total,
     pageInfo: {
       hasNextPage: backward ? cursor != null : more,
       hasPreviousPage: backward ? more : cursor != null,

@@ -97,6 +97,10 @@ const OccurrenceTicketTypeConnection = builder.connectionObject(
         description: 'Page position and totals.',
         resolve: (connection) => paginationOf(connection as unknown as Page<TicketTypeRow>),
       }),
+      totalCount: t.int({
+        description: 'All the ticket types of the occurrence, on every page: counted with the page, at no further cost.',
+        resolve: (connection) => (connection as unknown as Page<TicketTypeRow>).total,
+      }),
       nodes: t.field({
         type: [TicketType],
         description: "The ticket types of this page (the edges' nodes).",

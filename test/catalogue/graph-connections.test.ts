@@ -465,6 +465,25 @@ describe('statements per request', () => {
     expect(twenty.statements, `2 parents:\n${two.sent.join('\n')}\n20 parents:\n${twenty.sent.join('\n')}`).toBe(two.statements);
   });
 
+  it('answer totalCount, the whole list on every page, root and child alike, without a statement more', async () => {
+    const { accountId } = await createOrganisationAccount();
+    for (let i = 0; i < 3; i += 1) {
+      const event = await createEvent(app, org, { accountId, name: `Counted ${i}` });
+      for (let j = 0; j <= i; j += 1) await createOccurrence(app, org, event, new Date(Date.now() + (j + 1) * DAY));
+    }
+    const query = (counted: boolean) => `query ($account: ID!) {
+      events(accountId: $account, first: 2) {
+        ${counted ? 'totalCount' : ''}
+        nodes { name occurrences(first: 1) { ${counted ? 'totalCount' : ''} nodes { id } } }
+      }
+    }`;
+    const plain = await statementsOf(query(false), { account: accountId });
+    const counted = await statementsOf(query(true), { account: accountId });
+    expect(counted.data.events.totalCount).toBe(3);
+    expect(counted.data.events.nodes.map((event: { occurrences: { totalCount: number } }) => event.occurrences.totalCount)).toEqual([3, 2]);
+    expect(counted.statements).toBe(plain.statements);
+  });
+
   it('do not grow with the orders of a page: their customers, lines and the lines’ events and occurrences', async () => {
     const email = `counted-${randomBytes(3).toString('hex')}@shop.test`;
     for (let i = 0; i < 20; i += 1) await placeOrder(app, catalogue.channel, catalogue, { email: i % 2 ? email : undefined });
