@@ -378,6 +378,10 @@ builder.queryFields((t) => ({
       eventId: t.arg.id({ description: 'Only orders with a line of this event (evt_).' }),
       occurrenceId: t.arg.id({ description: 'Only orders with a line of this occurrence (eoc_).' }),
       orderNumber: t.arg.string({ description: 'Only the order with this number.' }),
+      search: t.arg.string({
+        description:
+          "A search box's text (1 to 200 characters): orders whose number, or whose customer's email or name, holds it (case-insensitive).",
+      }),
       createdAfter: t.arg({ type: 'DateTime', description: 'Only orders created at or after this instant.' }),
       createdBefore: t.arg({ type: 'DateTime', description: 'Only orders created at or before this instant.' }),
       updatedSince: updatedSinceArg(t, 'orders created or changed (confirmed, cancelled, refunded)'),
@@ -401,6 +405,7 @@ builder.queryFields((t) => ({
     authScopes: { $all: { organisation: true, permission: 'customers.read' } },
     args: {
       email: t.arg.string({ description: 'Only this email address (case-insensitive, exact).' }),
+      search: t.arg.string({ description: "A search box's text (1 to 200 characters) in the email or name (case-insensitive)." }),
       accountId: t.arg.id({ description: 'Only this account (acc_).' }),
       updatedSince: updatedSinceArg(t, 'customers created or changed'),
       orderBy: t.arg({

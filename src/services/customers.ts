@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mintKey, sha256 } from '../auth/keys.ts';
 import { channelOf, customerOf, type RequestContext } from '../context.ts';
+import { containing } from '../db/text-search.ts';
 import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
@@ -44,7 +45,10 @@ export const listCustomersFilters = z.object({
 export const customerOrderInput = z.strictObject({ field: z.enum(['created_at', 'email']), direction: sortDirection.nullish() });
 
 /** What the graph adds to GET /v1/customers' filters. */
-const adminCustomerArgs = pollFilter.extend({ orderBy: customerOrderInput.nullish() });
+const adminCustomerArgs = pollFilter.extend({
+  orderBy: customerOrderInput.nullish(),
+  search: z.string().trim().min(1).max(200).nullish(),
+});
 
 /** The order of a list of customers: creation, newest first, keeps the list's plain cursors; another names itself in its cursors. */
 function customerOrder(input: z.output<typeof customerOrderInput> | null | undefined): ListOrder {
@@ -65,14 +69,23 @@ export async function listCustomers(
   ctx: RequestContext,
   args: RawPageArgs & Raw<z.input<typeof listCustomersFilters>> & Raw<z.input<typeof adminCustomerArgs>>,
 ) {
-  const { page, limit, first, after, last, before, updatedSince, orderBy, ...rawFilters } = args;
+  const { page, limit, first, after, last, before, updatedSince, orderBy, search, ...rawFilters } = args;
   const filters = validate(listCustomersFilters, rawFilters);
-  const adminArgs = validate(adminCustomerArgs, { updatedSince, orderBy });
+  const adminArgs = validate(adminCustomerArgs, { updatedSince, orderBy, search });
   const accountId = readableAccounts(ctx, RESOURCE, filters.accountId);
   const where: Prisma.CustomerWhereInput = {
     account: { isDeleted: false },
     ...(accountId === undefined ? {} : { accountId }),
     ...(filters.email ? { email: filters.email.toLowerCase() } : {}),
+    ...(adminArgs.search
+      ? {
+          OR: [
+            { email: containing(adminArgs.search) },
+            { firstName: containing(adminArgs.search) },
+            { lastName: containing(adminArgs.search) },
+          ],
+        }
+      : {}),
     ...changedSince(updatedSince),
   };
   return paginate(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { batched } from '../db/batch.ts';
+import { likeLiteral } from '../db/text-search.ts';
 import { AppError } from '../errors.ts';
 import type { Event, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
@@ -292,8 +293,7 @@ function eventConditions(
   else if (accounts) where.push(`e."accountId" = ANY(${sql.param(accounts.in)}::text[])`);
   if (filters.status) where.push(`e.status = ${sql.param(filters.status)}::event_status`);
   if (filters.q) {
-    // LIKE's wildcards in the text are literal (backslash is PostgreSQL's default LIKE escape).
-    const pattern = sql.param(`%${filters.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    const pattern = sql.param(`%${likeLiteral(filters.q)}%`);
     where.push(`(e.name ILIKE ${pattern} OR e.description ILIKE ${pattern})`);
   }
   const { from, to } = filters;

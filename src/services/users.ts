@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
+import { containing } from '../db/text-search.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { OLDEST_FIRST, pageArgsOf, paginate, type RawPageArgs } from '../pagination.ts';
@@ -51,9 +52,6 @@ export const listUsersFilters = z.object({
 
 export type ListUsersArgs = RawPageArgs & Raw<z.input<typeof listUsersFilters>>;
 
-/** LIKE's wildcards in a searched text are literal (backslash is PostgreSQL's default LIKE escape). */
-const literally = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /**
  * A page of the users the caller may read, oldest first: getUser's rule as a condition (every user
  * where they may read role assignments on every account, else those holding a role on an account
@@ -67,18 +65,12 @@ export async function listUsers(ctx: RequestContext, args: ListUsersArgs) {
   const accountId =
     readers === 'all' ? (input.accountId ?? undefined) : { in: input.accountId ? readers.filter((id) => id === input.accountId) : readers };
   const holding: Prisma.RoleAssignmentWhereInput = { accountId, ...(input.roleId ? { roleId: input.roleId } : {}) };
-  const text = input.search && literally(input.search);
+
   const where: Prisma.UserWhereInput = {
     ...(readers === 'all' && !input.accountId && !input.roleId ? {} : { roleAssignments: { some: holding } }),
     ...(input.status ? { status: input.status } : {}),
-    ...(text
-      ? {
-          OR: [
-            { email: { contains: text, mode: 'insensitive' } },
-            { firstName: { contains: text, mode: 'insensitive' } },
-            { lastName: { contains: text, mode: 'insensitive' } },
-          ],
-        }
+    ...(input.search
+      ? { OR: [{ email: containing(input.search) }, { firstName: containing(input.search) }, { lastName: containing(input.search) }] }
       : {}),
   };
   return paginate(

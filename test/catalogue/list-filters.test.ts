@@ -489,6 +489,27 @@ describe('customers and orders', () => {
     expect(refused.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'after' }] });
   });
 
+  it("search: a search box's text finds orders by number or customer, and customers by email, case-insensitive, wildcards literal", async () => {
+    const search = async (field: 'orders' | 'customers', text: string, select: string) => {
+      const res = await graphql(
+        app,
+        `query ($text: String) { ${field}(search: $text, first: 100) { nodes { ${select} } } }`,
+        { text },
+        asAdmin(org),
+      );
+      expect(res.body.errors, JSON.stringify(res.body.errors)).toBeUndefined();
+      return res.body.data[field].nodes as Array<Record<string, any>>;
+    };
+    const byEmail = await search('orders', 'APRICOT', 'id customer { email }');
+    expect(byEmail.map((order) => order.id).sort()).toEqual([...orders['apricot@shop.test']!].sort());
+    const [one] = await search('orders', 'zucchini', 'orderNumber');
+    const byNumber = await search('orders', one!.orderNumber.slice(-5).toLowerCase(), 'orderNumber');
+    expect(byNumber.map((order) => order.orderNumber)).toContain(one!.orderNumber);
+    expect((await search('customers', 'Ale@SHOP', 'email')).map((customer) => customer.email)).toEqual(['kale@shop.test']);
+    expect(await search('customers', '%', 'email')).toEqual([]);
+    expect(await search('orders', '_', 'id')).toEqual([]);
+  });
+
   it('orders(customerId:) pages that customer’s orders by cursor, forward and back, and no one else’s', async () => {
     const email = emails[2]!;
     const all = await graphql(app, '{ customers(first: 100) { nodes { id email } } }', {}, asAdmin(org));

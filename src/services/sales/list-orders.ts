@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RequestContext } from '../../context.ts';
+import { containing } from '../../db/text-search.ts';
 import type { Order, Prisma } from '../../generated/prisma/client.ts';
 import { NEWEST_FIRST, type RawPageArgs, paginate } from '../../pagination.ts';
 import { statusOf } from '../../statuses.ts';
@@ -27,12 +28,14 @@ const id = z.string().min(1).max(100).nullish();
 /**
  * The filters an admin screen adds to those of GET /v1/orders (the graph's `orders`): orders with
  * a line of an event or an occurrence, one order number, a creation range (both ends included),
- * and `updatedSince` for a screen that polls for what changed.
+ * `updatedSince` for a screen that polls for what changed, and a search box's text (in the order
+ * number, the customer's email or name, case-insensitive).
  */
 export const adminOrderFilters = listOrdersFilters.extend({
   eventId: id,
   occurrenceId: id,
   orderNumber: z.string().trim().min(1).max(50).nullish(),
+  search: z.string().trim().min(1).max(200).nullish(),
   createdAfter: instant.nullish(),
   createdBefore: instant.nullish(),
   updatedSince: instant.nullish(),
@@ -64,6 +67,16 @@ export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.
         }
       : {}),
     ...(filters.updatedSince ? { updatedAt: { gte: filters.updatedSince } } : {}),
+    ...(filters.search
+      ? {
+          OR: [
+            { orderNumber: containing(filters.search) },
+            { customer: { email: containing(filters.search) } },
+            { customer: { firstName: containing(filters.search) } },
+            { customer: { lastName: containing(filters.search) } },
+          ],
+        }
+      : {}),
   };
   return paginate(
     { page, limit, first, after, last, before },
