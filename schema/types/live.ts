@@ -6,11 +6,13 @@ import { topicEvents } from '../../src/live/followers.ts';
 import { counterEvents, type Resync } from '../../src/live/streams.ts';
 import { assertMay, authorised } from '../../src/services/access.ts';
 import { auditEntryVisibleTo } from '../../src/services/audit.ts';
-import { salesCounters, type SalesCounters as Counters } from '../../src/services/sales-counters.ts';
+import { related } from '../../src/services/related.ts';
+import { knowCounters, salesCounters, type SalesCounters as Counters } from '../../src/services/sales-counters.ts';
 import { loadDelivery, type DeliveryView } from '../../src/services/webhook-deliveries.ts';
 import type { AuditEntry as AuditEntryRow, Order as OrderRow } from '../../src/generated/prisma/client.ts';
 import { builder } from '../builder.ts';
 import { AuditEntry } from './audit.ts';
+import { EventOccurrence } from './occurrence.ts';
 import { Order } from './order.ts';
 import { SalesCounters } from './sales-counters.ts';
 import { WebhookDelivery } from './webhook.ts';
@@ -112,6 +114,17 @@ const SalesCountersChangedEvent = builder.objectRef<CountersChange>('SalesCounte
   fields: (t) => ({
     occurrenceId: t.exposeID('occurrenceId', { description: 'The occurrence (eoc_).' }),
     counters: t.field({ type: SalesCounters, description: 'Its counters now.', resolve: (change) => change.counters }),
+    occurrence: t.field({
+      type: EventOccurrence,
+      nullable: true,
+      description:
+        'The occurrence as it is now, its `sales` these counters: a normalised cache (Apollo, Relay) updates the occurrence it holds. Null once it is gone.',
+      resolve: async (change, _args, ctx) => {
+        const row = await related(ctx, 'occurrence', change.occurrenceId);
+        if (row) knowCounters(row, 'occurrence', change.counters);
+        return row;
+      },
+    }),
   }),
 });
 

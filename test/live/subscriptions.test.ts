@@ -21,7 +21,9 @@ const ORDER_CHANGED = `subscription ($accountId: ID!, $eventId: ID) {
   orderChanged(accountId: $accountId, eventId: $eventId) { resync cursor change committedAt order { id status } }
 }`;
 const COUNTERS = `subscription ($occurrenceId: ID!) {
-  salesCounters(occurrenceId: $occurrenceId) { occurrenceId counters { sold held available } }
+  salesCounters(occurrenceId: $occurrenceId) {
+    occurrenceId counters { sold held available } occurrence { id startsAt sales { sold held available } }
+  }
 }`;
 
 const DELIVERIES = `subscription ($endpointId: ID!) {
@@ -292,10 +294,10 @@ describe('salesCounters', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     stream.dispose();
-    expect(stream.results.at(-1)!.data!.salesCounters).toMatchObject({
-      occurrenceId: catalogue.occurrenceId,
-      counters: { sold: before.sold + 2 },
-    });
+    const last = stream.results.at(-1)!.data!.salesCounters;
+    expect(last).toMatchObject({ occurrenceId: catalogue.occurrenceId, counters: { sold: before.sold + 2 } });
+    // The occurrence itself, its sales the same counters: what a normalised cache updates.
+    expect(last.occurrence).toMatchObject({ id: catalogue.occurrenceId, sales: last.counters });
   });
 });
 
