@@ -66,6 +66,7 @@ function graphqlSchemaRules() {
                 'PageInfo',
                 'Pagination',
                 'PartnerAccountProvisioning',
+                'PassRefusal',
                 'ProvisionedPublishableKey',
                 'ProvisionedSalesChannel',
                 'RotatedWebhookEndpointSecret',

@@ -46,6 +46,8 @@ export const UserErrorRef = builder.objectRef<UserError>('UserError').implement(
 export interface Payload<T> {
   result: T | null;
   userErrors: UserError[];
+  /** The refusal the user errors come from, for a payload that answers more of it (`RedeemPassPayload.refusal`). */
+  failure?: AppError;
 }
 
 /**
@@ -122,7 +124,7 @@ export async function answer<T>(ctx: RequestContext, run: () => Promise<T> | T, 
     return { result: await run(), userErrors: [] };
   } catch (error) {
     if (!(error instanceof AppError) || failingContexts.has(ctx) || !isUserErrorCode(error.code)) throw error;
-    return { result: null, userErrors: userErrorsOf(error, argument) };
+    return { result: null, userErrors: userErrorsOf(error, argument), failure: error };
   }
 }
 

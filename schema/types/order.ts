@@ -1,6 +1,6 @@
 import type { RequestContext } from '../../src/context.ts';
 import { customerOrderInput, getCustomer, listCustomers } from '../../src/services/customers.ts';
-import { getPass, listPasses, redeemPass } from '../../src/services/passes.ts';
+import { getPass, listPasses, PASS_REFUSALS, redeemPass, type PassRefusal } from '../../src/services/passes.ts';
 import { changeOrder } from '../../src/services/sales/change-order.ts';
 import { getOrder, listOrders } from '../../src/services/sales/list-orders.ts';
 import { checkoutUrl } from '../../src/services/sales/order-rows.ts';
@@ -453,6 +453,55 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const PassRefusalReason = valuesEnum('PassRefusalReason', 'Why the door refused a pass.', {
+  already_redeemed: 'It was redeemed before (redeemedAt says when).',
+  void: 'Its order was cancelled or refunded.',
+  other_occurrence: 'It admits to another occurrence than the scanner admits to.',
+  occurrence_cancelled: 'Its occurrence was cancelled: it admits no one.',
+  no_entry: 'It grants no entry.',
+} satisfies Record<PassRefusal, string>);
+
+const PassRefusalRef = builder
+  .objectRef<{ reason: PassRefusal; redeemedAt: string | null; passOccurrenceId: string | null }>('PassRefusal')
+  .implement({
+    description: 'Why the door refused a pass, for a scanner to show without reading the message.',
+    fields: (t) => ({
+      reason: t.field({ type: PassRefusalReason, description: 'The reason.', resolve: (refusal) => refusal.reason }),
+      redeemedAt: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it was redeemed (ALREADY_REDEEMED), else null.',
+        resolve: (refusal) => refusal.redeemedAt,
+      }),
+      passOccurrenceId: t.id({
+        nullable: true,
+        description: 'The occurrence the pass admits to (OTHER_OCCURRENCE), else null.',
+        resolve: (refusal) => refusal.passOccurrenceId,
+      }),
+    }),
+  });
+
+const RedeemPassPayload = payload('RedeemPass', 'redemption', Redemption, 'The redemption made.');
+
+builder.objectField(RedeemPassPayload.type, 'refusal', (t) =>
+  t.field({
+    type: PassRefusalRef,
+    nullable: true,
+    description:
+      'Why the pass was refused (userErrors holds CONFLICT with the message); null when it was redeemed, or refused for its input.',
+    resolve: ({ failure }) => {
+      const detail = Array.isArray(failure?.details) ? (failure.details[0] as Record<string, unknown> | undefined) : undefined;
+      const reason = detail?.reason as PassRefusal | undefined;
+      if (!reason || !PASS_REFUSALS.includes(reason)) return null;
+      return {
+        reason,
+        redeemedAt: typeof detail?.redeemedAt === 'string' ? detail.redeemedAt : null,
+        passOccurrenceId: typeof detail?.passOccurrenceId === 'string' ? detail.passOccurrenceId : null,
+      };
+    },
+  }),
+);
+
 builder.mutationFields((t) => ({
   cancelOrder: t.field({
     ...payload('CancelOrder', 'order', Order, 'The order as cancelled.'),
@@ -471,9 +520,9 @@ builder.mutationFields((t) => ({
     resolve: (_root, { id }, ctx) => answer(ctx, () => changeOrder(ctx, id, 'refund'), null),
   }),
   redeemPass: t.field({
-    ...payload('RedeemPass', 'redemption', Redemption, 'The redemption made.'),
+    ...RedeemPassPayload,
     description:
-      'Redeems a pass at the door, by id or by code (POST /v1/passes/{id}/redeem, POST /v1/redemptions); ticket.redeemed. A second scan, or a void pass, is 409 with the reason.',
+      'Redeems a pass at the door, by id or by code (POST /v1/passes/{id}/redeem, POST /v1/redemptions); ticket.redeemed. A second scan, a void pass or one of another occurrence is refused with CONFLICT and `refusal` saying why.',
     authScopes: { $all: { organisation: true, permission: 'passes.redeem' } },
     args: {
       passId: t.arg.id({ description: 'Pass id (pas_); or give code.' }),

@@ -89,10 +89,22 @@ export const redeemPassInput = z
   })
   .refine((input) => (input.passId == null) !== (input.code == null), { message: 'Give passId or code, not both.', path: ['code'] });
 
+/**
+ * Why a door refuses a pass, for a scanner to show without reading the message: each 409 of
+ * redeemPass carries one as `details[0].reason` (the graph's `RedeemPassPayload.refusal`).
+ */
+export const PASS_REFUSALS = ['already_redeemed', 'void', 'other_occurrence', 'occurrence_cancelled', 'no_entry'] as const;
+export type PassRefusal = (typeof PASS_REFUSALS)[number];
+
+function refused(reason: PassRefusal, message: string, detail: Record<string, unknown> = {}): AppError {
+  return new AppError('CONFLICT', message, [{ path: 'pass', message: reason.replaceAll('_', ' '), reason, ...detail }]);
+}
+
 function alreadyRedeemed(redemption: Pick<Redemption, 'id' | 'createdAt'>): AppError {
-  return new AppError('CONFLICT', `This pass was already redeemed at ${redemption.createdAt.toISOString()}.`, [
-    { path: 'pass', message: 'already redeemed', redemptionId: redemption.id, redeemedAt: redemption.createdAt.toISOString() },
-  ]);
+  return refused('already_redeemed', `This pass was already redeemed at ${redemption.createdAt.toISOString()}.`, {
+    redemptionId: redemption.id,
+    redeemedAt: redemption.createdAt.toISOString(),
+  });
 }
 
 /** Redeems a pass by id (POST /v1/passes/{id}/redeem) or code (POST /v1/redemptions). */
@@ -104,23 +116,24 @@ export async function redeemPass(
   const pass = await loadPass(ctx, input.passId ? { id: input.passId } : { code: input.code! }, 'redeem');
   if (input.occurrenceId && input.occurrenceId !== pass.occurrenceId) {
     throw new AppError('CONFLICT', `This pass is for another occurrence (${pass.occurrenceId}).`, [
-      { path: 'occurrenceId', message: 'not the occurrence of this pass', passOccurrenceId: pass.occurrenceId },
+      { path: 'occurrenceId', message: 'not the occurrence of this pass', reason: 'other_occurrence', passOccurrenceId: pass.occurrenceId },
     ]);
   }
   const occurrence = await ctx.db.eventOccurrence.findFirst({ where: { id: pass.occurrenceId }, select: { status: true } });
-  if (occurrence?.status === 'cancelled') throw new AppError('CONFLICT', 'The occurrence of this pass was cancelled; it admits no one.');
+  if (occurrence?.status === 'cancelled')
+    throw refused('occurrence_cancelled', 'The occurrence of this pass was cancelled; it admits no one.');
   const redeemedById = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;
   try {
     return await withWebhooks(ctx.db, ctx.runtime.dispatcher, async (tx, webhooks) => {
       const entitlement = await tx.entitlement.findFirst({ where: { passId: pass.id }, include: { redemption: true } });
-      if (!entitlement) throw new AppError('CONFLICT', 'This pass grants no entry.');
+      if (!entitlement) throw refused('no_entry', 'This pass grants no entry.');
       if (entitlement.redemption) throw alreadyRedeemed(entitlement.redemption);
       const moved = await tx.pass.updateMany({ where: { id: pass.id, status: 'issued' }, data: { status: 'redeemed' } });
       if (moved.count !== 1) {
         const current = await tx.pass.findFirstOrThrow({ where: { id: pass.id } });
-        if (current.status === 'void') throw new AppError('CONFLICT', 'This pass is void: its order was cancelled or refunded.');
+        if (current.status === 'void') throw refused('void', 'This pass is void: its order was cancelled or refunded.');
         const other = await tx.redemption.findFirst({ where: { passId: pass.id } });
-        throw other ? alreadyRedeemed(other) : new AppError('CONFLICT', 'This pass was already redeemed.');
+        throw other ? alreadyRedeemed(other) : refused('already_redeemed', 'This pass was already redeemed.');
       }
       const redemption = await tx.redemption.create({
         data: {

@@ -539,6 +539,36 @@ describe('confirmation, cancel, refund and redemption', () => {
     expect((await api(app, 'POST', '/v1/redemptions', { ...asAdmin(org), body: {} })).status).toBe(400);
   });
 
+  it('tells a door scanner why a pass is refused, as a typed reason: redeemed before (and when), another occurrence, void', async () => {
+    const { order } = await buy(app, channel.publishable, catalogue, 2, 'scanner@sales.test');
+    const passes = (await confirm(order.id, channel.secret)).body.order.passes;
+    const REDEEM = `mutation ($passId: ID, $occurrenceId: ID) {
+      redeemPass(passId: $passId, occurrenceId: $occurrenceId) {
+        redemption { redeemedAt }
+        refusal { reason redeemedAt passOccurrenceId }
+        userErrors { code }
+      }
+    }`;
+    const scan = async (variables: Record<string, string>) => (await graphql(app, REDEEM, variables, asAdmin(org))).body.data.redeemPass;
+    const first = await scan({ passId: passes[0].id });
+    expect(first.refusal).toBeNull();
+    expect(await scan({ passId: passes[0].id })).toEqual({
+      redemption: null,
+      refusal: { reason: 'ALREADY_REDEEMED', redeemedAt: first.redemption.redeemedAt, passOccurrenceId: null },
+      userErrors: [{ code: 'CONFLICT' }],
+    });
+    expect((await scan({ passId: passes[1].id, occurrenceId: 'eoc_another' })).refusal).toEqual({
+      reason: 'OTHER_OCCURRENCE',
+      redeemedAt: null,
+      passOccurrenceId: passes[1].occurrenceId,
+    });
+    expect((await api(app, 'POST', `/v1/orders/${order.id}/refund`, asAdmin(org))).status).toBe(200);
+    expect((await scan({ passId: passes[1].id })).refusal).toMatchObject({ reason: 'VOID' });
+    // /v1 says the same in the refusal's details.
+    const again = await api(app, 'POST', `/v1/passes/${passes[1].id}/redeem`, asAdmin(org));
+    expect([again.status, again.body.details[0].reason]).toEqual([409, 'void']);
+  });
+
   it('refund voids the passes (no longer redeemable) and returns the tickets; cancel releases a pending hold; wrong states are 409', async () => {
     const paid = await buy(app, channel.publishable, catalogue, 2, 'refund@sales.test');
     const passes = (await confirm(paid.order.id, channel.secret)).body.order.passes;
