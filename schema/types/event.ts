@@ -70,7 +70,7 @@ export async function relatedEvent(ctx: RequestContext, eventId: string, from?: 
 
 export const Event = builder.prismaObject('Event', {
   interfaces: [Node],
-  description: 'A ticketed event (evt_) of one account, with occurrences and ticket types (docs/spec/service-spec.md §2, "Event").',
+  description: 'A ticketed event (evt_) of one account, with occurrences and ticket types.',
   authScopes: mayReadEvent,
   fields: (t) => ({
     organisationId: t.exposeID('organisationId', { ...column, description: 'Owning organisation.' }),

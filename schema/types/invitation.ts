@@ -32,7 +32,7 @@ const InvitationStatus = valuesEnum('InvitationStatus', 'Where an invitation sta
 
 export const Invitation = builder.prismaObject('Invitation', {
   interfaces: [Node],
-  description: 'An invitation of a person to become a user of the organisation (docs/spec/service-spec.md §2, "User invitation").',
+  description: 'An invitation of a person to become a user of the organisation, with the roles they will hold on one account.',
   // The code is a credential: an invitation is visible only to those who may read or write invitations.
   authScopes: (_invitation, ctx) => ctx.access.allows('invitations', 'read') || ctx.access.allows('invitations', 'write'),
   fields: (t) => ({
@@ -52,12 +52,12 @@ export const Invitation = builder.prismaObject('Invitation', {
     email: t.exposeString('email', { description: 'Email the invitation was sent to, lower-cased.' }),
     accountId: t.exposeID('accountId', {
       nullable: true,
-      description: 'Account the roles are granted on (our addition to the spec), or null when no account existed.',
+      description: 'Account the roles are granted on, or null when no account existed.',
     }),
     account: t.field(
       accountRelation('The account the roles are granted on, or null (also null, with an error, where you may not read accounts).'),
     ),
-    roleIds: t.exposeIDList('roleIds', { description: 'Roles granted on accountId (our addition to the spec).' }),
+    roleIds: t.exposeIDList('roleIds', { description: 'Roles granted on accountId.' }),
     roles: t.field({
       type: [Role],
       nullable: { list: false, items: true },
@@ -79,7 +79,7 @@ export const Invitation = builder.prismaObject('Invitation', {
 const InvitationConnection = pagedConnection(Invitation, 'InvitationConnection', 'invitations');
 
 const CreateInvitationInput = inputFrom('CreateInvitationInput', createInvitationInput, {
-  description: 'docs/spec/service-spec.md §2 create request, plus accountId.',
+  description: 'A new invitation: who, and the roles they will hold on which account.',
   fields: {
     organisationId: 'Must be the organisation of the request (X-Service-Org).',
     email: 'Email of the person invited.',

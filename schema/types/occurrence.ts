@@ -73,11 +73,11 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
     }),
     status: t.expose('status', {
       type: OccurrenceStatus,
-      description: `${describeEnumStatuses('occurrence')} (our addition to the spec).`,
+      description: `${describeEnumStatuses('occurrence')}.`,
     }),
     capacity: t.exposeInt('capacity', {
       nullable: true,
-      description: "Overrides every ticket type's capacity for this occurrence when set (our addition to the spec); null = no override.",
+      description: "Overrides every ticket type's capacity for this occurrence when set; null = no override.",
     }),
     sales: t.field({
       type: SalesCounters,

@@ -506,7 +506,7 @@ builder.mutationFields((t) => ({
   cancelOrder: t.field({
     ...payload('CancelOrder', 'order', Order, 'The order as cancelled.'),
     description:
-      'Cancels a pending or confirmed order: tickets back on sale, passes not yet redeemed void; order.cancelled (POST /v1/orders/{id}/cancel). 409 when cancelled or refunded already.',
+      'Cancels a pending or confirmed order: tickets back on sale, passes not yet redeemed void; order.cancelled (POST /v1/orders/{id}/cancel). CONFLICT when cancelled or refunded already.',
     authScopes: { $all: { organisation: true, permission: 'orders.cancel' } },
     args: { id: t.arg.id({ required: true, description: 'Order id (ord_).' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => changeOrder(ctx, id, 'cancel'), null),
@@ -514,7 +514,7 @@ builder.mutationFields((t) => ({
   refundOrder: t.field({
     ...payload('RefundOrder', 'order', Order, 'The order as refunded.'),
     description:
-      'Refunds a confirmed order: tickets back on sale, passes not yet redeemed void; order.refunded (POST /v1/orders/{id}/refund). 409 unless confirmed.',
+      'Refunds a confirmed order: tickets back on sale, passes not yet redeemed void; order.refunded (POST /v1/orders/{id}/refund). CONFLICT unless confirmed.',
     authScopes: { $all: { organisation: true, permission: 'orders.refund' } },
     args: { id: t.arg.id({ required: true, description: 'Order id (ord_).' }) },
     resolve: (_root, { id }, ctx) => answer(ctx, () => changeOrder(ctx, id, 'refund'), null),
@@ -528,7 +528,7 @@ builder.mutationFields((t) => ({
       passId: t.arg.id({ description: 'Pass id (pas_); or give code.' }),
       code: t.arg.string({ description: 'The code printed on the pass; or give passId.' }),
       occurrenceId: t.arg.id({
-        description: 'The occurrence the scanner admits to (eoc_): a pass for another one is refused with 409.',
+        description: 'The occurrence the scanner admits to (eoc_): a pass for another one is refused (OTHER_OCCURRENCE).',
       }),
     },
     resolve: (_root, args, ctx) => answer(ctx, () => redeemPass(ctx, args), null),

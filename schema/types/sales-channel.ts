@@ -115,7 +115,7 @@ const CreateSalesChannelInput = inputFrom('CreateSalesChannelInput', createSales
   fields: {
     accountId: 'The account whose events it sells (acc_).',
     name: 'Name, 1 to 255 characters.',
-    slug: 'Lower-case letters, digits and inner hyphens, 1 to 63 characters; unique in the organisation (409 otherwise).',
+    slug: 'Lower-case letters, digits and inner hyphens, 1 to 63 characters; unique in the organisation (CONFLICT otherwise).',
     channelType: `${describeEnumStatuses('channelType', { default: 'web' })}.`,
     sellsAllEvents: 'Default true.',
     eventIds: 'Events of the same account it sells when sellsAllEvents is false.',

@@ -48,6 +48,17 @@ export const User = builder.objectRef<UserRow>('User').implement({
 const UserConnection = pagedConnection(User, 'UserConnection', 'users');
 
 builder.queryFields((t) => ({
+  viewer: t.field({
+    type: User,
+    nullable: true,
+    description:
+      'You, as a user of this organisation: your status, and with roleAssignments the roles you hold on each account. Signed-in staff only (me is the person, across organisations).',
+    authScopes: { $all: { signedInUser: true, organisation: true } },
+    resolve: (_root, _args, ctx) => {
+      const userId = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;
+      return userId ? getUser(ctx, userId) : null;
+    },
+  }),
   users: t.field({
     type: UserConnection,
     nullable: true,

@@ -50,7 +50,7 @@ const mayRead = (accountId: string, ctx: RequestContext) =>
   ctx.access.allows('webhooks', 'read', accountId) || ctx.access.allows('webhooks', 'write', accountId);
 
 const WebhookEventTypeInfo = builder.objectRef<{ type: string; description: string }>('WebhookEventType').implement({
-  description: 'A kind of change announced by webhooks (docs/spec/service-spec.md §6).',
+  description: 'A kind of change announced by webhooks.',
   fields: (t) => ({
     type: t.exposeString('type', { description: 'Name, such as order.confirmed; the `type` of delivered envelopes.' }),
     description: t.exposeString('description', { description: 'When it is sent.' }),

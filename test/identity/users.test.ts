@@ -126,6 +126,21 @@ describe('users', () => {
     expect(none.body.errors[0].extensions.code).toBe('FORBIDDEN');
   });
 
+  it('answers the signed-in person as the user of this organisation, with every role they hold', async () => {
+    const res = await graphql(
+      app,
+      '{ viewer { id status roleAssignments { accountId } } }',
+      {},
+      { token: secondManager.token, org: org.slug },
+    );
+    expect(res.body.data.viewer).toEqual({
+      id: secondManager.userId,
+      status: 'ACTIVE',
+      roleAssignments: expect.arrayContaining([{ accountId: second.id }, { accountId: org.account.id }]),
+    });
+    expect(res.body.data.viewer.roleAssignments).toHaveLength(2);
+  });
+
   it('answers a role who holds it', async () => {
     const res = await graphql(
       app,

@@ -916,6 +916,7 @@ const gql = (document: string, variables?: Record<string, unknown>): GraphqlRequ
 const graphqlFields: Record<string, Row<GraphqlRequest>> = {
   apiVersions: { access: PUBLIC, request: () => gql('{ apiVersions { current } }') },
   me: { access: SIGNED_IN, request: () => gql('{ me { id } }') },
+  viewer: { access: SIGNED_IN, request: () => gql('{ viewer { id roleAssignments { id } } }') },
   myOrganisations: { access: SIGNED_IN, request: () => gql('{ myOrganisations { organisationId } }') },
   myRoles: { access: SIGNED_IN, request: () => gql('{ myRoles { isOrgAdmin } }') },
   myPermissions: { access: SIGNED_IN, request: () => gql('{ myPermissions(resource: "events") { isOrgAdmin } }') },
