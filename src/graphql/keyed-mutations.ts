@@ -85,8 +85,7 @@ export function keyedMutations(options: KeyedMutationsOptions, mask: (error: unk
           if (refused) return fields.length === 1 ? execute() : { errors: [new GraphQLError(refused.message, { originalError: refused })] };
         }
         const signIns = fields.filter((field) => options.never.has(field));
-        if (signIns.length === fields.length) return execute();
-        if (signIns.length > 0) {
+        if (signIns.length > 0 && signIns.length < fields.length) {
           const refused = AppError.validation([
             {
               path: 'Idempotency-Key',
@@ -95,10 +94,14 @@ export function keyedMutations(options: KeyedMutationsOptions, mask: (error: unk
           ]);
           return { errors: [new GraphQLError(refused.message, { originalError: refused })] };
         }
-        const replay: AnswerReplay = {
-          secrets: (body) => withoutSecrets(body, operation.selectionSet, schema, fragments, options.secretFields),
-          readWith: () => READ_WITH,
-        };
+        // Sign-ins alone keep nothing, as their routes: the key is judged, then every request runs.
+        const replay: AnswerReplay =
+          signIns.length > 0
+            ? 'never'
+            : {
+                secrets: (body) => withoutSecrets(body, operation.selectionSet, schema, fragments, options.secretFields),
+                readWith: () => READ_WITH,
+              };
         const config = ctx.runtime.config;
         const request = `POST /graphql\u0000${canonical({ document: print(args.document), operationName: args.operationName ?? null, variables: args.variableValues ?? {} })}`;
         try {

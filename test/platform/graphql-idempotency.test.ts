@@ -168,6 +168,10 @@ describe('Idempotency-Key on /graphql', () => {
     expect(answers.map((answer) => answer.headers.get('idempotent-replayed'))).toEqual([null, null]);
     const [one, two] = answers.map((answer) => answer.body.data.login.session.refreshToken as string);
     expect(one).not.toBe(two);
+    // The key is still judged, as /v1/auth/login judges it.
+    const tooLong = await postGraphql(app, body, { headers: { ...headers, 'idempotency-key': 'k'.repeat(256) } });
+    expect(tooLong.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
+    expect(tooLong.body.errors[0].extensions.details[0].path).toBe('Idempotency-Key');
   });
 
   it("runs none of a keyed document's mutations when the caller may not run one of them: a retry finds nothing done", async () => {
