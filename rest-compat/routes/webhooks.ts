@@ -268,11 +268,11 @@ export const webhooksRoutes: RestRoute[] = [
     method: 'GET',
     path: '/webhook-events',
     summary:
-      'List the source events (wev_) of the accounts you may read webhooks on, newest first, created within WEBHOOK_RETENTION, each with its data at the resolved version and its deliveries: what webhooks announced, read instead of received (endpoint test samples too). Filters: type, createdAfter (an ISO 8601 instant; events strictly after it), deliverySuccess (false: a delivery pending or failed; true: every delivery succeeded).',
+      'List the source events (wev_) of the accounts you may read webhooks on, newest first, created within WEBHOOK_RETENTION, each with its data at the resolved version and its deliveries: what webhooks announced, read instead of received (endpoint test samples too). Filters: type, createdAfter (an ISO 8601 instant; events strictly after it), createdBefore (events at or before it), deliverySuccess (false: a delivery pending or failed; true: every delivery succeeded).',
     tag: 'Webhooks',
     organisation: true,
-    operation: `query WebhookEvents($page: Int, $limit: Int, $type: String, $createdAfter: DateTime, $deliverySuccess: Boolean) {
-      webhookEvents(page: $page, limit: $limit, type: $type, createdAfter: $createdAfter, deliverySuccess: $deliverySuccess) {
+    operation: `query WebhookEvents($page: Int, $limit: Int, $type: String, $createdAfter: DateTime, $createdBefore: DateTime, $deliverySuccess: Boolean) {
+      webhookEvents(page: $page, limit: $limit, type: $type, createdAfter: $createdAfter, createdBefore: $createdBefore, deliverySuccess: $deliverySuccess) {
         nodes { id type createdAt accountId data deliveries { id endpointId status } } ${PAGINATION_FIELDS}
       }
     }`,

@@ -56,6 +56,7 @@ builder.queryFields((t) => ({
       ...pageArgsFor(t),
       type: t.arg.string({ description: 'Only events of this type (see webhookEventTypes).' }),
       createdAfter: t.arg({ type: 'DateTime', description: 'Only events created strictly after this instant.' }),
+      createdBefore: t.arg({ type: 'DateTime', description: 'Only events created at or before this instant.' }),
       deliverySuccess: t.arg.boolean({
         description:
           'false: only events with a delivery not succeeded (pending or failed). true: only events with deliveries, every one succeeded. Events no endpoint received meet neither.',

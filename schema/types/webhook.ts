@@ -358,6 +358,8 @@ builder.queryFields((t) => ({
       endpointId: t.arg.id({ description: 'Only deliveries to this endpoint (whe_).' }),
       status: t.arg({ type: WebhookDeliveryStatus, description: 'Only deliveries in this status.' }),
       eventType: t.arg.string({ description: 'Only deliveries of this event type.' }),
+      createdAfter: t.arg({ type: 'DateTime', description: 'Only deliveries recorded at or after this instant.' }),
+      createdBefore: t.arg({ type: 'DateTime', description: 'Only deliveries recorded at or before this instant.' }),
       updatedSince: updatedSinceArg(t, 'deliveries recorded or changed (an attempt made, settled, put back for later)'),
     },
     resolve: (_root, args, ctx) => listWebhookDeliveries(ctx, args),

@@ -9,6 +9,7 @@ import { newId } from '../ids.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
 import { labelOf, startResendWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, countOperatorAction, temporalClient } from './webhook-workflows.ts';
+import { instant } from '../time-zones.ts';
 import { validate } from '../validation.ts';
 import { STATUSES } from '../statuses.ts';
 import { recordAudit } from './audit.ts';
@@ -51,15 +52,22 @@ export const listWebhookDeliveriesFilters = z.object({
     .nullish(),
 });
 
-export type ListWebhookDeliveriesArgs = { [K in keyof PolledListArgs | keyof z.input<typeof listWebhookDeliveriesFilters>]?: unknown };
+/** What the graph's `webhookDeliveries` adds to /v1's filters: a creation range, both ends included. */
+const adminDeliveryFilters = listWebhookDeliveriesFilters.extend({
+  createdAfter: instant.nullish(),
+  createdBefore: instant.nullish(),
+});
+
+export type ListWebhookDeliveriesArgs = { [K in keyof PolledListArgs | keyof z.input<typeof adminDeliveryFilters>]?: unknown };
 
 /**
  * Deliveries on the accounts where the caller may read webhooks, newest first, filtered by
- * endpoint, status and event type. Deliveries of deleted endpoints are left out with them.
+ * endpoint, status, event type and creation range. Deliveries of deleted endpoints are left out
+ * with them.
  */
 export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebhookDeliveriesArgs): Promise<Page<DeliveryView>> {
-  const { endpointId, status, eventType, updatedSince, ...pageArgs } = args;
-  const input = validate(listWebhookDeliveriesFilters, { endpointId, status, eventType });
+  const { endpointId, status, eventType, createdAfter, createdBefore, updatedSince, ...pageArgs } = args;
+  const input = validate(adminDeliveryFilters, { endpointId, status, eventType, createdAfter, createdBefore });
   const readable = ctx.access.accountsFor('webhooks', 'read');
   const where: Prisma.WebhookDeliveryWhereInput = {
     endpoint: { deletedAt: null },
@@ -67,6 +75,14 @@ export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebho
     ...(input.endpointId ? { endpointId: input.endpointId } : {}),
     ...(input.status ? { status: input.status } : {}),
     ...(input.eventType ? { eventType: input.eventType } : {}),
+    ...(input.createdAfter || input.createdBefore
+      ? {
+          createdAt: {
+            ...(input.createdAfter ? { gte: input.createdAfter } : {}),
+            ...(input.createdBefore ? { lte: input.createdBefore } : {}),
+          },
+        }
+      : {}),
     // A delivery's last change: recorded, attempted (each attempt), settled or put back for later.
     ...changedSince(updatedSince),
   };

@@ -37,6 +37,7 @@ export interface WebhookEventView {
 export const listWebhookEventsFilters = z.object({
   type: webhookEventType.nullish(),
   createdAfter: instant.nullish(),
+  createdBefore: instant.nullish(),
   deliverySuccess: z.boolean({ error: 'true or false.' }).nullish(),
 });
 
@@ -78,7 +79,8 @@ async function views(ctx: RequestContext, rows: WebhookEvent[]): Promise<Webhook
 
 /**
  * The source events of the accounts where the caller may read webhooks, newest first, created
- * within WEBHOOK_RETENTION, filtered by type, by creation (strictly after `createdAfter`) and by how
+ * within WEBHOOK_RETENTION, filtered by type, by creation (strictly after `createdAfter`, at or
+ * before `createdBefore`) and by how
  * their deliveries went: `deliverySuccess` false, events with a delivery not succeeded (pending or
  * failed); true, events with deliveries, every one succeeded. An event no endpoint was subscribed
  * to has no deliveries and meets neither.
@@ -95,7 +97,11 @@ export async function listWebhookEvents(ctx: RequestContext, args: ListWebhookEv
         : {};
   const where: Prisma.WebhookEventWhereInput = {
     ...(readable === 'all' ? {} : { accountId: { in: readable } }),
-    createdAt: { gte: retainedSince(ctx), ...(input.createdAfter ? { gt: input.createdAfter } : {}) },
+    createdAt: {
+      gte: retainedSince(ctx),
+      ...(input.createdAfter ? { gt: input.createdAfter } : {}),
+      ...(input.createdBefore ? { lte: input.createdBefore } : {}),
+    },
     ...(input.type ? { type: input.type } : {}),
     ...outcome,
   };

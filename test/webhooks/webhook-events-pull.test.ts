@@ -265,6 +265,29 @@ describe('GET /v1/webhook-events', () => {
     expect(await get(`createdAfter=${encodeURIComponent(withOffset)}`)).toEqual(only(made.sample, made.eventB));
     expect(await get(`createdAfter=${new Date(after.getTime() - 1).toISOString()}`)).toEqual(only(made.sample, made.eventB, made.eventA));
     expect(await get(`createdAfter=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual([]);
+    // createdBefore includes its instant: with createdAfter just before it, the one event made then.
+    const upToA = await get(`createdBefore=${eventA.createdAt}`);
+    expect(upToA).toContain(made.eventA);
+    expect(upToA).not.toContain(made.eventB);
+    expect(await get(`createdAfter=${new Date(after.getTime() - 1).toISOString()}&createdBefore=${eventA.createdAt}`)).toEqual([
+      made.eventA,
+    ]);
+    // The graph's deliveries take the same range, both ends included.
+    const deliveries = async (range: Record<string, string>) => {
+      const res = await graphql(
+        app,
+        'query ($after: DateTime, $before: DateTime) { webhookDeliveries(createdAfter: $after, createdBefore: $before, first: 100) { nodes { id } } }',
+        range,
+        admin(),
+      );
+      expect(res.body.errors).toBeUndefined();
+      return res.body.data.webhookDeliveries.nodes.length as number;
+    };
+    const every = await deliveries({});
+    expect(every).toBeGreaterThan(0);
+    expect(await deliveries({ after: new Date(0).toISOString(), before: new Date(Date.now() + 60_000).toISOString() })).toBe(every);
+    expect(await deliveries({ before: new Date(0).toISOString() })).toBe(0);
+    expect(await deliveries({ after: new Date(Date.now() + 60_000).toISOString() })).toBe(0);
 
     // `down` failed the confirmed order's delivery; every other delivery succeeded; three events had none.
     expect(await get('deliverySuccess=false')).toEqual([made.confirmed]);
