@@ -16,7 +16,7 @@ import { related, relatedUser } from '../../src/services/related.ts';
 import { User } from './user.ts';
 import { Account, accountRelation } from './account.ts';
 import { organisationRelation } from './organisation.ts';
-import { accountEvents } from '../../src/services/child-lists.ts';
+import { accountEvents, venueEvents } from '../../src/services/child-lists.ts';
 import { selectsOnNodes } from '../selection.ts';
 import { Venue } from './venue.ts';
 import { salesCounters } from '../../src/services/sales-counters.ts';
@@ -154,6 +154,21 @@ builder.prismaObjectField(Account, 'events', (t) =>
   }),
 );
 
+builder.prismaObjectField(Venue, 'events', (t) =>
+  t.field({
+    type: EventConnection,
+    nullable: true,
+    description:
+      'The events held there, newest first, as events(venueId:) lists them: deleted ones left out; null, with an error, where you may not read the events of its account.',
+    args: t.arg.connectionArgs(),
+    resolve: (venue, args, ctx, info) => {
+      // The rule of `events`: a venue's events are of its own account.
+      if (!ctx.access.allows('events', 'read', venue.accountId)) throw missingRight(ctx);
+      return venueEvents(ctx, venue.id, args, selectsOnNodes(info, 'sales') ? ['sales'] : []);
+    },
+  }),
+);
+
 const CreateEventInput = inputFrom('CreateEventInput', createEventInput, {
   description: 'A new event.',
   fields: {
@@ -209,6 +224,7 @@ builder.queryFields((t) => ({
       ...t.arg.connectionArgs(),
       status: t.arg({ type: EventStatus, description: 'Only this status.' }),
       accountId: t.arg.id({ description: 'Only this account.' }),
+      venueId: t.arg.id({ description: 'Only events held at this venue (vnu_).' }),
       q: t.arg.string({ description: 'Case-insensitive text searched in name and description (at most 200 characters).' }),
       from: t.arg.string({
         description:

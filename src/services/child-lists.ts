@@ -89,20 +89,28 @@ export function pairOf(ticketType: TicketType): string {
   return `${listedAt.get(ticketType)} ${ticketType.id}`;
 }
 
-/** `Account.events`: as `events(accountId:)`, its events not deleted, newest first. */
-export const accountEvents = childConnection<Event>({
-  sort: NEWEST_FIRST,
-  sortTypes: ['timestamptz', 'text'],
-  from: 'events c',
-  where: 'c."organisationId" = $1 AND c."accountId" = p.parent AND NOT c."isDeleted"',
-  columns: rowColumns('Event', 'c'),
-  extras: { sales: counted('event') },
-  read: (columns) => {
-    const event = withCounters<Event>('event', columns);
-    event.tags ??= [];
-    return event;
-  },
-});
+/** The events a parent names in `column`, as `events(<column>:)` lists them: not deleted, newest first. */
+function eventsBy(column: 'accountId' | 'venueId') {
+  return childConnection<Event>({
+    sort: NEWEST_FIRST,
+    sortTypes: ['timestamptz', 'text'],
+    from: 'events c',
+    where: `c."organisationId" = $1 AND c."${column}" = p.parent AND NOT c."isDeleted"`,
+    columns: rowColumns('Event', 'c'),
+    extras: { sales: counted('event') },
+    read: (columns) => {
+      const event = withCounters<Event>('event', columns);
+      event.tags ??= [];
+      return event;
+    },
+  });
+}
+
+/** `Account.events`. */
+export const accountEvents = eventsBy('accountId');
+
+/** `Venue.events`. */
+export const venueEvents = eventsBy('venueId');
 
 /** `Customer.orders`: as `orders(customerId:)`, newest first, none of a deleted account. */
 export const customerOrders = childConnection<Order>({

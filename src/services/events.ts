@@ -166,12 +166,14 @@ export const EVENT_ORDER_FIELDS = ['created_at', 'name', 'start_date'] as const;
 export const eventOrderInput = z.strictObject({ field: z.enum(EVENT_ORDER_FIELDS), direction: sortDirection.nullish() });
 
 /**
- * What the graph adds to GET /v1/events' filters: `updatedSince`, `orderBy`, and the start range
- * typed by kind (an instant or a local day) where /v1's `from`/`to` take either in one string.
+ * What the graph adds to GET /v1/events' filters: `updatedSince`, `orderBy`, a venue, and the
+ * start range typed by kind (an instant or a local day) where /v1's `from`/`to` take either in one
+ * string.
  */
 const adminEventArgs = pollFilter
   .extend({
     orderBy: eventOrderInput.nullish(),
+    venueId: z.string().min(1).max(100).nullish(),
     startsFrom: instant.nullish(),
     startsTo: instant.nullish(),
     startDateFrom: localDate.nullish(),
@@ -284,7 +286,7 @@ function withCounts(row: EventRow): Event {
  */
 function eventConditions(
   sql: Statement,
-  filters: z.output<typeof listEventsFilters> & { updatedSince?: Date | null },
+  filters: z.output<typeof listEventsFilters> & { updatedSince?: Date | null; venueId?: string | null },
   accounts: ReturnType<typeof readableAccounts>,
 ): string {
   const where = ['e."organisationId" = $1', 'NOT e."isDeleted"'];
@@ -292,6 +294,7 @@ function eventConditions(
   if (typeof accounts === 'string') where.push(`e."accountId" = ${sql.param(accounts)}`);
   else if (accounts) where.push(`e."accountId" = ANY(${sql.param(accounts.in)}::text[])`);
   if (filters.status) where.push(`e.status = ${sql.param(filters.status)}::event_status`);
+  if (filters.venueId) where.push(`e."venueId" = ${sql.param(filters.venueId)}`);
   if (filters.q) {
     const pattern = sql.param(`%${likeLiteral(filters.q)}%`);
     where.push(`(e.name ILIKE ${pattern} OR e.description ILIKE ${pattern})`);
@@ -321,13 +324,13 @@ function eventConditions(
 
 /**
  * Events on the accounts the caller may read, newest first unless `orderBy` says otherwise, filtered
- * by status, account, text (case-insensitive, in name or description), the from/to occurrence range
- * and `updatedSince`: the page, its total and each event's counts in one statement.
+ * by status, account, venue, text (case-insensitive, in name or description), the from/to occurrence
+ * range and `updatedSince`: the page, its total and each event's counts in one statement.
  */
 export async function listEvents(ctx: RequestContext, args: ListEventsArgs): Promise<Page<Event>> {
   const { page, filters: given } = pageArgsOf(args);
-  const { orderBy, updatedSince, startsFrom, startsTo, startDateFrom, startDateTo, ...rawFilters } = given;
-  const adminArgs = validate(adminEventArgs, { orderBy, updatedSince, startsFrom, startsTo, startDateFrom, startDateTo });
+  const { orderBy, updatedSince, venueId, startsFrom, startsTo, startDateFrom, startDateTo, ...rawFilters } = given;
+  const adminArgs = validate(adminEventArgs, { orderBy, updatedSince, venueId, startsFrom, startsTo, startDateFrom, startDateTo });
   const order = eventOrder(adminArgs.orderBy);
   const request = pageRequest(page, order);
   checkCursor(order, request);
@@ -337,6 +340,7 @@ export async function listEvents(ctx: RequestContext, args: ListEventsArgs): Pro
     from: adminArgs.startsFrom ?? adminArgs.startDateFrom ?? listed.from,
     to: adminArgs.startsTo ?? adminArgs.startDateTo ?? listed.to,
     updatedSince: adminArgs.updatedSince,
+    venueId: adminArgs.venueId,
   };
   const accounts = readableAccounts(ctx, 'events', filters.accountId);
   const sql = ctx.sql.statement();

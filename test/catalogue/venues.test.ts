@@ -283,3 +283,55 @@ describe('venues', () => {
     expect(list.body.data.venues.pageInfo.hasNextPage).toBe(true);
   });
 });
+
+describe("a venue's events", () => {
+  it('answers the events held there, as events(venueId:) lists them, and only to who may read events', async () => {
+    const venue = await createVenue({ accountId: org.account.id, name: `Held ${Date.now()}` });
+    const event = async (name: string, venueId?: string) => {
+      const res = await api(app, 'POST', '/v1/events', {
+        ...asAdmin(org),
+        body: { accountId: org.account.id, name, timezone: 'UTC', ...(venueId ? { venueId } : {}) },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.event.id as string;
+    };
+    const first = await event('First there', venue.id);
+    const second = await event('Second there', venue.id);
+    await event('Elsewhere');
+    const res = await graphql(
+      app,
+      `
+        query ($id: ID!) {
+          venue(id: $id) {
+            events(first: 10) {
+              totalCount
+              nodes {
+                id
+              }
+            }
+          }
+          events(venueId: $id) {
+            nodes {
+              id
+            }
+          }
+        }
+      `,
+      { id: venue.id },
+      asAdmin(org),
+    );
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.venue.events).toEqual({ totalCount: 2, nodes: [{ id: second }, { id: first }] });
+    expect(res.body.data.events.nodes).toEqual([{ id: second }, { id: first }]);
+
+    const { key } = await createApiKey(app, org, ['venues.read']);
+    const refused = await graphql(
+      app,
+      'query ($id: ID!) { venue(id: $id) { id events { nodes { id } } } }',
+      { id: venue.id },
+      as(key, org),
+    );
+    expect(refused.body.data.venue).toEqual({ id: venue.id, events: null });
+    expect(refused.body.errors.map((error: { path: string[] }) => error.path.join('.'))).toEqual(['venue.events']);
+  });
+});

@@ -57,6 +57,8 @@ describe('every field that answers events answers what a use case authorised', (
       'SalesChannel.events',
       'TicketType.event',
       'UpdateEventPayload.event',
+      // As Account.events: read where events(venueId:) would list them (events.read on the venue's account).
+      'Venue.events',
     ]);
   });
 });
