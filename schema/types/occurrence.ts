@@ -44,7 +44,7 @@ export const EventOccurrence = builder.prismaObject('EventOccurrence', {
     event: t.field({
       type: Event,
       nullable: true,
-      description: 'Its event.',
+      description: 'Its event: null once the event is deleted (also null, with an error, where you may not read events).',
       resolve: (occurrence, _args, ctx) => relatedEvent(ctx, occurrence.eventId),
     }),
     startDate: t.field({

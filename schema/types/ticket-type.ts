@@ -42,7 +42,7 @@ export const TicketType = builder.prismaObject('TicketType', {
     event: t.field({
       type: Event,
       nullable: true,
-      description: 'Its event.',
+      description: 'Its event: null once the event is deleted (also null, with an error, where you may not read events).',
       resolve: (ticketType, _args, ctx) => relatedEvent(ctx, ticketType.eventId),
     }),
     name: t.exposeString('name', { description: 'Name, 1 to 255 characters.' }),
@@ -193,6 +193,22 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const DeleteTicketTypePayload = deletePayload('DeleteTicketType', 'ticket type');
+
+builder.objectField(DeleteTicketTypePayload.type, 'event', (t) =>
+  t.field({
+    type: Event,
+    nullable: true,
+    description:
+      "The deleted ticket type's event as it is now (its ticketCount without it), for a cache to update; null when userErrors says why not.",
+    resolve: async ({ result }, _args, ctx) => {
+      if (!result) return null;
+      const row = await ctx.db.ticketType.findUnique({ where: { id: result }, select: { eventId: true } });
+      return row ? relatedEvent(ctx, row.eventId) : null;
+    },
+  }),
+);
+
 builder.mutationFields((t) => ({
   createTicketType: t.field({
     ...payload('CreateTicketType', 'ticketType', TicketType, 'The ticket type added.'),
@@ -215,7 +231,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateTicketType(ctx, id, input)),
   }),
   deleteTicketType: t.field({
-    ...deletePayload('DeleteTicketType', 'ticket type'),
+    ...DeleteTicketTypePayload,
     description: "Deletes a ticket type (GraphQL only): it leaves the list and the event's ticketCount.",
     authScopes: WRITE,
     args: { id: t.arg.id({ required: true, description: 'Ticket type id (tkt_).' }) },

@@ -582,3 +582,38 @@ describe('relations an admin screen follows instead of ids', () => {
     expect(refusals(byKey.body.errors).map(([path]) => path)).toEqual(['auditEntries.nodes.0.target']);
   });
 });
+
+describe('a deletion that changes its parent', () => {
+  it("answers the deleted ticket type's event as it is now, for a cache to update its ticketCount", async () => {
+    const made = await graphql(
+      app,
+      `
+        mutation ($eventId: ID!) {
+          createTicketType(eventId: $eventId, input: { name: "Balcony", priceAmount: 1500, currency: "GBP" }) {
+            ticketType {
+              id
+              event {
+                id
+                ticketCount
+              }
+            }
+          }
+        }
+      `,
+      { eventId: catalogue.eventId },
+      as(org.adminToken),
+    );
+    const { id, event } = made.body.data.createTicketType.ticketType;
+    const gone = await graphql(
+      app,
+      'mutation ($id: ID!) { deleteTicketType(id: $id) { deletedId event { id ticketCount } userErrors { code } } }',
+      { id },
+      as(org.adminToken),
+    );
+    expect(gone.body.data.deleteTicketType).toEqual({
+      deletedId: id,
+      event: { id: event.id, ticketCount: event.ticketCount - 1 },
+      userErrors: [],
+    });
+  });
+});

@@ -46,6 +46,8 @@ describe('every field that answers events answers what a use case authorised', (
       // src/services/child-lists.ts under the same conditions (schema/types/event.ts).
       'Account.events',
       'CreateEventPayload.event',
+      // Through relatedEvent, as the relations below.
+      'DeleteTicketTypePayload.event',
       'EventConnection.edges',
       'EventConnection.nodes',
       'EventEdge.node',
