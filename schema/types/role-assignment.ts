@@ -89,7 +89,7 @@ export function isOwnAssignment(ctx: RequestContext, assignment: { userId: strin
 builder.objectField(User, 'roleAssignments', (t) =>
   t.field({
     type: [RoleAssignment],
-    description: `The roles the user holds, on the accounts where you may read role assignments (all of them, for yourself), oldest first: at most ${LIMITS.rolesPerUser}.`,
+    description: `The roles the user holds on the accounts where you may read role assignments, oldest first, as roleAssignments(userId:) lists them: at most ${LIMITS.rolesPerUser}. Your own roles everywhere: myRoles.`,
     resolve: (user, _args, ctx) => assignmentsOfUser(ctx, user.id),
   }),
 );

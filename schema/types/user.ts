@@ -52,7 +52,7 @@ builder.queryFields((t) => ({
     type: User,
     nullable: true,
     description:
-      'You, as a user of this organisation: your status, and with roleAssignments the roles you hold on each account. Signed-in staff only (me is the person, across organisations).',
+      'You, as a user of this organisation: your status, and your roles where you may read role assignments (every role you hold, wherever: myRoles). Signed-in staff only (me is the person, across organisations).',
     authScopes: { $all: { signedInUser: true, organisation: true } },
     resolve: (_root, _args, ctx) => {
       const userId = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;

@@ -116,20 +116,23 @@ export function poolOf(db: Database): pg.Pool {
 }
 
 const asides = new WeakMap<Database, pg.Pool>();
+const closed = new WeakSet<Database>();
 
 /**
- * One connection of its own beside `db`'s pool, opened when first asked for and closed after a few
- * idle seconds: for statements that keep running work alive (an Idempotency-Key's claim renewal,
+ * One connection of its own beside `db`'s pool, opened when first asked for and closed after a
+ * minute idle (longer than the renewals' interval, so a run of renewals keeps one connection):
+ * for statements that keep running work alive (an Idempotency-Key's claim renewal,
  * src/http/idempotency.ts), which must go out while every pooled connection is busy with that very
- * work, waiting on a lock or on each other.
+ * work, waiting on a lock or on each other. Refused once `db` is closed.
  */
 export function asideOf(db: Database): pg.Pool {
+  if (closed.has(db)) throw new Error('this database client is closed');
   let aside = asides.get(db);
   if (!aside) {
     aside = new pg.Pool({
       connectionString: poolOf(db).options.connectionString,
       max: 1,
-      idleTimeoutMillis: 5_000,
+      idleTimeoutMillis: 60_000,
       connectionTimeoutMillis: 10_000,
       allowExitOnIdle: true,
     });
@@ -142,6 +145,7 @@ export function asideOf(db: Database): pg.Pool {
 
 /** Closes `db`: its pool, and the connection aside when one was opened. */
 export async function closeDatabase(db: Database): Promise<void> {
+  closed.add(db);
   const aside = asides.get(db);
   asides.delete(db);
   await Promise.allSettled([db.$disconnect(), aside?.end()]);

@@ -133,13 +133,15 @@ export function keyedMutations(options: KeyedMutationsOptions, mask: (error: unk
 /**
  * What a result's errors mean for its key: a throttle or a fault that did nothing (the key is given
  * back), else a fault after work, else the first refusal; none for a result without errors. When
- * one of the document's mutations committed, nothing is given back: a throttle of a later one came
+ * one of the document's mutations committed, nothing is given back: whatever failed after it came
  * after work a retry must not do again.
  */
 function failureOf(errors: readonly GraphQLError[], committed: boolean): AppError | undefined {
   const failures = errors.map(toAppError);
+  // Whatever failed after a commit came after work: kept, never given back (a public caller's
+  // refusals are given back otherwise, src/http/idempotency.ts).
+  if (committed && failures.length > 0) return new FaultAfterWork();
   const didNothing = failures.find((failure) => !(failure instanceof FaultAfterWork) && (failure.status === 429 || failure.status >= 500));
-  if (didNothing && committed) return new FaultAfterWork();
   return didNothing ?? failures.find((failure) => failure instanceof FaultAfterWork) ?? failures[0];
 }
 

@@ -57,18 +57,19 @@ export async function listRoleAssignments(ctx: RequestContext, raw: PolledListAr
 }
 
 /**
- * The assignments of users (`User.roleAssignments`) the caller may see, read in the request's batch,
- * oldest first: those on accounts where they may read role assignments, and their own. A user holds
- * at most LIMITS.rolesPerUser, so a list, not a page.
+ * The assignments of users (`User.roleAssignments`) as roleAssignments(userId:) lists them: on the
+ * accounts where the caller may read role assignments (and so their accounts and roles), read in
+ * the request's batch, oldest first. A user holds at most LIMITS.rolesPerUser, so a list, not a
+ * page. A person's own roles everywhere are `myRoles`: an assignment here on an account they may
+ * not read would null the user that holds it.
  */
 const heldBy = batched(async (ctx, userIds: string[]) => {
   const accounts = ctx.access.accountsFor('role_assignments', 'read');
-  const self = ctx.principal?.kind === 'staff' ? ctx.principal.userId : undefined;
   const rows = await ctx.db.roleAssignment.findMany({
     where: {
       userId: { in: userIds },
       role: { isDeleted: false },
-      ...(accounts === 'all' ? {} : { OR: [{ accountId: { in: accounts } }, ...(self ? [{ userId: self }] : [])] }),
+      ...(accounts === 'all' ? {} : { accountId: { in: accounts } }),
     },
     include: ASSIGNMENT_INCLUDE,
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
