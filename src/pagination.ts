@@ -343,6 +343,12 @@ export const pollFilter = z.object({ updatedSince: anInstant.nullish() });
 /** A list's page arguments with `updatedSince`, as a surface hands them over. */
 export type PolledListArgs = RawPageArgs & Raw<z.input<typeof pollFilter>>;
 
+/** A creation range as a Prisma condition, both ends included; no condition without either end. */
+export function createdBetween(after: Date | null | undefined, before: Date | null | undefined) {
+  if (!after && !before) return {};
+  return { createdAt: { ...(after ? { gte: after } : {}), ...(before ? { lte: before } : {}) } };
+}
+
 /**
  * `updatedSince`, judged, as a Prisma condition over the columns that record a row's changes (a row
  * changed since when any of them is at or after it); no condition without it.

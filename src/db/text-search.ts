@@ -13,3 +13,9 @@ export function likeLiteral(text: string): string {
 export function containing(text: string) {
   return { contains: likeLiteral(text), mode: 'insensitive' as const };
 }
+
+/** A person (a user, a customer) whose email, first or last name holds `text`: conditions to OR. */
+export function personContaining(text: string) {
+  const holds = containing(text);
+  return [{ email: holds }, { firstName: holds }, { lastName: holds }];
+}

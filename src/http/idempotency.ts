@@ -22,9 +22,10 @@ import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
  * The namespace is everything that tells callers apart: the credential (an API key, a person, an
  * embed session, a channel key, a customer), the organisation and, for a storefront naming a sales
  * session, the session. The API version the request is answered in is part of the request: the
- * same key under another version is 409, never a replay in the other version. A storefront calling with its public publishable key and no
- * signed-in shopper has nothing of its own but a session the service gave out: a call without one
- * (a browser's first cart), or naming one that is not this channel's live session, keeps no key.
+ * same key under another version is 409, never a replay in the other version. A storefront calling
+ * with its public publishable key and no signed-in shopper has nothing of its own but a session
+ * the service gave out: a call without one (a browser's first cart), or naming one that is not
+ * this channel's live session, keeps no key.
  *
  * Secrets: an answer is stored encrypted with the secrets key. Routes whose answer carries a token
  * pair keep nothing (`never`): every request runs, so a refresh token presented twice is still

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { mintKey, sha256 } from '../auth/keys.ts';
 import { channelOf, customerOf, type RequestContext } from '../context.ts';
-import { containing } from '../db/text-search.ts';
+import { personContaining } from '../db/text-search.ts';
 import { AppError } from '../errors.ts';
 import type { Customer, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
@@ -77,15 +77,7 @@ export async function listCustomers(
     account: { isDeleted: false },
     ...(accountId === undefined ? {} : { accountId }),
     ...(filters.email ? { email: filters.email.toLowerCase() } : {}),
-    ...(adminArgs.search
-      ? {
-          OR: [
-            { email: containing(adminArgs.search) },
-            { firstName: containing(adminArgs.search) },
-            { lastName: containing(adminArgs.search) },
-          ],
-        }
-      : {}),
+    ...(adminArgs.search ? { OR: personContaining(adminArgs.search) } : {}),
     ...changedSince(updatedSince),
   };
   return paginate(

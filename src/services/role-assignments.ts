@@ -30,20 +30,27 @@ export const listRoleAssignmentsFilters = z.object({ userId: userId.nullish(), a
 /** What an assignment is answered with: its user, account and role. */
 export const ASSIGNMENT_INCLUDE = { user: { select: USER_FIELDS }, account: true, role: true } as const;
 
+/**
+ * The assignments the caller may see, of one account when given: on the accounts where they may
+ * read role assignments, of roles not deleted.
+ */
+function readableAssignments(ctx: RequestContext, accountId?: string | null) {
+  const accounts = ctx.access.accountsFor('role_assignments', 'read');
+  return {
+    accountId: accounts === 'all' ? (accountId ?? undefined) : { in: accountId ? accounts.filter((a) => a === accountId) : accounts },
+    role: { isDeleted: false },
+  };
+}
+
 /** A page of the role assignments on the accounts the caller may see, oldest first, optionally filtered. */
 export async function listRoleAssignments(ctx: RequestContext, raw: PolledListArgs & z.input<typeof listRoleAssignmentsFilters>) {
   const { page, filters: given } = pageArgsOf(raw);
   const { updatedSince, ...rawFilters } = given;
   const filters = validate(listRoleAssignmentsFilters, rawFilters);
-  const accounts = ctx.access.accountsFor('role_assignments', 'read');
   const where = {
     ...(filters.userId ? { userId: filters.userId } : {}),
     ...(filters.roleId ? { roleId: filters.roleId } : {}),
-    accountId:
-      accounts === 'all'
-        ? (filters.accountId ?? undefined)
-        : { in: filters.accountId ? accounts.filter((a) => a === filters.accountId) : accounts },
-    role: { isDeleted: false },
+    ...readableAssignments(ctx, filters.accountId),
     // An assignment never changes (it is made or removed): its creation is its last change.
     ...changedSince(updatedSince, ['createdAt']),
   };
@@ -64,13 +71,8 @@ export async function listRoleAssignments(ctx: RequestContext, raw: PolledListAr
  * not read would null the user that holds it.
  */
 const heldBy = batched(async (ctx, userIds: string[]) => {
-  const accounts = ctx.access.accountsFor('role_assignments', 'read');
   const rows = await ctx.db.roleAssignment.findMany({
-    where: {
-      userId: { in: userIds },
-      role: { isDeleted: false },
-      ...(accounts === 'all' ? {} : { accountId: { in: accounts } }),
-    },
+    where: { userId: { in: userIds }, ...readableAssignments(ctx) },
     include: ASSIGNMENT_INCLUDE,
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
-import { containing } from '../db/text-search.ts';
+import { personContaining } from '../db/text-search.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { OLDEST_FIRST, pageArgsOf, paginate, type RawPageArgs } from '../pagination.ts';
@@ -69,9 +69,7 @@ export async function listUsers(ctx: RequestContext, args: ListUsersArgs) {
   const where: Prisma.UserWhereInput = {
     ...(readers === 'all' && !input.accountId && !input.roleId ? {} : { roleAssignments: { some: holding } }),
     ...(input.status ? { status: input.status } : {}),
-    ...(input.search
-      ? { OR: [{ email: containing(input.search) }, { firstName: containing(input.search) }, { lastName: containing(input.search) }] }
-      : {}),
+    ...(input.search ? { OR: personContaining(input.search) } : {}),
   };
   return paginate(
     page,

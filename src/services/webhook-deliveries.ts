@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { changedSince, NEWEST_FIRST, type Page, type PolledListArgs, paginate } from '../pagination.ts';
+import { changedSince, createdBetween, NEWEST_FIRST, type Page, type PolledListArgs, paginate } from '../pagination.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookAttempt, WebhookDelivery } from '../generated/prisma/client.ts';
@@ -75,14 +75,7 @@ export async function listWebhookDeliveries(ctx: RequestContext, args: ListWebho
     ...(input.endpointId ? { endpointId: input.endpointId } : {}),
     ...(input.status ? { status: input.status } : {}),
     ...(input.eventType ? { eventType: input.eventType } : {}),
-    ...(input.createdAfter || input.createdBefore
-      ? {
-          createdAt: {
-            ...(input.createdAfter ? { gte: input.createdAfter } : {}),
-            ...(input.createdBefore ? { lte: input.createdBefore } : {}),
-          },
-        }
-      : {}),
+    ...createdBetween(input.createdAfter, input.createdBefore),
     // A delivery's last change: recorded, attempted (each attempt), settled or put back for later.
     ...changedSince(updatedSince),
   };

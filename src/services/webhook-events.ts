@@ -80,10 +80,9 @@ async function views(ctx: RequestContext, rows: WebhookEvent[]): Promise<Webhook
 /**
  * The source events of the accounts where the caller may read webhooks, newest first, created
  * within WEBHOOK_RETENTION, filtered by type, by creation (strictly after `createdAfter`, at or
- * before `createdBefore`) and by how
- * their deliveries went: `deliverySuccess` false, events with a delivery not succeeded (pending or
- * failed); true, events with deliveries, every one succeeded. An event no endpoint was subscribed
- * to has no deliveries and meets neither.
+ * before `createdBefore`) and by how their deliveries went: `deliverySuccess` false, events with a
+ * delivery not succeeded (pending or failed); true, events with deliveries, every one succeeded. An
+ * event no endpoint was subscribed to has no deliveries and meets neither.
  */
 export async function listWebhookEvents(ctx: RequestContext, args: ListWebhookEventsArgs): Promise<Page<WebhookEventView>> {
   const { page, filters } = pageArgsOf(args);

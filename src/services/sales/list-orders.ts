@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { RequestContext } from '../../context.ts';
-import { containing } from '../../db/text-search.ts';
+import { containing, personContaining } from '../../db/text-search.ts';
 import type { Order, Prisma } from '../../generated/prisma/client.ts';
-import { NEWEST_FIRST, type RawPageArgs, paginate } from '../../pagination.ts';
+import { createdBetween, NEWEST_FIRST, type RawPageArgs, paginate } from '../../pagination.ts';
 import { statusOf } from '../../statuses.ts';
 import { instant } from '../../time-zones.ts';
 import { validate, type Raw } from '../../validation.ts';
@@ -58,23 +58,11 @@ export async function listOrders(ctx: RequestContext, args: RawPageArgs & Raw<z.
     ...(filters.channelId ? { channelId: filters.channelId } : {}),
     ...(filters.orderNumber ? { orderNumber: filters.orderNumber } : {}),
     ...(Object.keys(line).length > 0 ? { lineItems: { some: line } } : {}),
-    ...(filters.createdAfter || filters.createdBefore
-      ? {
-          createdAt: {
-            ...(filters.createdAfter ? { gte: filters.createdAfter } : {}),
-            ...(filters.createdBefore ? { lte: filters.createdBefore } : {}),
-          },
-        }
-      : {}),
+    ...createdBetween(filters.createdAfter, filters.createdBefore),
     ...(filters.updatedSince ? { updatedAt: { gte: filters.updatedSince } } : {}),
     ...(filters.search
       ? {
-          OR: [
-            { orderNumber: containing(filters.search) },
-            { customer: { email: containing(filters.search) } },
-            { customer: { firstName: containing(filters.search) } },
-            { customer: { lastName: containing(filters.search) } },
-          ],
+          OR: [{ orderNumber: containing(filters.search) }, ...personContaining(filters.search).map((customer) => ({ customer }))],
         }
       : {}),
   };
