@@ -17,7 +17,7 @@ import {
  * Every status (and kind) of the service in one home: the database's enums in
  * prisma/schema.prisma. Services validate against these lists, the GraphQL enums list exactly
  * these values (schema/types, with a description per value, which the compiler holds to the list),
- * descriptions that name the values build the text with describeStatuses, and the REST response
+ * descriptions that name the values build the text with describeEnumStatuses (schema/types/common.ts), and the REST response
  * shapes take them through statusOf (src/resources/, rest-compat/).
  */
 const values = <T extends Record<string, string>>(enumObject: T) => Object.values(enumObject) as [T[keyof T], ...T[keyof T][]];
@@ -58,16 +58,4 @@ export function describeValues(
   if (named.length < 2) return named.join('');
   const last = named.pop()!;
   return `${named.join(', ')}${options.serialComma ? ',' : ''} or ${last}`;
-}
-
-/** One of the lists, as a description names its values (see describeValues). */
-export function describeStatuses<K extends StatusList>(
-  list: K,
-  options: {
-    default?: (typeof STATUSES)[K][number];
-    notes?: Partial<Record<(typeof STATUSES)[K][number], string>>;
-    serialComma?: boolean;
-  } = {},
-): string {
-  return describeValues(STATUSES[list], options as Parameters<typeof describeValues>[1]);
 }
