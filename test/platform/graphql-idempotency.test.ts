@@ -4,6 +4,7 @@ import { useTestApp } from '../support/app.ts';
 import { asAdmin, createApiKey } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, postGraphql, tag, type TestOrganisation } from '../support/fixtures.ts';
+import { freshMinute } from '../support/clock.ts';
 
 /**
  * Idempotency-Key on /graphql's mutations, as an admin frontend on Apollo Client sends it
@@ -217,8 +218,7 @@ describe('Idempotency-Key on /graphql', () => {
     });
     const endpointId = made.body.endpoint.id as string;
     // The test limit counts in clock-aligned minutes: ten tests and the document within one.
-    const left = 60_000 - (Date.now() % 60_000);
-    if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    await freshMinute();
     for (let i = 0; i < 10; i += 1)
       expect((await api(app, 'POST', `/v1/webhook-endpoints/${endpointId}/test`, asAdmin(org))).status).toBe(201);
     const name = `Before a throttle ${tag()}`;

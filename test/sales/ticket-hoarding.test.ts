@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
 import { createOrganisation, from, newClientAddress, tag, type TestOrganisation } from '../support/fixtures.ts';
 import { createCatalogue, createChannel, storefront, type Catalogue } from '../support/sales.ts';
+import { freshMinute } from '../support/clock.ts';
 
 /**
  * One client with the public publishable key cannot hold a show's tickets by
@@ -124,8 +125,7 @@ describe('checkouts per publishable key and client address (60 a minute)', () =>
       const { publishable } = await createChannel(busy, busyOrg);
       const client = newClientAddress();
       // The minute's window is aligned on the clock: start with enough of it left.
-      const left = 60_000 - (Date.now() % 60_000);
-      if (left < 15_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+      await freshMinute(15_000);
       const started = Math.floor(Date.now() / 60_000);
 
       // Five checkouts for one email at once: the per-email hold limit refuses four after their

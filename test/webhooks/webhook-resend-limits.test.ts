@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { expectDocumentedResponse } from '../support/openapi-check.ts';
 import { recordFailedDeliveries, startWebhookReceiver, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { freshMinute } from '../support/clock.ts';
 
 /**
  * POST /v1/webhook-deliveries/{id}/resend as an attacker uses it: 50 at once were 50 × 202, and each
@@ -84,12 +85,6 @@ const failedDeliveries = (o: TestOrganisation, target: { accountId: string }, co
   recordFailedDeliveries(app.runtime.db, { organisationId: o.organisation.id, accountId: target.accountId }, count);
 
 const resend = (o: TestOrganisation, deliveryId: string) => api(app, 'POST', `/v1/webhook-deliveries/${deliveryId}/resend`, as(o));
-
-/** Waits for the next minute's window of the rate limiter when the current one ends within `marginMs`. */
-async function freshMinute(marginMs: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < marginMs) await pause(left + 50);
-}
 
 describe('resends asked for in numbers', () => {
   it('50 at once of one delivery: RESENDS_PER_ENDPOINT_PER_MINUTE accepted, the rest 429 RATE_LIMITED with Retry-After; only the accepted are sent', async () => {

@@ -3,6 +3,7 @@ import { useTestApp } from '../support/app.ts';
 import { asAdmin } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
+import { freshMinute } from '../support/clock.ts';
 
 /**
  * The webhook test operation (POST /v1/webhook-endpoints/{id}/test) is limited to 10 a minute per
@@ -28,15 +29,6 @@ async function endpoint() {
   return res.body.endpoint.id as string;
 }
 
-/**
- * The limit counts in clock-aligned minutes (src/limits/rate-limiter.ts): eleven requests that
- * straddle a minute's end are two windows' worth. A burst starts early enough in a minute.
- */
-async function startOfAMinute(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 20_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}
-
 async function deliveriesOf(endpointId: string): Promise<number> {
   const [row] = await query<{ n: number }>(app, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE "endpointId" = $1', [endpointId]);
   return row!.n;
@@ -45,7 +37,7 @@ async function deliveriesOf(endpointId: string): Promise<number> {
 describe('POST /v1/webhook-endpoints/{id}/test', () => {
   it('answers 429 with Retry-After after 10 tests of one endpoint in a minute; no 11th delivery; another endpoint is unaffected', async () => {
     const tarpit = await endpoint();
-    await startOfAMinute();
+    await freshMinute();
     const statuses: number[] = [];
     for (let i = 0; i < 10; i += 1) statuses.push((await api(app, 'POST', `/v1/webhook-endpoints/${tarpit}/test`, admin())).status);
     expect(statuses).toEqual(Array(10).fill(201));
@@ -64,7 +56,7 @@ describe('POST /v1/webhook-endpoints/{id}/test', () => {
 
   it('GraphQL testWebhookEndpoint shares the count', async () => {
     const id = await endpoint();
-    await startOfAMinute();
+    await freshMinute();
     for (let i = 0; i < 10; i += 1) expect((await api(app, 'POST', `/v1/webhook-endpoints/${id}/test`, admin())).status).toBe(201);
     const res = await api(app, 'POST', '/graphql', {
       ...admin(),
