@@ -10,11 +10,13 @@ import { valuesEnum } from './types/common.ts';
  * state it met never nulls the others (test/platform/mutation-payloads.test.ts).
  *
  * Expected failures are user errors: the input is invalid, what it names is not there or is gone,
- * the state conflicts. Everything else stays in `errors` at the mutation's path, as before: a
- * missing right (FORBIDDEN, with the payload null), an exhausted budget, a fault of the service.
+ * the state conflicts, or it asks to grant a right the caller does not hold (FORBIDDEN naming the
+ * input value). Everything else stays in `errors` at the mutation's path: a missing right to run
+ * the mutation at all (FORBIDDEN, with the payload null), an exhausted budget, a fault of the
+ * service. Wherever the refusal names input values, each is a user error with its `field`.
  */
 
-const USER_ERROR_CODES = ['VALIDATION_FAILED', 'NOT_FOUND', 'CONFLICT', 'GONE'] as const;
+const USER_ERROR_CODES = ['VALIDATION_FAILED', 'NOT_FOUND', 'CONFLICT', 'GONE', 'FORBIDDEN'] as const;
 type UserErrorCode = (typeof USER_ERROR_CODES)[number];
 
 const UserErrorCodeEnum = valuesEnum('UserErrorCode', 'Why a mutation did not happen; the same codes as `extensions.code` and /v1.', {
@@ -22,6 +24,7 @@ const UserErrorCodeEnum = valuesEnum('UserErrorCode', 'Why a mutation did not ha
   NOT_FOUND: 'Something the mutation names does not exist in the organisation, or is not visible to the caller.',
   CONFLICT: 'The change conflicts with the current state (a duplicate, a state that does not allow it).',
   GONE: 'What the mutation names is no longer available (an expired or used token or invitation).',
+  FORBIDDEN: 'The input asks to grant a right you do not hold (a scope, a permission, a role); `field` names it.',
 } satisfies Record<UserErrorCode, string>);
 
 export interface UserError {
@@ -60,7 +63,7 @@ export function payload<T>(name: string, field: string, type: Ref<T>, descriptio
 export function payload<T>(name: string, field: string, type: [Ref<T>], description: string): PayloadField<T[]>;
 export function payload<T>(name: string, field: string, type: Ref<T> | [Ref<T>], description: string): PayloadField<T> {
   const ref = builder.objectRef<Payload<T>>(`${name}Payload`).implement({
-    description: `The answer of \`${name.charAt(0).toLowerCase()}${name.slice(1)}\`: ${description.charAt(0).toLowerCase()}${description.slice(1)} or why not.`,
+    description: `The answer of \`${name.charAt(0).toLowerCase()}${name.slice(1)}\`: ${description.charAt(0).toLowerCase()}${description.slice(1).replace(/\.$/, '')}, or why not.`,
     fields: (t) => ({
       [field]: t.field({
         type: type as never,
@@ -123,7 +126,7 @@ export async function answer<T>(ctx: RequestContext, run: () => Promise<T> | T, 
   try {
     return { result: await run(), userErrors: [] };
   } catch (error) {
-    if (!(error instanceof AppError) || failingContexts.has(ctx) || !isUserErrorCode(error.code)) throw error;
+    if (!(error instanceof AppError) || failingContexts.has(ctx) || !isUserError(error)) throw error;
     return { result: null, userErrors: userErrorsOf(error, argument), failure: error };
   }
 }
@@ -134,14 +137,23 @@ export async function deleted(ctx: RequestContext, run: () => Promise<{ id: stri
   return { result: result?.id ?? null, userErrors };
 }
 
-function isUserErrorCode(code: string): code is UserErrorCode {
-  return (USER_ERROR_CODES as readonly string[]).includes(code);
+/** A refusal of the caller's right is a user error only where it names the input values at fault. */
+function isUserError(error: AppError): boolean {
+  if (error.code === 'FORBIDDEN') return issuesOf(error).length > 0;
+  return (USER_ERROR_CODES as readonly string[]).includes(error.code);
+}
+
+/** The input values an error names (`details` of `{path, message}`), or none. */
+function issuesOf(error: AppError): ValidationIssue[] {
+  const details: unknown[] = Array.isArray(error.details) ? error.details : [];
+  const named = details.every((issue) => typeof (issue as Partial<ValidationIssue>)?.path === 'string');
+  return named ? (details as ValidationIssue[]) : [];
 }
 
 function userErrorsOf(error: AppError, argument: string | null): UserError[] {
   const code = error.code as UserErrorCode;
-  const issues = Array.isArray(error.details) ? (error.details as ValidationIssue[]) : [];
-  if (code !== 'VALIDATION_FAILED' || issues.length === 0) return [{ field: null, code, message: error.message }];
+  const issues = issuesOf(error);
+  if (issues.length === 0) return [{ field: null, code, message: error.message }];
   return issues.map((issue) => ({ field: fieldOf(issue.path, argument), code, message: issue.message }));
 }
 

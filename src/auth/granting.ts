@@ -1,4 +1,5 @@
 import type { RequestContext } from '../context.ts';
+import type { ValidationIssue } from '../errors.ts';
 import { missingRight } from './refusal.ts';
 
 /**
@@ -14,14 +15,22 @@ export function notHeld(ctx: RequestContext, permissions: readonly string[], acc
   return permissions.filter((permission) => !ctx.access.covers(permission, accountId));
 }
 
-/** Refuses unless the caller holds every permission on the account. */
-export function assertMayGrant(ctx: RequestContext, permissions: readonly string[], accountId: string | null, what: string): void {
+/**
+ * Refuses unless the caller holds every permission on the account. `path` is the input value that
+ * asked for them (`scopes`, `roleIds.2`), named in the refusal's details so a form can mark it;
+ * null where no input value did (removing a role someone holds).
+ */
+export function assertMayGrant(
+  ctx: RequestContext,
+  permissions: readonly string[],
+  accountId: string | null,
+  what: string,
+  path: string | null,
+): void {
   const missing = notHeld(ctx, permissions, accountId);
   if (missing.length > 0) {
-    throw missingRight(
-      ctx,
-      `You cannot grant ${what}: you do not hold ${listed(missing)}${accountId ? ` on ${accountId}` : ' on every account'}.`,
-    );
+    const message = `You cannot grant ${what}: you do not hold ${listed(missing)}${accountId ? ` on ${accountId}` : ' on every account'}.`;
+    throw missingRight(ctx, message, at(path, message));
   }
 }
 
@@ -29,9 +38,16 @@ export function assertMayGrant(ctx: RequestContext, permissions: readonly string
  * Refuses unless the caller could define a role with these permissions (Access.mayDefine): a role
  * grants nothing until assigned, and assigning checks the account.
  */
-export function assertMayDefine(ctx: RequestContext, permissions: readonly string[], what: string): void {
+export function assertMayDefine(ctx: RequestContext, permissions: readonly string[], what: string, path: string): void {
   const missing = permissions.filter((permission) => !ctx.access.mayDefine(permission));
-  if (missing.length > 0) throw missingRight(ctx, `You cannot put into ${what} permissions you do not hold: ${listed(missing)}.`);
+  if (missing.length > 0) {
+    const message = `You cannot put into ${what} permissions you do not hold: ${listed(missing)}.`;
+    throw missingRight(ctx, message, at(path, message));
+  }
+}
+
+function at(path: string | null, message: string): ValidationIssue[] | undefined {
+  return path === null ? undefined : [{ path, message }];
 }
 
 /** At most a few names in a message; the rest as a count. */

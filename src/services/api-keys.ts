@@ -55,7 +55,7 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
     );
   }
   // A key's scopes apply on its account, or on every account for an organisation-wide key.
-  assertMayGrant(ctx, accountId ? input.scopes : input.scopes.map((scope) => `${scope}:all`), accountId, 'these scopes');
+  assertMayGrant(ctx, accountId ? input.scopes : input.scopes.map((scope) => `${scope}:all`), accountId, 'these scopes', 'scopes');
 
   const { key, keyHash, keyPrefix } = mintKey('svak_');
   const apiKey = await audited(

@@ -38,7 +38,7 @@ export async function createEmbedSession(ctx: RequestContext, raw: Record<string
   const held = principal.kind === 'apiKey' ? principal.scopes : undefined;
   const scopes = [...new Set(input.scopes ?? held ?? [])];
   if (scopes.length === 0) throw AppError.validation([{ path: 'scopes', message: 'at least 1 scope' }]);
-  assertMayGrant(ctx, scopes, accountId, 'an embed session these scopes');
+  assertMayGrant(ctx, scopes, accountId, 'an embed session these scopes', 'scopes');
 
   const expiresAt = new Date(Date.now() + (input.expiresInSeconds ?? EMBED_DEFAULT_TTL_SECONDS) * 1000);
   const session = await audited(

@@ -146,7 +146,9 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
 
   const accountId = await grantAccount(ctx, input.accountId);
   if (roles.length && !accountId) throw new AppError('CONFLICT', 'The organisation has no account to grant the roles on.');
-  for (const role of roles) assertMayGrant(ctx, role.permissions, accountId, `the role "${role.name}"`);
+  for (const role of roles) {
+    assertMayGrant(ctx, role.permissions, accountId, `the role "${role.name}"`, `roleIds.${roleIds.indexOf(role.id)}`);
+  }
 
   const now = Date.now();
   const invitedById = ctx.principal?.kind === 'staff' ? ctx.principal.userId : null;

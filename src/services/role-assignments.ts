@@ -90,11 +90,11 @@ export async function assignmentsOfUser(ctx: RequestContext, userId: string) {
  * caller must hold every permission of that role on that account: nobody hands out (or strips)
  * more than they have.
  */
-function assertMayManage(ctx: RequestContext, account: string, role: { name: string; permissions: string[] }) {
+function assertMayManage(ctx: RequestContext, account: string, role: { name: string; permissions: string[] }, path: string | null) {
   if (!ctx.access.allows('role_assignments', 'write', account)) {
     throw missingRight(ctx);
   }
-  assertMayGrant(ctx, role.permissions, account, `or remove role "${role.name}"`);
+  assertMayGrant(ctx, role.permissions, account, `or remove role "${role.name}"`, path);
 }
 
 /** Refuses (400, naming the limit) when the user would hold more than LIMITS.rolesPerUser assignments. */
@@ -145,7 +145,7 @@ function assignmentEntry(
 export async function assignRole(ctx: RequestContext, raw: z.input<typeof assignRoleInput>) {
   const input = validate(assignRoleInput, raw);
   const [role] = await loadTargets(ctx, { ...input, roleIds: [input.roleId] }, () => 'roleId');
-  assertMayManage(ctx, input.accountId, role!);
+  assertMayManage(ctx, input.accountId, role!, 'roleId');
   await assertRoomForRoles(ctx.db, input.userId, 1, 'roleId');
   try {
     const assignment = await audited(
@@ -174,10 +174,13 @@ export async function replaceRoles(ctx: RequestContext, raw: Raw<z.input<typeof 
     where: { userId: input.userId, accountId: input.accountId },
     include: { role: true },
   });
-  assertMayManage(ctx, input.accountId, { name: '', permissions: [] });
-  for (const role of roles) if (!current.some((a) => a.roleId === role.id)) assertMayManage(ctx, input.accountId, role);
+  assertMayManage(ctx, input.accountId, { name: '', permissions: [] }, null);
+  for (const role of roles) {
+    if (!current.some((a) => a.roleId === role.id)) assertMayManage(ctx, input.accountId, role, `roleIds.${input.roleIds.indexOf(role.id)}`);
+  }
   const removed = current.filter((assignment) => !roleIds.includes(assignment.roleId));
-  for (const assignment of removed) assertMayManage(ctx, input.accountId, assignment.role);
+  // A role left out of roleIds is taken away: the list as a whole asked for that.
+  for (const assignment of removed) assertMayManage(ctx, input.accountId, assignment.role, 'roleIds');
   const added = roleIds.length - (current.length - removed.length);
   await assertRoomForRoles(ctx.db, input.userId, added - removed.length, 'roleIds');
 
@@ -225,7 +228,7 @@ export async function removeRoleAssignment(ctx: RequestContext, id: string) {
   if (!assignment) throw AppError.notFound('Role assignment not found.');
   // role_assignments.write without .read may remove: unreadable and unwritable alone is 404.
   assertMay(ctx, 'role_assignments', 'write', assignment.accountId, 'Role assignment');
-  assertMayManage(ctx, assignment.accountId, assignment.role);
+  assertMayManage(ctx, assignment.accountId, assignment.role, null);
   await ctx.db.$transaction(async (tx) => {
     await tx.roleAssignment.delete({ where: { id } });
     await recordAudit(tx, ctx, assignmentEntry('role_assignment.deleted', assignment));

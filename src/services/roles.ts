@@ -65,7 +65,7 @@ async function assertNameFree(ctx: RequestContext, name: string, exceptId?: stri
 
 export async function createRole(ctx: RequestContext, raw: Record<string, unknown>) {
   const input = validate(createRoleInput, raw);
-  assertMayDefine(ctx, input.permissions, 'a role');
+  assertMayDefine(ctx, input.permissions, 'a role', 'permissions');
   await assertNameFree(ctx, input.name);
   return audited(
     ctx,
@@ -89,13 +89,13 @@ export async function createRole(ctx: RequestContext, raw: Record<string, unknow
  * there, and every old and new permission held there). So nobody edits their own role, or anyone
  * else's, into more than they hold, or strips a role they could not have handed out.
  */
-async function assertMayChangeHolders(ctx: RequestContext, role: Role, permissions: readonly string[]): Promise<void> {
+async function assertMayChangeHolders(ctx: RequestContext, role: Role, permissions: readonly string[], path: string | null): Promise<void> {
   const held = await ctx.db.roleAssignment.findMany({ where: { roleId: role.id }, distinct: ['accountId'], select: { accountId: true } });
   for (const { accountId } of held) {
     if (!ctx.access.allows('role_assignments', 'write', accountId)) {
       throw missingRight(ctx, `Role "${role.name}" is assigned on ${accountId}, where you may not manage role assignments.`);
     }
-    assertMayGrant(ctx, [...role.permissions, ...permissions], accountId, `role "${role.name}" (it is assigned on ${accountId})`);
+    assertMayGrant(ctx, [...role.permissions, ...permissions], accountId, `role "${role.name}" (it is assigned on ${accountId})`, path);
   }
 }
 
@@ -105,8 +105,8 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be modified.');
   const permissions = input.permissions === undefined ? undefined : [...new Set(input.permissions)];
   if (permissions) {
-    assertMayDefine(ctx, permissions, 'a role');
-    await assertMayChangeHolders(ctx, role, permissions);
+    assertMayDefine(ctx, permissions, 'a role', 'permissions');
+    await assertMayChangeHolders(ctx, role, permissions, 'permissions');
   }
   if (input.name !== undefined) await assertNameFree(ctx, input.name, id);
   const updated = await ctx.db.$transaction(async (tx) => {
@@ -132,7 +132,7 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
 export async function deleteRole(ctx: RequestContext, id: string) {
   const role = await getRole(ctx, id);
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be deleted.');
-  await assertMayChangeHolders(ctx, role, []);
+  await assertMayChangeHolders(ctx, role, [], null);
   await ctx.db.$transaction(async (tx) => {
     await tx.roleAssignment.deleteMany({ where: { roleId: id } });
     await tx.role.update({ where: { id }, data: { isDeleted: true } });

@@ -1758,8 +1758,11 @@ function restTable(surface: 'v1' | 'live', rows: Record<string, Row<RestRequest>
 restTable('v1', v1, v1Routes);
 restTable('live', live, liveRoutes);
 
-/** The refusals a mutation answers as user errors (schema/payload.ts). */
-const USER_ERROR_CODES = new Set<string>(['VALIDATION_FAILED', 'NOT_FOUND', 'CONFLICT', 'GONE']);
+/**
+ * The refusals a mutation answers as user errors (schema/payload.ts); FORBIDDEN is one where it is
+ * a right the input asks to grant (an embed session's scopes for a caller who holds none).
+ */
+const USER_ERROR_CODES = new Set<string>(['VALIDATION_FAILED', 'NOT_FOUND', 'CONFLICT', 'GONE', 'FORBIDDEN']);
 
 describe.each(Object.entries(graphqlFields))('GraphQL %s', (field, row) => {
   cellTests('graphql', row, async (column, outcome) => {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
-import { asAdmin, createApiKey } from '../support/credentials.ts';
-import { api, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
+import { as, asAdmin, createApiKey, customRole } from '../support/credentials.ts';
+import { api, createOrganisation, createStaffUser, graphql, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
  * Every mutation answers a payload, `{ <thing>, userErrors }`: in a document of several
@@ -64,6 +64,37 @@ describe('mutation payloads', () => {
       deletedId: null,
       userErrors: [{ field: null, code: 'NOT_FOUND', message: expect.any(String) }],
     });
+  });
+
+  it('name the input value of a thing it names that is not there', async () => {
+    const res = await graphql(
+      app,
+      'mutation ($id: ID!, $input: UpdateEventInput!) { updateEvent(id: $id, input: $input) { event { id } userErrors { field code } } }',
+      { id: eventId, input: { venueId: 'vnu_0000000000000000000000' } },
+      asAdmin(org),
+    );
+    expect(res.body.data.updateEvent).toEqual({ event: null, userErrors: [{ field: ['input', 'venueId'], code: 'NOT_FOUND' }] });
+  });
+
+  it('answer a right the input asks to grant, and the caller lacks, as a user error on that value', async () => {
+    // May write keys on the account, but holds only events.read to hand out.
+    const role = await customRole(app, org, ['api_keys.read', 'api_keys.write', 'events.read']);
+    const staff = await createStaffUser(app, org, [{ roleId: role.id, accountId: org.account.id }], 'keymaker');
+    const input = { accountId: org.account.id, name: 'Too broad', scopes: ['events.read', 'orders.read'] };
+    const res = await graphql(
+      app,
+      'mutation ($input: CreateApiKeyInput!) { createApiKey(input: $input) { createdApiKey { apiKey { id } } userErrors { field code message } } }',
+      { input },
+      as(staff.token, org),
+    );
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.createApiKey).toEqual({
+      createdApiKey: null,
+      userErrors: [{ field: ['input', 'scopes'], code: 'FORBIDDEN', message: expect.stringContaining('orders.read') }],
+    });
+    const rest = await api(app, 'POST', '/v1/api-keys', { ...as(staff.token, org), body: input });
+    expect(rest.status).toBe(403);
+    expect(rest.body).toMatchObject({ code: 'FORBIDDEN', details: [{ path: 'scopes', message: expect.stringContaining('orders.read') }] });
   });
 
   it('keep a missing right in errors, nulling only the refused mutation', async () => {
