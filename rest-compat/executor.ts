@@ -18,10 +18,11 @@ import type { GraphqlPipeline } from '../src/graphql/pipeline.ts';
 import { idempotently } from '../src/http/idempotency.ts';
 import { inputProblem } from '../src/http/input-safety.ts';
 import { contextOf } from '../src/http/request-context.ts';
+import { isJsonMediaType } from '../src/http/middleware.ts';
 import { operationOf, refusedEnum } from '../src/graphql/variables.ts';
 import { WORDS } from '../src/validation.ts';
 import { enumPlaces, namesIn, valuesIn } from './enums.ts';
-import type { Binding, RestRoute } from './route.ts';
+import type { Binding, RestRoute, Source } from './route.ts';
 import { labelRoute } from '../src/http/metrics.ts';
 import { routeVersioning, type RouteVersioning } from './versioned.ts';
 import { rootFieldRefusal } from '../schema/root-field-access.ts';
@@ -77,7 +78,7 @@ export function expressPath(path: string): string {
 export function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
   const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
   const type = req.headers['content-type'];
-  if (hasBody && !(type && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type))) {
+  if (hasBody && !isJsonMediaType(type)) {
     return next(
       new AppError(
         'UNSUPPORTED_MEDIA_TYPE',
@@ -134,17 +135,21 @@ export function mountRoutes(router: Router, pipeline: GraphqlPipeline, routes: r
       // Who is calling is judged before what they sent (the body, the Idempotency-Key).
       const refused = await rootFieldRefusal(pipeline.schema, root.operation, root.field, ctx);
       if (refused) throw refused;
+      // What no use case could read (NUL, lone surrogates, nesting beyond the bound) is refused
+      // before anything reads it, the Idempotency-Key's hash of the body included.
+      for (const [where, value] of [
+        ['params', req.params],
+        ['query', req.query],
+        ['body', req.body],
+      ] as const) {
+        const problem = inputProblem(value, where === 'body' ? '' : where);
+        if (problem) throw AppError.validation([{ ...problem, path: problem.path || '(root)' }]);
+      }
       const answer = async () => {
-        for (const [where, value] of [
-          ['params', req.params],
-          ['query', req.query],
-          ['body', req.body],
-        ] as const) {
-          const problem = inputProblem(value, where === 'body' ? '' : where);
-          if (problem) throw AppError.validation([{ ...problem, path: problem.path || '(root)' }]);
-        }
         // A body in an older version's shape is read in the current one (src/versions.ts).
         req.body = versioning.body(req.body, ctx.apiVersion);
+        const unbound = unboundInput(route.bind ?? {}, types, req);
+        if (unbound.length > 0) throw AppError.validation(unbound, 'The request names parameters or fields this route does not take.');
         const variables = variablesOf(route.bind ?? {}, types, req);
         for (const [name, type] of inputTypes) if (name in variables) variables[name] = namesIn(variables[name], type);
         try {
@@ -193,6 +198,47 @@ function variablesOf(bind: Binding, types: Map<string, string>, req: Request): R
     variables[name] = fromText(value, types.get(name));
   }
   return variables;
+}
+
+/**
+ * Query parameters and body fields that no variable of the operation takes: refused, naming each,
+ * rather than dropped (a misspelt filter would otherwise answer the whole list, a misspelt field
+ * leave the value unchanged). A body bound whole is its input type's to judge; a route that binds
+ * no body field takes none (test/platform/rest-unknown-input.test.ts).
+ */
+function unboundInput(bind: Binding, types: Map<string, string>, req: Request): ValidationIssue[] {
+  const named = Object.entries(bind).filter((entry): entry is [string, Source] => entry[0] !== '...' && entry[1] !== undefined);
+  if (named.some(([, source]) => source === 'body')) return unboundQuery(bind, named, types, req);
+  const bodyFields = new Set(named.flatMap(([, source]) => (source.startsWith('body.') ? [source.slice('body.'.length)] : [])));
+  if (bind['...'] === 'body') for (const name of spreadable(named, types)) bodyFields.add(name);
+  const issues = unboundQuery(bind, named, types, req);
+  const body: unknown = req.body;
+  if (body === undefined || body === null) return issues;
+  if (!isObject(body)) return [...issues, { path: '(root)', message: 'a JSON object' }];
+  for (const field of Object.keys(body)) {
+    if (bodyFields.has(field)) continue;
+    issues.push({ path: field, message: takes('field', bodyFields) });
+  }
+  return issues;
+}
+
+function unboundQuery(bind: Binding, named: Array<[string, Source]>, types: Map<string, string>, req: Request): ValidationIssue[] {
+  const parameters = new Set(named.flatMap(([, source]) => (source.startsWith('query.') ? [source.slice('query.'.length)] : [])));
+  if (bind['...'] === 'query') for (const name of spreadable(named, types)) parameters.add(name);
+  return Object.keys(req.query)
+    .filter((parameter) => !parameters.has(parameter))
+    .map((parameter) => ({ path: `query.${parameter.slice(0, 100)}`, message: takes('parameter', parameters) }));
+}
+
+/** The operation's variables a `'...'` spread may fill: those no named source fills. */
+function spreadable(named: Array<[string, Source]>, types: Map<string, string>): string[] {
+  const taken = new Set(named.map(([name]) => name));
+  return [...types.keys()].filter((name) => !taken.has(name));
+}
+
+function takes(what: 'parameter' | 'field', known: Set<string>): string {
+  if (known.size === 0) return `unknown ${what}: this route takes none`;
+  return `unknown ${what}: this route takes ${[...known].sort().join(', ')}`;
 }
 
 function readSource(source: string, req: Request, body: Record<string, unknown>): unknown {

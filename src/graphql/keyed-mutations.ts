@@ -57,8 +57,8 @@ export function keyedMutations(options: KeyedMutationsOptions, mask: (error: unk
   return {
     onExecute({ args: envelopArgs, executeFn, setExecuteFn }) {
       const args = graphqlArgs(envelopArgs);
-      const key = (args.contextValue as { request?: globalThis.Request }).request?.headers.get('idempotency-key');
-      if (key === null || key === undefined) return;
+      const key = keyHeaders(args.contextValue as KeyedContext);
+      if (key === undefined) return;
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== OperationTypeNode.MUTATION) return;
       const ctx = args.contextValue as RequestContext;
@@ -128,6 +128,20 @@ export function keyedMutations(options: KeyedMutationsOptions, mask: (error: unk
       });
     },
   };
+}
+
+interface KeyedContext {
+  /** Node's request, whose headers keep repeated values apart. */
+  req?: { headersDistinct?: Record<string, string[] | undefined> };
+  request?: globalThis.Request;
+}
+
+/** The Idempotency-Key header values as sent (several stay several, for onceForKey to refuse). */
+function keyHeaders(context: KeyedContext): string[] | undefined {
+  const distinct = context.req?.headersDistinct;
+  if (distinct) return distinct['idempotency-key'];
+  const joined = context.request?.headers.get('idempotency-key');
+  return joined === null || joined === undefined ? undefined : [joined];
 }
 
 /**

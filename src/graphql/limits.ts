@@ -106,7 +106,8 @@ export function parseBounded(source: string): DocumentNode {
 }
 
 /**
- * One validation rule for depth, aliases, sign-in mutations and unsafe string literals. Fragments
+ * One validation rule for depth, aliases (their number, and none beginning with __), sign-in
+ * mutations and unsafe string literals. Fragments
  * are followed where they are spread (validation refuses fragment cycles on its own; the visited
  * set makes this rule safe even before that).
  */
@@ -115,6 +116,14 @@ export function operationLimitsRule(context: ValidationContext): ASTVisitor {
   let aliases = 0;
   return {
     Field(node) {
+      // Names beginning with __ are the introspection system's (the GraphQL specification); an
+      // alias such as __proto__ would name an answer's key that JavaScript objects treat apart, and
+      // a secret shown once could be lost under it.
+      if (node.alias?.value.startsWith('__')) {
+        context.reportError(
+          limitFreeError(`The alias ${node.alias.value.slice(0, 50)} begins with __, which is reserved for introspection.`),
+        );
+      }
       if (node.alias) aliases += 1;
       if (aliases === LIMITS.maxAliases + 1) {
         context.reportError(limitError('maxAliases', `The document uses more than ${LIMITS.maxAliases} aliases.`, [node]));

@@ -57,7 +57,7 @@ const MAX_WAITERS = 1_000;
 const MAX_WAITERS_PER_KEY = 20;
 /** Any string of 1 to 255 characters (docs/spec/contract.md), control characters aside. */
 // eslint-disable-next-line no-control-regex -- the control characters are what it refuses
-const KEY = /^[^\x00-\x1f\x7f-\x9f]{1,255}$/;
+const KEY = /^[^\x00-\x1f\x7f-\x9f]{1,255}$/u;
 /** Headers an answer sets that belong to it and are repeated on replay. */
 const REPLAYED_HEADERS = ['x-live-session', 'set-cookie', 'location', 'service-version'];
 /** The window of the per-credential and per-address quotas of stored keys. */
@@ -161,6 +161,22 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/**
+ * The key of the Idempotency-Key headers a request sent (their values as HTTP hands them over, one
+ * byte a character): exactly one header, read as UTF-8, so `注文-1` is five characters and not the
+ * C1 bytes of its encoding (test/platform/idempotency.test.ts).
+ */
+function judgedKey(sent: readonly string[]): string {
+  const refused = (message: string) => AppError.validation([{ path: 'Idempotency-Key', message }]);
+  // Two headers would be joined with ", " into a key nobody sent.
+  if (sent.length !== 1) throw refused('one Idempotency-Key header, not several');
+  const bytes = Buffer.from(sent[0]!, 'latin1');
+  const key = bytes.toString('utf8');
+  if (!Buffer.from(key, 'utf8').equals(bytes)) throw refused('UTF-8 text');
+  if (!KEY.test(key)) throw refused('1 to 255 characters, none of them a control character');
+  return key;
+}
+
 /** Requests of this process waiting for a claim, per claim: bounded by MAX_WAITERS(_PER_KEY). */
 const waiting = new Map<string, number>();
 let waitingTotal = 0;
@@ -180,7 +196,7 @@ export async function idempotently(
   options: IdempotencyOptions,
   answer: () => Promise<{ status: number; body: unknown }>,
 ): Promise<void> {
-  const key = req.get('idempotency-key');
+  const key = req.headersDistinct['idempotency-key'];
   if (key === undefined) return send(res, await answer());
   const outcome = await onceForKey<{ failed: boolean; error?: unknown }>(
     db,
@@ -231,14 +247,12 @@ export interface KeyedRun<T> {
 export async function onceForKey<T>(
   db: Database,
   ctx: RequestContext,
-  key: string,
+  sent: readonly string[],
   request: string,
   options: IdempotencyOptions,
   run: () => Promise<KeyedRun<T>>,
 ): Promise<{ ran: KeyedRun<T> } | { replayed: StoredAnswer }> {
-  if (!KEY.test(key)) {
-    throw AppError.validation([{ path: 'Idempotency-Key', message: '1 to 255 characters, none of them a control character' }]);
-  }
+  const key = judgedKey(sent);
   if (options.replay === 'never') return notKept(run);
   const caller = callerOf(ctx);
   if (!caller) return notKept(run);
@@ -435,7 +449,7 @@ function replayable(ctx: RequestContext, row: Row): StoredAnswer {
     idempotencyKeys.inc({ outcome: 'secret_withheld' });
     throw new AppError(
       'CONFLICT',
-      `This Idempotency-Key was answered already, and its answer held a secret that is shown only once: it is not sent again. Read what was made with ${stored.readWith}.`,
+      `This Idempotency-Key was answered already, and its answer held a secret that is shown only once: it is not sent again. ${stored.readWith}`,
       { created: stored.body, readWith: stored.readWith },
     );
   }

@@ -137,8 +137,21 @@ export function trustProxy(value: string): boolean | number | string {
   return text;
 }
 
-/** JSON bodies of the REST surfaces, bounded like GraphQL's (LIMITS.bodyBytes: 413 beyond). */
-export const jsonBody = express.json({ limit: LIMITS.bodyBytes, strict: true });
+/** `application/json` (with or without parameters) or a `+json` type such as `application/vnd.api+json`. */
+export function isJsonMediaType(type: string | undefined): boolean {
+  return type !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type);
+}
+
+/**
+ * JSON bodies of the REST surfaces, bounded like GraphQL's (LIMITS.bodyBytes: 413 beyond): every
+ * type requireJsonBody (rest-compat/executor.ts) lets through is read, so none reaches a use case,
+ * or an Idempotency-Key's hash, as no body at all.
+ */
+export const jsonBody = express.json({
+  limit: LIMITS.bodyBytes,
+  strict: true,
+  type: (req) => isJsonMediaType(req.headers['content-type']),
+});
 
 /**
  * A GraphQL request body is read whole and bounded (LIMITS.bodyBytes: 413 beyond) before Yoga sees

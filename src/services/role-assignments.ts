@@ -176,7 +176,8 @@ export async function replaceRoles(ctx: RequestContext, raw: Raw<z.input<typeof 
   });
   assertMayManage(ctx, input.accountId, { name: '', permissions: [] }, null);
   for (const role of roles) {
-    if (!current.some((a) => a.roleId === role.id)) assertMayManage(ctx, input.accountId, role, `roleIds.${input.roleIds.indexOf(role.id)}`);
+    if (!current.some((a) => a.roleId === role.id))
+      assertMayManage(ctx, input.accountId, role, `roleIds.${input.roleIds.indexOf(role.id)}`);
   }
   const removed = current.filter((assignment) => !roleIds.includes(assignment.roleId));
   // A role left out of roleIds is taken away: the list as a whole asked for that.

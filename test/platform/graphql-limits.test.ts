@@ -1,8 +1,8 @@
 import { getIntrospectionQuery } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
-import { refreshTokenCount } from '../support/credentials.ts';
-import { createOrganisation, createStaffUser, postGraphql, type TestOrganisation } from '../support/fixtures.ts';
+import { asAdmin, refreshTokenCount } from '../support/credentials.ts';
+import { api, createOrganisation, createStaffUser, postGraphql, type TestOrganisation } from '../support/fixtures.ts';
 
 /**
  * GraphQL operation limits, enforced before execution. Decided: body at most
@@ -81,6 +81,22 @@ describe('document limits', () => {
     const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`;
     expectRefused(await postGraphql(app, { query: aliases(31) }), 'maxAliases', 30);
     expectAnswered(await postGraphql(app, { query: aliases(30) }));
+  });
+
+  it('refuses an alias beginning with __ (reserved for introspection): a secret aliased __proto__ is never made and lost', async () => {
+    const res = await postGraphql(
+      app,
+      {
+        query: 'mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { createdApiKey { __proto__: key apiKey { id } } } }',
+        variables: { input: { name: 'Aliased', scopes: ['events.read'] } },
+      },
+      asAdmin(org),
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    expect(res.body.data ?? null).toBeNull();
+    const keys = await api(app, 'GET', '/v1/api-keys?limit=100', asAdmin(org));
+    expect(keys.body.apiKeys.map((key: { name: string }) => key.name)).not.toContain('Aliased');
   });
 
   it('maxTokens 5,000: a document of ~5,200 tokens is refused, one of ~4,000 answered', async () => {
