@@ -25,14 +25,36 @@ export const timeZone = z
     return z.NEVER;
   });
 
-/** A calendar date, YYYY-MM-DD, that exists. */
-export const localDate = z.iso.date({ error: 'a date as YYYY-MM-DD' });
+/**
+ * The instants the service stores and compares: years 1 to 9999 in UTC, what PostgreSQL's timestamp
+ * and an ISO 8601 answer both hold (year 0 is neither's, year 10000 is not four digits).
+ */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+
+export function withinRange(at: Date): boolean {
+  return at.getTime() >= EARLIEST && at.getTime() <= LATEST;
+}
+
+/** A calendar date, YYYY-MM-DD, that exists, in years 1 to 9999. */
+export const localDate = z.iso
+  .date({ error: 'a date as YYYY-MM-DD' })
+  .refine((value) => !value.startsWith('0000-'), 'a date between 0001-01-01 and 9999-12-31');
 /** A time of day, HH:MM on a 24-hour clock. */
 export const localTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time of day as HH:MM (00:00 to 23:59)');
-/** An instant: ISO 8601 date and time with Z or an offset. */
+/** An instant: ISO 8601 date and time with Z or an offset, in years 1 to 9999 (UTC). */
 export const instant = z.iso
   .datetime({ offset: true, error: 'an ISO 8601 date and time with Z or an offset, e.g. 2026-07-04T19:30:00+01:00' })
-  .transform((value) => new Date(value));
+  .transform((value) => new Date(value))
+  .refine(withinRange, 'an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z');
+
+/** Milliseconds of a UTC calendar time, for every year (Date.UTC reads years 0 to 99 as 1900 to 1999). */
+function utc(year: number, monthIndex: number, day: number, hour = 0, minute = 0, second = 0): number {
+  const at = new Date(0);
+  at.setUTCFullYear(year, monthIndex, day);
+  at.setUTCHours(hour, minute, second, 0);
+  return at.getTime();
+}
 
 const DAY_MS = 86_400_000;
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -80,7 +102,7 @@ function computeWallClockMs(ms: number, zone: string): number {
   for (const part of formatter(zone).formatToParts(new Date(ms))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
   }
-  return Date.UTC(parts.year!, parts.month! - 1, parts.day, parts.hour, parts.minute, parts.second);
+  return utc(parts.year!, parts.month! - 1, parts.day!, parts.hour, parts.minute, parts.second);
 }
 
 /** UTC offset of `zone` at instant `ms`, in milliseconds (positive east of Greenwich). */
@@ -98,7 +120,7 @@ export function zoneOffsetMs(ms: number, zone: string): number {
 export function instantsAt(date: string, time: string, zone: string): Date[] {
   const [year, month, day] = date.split('-').map(Number);
   const [hour, minute] = time.split(':').map(Number);
-  const wall = Date.UTC(year!, month! - 1, day, hour, minute);
+  const wall = utc(year!, month! - 1, day!, hour, minute);
   const offsets = new Set([zoneOffsetMs(wall - DAY_MS, zone), zoneOffsetMs(wall, zone), zoneOffsetMs(wall + DAY_MS, zone)]);
   const found = [...offsets].map((offset) => wall - offset).filter((ms) => ms + zoneOffsetMs(ms, zone) === wall);
   return [...new Set(found)].sort((a, b) => a - b).map((ms) => new Date(ms));
@@ -112,7 +134,7 @@ export function startOfLocalDay(date: string, zone: string): Date {
   const [first] = instantsAt(date, '00:00', zone);
   if (first) return first;
   const [year, month, day] = date.split('-').map(Number);
-  const wall = Date.UTC(year!, month! - 1, day);
+  const wall = utc(year!, month! - 1, day!);
   return new Date(wall - zoneOffsetMs(wall - DAY_MS, zone));
 }
 
@@ -125,5 +147,5 @@ export function localParts(at: Date, zone: string): { date: string; time: string
 /** `date` plus `days` days, as YYYY-MM-DD. */
 export function addDays(date: string, days: number): string {
   const [year, month, day] = date.split('-').map(Number);
-  return new Date(Date.UTC(year!, month! - 1, day! + days)).toISOString().slice(0, 10);
+  return new Date(utc(year!, month! - 1, day! + days)).toISOString().slice(0, 10);
 }

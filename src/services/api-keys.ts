@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { mintKey, sha256 } from '../auth/keys.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { isValidScope } from '../auth/permissions.ts';
-import { LIMITS, documentedAs, limitedArray } from '../limits/limits.ts';
+import { LIMITS, limitedArray } from '../limits/limits.ts';
+import { instant } from '../time-zones.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -24,10 +25,11 @@ export const createApiKeyInput = z.strictObject({
     .string()
     .regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits')
     .nullish(),
-  expiresAt: documentedAs(
-    z.coerce.date().refine((date) => date.getTime() > Date.now(), 'must be in the future'),
-    () => ({ type: 'string', format: 'date-time', description: 'An ISO 8601 instant in the future.' }),
-  ).nullish(),
+  // An instant as every other one is read (Z or an offset, nothing a parser might guess at).
+  expiresAt: instant
+    .refine((date) => date.getTime() > Date.now(), 'must be in the future')
+    .describe('An ISO 8601 instant in the future.')
+    .nullish(),
 });
 
 /** The staff user behind a request; API keys and embed tokens never reach these operations. */

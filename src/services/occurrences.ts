@@ -5,7 +5,7 @@ import type { EventOccurrence } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { changedSince, paginate, type PageArgs, type PolledListArgs, type SortKey } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
-import { instantsAt, localDate, localParts, localTime, timeZone } from '../time-zones.ts';
+import { instantsAt, localDate, localParts, localTime, timeZone, withinRange } from '../time-zones.ts';
 import { loadEvent } from './events.ts';
 import { audited, changesBetween } from './audit.ts';
 import { validate } from '../validation.ts';
@@ -34,6 +34,7 @@ export type CreateOccurrenceInput = z.input<typeof createOccurrenceInput>;
 function instantOf(date: string, time: string, zone: string, path: string, issues: ValidationIssue[]): Date | undefined {
   const [first] = instantsAt(date, time, zone);
   if (!first) issues.push({ path, message: `${date} ${time} does not exist in ${zone}: the clocks go forward over it.` });
+  else if (!withinRange(first)) issues.push({ path, message: `${date} ${time} in ${zone} is outside years 1 to 9999 in UTC.` });
   return first;
 }
 
