@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ADMINISTRATOR_PERMISSION } from '../../src/services/administrators.ts';
 import { explainAccessInput } from '../../src/services/explain-access.ts';
 import type { RestRoute } from '../route.ts';
 
@@ -36,17 +37,52 @@ const explanation = z.object({
   reason: z.string(),
 });
 
+/** One grant that decided an allowed answer, as the contract names it. */
+const decision = z.object({
+  kind: z.enum(['role_assignment', 'org_admin', 'api_key_scope', 'embed_session_scope']),
+  id: z.string().nullable(),
+  roleId: z.string().optional(),
+  matched: z.string(),
+});
+
+type Explanation = z.infer<typeof explanation>;
+
+/**
+ * The contract's answer (`allowed`, `permission`, `accountId`, `decidedBy`, `missing`) beside the
+ * whole `explanation`. A role grant of the organisation administrator's permission is `org_admin`;
+ * a scope is decided by its key or session, named by `id`.
+ */
+function contractAnswer(found: Explanation) {
+  const decidedBy = found.allowed
+    ? found.grants.map((grant) => {
+        if (grant.source === 'role_assignment') {
+          const kind = grant.permission === ADMINISTRATOR_PERMISSION ? 'org_admin' : 'role_assignment';
+          return { kind, id: grant.roleAssignmentId, roleId: grant.roleId ?? undefined, matched: grant.permission };
+        }
+        const id = grant.source === 'api_key_scope' ? found.subject.apiKeyId : found.subject.embedSessionId;
+        return { kind: grant.source, id, matched: grant.permission };
+      })
+    : [];
+  const where = found.accountId ? ` on ${found.accountId}` : found.permission.includes(':') ? '' : ' on every account';
+  const missing = found.allowed ? null : (found.credentialRefusal?.message ?? `${found.permission}${where}`);
+  return { allowed: found.allowed, permission: found.permission, accountId: found.accountId, decidedBy, missing, explanation: found };
+}
+
 export const accessRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/access/explain',
     summary:
-      'Why a person (personId), API key (apiKeyId) or embed session (embedSessionId) may or may not do a permission on an account; ' +
-      'name none to ask about yourself. Asking about others needs roles.read on every account.',
+      'Why a user, API key or embed session (principalType user, api_key or embed_session, and principalId; or personId, apiKeyId ' +
+      'or embedSessionId) may or may not do a permission on an account; name none to ask about yourself. Asking about others ' +
+      'needs roles.read on every account. Answers allowed, permission, accountId, decidedBy (the grants that allowed it) and ' +
+      'missing (what a denial lacks), and the whole explanation.',
     tag: 'Access',
     organisation: true,
-    operation: `query ExplainAccess($personId: ID, $apiKeyId: ID, $embedSessionId: ID, $permission: String!, $accountId: ID) {
-      explainAccess(personId: $personId, apiKeyId: $apiKeyId, embedSessionId: $embedSessionId, permission: $permission, accountId: $accountId) {
+    operation: `query ExplainAccess($principalType: AccessPrincipalType, $principalId: ID, $personId: ID, $apiKeyId: ID, $embedSessionId: ID,
+      $permission: String!, $accountId: ID) {
+      explainAccess(principalType: $principalType, principalId: $principalId, personId: $personId, apiKeyId: $apiKeyId,
+        embedSessionId: $embedSessionId, permission: $permission, accountId: $accountId) {
         allowed permission accountId
         subject { kind personId apiKeyId embedSessionId userId accountId scopes }
         credentialRefusal { code message }
@@ -57,7 +93,14 @@ export const accessRoutes: RestRoute[] = [
     }`,
     query: explainAccessInput,
     bind: { '...': 'query' },
-    result: (data) => ({ explanation: data.explainAccess }),
-    response: z.object({ explanation }),
+    result: (data) => contractAnswer(data.explainAccess),
+    response: z.object({
+      allowed: z.boolean(),
+      permission: z.string(),
+      accountId: z.string().nullable(),
+      decidedBy: z.array(decision),
+      missing: z.string().nullable(),
+      explanation,
+    }),
   },
 ];

@@ -1,4 +1,4 @@
-import { explainAccess, type AccessExplanation, type GrantView } from '../../src/services/explain-access.ts';
+import { explainAccess, PRINCIPAL_TYPES, type AccessExplanation, type GrantView } from '../../src/services/explain-access.ts';
 import { builder } from '../builder.ts';
 import { valuesEnum } from './common.ts';
 
@@ -7,6 +7,12 @@ const AccessSubjectKind = valuesEnum('AccessSubjectKind', 'The kind of credentia
   api_key: 'An organisation API key, through its scopes on its account (or every account).',
   embed_session: 'An embed session, through its scopes on its account.',
 });
+
+const AccessPrincipalType = valuesEnum('AccessPrincipalType', 'The kind of credential `principalId` names.', {
+  user: 'A user of the organisation (usr_, as `users` lists them), through their role assignments.',
+  api_key: 'An organisation API key (oak_).',
+  embed_session: 'An embed session (ems_).',
+} satisfies Record<keyof typeof PRINCIPAL_TYPES, string>);
 
 const AccessGrantSource = valuesEnum('AccessGrantSource', 'Where a grant comes from.', {
   role_assignment: 'A permission of a role assigned to the user on an account.',
@@ -99,9 +105,12 @@ builder.queryFields((t) => ({
     nullable: true,
     description:
       'Why a person, API key or embed session may or may not do a permission on an account (GET /v1/access/explain). ' +
+      'Name the credential by principalType and principalId, or by personId, apiKeyId or embedSessionId. ' +
       'Anyone may ask about themselves (name no one); asking about others needs roles.read on every account.',
     authScopes: { organisation: true },
     args: {
+      principalType: t.arg({ type: AccessPrincipalType, description: 'The kind of credential asked about, with principalId.' }),
+      principalId: t.arg.id({ description: 'The user (usr_), API key (oak_) or embed session (ems_) asked about, with principalType.' }),
       personId: t.arg.id({ description: 'The person (usr_) asked about.' }),
       apiKeyId: t.arg.id({ description: 'The API key (oak_) asked about.' }),
       embedSessionId: t.arg.id({ description: 'The embed session (ems_) asked about.' }),

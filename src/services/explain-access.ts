@@ -16,8 +16,14 @@ import { validate, type Raw } from '../validation.ts';
 
 const prefixed = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]+$`), `${prefix}_ followed by letters and digits`);
 
+/** The kinds of principal the contract's `principalType` names, and the prefix of each one's id. */
+export const PRINCIPAL_TYPES = { user: 'usr', api_key: 'oak', embed_session: 'ems' } as const;
+type PrincipalType = keyof typeof PRINCIPAL_TYPES;
+
 export const explainAccessInput = z
   .strictObject({
+    principalType: z.enum(Object.keys(PRINCIPAL_TYPES) as [PrincipalType, ...PrincipalType[]]).nullish(),
+    principalId: z.string().min(1).max(100).nullish(),
     personId: prefixed('usr').nullish(),
     apiKeyId: prefixed('oak').nullish(),
     embedSessionId: prefixed('ems').nullish(),
@@ -25,9 +31,13 @@ export const explainAccessInput = z
     accountId: prefixed('acc').nullish(),
   })
   .superRefine((input, issues) => {
-    const named = (['personId', 'apiKeyId', 'embedSessionId'] as const).filter((key) => input[key]);
+    if (input.principalType && !input.principalId)
+      issues.addIssue({ code: 'custom', path: ['principalId'], message: 'required with principalType' });
+    if (input.principalId && !input.principalType)
+      issues.addIssue({ code: 'custom', path: ['principalType'], message: 'required with principalId' });
+    const named = (['principalType', 'personId', 'apiKeyId', 'embedSessionId'] as const).filter((key) => input[key]);
     for (const key of named.slice(1)) {
-      issues.addIssue({ code: 'custom', path: [key], message: 'name at most one of personId, apiKeyId and embedSessionId' });
+      issues.addIssue({ code: 'custom', path: [key], message: 'name at most one of principalType, personId, apiKeyId and embedSessionId' });
     }
     if (input.accountId && /:/.test(input.permission)) {
       issues.addIssue({
@@ -82,12 +92,13 @@ export interface AccessExplanation {
 export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof explainAccessInput>>): Promise<AccessExplanation> {
   const input = validate(explainAccessInput, raw);
   const organisation = organisationOf(ctx);
-  const subject = subjectOf(ctx, input);
+  const subject = await subjectOf(ctx, input);
   const self = isCaller(ctx, subject);
   // Asking about someone else shows their roles and assignments: those who may read roles do.
   if (!self && !ctx.access.allows('roles', 'read')) {
     throw missingRight(ctx, 'Explaining the access of another person or key needs roles.read on every account.');
   }
+  if (subject.invited) throw AppError.notFound(`User ${subject.id} has not accepted their invitation: they hold no rights yet.`);
   if (input.accountId) {
     const account = await ctx.db.account.findFirst({ where: { id: input.accountId, isDeleted: false }, select: { id: true } });
     if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation.' }]);
@@ -119,8 +130,16 @@ export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof
 
 const SUBJECT_WORDS: Record<SubjectKind, string> = { person: 'person', apiKey: 'API key', embedSession: 'embed session' };
 
+interface Subject {
+  kind: SubjectKind;
+  id: string;
+  /** A user who has not accepted their invitation: no person, no rights yet. */
+  invited?: true;
+}
+
 /** The credential asked about: the one named, or the caller's own. */
-function subjectOf(ctx: RequestContext, input: z.output<typeof explainAccessInput>): { kind: SubjectKind; id: string } {
+async function subjectOf(ctx: RequestContext, input: z.output<typeof explainAccessInput>): Promise<Subject> {
+  if (input.principalType && input.principalId) return named(ctx, input.principalType, input.principalId);
   if (input.personId) return { kind: 'person', id: input.personId };
   if (input.apiKeyId) return { kind: 'apiKey', id: input.apiKeyId };
   if (input.embedSessionId) return { kind: 'embedSession', id: input.embedSessionId };
@@ -129,6 +148,21 @@ function subjectOf(ctx: RequestContext, input: z.output<typeof explainAccessInpu
   if (principal?.kind === 'apiKey') return { kind: 'apiKey', id: principal.apiKeyId };
   if (principal?.kind === 'embed') return { kind: 'embedSession', id: principal.sessionId };
   throw new AppError('UNAUTHENTICATED');
+}
+
+/**
+ * The contract's `principalType` and `principalId`. A user is named by the id the users list
+ * answers (a person who has joined the organisation is found by their person id too, which shares
+ * its prefix); one who has not yet accepted their invitation holds no rights to explain.
+ */
+async function named(ctx: RequestContext, type: PrincipalType, id: string): Promise<Subject> {
+  const unknown = () => AppError.notFound(`No ${type.replace('_', ' ')} ${id.slice(0, 100)} in this organisation.`);
+  if (!id.startsWith(`${PRINCIPAL_TYPES[type]}_`)) throw unknown();
+  if (type === 'api_key') return { kind: 'apiKey', id };
+  if (type === 'embed_session') return { kind: 'embedSession', id };
+  const user = await ctx.db.user.findFirst({ where: { id }, select: { personId: true } });
+  if (!user) return { kind: 'person', id };
+  return user.personId ? { kind: 'person', id: user.personId } : { kind: 'person', id, invited: true };
 }
 
 function isCaller(ctx: RequestContext, subject: { kind: SubjectKind; id: string }): boolean {

@@ -204,7 +204,7 @@ const everyScope = () =>
 const app = useTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT: '1000' });
 let org: TestOrganisation;
 let things: OrganisationThings;
-const people = {} as Record<'admin' | 'viewer' | 'noRights', { token: string; personId: string }>;
+const people = {} as Record<'admin' | 'viewer' | 'noRights', { token: string; personId: string; userId: string }>;
 
 beforeAll(async () => {
   org = await createOrganisation(app, 'explain');
@@ -214,7 +214,7 @@ beforeAll(async () => {
     staffWithoutRights(app, org),
   ]);
   things = seeded;
-  people.admin = { token: org.adminToken, personId: org.user.personId };
+  people.admin = { token: org.adminToken, personId: org.user.personId, userId: org.user.id };
   people.viewer = viewer;
   people.noRights = noRights;
 }, 120_000);
@@ -477,6 +477,38 @@ describe('who may ask, and what an answer says', () => {
       { token: org.adminToken, org: org.slug },
     );
     expect(both.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+  });
+
+  it("answers the contract's form: principalType and principalId in, decidedBy and missing out", async () => {
+    const viewer = people.viewer;
+    const denied = await explain(org.adminToken, {
+      principalType: 'user',
+      principalId: viewer.userId,
+      permission: 'events.write',
+      accountId: accountOf(things),
+    });
+    expect(denied.status, JSON.stringify(denied.body)).toBe(200);
+    expect(denied.body).toMatchObject({
+      allowed: false,
+      permission: 'events.write',
+      accountId: accountOf(things),
+      decidedBy: [],
+      missing: `events.write on ${accountOf(things)}`,
+    });
+    const admin = await explain(org.adminToken, { principalType: 'user', principalId: org.user.id, permission: 'events.write' });
+    expect(admin.body).toMatchObject({
+      allowed: true,
+      accountId: null,
+      decidedBy: [{ kind: 'org_admin', id: org.assignment.id, roleId: expect.stringMatching(/^rol_/), matched: '*.*:all' }],
+      missing: null,
+    });
+    const key = await keyHolding(['events.read']);
+    const byKey = await explain(org.adminToken, { principalType: 'api_key', principalId: key.id, permission: 'events.read' });
+    expect(byKey.body.decidedBy).toEqual([{ kind: 'api_key_scope', id: key.id, matched: 'events.read' }]);
+    const half = await explain(org.adminToken, { principalType: 'user', permission: 'events.read' });
+    expect([half.status, half.body.details?.[0]?.path]).toEqual([400, 'query.principalId']);
+    const wrongKind = await explain(org.adminToken, { principalType: 'api_key', principalId: viewer.userId, permission: 'events.read' });
+    expect(wrongKind.status).toBe(404);
   });
 
   it('explains an embed session, asked about by itself', async () => {
