@@ -18,6 +18,17 @@ export function validate<T extends z.ZodType>(schema: T, input: unknown): z.outp
   return result.data;
 }
 
+/**
+ * A JSON object a client stores as it is (an organisation's metadata, an identity provider's
+ * configuration): bounded by its size as JSON, the refusal naming the limit (`maxBytes`).
+ */
+export function jsonObjectWithin(maxBytes: number) {
+  return z.record(z.string(), z.unknown()).refine((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, {
+    message: `at most ${maxBytes / 1024} KiB of JSON`,
+    params: { limit: 'maxBytes', max: maxBytes },
+  });
+}
+
 /** How the service describes what a value must be. */
 export const WORDS = {
   required: 'required',

@@ -6,9 +6,9 @@ import { fields as f, resource } from './resource.ts';
 /** 1 to 50 characters each, at most 50 after removing duplicates (the first spelling is kept). */
 const tags = z
   .array(z.string().trim().min(1, 'a tag has 1 to 50 characters').max(50, 'a tag has 1 to 50 characters'))
-  .max(200, 'at most 50 tags')
+  .max(200, 'at most 200 tags as sent, 50 once duplicates are removed')
   .transform((list) => [...new Set(list)])
-  .refine((list) => list.length <= 50, 'at most 50 tags');
+  .refine((list) => list.length <= 50, { message: 'at most 50 tags', params: { limit: 'maxItems', max: 50 } });
 
 /**
  * The Event resource (evt_), its fields in wire order: the hand-written reads of

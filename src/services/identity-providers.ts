@@ -4,7 +4,7 @@ import type { TenantDatabase } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
 import type { IdentityProvider, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { validate } from '../validation.ts';
+import { jsonObjectWithin, validate } from '../validation.ts';
 import { assertDeliverableUrl, UrlPolicyError } from '../net/url-policy.ts';
 import { changedSince, paginate, type Page, type PolledListArgs } from '../pagination.ts';
 import { changesBetween, recordAudit } from './audit.ts';
@@ -33,10 +33,7 @@ const scopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/, 'Expect
 
 const clientId = z.string().trim().min(1).max(255);
 
-const MAX_CONFIGURATION_BYTES = 16 * 1024;
-const configuration = z
-  .record(z.string(), z.unknown())
-  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_CONFIGURATION_BYTES, 'At most 16 KiB of JSON.');
+const configuration = jsonObjectWithin(16 * 1024);
 
 export const MAX_CACHE_TTL = 86_400;
 

@@ -131,8 +131,9 @@ async function grantAccount(ctx: RequestContext, accountId: string | null | unde
 export async function createInvitation(ctx: RequestContext, raw: CreateInvitationInput): Promise<Invitation> {
   const organisation = organisationOf(ctx);
   const input = validate(createInvitationInput, raw);
+  // Another organisation named in a body is answered as one named in a path (docs/spec/contract.md).
   if (input.organisationId !== organisation.id) {
-    throw new AppError('ORG_MISMATCH', 'organisationId names another organisation than the request.');
+    throw AppError.unknownReferences([{ path: 'organisationId', message: 'Not the organisation of this request.' }]);
   }
 
   const roleIds = input.roleIds ?? [];

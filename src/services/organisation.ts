@@ -4,7 +4,7 @@ import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { requireUsableVersion } from '../versions.ts';
-import { validate } from '../validation.ts';
+import { jsonObjectWithin, validate } from '../validation.ts';
 import { changesBetween, recordAudit } from './audit.ts';
 
 export const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
@@ -18,7 +18,9 @@ export const updateOrganisationInput = z
       .url({ protocol: /^https?$/, error: 'an http(s) URI' })
       .max(2048)
       .nullable(),
-    metadata: z.record(z.string(), z.unknown()).nullable(),
+    // Stored, audited and answered whole on every read of the organisation: bounded like an
+    // identity provider's configuration.
+    metadata: jsonObjectWithin(16 * 1024).nullable(),
     apiVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a dated version, YYYY-MM-DD'),
   })
   .partial();

@@ -84,7 +84,10 @@ export async function provisionPartnerAccount(ctx: RequestContext, raw: Record<s
     });
   } catch (error) {
     if (isUniqueViolation(error)) {
-      throw AppError.validation([{ path: 'salesChannel.slug', message: `A sales channel with slug "${channelSlug}" already exists.` }]);
+      // A duplicate is a conflict with what exists, as creating the channel alone answers it.
+      throw new AppError('CONFLICT', `A sales channel with slug "${channelSlug}" already exists.`, [
+        { path: 'salesChannel.slug', message: `A sales channel with slug "${channelSlug}" already exists.` },
+      ]);
     }
     throw error;
   }

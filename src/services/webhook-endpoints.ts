@@ -11,7 +11,7 @@ import { assertDeliverableUrl, MAX_WEBHOOK_URL_LENGTH, parseWebhookUrl, UrlPolic
 import { documentedAs } from '../limits/limits.ts';
 import { describeDuration } from '../webhooks/recorder.ts';
 import { RECOVERY_MAX_DELIVERIES } from '../webhooks/operator-limits.ts';
-import { recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
+import { recoveryRunning, recoveryWorkflowId, startRecoveryWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, countOperatorAction, temporalClient } from './webhook-workflows.ts';
 import { owningAccount } from './accounts.ts';
 import { instant } from '../time-zones.ts';
@@ -377,6 +377,8 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     ]);
   }
   if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled; enable it to recover its deliveries.');
+  const client = await temporalClient(ctx);
+  if (await recoveryRunning(client, endpoint.id)) throw recoveryConflict();
   await countOperatorAction(ctx, 'recover', endpoint);
   const failed = { endpointId: endpoint.id, status: 'failed', createdAt: { gte: since, lte: until } } as const;
   const sent = includeOtherUrls ? failed : { ...failed, url: endpoint.url };
@@ -391,7 +393,7 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     ctx.db.webhookDelivery.count({ where: { ...failed, url: { not: endpoint.url } } }),
   ]);
   await closeCircuit(ctx, endpoint.id);
-  const started = await startRecoveryWorkflow(await temporalClient(ctx), ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, {
+  const started = await startRecoveryWorkflow(client, ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, {
     organisationId: endpoint.organisationId,
     accountId: endpoint.accountId,
     endpointId: endpoint.id,
@@ -400,8 +402,8 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     url: endpoint.url,
     includeOtherUrls,
   });
-  if (started === 'already started')
-    throw new AppError('CONFLICT', 'A recovery of this endpoint is running; try again once it has finished.');
+  // Two requests at once: the second to start is refused all the same.
+  if (started === 'already started') throw recoveryConflict();
   // The recovery runs in Temporal: the entry records that it was asked for and started.
   await recordAudit(ctx.db, ctx, {
     action: 'webhook_endpoint.recovered',
@@ -483,4 +485,8 @@ export async function testWebhookEndpoint(ctx: RequestContext, id: string): Prom
     });
     return loadDelivery(tx, deliveryId);
   });
+}
+
+function recoveryConflict(): AppError {
+  return new AppError('CONFLICT', 'A recovery of this endpoint is running; try again once it has finished.');
 }

@@ -1,4 +1,10 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type WorkflowStartOptions } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../log.ts';
 import type { RecoverWebhookEndpointInput, WebhookWorkflowName, WebhookWorkflows } from './workflow-contract.ts';
@@ -267,6 +273,20 @@ export function startRecoveryWorkflow(
       },
     },
   );
+}
+
+/**
+ * Whether a recovery of the endpoint runs now, asked before one is counted and started: a request
+ * refused because one runs must not use up the hourly allowance or touch the circuit.
+ */
+export async function recoveryRunning(client: Client, endpointId: string): Promise<boolean> {
+  try {
+    const description = await client.workflow.getHandle(recoveryWorkflowId(endpointId)).describe();
+    return description.status.name === 'RUNNING';
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
 }
 
 export function recoveryWorkflowId(endpointId: string): string {

@@ -5,9 +5,10 @@ import { api, createOrganisation, graphql, type TestOrganisation } from '../supp
 import { seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
 
 /**
- * Dates and instants are judged whole: in years 1 to 9999 (what PostgreSQL and an ISO 8601 answer
- * both hold), written as ISO 8601 with Z or an offset, the same on every field and both surfaces.
- * Outside that, a 400 naming the field; never a 500, never a date silently moved.
+ * Values judged whole, with their bounds. Dates and instants are in years 1 to 9999 (what
+ * PostgreSQL and an ISO 8601 answer both hold), written as ISO 8601 with Z or an offset, the same
+ * on every field and both surfaces: outside that, a 400 naming the field, never a 500, never a date
+ * silently moved. Stored JSON and lists name the limit they exceed.
  */
 const app = useTestApp();
 let org: TestOrganisation;
@@ -83,5 +84,30 @@ describe("an API key's expiresAt", () => {
     const taken = await key('2030-01-01T00:00:00+01:00');
     expect(taken.status).toBe(201);
     expect(taken.body.apiKey.expiresAt).toBe('2029-12-31T23:00:00.000Z');
+  });
+});
+
+describe('stored JSON and lists', () => {
+  it("bound an organisation's metadata by its size, naming the limit", async () => {
+    const metadata = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`key${i}`, 'value']));
+    const res = await api(app, 'PATCH', '/v1/organisation', { ...asAdmin(org), body: { metadata } });
+    expect([res.status, res.body.details?.[0]]).toEqual([
+      400,
+      expect.objectContaining({ path: 'metadata', limit: 'maxBytes', max: 16_384 }),
+    ]);
+    expect((await api(app, 'PATCH', '/v1/organisation', { ...asAdmin(org), body: { metadata: { crm: 'x' } } })).status).toBe(200);
+  });
+
+  it("name the limit an event's tags exceed, as sent and once duplicates are removed", async () => {
+    const create = (tags: string[]) =>
+      api(app, 'POST', '/v1/events', { ...asAdmin(org), body: { accountId: org.account.id, name: 'Tagged', timezone: 'UTC', tags } });
+    const distinct = await create(Array.from({ length: 51 }, (_, i) => `tag${i}`));
+    expect([distinct.status, distinct.body.details?.[0]]).toEqual([
+      400,
+      expect.objectContaining({ path: 'tags', limit: 'maxItems', max: 50 }),
+    ]);
+    const sent = await create(Array.from({ length: 201 }, () => 'same'));
+    expect([sent.status, sent.body.details?.[0]]).toEqual([400, expect.objectContaining({ path: 'tags', limit: 'maxItems', max: 200 })]);
+    expect((await create(Array.from({ length: 200 }, () => 'same'))).status).toBe(201);
   });
 });
