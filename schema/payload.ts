@@ -51,6 +51,11 @@ export interface Payload<T> {
   userErrors: UserError[];
   /** The refusal the user errors come from, for a payload that answers more of it (`RedeemPassPayload.refusal`). */
   failure?: AppError;
+  /**
+   * Ids of what the change touched beside its result, for the payload's own fields to answer (the
+   * user and role of a removed assignment), so a normalised cache updates them without a refetch.
+   */
+  touched?: Record<string, string | null>;
 }
 
 /**
@@ -131,10 +136,13 @@ export async function answer<T>(ctx: RequestContext, run: () => Promise<T> | T, 
   }
 }
 
-/** The deletion's payload: the id the use case deleted. */
-export async function deleted(ctx: RequestContext, run: () => Promise<{ id: string }>): Promise<Payload<string>> {
+/** The deletion's payload: the id the use case deleted, and the ids of what else it touched. */
+export async function deleted(
+  ctx: RequestContext,
+  run: () => Promise<{ id: string; touched?: Record<string, string | null> }>,
+): Promise<Payload<string>> {
   const { result, userErrors } = await answer(ctx, run, null);
-  return { result: result?.id ?? null, userErrors };
+  return { result: result?.id ?? null, userErrors, touched: result?.touched };
 }
 
 /** A refusal of the caller's right is a user error only where it names the input values at fault. */

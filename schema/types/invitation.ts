@@ -3,10 +3,13 @@ import {
   createInvitationInput,
   deleteInvitation,
   getInvitation,
+  invitationStatus,
   listInvitations,
+  openInvitationOf,
   redeemInvitation,
   redeemInvitationInput,
   resendInvitation,
+  type InvitationStatus as InvitationStatusValue,
 } from '../../src/services/invitations.ts';
 import { builder } from '../builder.ts';
 import { Node } from '../node.ts';
@@ -28,7 +31,7 @@ const InvitationStatus = valuesEnum('InvitationStatus', 'Where an invitation sta
   pending: 'Sent; its code can be redeemed until expiresAt.',
   redeemed: 'The person accepted it and is a user of the organisation.',
   expired: 'Its code expired before it was redeemed; resending it sends a new code.',
-});
+} satisfies Record<InvitationStatusValue, string>);
 
 export const Invitation = builder.prismaObject('Invitation', {
   interfaces: [Node],
@@ -70,11 +73,22 @@ export const Invitation = builder.prismaObject('Invitation', {
     status: t.field({
       type: InvitationStatus,
       description: 'Whether it was redeemed, can still be, or its code expired (a resend renews it).',
-      resolve: (invitation) => (invitation.redeemedAt ? 'redeemed' : invitation.expiresAt.getTime() <= Date.now() ? 'expired' : 'pending'),
+      resolve: (invitation) => invitationStatus(invitation),
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Creation time.' }),
   }),
 });
+
+builder.objectField(User, 'invitation', (t) =>
+  t.field({
+    type: Invitation,
+    nullable: true,
+    description:
+      'The open invitation of a PENDING user (to resend or delete it); null once they joined, or where you may not read invitations (with an error).',
+    // Invitation's own rule refuses it where you may not read invitations.
+    resolve: async (user, _args, ctx) => (user.status === 'pending' ? ((await openInvitationOf(ctx, user.id)) ?? null) : null),
+  }),
+);
 
 const InvitationConnection = pagedConnection(Invitation, 'InvitationConnection', 'invitations');
 
@@ -112,6 +126,7 @@ builder.queryFields((t) => ({
       ...t.arg.connectionArgs(),
       ...pageArgsFor(t),
       updatedSince: updatedSinceArg(t, 'invitations created, resent or redeemed', 'deleted ones leave the list'),
+      status: t.arg({ type: InvitationStatus, description: 'Only invitations that stand so now.' }),
     },
     resolve: (_root, args, ctx) => listInvitations(ctx, args),
   }),
@@ -125,6 +140,17 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const DeleteInvitationPayload = deletePayload('DeleteInvitation', 'invitation');
+
+builder.objectField(DeleteInvitationPayload.type, 'deletedUserId', (t) =>
+  t.id({
+    nullable: true,
+    description:
+      'The pending user deleted with the invitation, for a cache to evict; null when the user stays (or userErrors says why not).',
+    resolve: ({ touched }) => touched?.deletedUserId ?? null,
+  }),
+);
+
 builder.mutationFields((t) => ({
   createInvitation: t.field({
     ...payload('CreateInvitation', 'invitation', Invitation, 'The invitation created.'),
@@ -134,11 +160,15 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) => answer(ctx, () => createInvitation(ctx, input)),
   }),
   deleteInvitation: t.field({
-    ...deletePayload('DeleteInvitation', 'invitation'),
+    ...DeleteInvitationPayload,
     description: 'Deletes an invitation not yet redeemed, with its pending user and their roles (DELETE /v1/user-invitations/{id}).',
     authScopes: WRITE,
     args: { id: t.arg.id({ required: true, description: 'Invitation id.' }) },
-    resolve: (_root, { id }, ctx) => deleted(ctx, () => deleteInvitation(ctx, id)),
+    resolve: (_root, { id }, ctx) =>
+      deleted(ctx, async () => {
+        const { deletedUserId } = await deleteInvitation(ctx, id);
+        return { id, touched: { deletedUserId } };
+      }),
   }),
   resendInvitation: t.field({
     ...payload('ResendInvitation', 'invitation', Invitation, 'The invitation with its new code and expiry.'),

@@ -20,6 +20,7 @@ import { Node } from '../node.ts';
 import { organisationRelation } from './organisation.ts';
 import { inputFrom } from '../input.ts';
 import { answer, deleted, deletePayload, payload } from '../payload.ts';
+import { related, relatedUser } from '../../src/services/related.ts';
 import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts';
 
 const READ = { $all: { organisation: true, permission: 'role_assignments.read' } } as const;
@@ -135,6 +136,38 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const ReplaceRolesPayload = payload(
+  'ReplaceRoles',
+  'roleAssignments',
+  [RoleAssignment],
+  "The user's role assignments on the account, as replaced.",
+);
+const RemoveRoleAssignmentPayload = deletePayload('RemoveRoleAssignment', 'role assignment');
+
+/** The user a change of their roles touched, as `user(id:)` shows them now, for a cache to update `roleAssignments`. */
+const touchedUser = (description: string) => ({
+  type: User,
+  nullable: true as const,
+  description,
+  resolve: async ({ touched }: { touched?: Record<string, string | null> }, _args: unknown, ctx: RequestContext) =>
+    await relatedUser(ctx, touched?.userId),
+});
+
+builder.objectField(ReplaceRolesPayload.type, 'user', (t) =>
+  t.field(touchedUser('The user as they are now, their roleAssignments as replaced; null when userErrors says why not.')),
+);
+builder.objectField(RemoveRoleAssignmentPayload.type, 'user', (t) =>
+  t.field(touchedUser('The user who held the assignment, as they are now; null when userErrors says why not.')),
+);
+builder.objectField(RemoveRoleAssignmentPayload.type, 'role', (t) =>
+  t.field({
+    type: Role,
+    nullable: true,
+    description: 'The role of the assignment, as it is now (its assignments without it); null when userErrors says why not.',
+    resolve: ({ touched }, _args, ctx) => related(ctx, 'role', touched?.roleId),
+  }),
+);
+
 builder.mutationFields((t) => ({
   assignRole: t.field({
     ...payload('AssignRole', 'roleAssignment', RoleAssignment, 'The role assignment created.'),
@@ -144,21 +177,24 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) => answer(ctx, () => assignRole(ctx, input)),
   }),
   replaceRoles: t.field({
-    ...payload('ReplaceRoles', 'roleAssignments', [RoleAssignment], "The user's role assignments on the account, as replaced."),
+    ...ReplaceRolesPayload,
     description: "Replaces a user's roles on an account, atomically (PUT /v1/user-account-roles).",
     authScopes: WRITE,
     args: { input: t.arg({ type: ReplaceRolesInput, required: true, description: 'The new set.' }) },
-    resolve: (_root, { input }, ctx) => answer(ctx, () => replaceRoles(ctx, input)),
+    resolve: async (_root, { input }, ctx) => {
+      const replaced = await answer(ctx, () => replaceRoles(ctx, input));
+      return replaced.result ? { ...replaced, touched: { userId: String(input.userId) } } : replaced;
+    },
   }),
   removeRoleAssignment: t.field({
-    ...deletePayload('RemoveRoleAssignment', 'role assignment'),
+    ...RemoveRoleAssignmentPayload,
     description: 'Removes a role assignment (DELETE /v1/user-account-roles/{id}).',
     authScopes: WRITE,
     args: { id: t.arg.id({ required: true, description: 'Assignment id (uar_).' }) },
     resolve: (_root, { id }, ctx) =>
       deleted(ctx, async () => {
-        await removeRoleAssignment(ctx, id);
-        return { id };
+        const { userId, roleId } = await removeRoleAssignment(ctx, id);
+        return { id, touched: { userId, roleId } };
       }),
   }),
 }));

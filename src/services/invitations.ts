@@ -14,6 +14,7 @@ import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
 import { validate, type Raw } from '../validation.ts';
 import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
 import { changedSince, paginate, type PolledListArgs } from '../pagination.ts';
+import { batched } from '../db/batch.ts';
 import { audited, changesBetween, recordAudit } from './audit.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
@@ -88,19 +89,47 @@ async function sendInvitationMail(ctx: RequestContext, organisation: Organisatio
 }
 
 /** Invitations of the organisation, newest first. */
-export function listInvitations(ctx: RequestContext, args: PolledListArgs) {
-  const { updatedSince, ...page } = args;
-  const since = changedSince(updatedSince);
+/** Where an invitation stands: redeemed; else pending until its code expires, then expired (a resend renews it). */
+export const INVITATION_STATUSES = ['pending', 'expired', 'redeemed'] as const;
+export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
+
+export function invitationStatus(invitation: Pick<Invitation, 'redeemedAt' | 'expiresAt'>, now = Date.now()): InvitationStatus {
+  if (invitation.redeemedAt) return 'redeemed';
+  return invitation.expiresAt.getTime() <= now ? 'expired' : 'pending';
+}
+
+/** The same standing as a condition, so a list filters by it in its statement. */
+function standing(status: InvitationStatus | null | undefined, now = new Date()): Record<string, unknown> {
+  if (status === 'redeemed') return { redeemedAt: { not: null } };
+  if (status === 'pending') return { redeemedAt: null, expiresAt: { gt: now } };
+  if (status === 'expired') return { redeemedAt: null, expiresAt: { lte: now } };
+  return {};
+}
+
+const invitationFilters = z.object({ status: z.enum(INVITATION_STATUSES).nullish() });
+
+export function listInvitations(ctx: RequestContext, args: PolledListArgs & Raw<z.input<typeof invitationFilters>>) {
+  const { updatedSince, status, ...page } = args;
+  const filters = [changedSince(updatedSince), standing(validate(invitationFilters, { status }).status)];
   return paginate(
     page,
     [
       ['createdAt', 'desc'],
       ['id', 'asc'],
     ],
-    (keyset) => ctx.db.invitation.count({ where: { AND: [since, keyset] } }),
-    ({ where: keyset, orderBy, skip, take }) => ctx.db.invitation.findMany({ where: { AND: [since, keyset] }, orderBy, skip, take }),
+    (keyset) => ctx.db.invitation.count({ where: { AND: [...filters, keyset] } }),
+    ({ where: keyset, orderBy, skip, take }) => ctx.db.invitation.findMany({ where: { AND: [...filters, keyset] }, orderBy, skip, take }),
   );
 }
+
+/**
+ * The open invitation of each pending user (the newest not redeemed), batched over a page of users;
+ * an active or disabled user has none.
+ */
+export const openInvitationOf = batched(async (ctx: RequestContext, userIds: string[]) => {
+  const rows = await ctx.db.invitation.findMany({ where: { userId: { in: userIds }, redeemedAt: null }, orderBy: { createdAt: 'asc' } });
+  return new Map(rows.map((row) => [row.userId, row]));
+});
 
 export async function getInvitation(ctx: RequestContext, id: string): Promise<Invitation> {
   const invitation = await ctx.db.invitation.findFirst({ where: { id } });
@@ -235,27 +264,34 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
 }
 
 /** Deletes an invitation and, while nobody redeemed it, its pending user with the user's roles. */
-async function removeInvitation(ctx: RequestContext, id: string): Promise<void> {
-  await ctx.db.$transaction(async (tx) => {
+async function removeInvitation(ctx: RequestContext, id: string): Promise<{ deletedUserId: string | null }> {
+  return ctx.db.$transaction(async (tx) => {
     const invitation = await tx.invitation.findFirst({ where: { id } });
     if (!invitation) throw AppError.notFound('Invitation not found.');
     if (invitation.redeemedAt) throw new AppError('CONFLICT', 'A redeemed invitation cannot be deleted.');
     // Conditional: a redemption that claimed it meanwhile wins, and this answers CONFLICT.
     const deleted = await tx.invitation.deleteMany({ where: { id, redeemedAt: null } });
     if (deleted.count === 0) throw new AppError('CONFLICT', 'The invitation was redeemed meanwhile.');
-    await tx.user.deleteMany({ where: { id: invitation.userId, status: 'pending', personId: null, invitations: { none: {} } } });
+    const pending = await tx.user.deleteMany({
+      where: { id: invitation.userId, status: 'pending', personId: null, invitations: { none: {} } },
+    });
     await recordAudit(tx, ctx, {
       action: 'invitation.deleted',
       targetId: id,
       accountId: invitation.accountId,
       changes: changesBetween(invitation, null, ['email', 'roleIds', 'accountId']),
     });
+    return { deletedUserId: pending.count > 0 ? invitation.userId : null };
   });
 }
 
-export async function deleteInvitation(ctx: RequestContext, id: string): Promise<{ success: true; id: string }> {
-  await removeInvitation(ctx, id);
-  return { success: true, id };
+/** Deletes an open invitation, and the pending user it made when nothing else holds them. */
+export async function deleteInvitation(
+  ctx: RequestContext,
+  id: string,
+): Promise<{ success: true; id: string; deletedUserId: string | null }> {
+  const { deletedUserId } = await removeInvitation(ctx, id);
+  return { success: true, id, deletedUserId };
 }
 
 /** A new code and a new expiry (the old code stops working), and the mail again. */

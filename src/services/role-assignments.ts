@@ -236,5 +236,5 @@ export async function removeRoleAssignment(ctx: RequestContext, id: string) {
     if (grantsAdministration([assignment.role.permissions])) await assertAdministratorRemains(tx, assignment.organisationId);
   });
   forgetCachedAccess(ctx);
-  return { success: true };
+  return { success: true, userId: assignment.userId, roleId: assignment.roleId };
 }

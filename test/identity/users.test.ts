@@ -169,3 +169,143 @@ describe('users', () => {
     expect(await count(4)).toBe(await count(1));
   });
 });
+
+/** An invitation of a new email address: its id, its pending user's, and the address. */
+async function invite() {
+  const email = `invitee-${randomBytes(3).toString('hex')}@example.com`;
+  const invited = await graphql(
+    app,
+    'mutation ($input: CreateInvitationInput!) { createInvitation(input: $input) { invitation { id user { id } } } }',
+    { input: { organisationId: org.organisation.id, email } },
+    asAdmin(org),
+  );
+  return { ...(invited.body.data.createInvitation.invitation as { id: string; user: { id: string } }), email };
+}
+
+describe('mutations that change whose roles', () => {
+  it('answer the user (and role) they changed, as they are now, for a cache to update', async () => {
+    const person = await createStaffUser(app, org, [{ roleId: systemRole(org, 'viewer'), accountId: second.id }], 'changing');
+    const replaced = await graphql(
+      app,
+      `
+        mutation ($input: ReplaceRolesInput!) {
+          replaceRoles(input: $input) {
+            roleAssignments {
+              id
+            }
+            user {
+              id
+              roleAssignments {
+                role {
+                  id
+                }
+              }
+            }
+            userErrors {
+              code
+            }
+          }
+        }
+      `,
+      { input: { userId: person.userId, accountId: second.id, roleIds: [systemRole(org, 'event_manager')] } },
+      asAdmin(org),
+    );
+    expect(replaced.body.errors).toBeUndefined();
+    const assignmentId = replaced.body.data.replaceRoles.roleAssignments[0].id as string;
+    expect(replaced.body.data.replaceRoles.user).toEqual({
+      id: person.userId,
+      roleAssignments: [{ role: { id: systemRole(org, 'event_manager') } }],
+    });
+
+    const removed = await graphql(
+      app,
+      `
+        mutation ($id: ID!) {
+          removeRoleAssignment(id: $id) {
+            deletedId
+            user {
+              id
+              roleAssignments {
+                id
+              }
+            }
+            role {
+              id
+              assignments {
+                totalCount
+              }
+            }
+            userErrors {
+              code
+            }
+          }
+        }
+      `,
+      { id: assignmentId },
+      asAdmin(org),
+    );
+    expect(removed.body.errors).toBeUndefined();
+    expect(removed.body.data.removeRoleAssignment).toMatchObject({
+      deletedId: assignmentId,
+      user: { id: person.userId, roleAssignments: [] },
+      role: { id: systemRole(org, 'event_manager') },
+      userErrors: [],
+    });
+  });
+
+  it('lead from a pending user to their open invitation, and list invitations by where they stand', async () => {
+    const { id, user, email } = await invite();
+    const pending = await graphql(
+      app,
+      `
+        query ($search: String) {
+          users(status: PENDING, search: $search) {
+            nodes {
+              id
+              invitation {
+                id
+                status
+              }
+            }
+          }
+          active: users(status: ACTIVE, first: 1) {
+            nodes {
+              invitation {
+                id
+              }
+            }
+          }
+        }
+      `,
+      { search: email },
+      asAdmin(org),
+    );
+    expect(pending.body.errors).toBeUndefined();
+    expect(pending.body.data.users.nodes).toEqual([{ id: user.id, invitation: { id, status: 'PENDING' } }]);
+    expect(pending.body.data.active.nodes).toEqual([{ invitation: null }]);
+
+    const listed = async (status: string) => {
+      const res = await graphql(
+        app,
+        'query ($status: InvitationStatus) { invitations(status: $status, first: 100) { nodes { id } } }',
+        { status },
+        asAdmin(org),
+      );
+      return (res.body.data.invitations.nodes as Array<{ id: string }>).map((node) => node.id);
+    };
+    expect(await listed('PENDING')).toContain(id);
+    expect(await listed('REDEEMED')).not.toContain(id);
+    expect(await listed('EXPIRED')).not.toContain(id);
+  });
+
+  it('answer the pending user an invitation took with it', async () => {
+    const { id, user } = await invite();
+    const res = await graphql(
+      app,
+      'mutation ($id: ID!) { deleteInvitation(id: $id) { deletedId deletedUserId userErrors { code } } }',
+      { id },
+      asAdmin(org),
+    );
+    expect(res.body.data.deleteInvitation).toEqual({ deletedId: id, deletedUserId: user.id, userErrors: [] });
+  });
+});
