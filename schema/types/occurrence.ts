@@ -4,6 +4,8 @@ import {
   getOccurrence,
   listOccurrences,
   occurrenceTimes,
+  updateOccurrence,
+  updateOccurrenceInput,
 } from '../../src/services/occurrences.ts';
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
@@ -124,6 +126,20 @@ const CreateEventOccurrenceInput = inputFrom('CreateEventOccurrenceInput', creat
   },
 });
 
+const UpdateEventOccurrenceInput = inputFrom('UpdateEventOccurrenceInput', updateOccurrenceInput, {
+  description:
+    "Changes to an occurrence; a field left out stays as it is. Dates and times are wall-clock values in the occurrence's time zone (the new one, when timezone changes).",
+  fields: {
+    startDate: 'New start date, YYYY-MM-DD.',
+    startTime: 'New start time of day, HH:MM (24-hour).',
+    endDate: 'New end date, YYYY-MM-DD, with endTime; null: the end is on the start date. Leave out both to keep the length of the show.',
+    endTime: 'New end time of day, HH:MM (24-hour); null: no end.',
+    timezone: 'IANA time zone the dates and times are read in, and the occurrence is shown in.',
+    status: `${describeEnumStatuses('occurrence')}: CANCELLED stops its sales and its passes' entry; its orders stay, to refund.`,
+    capacity: "Overrides every ticket type's capacity, from the next hold on (tickets held or sold stay); null: the ticket types' own.",
+  },
+});
+
 builder.queryFields((t) => ({
   eventOccurrence: t.field({
     type: EventOccurrence,
@@ -158,5 +174,15 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: CreateEventOccurrenceInput, required: true, description: 'The occurrence.' }),
     },
     resolve: (_root, { eventId, input }, ctx) => answer(ctx, () => createOccurrence(ctx, eventId, input)),
+  }),
+  updateEventOccurrence: t.field({
+    ...payload('UpdateEventOccurrence', 'eventOccurrence', EventOccurrence, 'The occurrence as changed.'),
+    description: 'Moves, re-sizes or cancels an occurrence (GraphQL only).',
+    authScopes: WRITE,
+    args: {
+      id: t.arg.id({ required: true, description: 'Occurrence id (eoc_).' }),
+      input: t.arg({ type: UpdateEventOccurrenceInput, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => answer(ctx, () => updateOccurrence(ctx, id, input)),
   }),
 }));

@@ -62,6 +62,7 @@ export const AUDIT_ACTIONS = [
   'event.updated',
   'event.deleted',
   'event_occurrence.created',
+  'event_occurrence.updated',
   'ticket_type.created',
   'ticket_type.updated',
   'ticket_type.deleted',

@@ -79,6 +79,82 @@ export async function createOccurrence(ctx: RequestContext, eventId: string, raw
   );
 }
 
+export const updateOccurrenceInput = z
+  .strictObject({
+    startDate: localDate,
+    startTime: localTime,
+    endDate: localDate.nullable(),
+    endTime: localTime.nullable(),
+    timezone: timeZone,
+    status: statusOf('occurrence'),
+    capacity: z.number().int().min(0).max(2_147_483_647).nullable(),
+  })
+  .partial();
+
+export type UpdateOccurrenceInput = z.input<typeof updateOccurrenceInput>;
+
+/**
+ * Changes an occurrence: moves it (its dates and times are read in its zone as they are now, each
+ * part left out kept), changes its capacity, or cancels it. A capacity applies to the next hold, as
+ * the catalogue's always does (src/services/inventory.ts): tickets held or sold stay, and no hold
+ * takes more than the new capacity leaves. Cancelling stops its sales and its passes' entry
+ * (`OCCURRENCE_CANCELLED`); the orders stay, for the organisation to refund.
+ */
+export async function updateOccurrence(ctx: RequestContext, id: string, raw: Raw<UpdateOccurrenceInput>): Promise<EventOccurrence> {
+  // Judged as adding one is: events.write on the event's account (events.read is not needed).
+  const occurrence = await ctx.db.eventOccurrence.findUnique({ where: { id } });
+  if (!occurrence) throw AppError.notFound('Event occurrence not found.');
+  await loadEvent(ctx, occurrence.eventId, 'write');
+  const input = validate(updateOccurrenceInput, raw);
+  const zone = input.timezone ?? occurrence.timezone;
+  const now = occurrenceTimes(occurrence);
+  const issues: ValidationIssue[] = [];
+  const moved = ['startDate', 'startTime', 'endDate', 'endTime', 'timezone'].some((field) => field in input);
+  let times: { startsAt: Date; endsAt: Date | null } | undefined;
+  if (moved) {
+    const startDate = input.startDate ?? now.startDate;
+    const startTime = input.startTime ?? now.startTime;
+    const startsAt = instantOf(startDate, startTime, zone, 'startTime', issues);
+    let endsAt: Date | null | undefined;
+    if (input.endDate === undefined && input.endTime === undefined) {
+      // A show moved without naming its end keeps its length.
+      const length = occurrence.endsAt && occurrence.endsAt.getTime() - occurrence.startsAt.getTime();
+      endsAt = startsAt && length ? new Date(startsAt.getTime() + length) : null;
+    } else {
+      // As on creation: an end time alone is on the start date, an end date needs a time.
+      const endTime = input.endTime === undefined ? now.endTime : input.endTime;
+      const endDate = input.endDate ?? null;
+      if (endDate && !endTime) issues.push({ path: 'endTime', message: 'required with endDate' });
+      endsAt = endTime ? instantOf(endDate ?? startDate, endTime, zone, 'endTime', issues) : null;
+      if (startsAt && endsAt && endsAt.getTime() <= startsAt.getTime()) {
+        issues.push({ path: endDate ? 'endDate' : 'endTime', message: 'The end must be after the start.' });
+      }
+    }
+    if (endsAt && !withinRange(endsAt)) issues.push({ path: 'endTime', message: 'The end is outside years 1 to 9999 in UTC.' });
+    if (startsAt) times = { startsAt, endsAt: endsAt ?? null };
+  }
+  if (issues.length > 0) throw AppError.validation(issues);
+  return audited(
+    ctx,
+    (tx) =>
+      tx.eventOccurrence.update({
+        where: { id },
+        data: {
+          ...times,
+          ...(moved ? { timezone: zone } : {}),
+          ...(input.status !== undefined ? { status: input.status } : {}),
+          ...(input.capacity !== undefined ? { capacity: input.capacity } : {}),
+        },
+      }),
+    (updated) => ({
+      action: 'event_occurrence.updated',
+      targetId: updated.id,
+      accountId: updated.accountId,
+      changes: changesBetween(occurrence, updated, ['startsAt', 'endsAt', 'timezone', 'status', 'capacity']),
+    }),
+  );
+}
+
 /** The order of an event's occurrences, by start; `Event.occurrences` pages the same order (src/services/child-lists.ts). */
 export const OCCURRENCE_ORDER: SortKey = [
   ['startsAt', 'asc'],

@@ -1334,6 +1334,16 @@ const graphqlFields: Record<string, Row<GraphqlRequest>> = {
         },
       ),
   },
+  updateEventOccurrence: {
+    access: ACCOUNT_WRITE,
+    scopes: ['events.write'],
+    names: 'NOT_FOUND',
+    request: ({ things }) =>
+      gql(
+        'mutation($id: ID!) { updateEventOccurrence(id: $id, input: { capacity: null }) { eventOccurrence { id } userErrors { code } } }',
+        { id: things.catalogue.occurrenceId },
+      ),
+  },
   createTicketType: {
     access: ACCOUNT_WRITE,
     scopes: ['events.write'],

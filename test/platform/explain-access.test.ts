@@ -127,6 +127,7 @@ const cases: Record<string, Case> = {
   updateEvent: { args: (t) => ({ id: t.draft.eventId, input: { description: 'Changed' } }) },
   deleteEvent: { args: async (t) => ({ id: await t.fresh.eventId() }) },
   createEventOccurrence: { args: (t) => ({ eventId: t.draft.eventId, input: { startDate: '2027-08-01', startTime: '20:00' } }) },
+  updateEventOccurrence: { args: (t) => ({ id: t.catalogue.occurrenceId, input: { capacity: null } }) },
   createTicketType: {
     args: (t) => ({ eventId: t.draft.eventId, input: { name: 'Explained type', priceAmount: 1000, currency: 'GBP' } }),
   },
