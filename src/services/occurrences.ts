@@ -5,7 +5,7 @@ import type { EventOccurrence } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { changedSince, paginate, type PageArgs, type PolledListArgs, type SortKey } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
-import { instantsAt, localDate, localParts, localTime, timeZone, withinRange } from '../time-zones.ts';
+import { instant, instantsAt, localDate, localParts, localTime, timeZone, withinRange } from '../time-zones.ts';
 import { loadEvent } from './events.ts';
 import { audited, changesBetween } from './audit.ts';
 import { validate } from '../validation.ts';
@@ -161,11 +161,28 @@ export const OCCURRENCE_ORDER: SortKey = [
   ['id', 'asc'],
 ];
 
-/** The occurrences of an event, cancelled ones included, in start order. */
-export async function listOccurrences(ctx: RequestContext, eventId: string, args: PolledListArgs) {
-  const { updatedSince, ...page } = args;
+const occurrenceFilters = z.object({
+  status: statusOf('occurrence').nullish(),
+  startsFrom: instant.nullish(),
+  startsTo: instant.nullish(),
+});
+
+/**
+ * The occurrences of an event in start order, cancelled ones included unless `status` says, and
+ * only those starting from `startsFrom` to `startsTo` (both included) when given: an event of 300
+ * performances shows its upcoming ones first with `startsFrom` now.
+ */
+export async function listOccurrences(ctx: RequestContext, eventId: string, args: PolledListArgs & Raw<z.input<typeof occurrenceFilters>>) {
+  const { updatedSince, status, startsFrom, startsTo, ...page } = args;
   const event = await loadEvent(ctx, eventId, 'read');
-  const where = { eventId: event.id, ...changedSince(updatedSince) };
+  const filters = validate(occurrenceFilters, { status, startsFrom, startsTo });
+  const starts = { ...(filters.startsFrom ? { gte: filters.startsFrom } : {}), ...(filters.startsTo ? { lte: filters.startsTo } : {}) };
+  const where = {
+    eventId: event.id,
+    ...changedSince(updatedSince),
+    ...(filters.status ? { status: filters.status } : {}),
+    ...(Object.keys(starts).length > 0 ? { startsAt: starts } : {}),
+  };
   return paginate(
     page as PageArgs,
     OCCURRENCE_ORDER,

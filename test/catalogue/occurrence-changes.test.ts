@@ -95,3 +95,41 @@ describe('updateEventOccurrence', () => {
     expect(hidden.body.data.updateEventOccurrence.userErrors).toEqual([expect.objectContaining({ code: 'NOT_FOUND' })]);
   });
 });
+
+describe('eventOccurrences filters', () => {
+  it('lists the occurrences of a status, starting within a range, in start order', async () => {
+    const show = await createCatalogue(app, org);
+    const made: string[] = [];
+    for (const startDate of ['2031-01-10', '2031-02-10', '2031-03-10']) {
+      const res = await api(app, 'POST', `/v1/events/${show.eventId}/occurrences`, {
+        ...asAdmin(org),
+        body: { startDate, startTime: '19:00' },
+      });
+      made.push(res.body.eventOccurrence.id as string);
+    }
+    await update(made[2]!, { status: 'CANCELLED' });
+    const listed = async (args: Record<string, unknown>) => {
+      const res = await graphql(
+        app,
+        `
+          query ($eventId: ID!, $status: OccurrenceStatus, $startsFrom: DateTime, $startsTo: DateTime) {
+            eventOccurrences(eventId: $eventId, status: $status, startsFrom: $startsFrom, startsTo: $startsTo) {
+              totalCount
+              nodes {
+                id
+              }
+            }
+          }
+        `,
+        { eventId: show.eventId, ...args },
+        asAdmin(org),
+      );
+      expect(res.body.errors).toBeUndefined();
+      return (res.body.data.eventOccurrences.nodes as Array<{ id: string }>).map((node) => node.id);
+    };
+    expect(await listed({ startsFrom: '2031-02-01T00:00:00Z' })).toEqual([made[1], made[2]]);
+    expect(await listed({ startsFrom: '2031-01-01T00:00:00Z', startsTo: '2031-02-10T19:00:00Z' })).toEqual([made[0], made[1]]);
+    expect(await listed({ status: 'SCHEDULED', startsFrom: '2031-01-01T00:00:00Z' })).toEqual([made[0], made[1]]);
+    expect(await listed({ status: 'CANCELLED' })).toEqual([made[2]]);
+  });
+});
