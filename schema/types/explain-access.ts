@@ -1,5 +1,9 @@
 import { explainAccess, PRINCIPAL_TYPES, type AccessExplanation, type GrantView } from '../../src/services/explain-access.ts';
 import { builder } from '../builder.ts';
+import { related, relatedUser } from '../../src/services/related.ts';
+import { Account, accountRelation } from './account.ts';
+import { Role } from './role.ts';
+import { User } from './user.ts';
 import { valuesEnum } from './common.ts';
 
 const AccessSubjectKind = valuesEnum('AccessSubjectKind', 'The kind of credential an explanation is about.', {
@@ -39,6 +43,14 @@ const AccessSubjectInfo = builder.objectRef<AccessExplanation['subject']>('Acces
       description: 'The account a key or session acts for; null for a person or an organisation-wide key.',
     }),
     scopes: t.exposeStringList('scopes', { nullable: true, description: 'The scopes of a key or session; null for a person.' }),
+    user: t.field({
+      type: User,
+      nullable: true,
+      description:
+        "A person's user in the organisation, as user(id:) shows it; null otherwise (or, with an error, where you may not read it).",
+      resolve: async (subject, _args, ctx) => await relatedUser(ctx, subject.userId),
+    }),
+    account: t.field(accountRelation('The account a key or session acts for; null for a person or an organisation-wide key.')),
   }),
 });
 
@@ -57,6 +69,18 @@ const AccessGrantEntry = builder.objectRef<GrantView>('AccessGrantEntry').implem
     assignedOn: t.exposeID('assignedOn', {
       nullable: true,
       description: "The account the role is assigned on, or the key's or session's account; null for an organisation-wide key.",
+    }),
+    role: t.field({
+      type: Role,
+      nullable: true,
+      description: 'The role (role grants), to link to it; null for a scope, or one deleted since.',
+      resolve: (grant, _args, ctx) => related(ctx, 'role', grant.roleId),
+    }),
+    accounts: t.field({
+      type: [Account],
+      nullable: { list: true, items: true },
+      description: 'The accounts it applies to, as Account; null: every account.',
+      resolve: (grant, _args, ctx) => grant.accountIds && Promise.all(grant.accountIds.map((id) => related(ctx, 'account', id))),
     }),
   }),
 });

@@ -478,6 +478,12 @@ const PassRefusalRef = builder
         description: 'The occurrence the pass admits to (OTHER_OCCURRENCE), else null.',
         resolve: (refusal) => refusal.passOccurrenceId,
       }),
+      passOccurrence: t.field({
+        type: EventOccurrence,
+        nullable: true,
+        description: 'The occurrence the pass admits to (OTHER_OCCURRENCE), for a scanner to show when to come; else null.',
+        resolve: (refusal, _args, ctx) => related(ctx, 'occurrence', refusal.passOccurrenceId),
+      }),
     }),
   });
 

@@ -504,6 +504,39 @@ describe('who may ask, and what an answer says', () => {
       missing: null,
     });
     const key = await keyHolding(['events.read']);
+    const linked = await graphql(
+      app,
+      `
+        query ($id: ID!) {
+          explainAccess(principalType: USER, principalId: $id, permission: "events.write") {
+            subject {
+              user {
+                id
+              }
+              account {
+                id
+              }
+            }
+            grants {
+              role {
+                id
+                name
+              }
+              accounts {
+                id
+              }
+            }
+          }
+        }
+      `,
+      { id: org.user.id },
+      { token: org.adminToken, org: org.slug },
+    );
+    expect(linked.body.errors).toBeUndefined();
+    expect(linked.body.data.explainAccess).toEqual({
+      subject: { user: { id: org.user.id }, account: null },
+      grants: [{ role: { id: org.assignment.roleId, name: 'Organisation admin' }, accounts: null }],
+    });
     const byKey = await explain(org.adminToken, { principalType: 'api_key', principalId: key.id, permission: 'events.read' });
     expect(byKey.body.decidedBy).toEqual([{ kind: 'api_key_scope', id: key.id, matched: 'events.read' }]);
     const half = await explain(org.adminToken, { principalType: 'user', permission: 'events.read' });

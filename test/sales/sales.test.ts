@@ -545,7 +545,7 @@ describe('confirmation, cancel, refund and redemption', () => {
     const REDEEM = `mutation ($passId: ID, $occurrenceId: ID) {
       redeemPass(passId: $passId, occurrenceId: $occurrenceId) {
         redemption { redeemedAt }
-        refusal { reason redeemedAt passOccurrenceId }
+        refusal { reason redeemedAt passOccurrenceId passOccurrence { id startsAt } }
         userErrors { code }
       }
     }`;
@@ -554,13 +554,14 @@ describe('confirmation, cancel, refund and redemption', () => {
     expect(first.refusal).toBeNull();
     expect(await scan({ passId: passes[0].id })).toEqual({
       redemption: null,
-      refusal: { reason: 'ALREADY_REDEEMED', redeemedAt: first.redemption.redeemedAt, passOccurrenceId: null },
+      refusal: { reason: 'ALREADY_REDEEMED', redeemedAt: first.redemption.redeemedAt, passOccurrenceId: null, passOccurrence: null },
       userErrors: [{ code: 'CONFLICT' }],
     });
     expect((await scan({ passId: passes[1].id, occurrenceId: 'eoc_another' })).refusal).toEqual({
       reason: 'OTHER_OCCURRENCE',
       redeemedAt: null,
       passOccurrenceId: passes[1].occurrenceId,
+      passOccurrence: { id: passes[1].occurrenceId, startsAt: expect.any(String) },
     });
     expect((await api(app, 'POST', `/v1/orders/${order.id}/refund`, asAdmin(org))).status).toBe(200);
     expect((await scan({ passId: passes[1].id })).refusal).toMatchObject({ reason: 'VOID' });
