@@ -19,6 +19,14 @@ export function validate<T extends z.ZodType>(schema: T, input: unknown): z.outp
 }
 
 /**
+ * An id a request names (an accountId, a roleId): any text of 1 to 128 characters, judged by looking
+ * it up, so one of another kind or of another organisation is 404 NOT_FOUND naming the field, as
+ * the contract answers one in a path; never a 400 that tells the two apart
+ * (test/platform/input-ranges.test.ts).
+ */
+export const reference = z.string().min(1).max(128);
+
+/**
  * A JSON object a client stores as it is (an organisation's metadata, an identity provider's
  * configuration): bounded by its size as JSON, the refusal naming the limit (`maxBytes`).
  */

@@ -8,7 +8,7 @@ import { instant } from '../time-zones.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 import { changedSince, NEWEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
 import { audited, changesBetween } from './audit.ts';
 
@@ -21,10 +21,7 @@ export const scopeList = limitedArray(
 export const createApiKeyInput = z.strictObject({
   name: z.string().trim().min(1).max(255),
   scopes: scopeList,
-  accountId: z
-    .string()
-    .regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits')
-    .nullish(),
+  accountId: reference.nullish(),
   // An instant as every other one is read (Z or an offset, nothing a parser might guess at).
   expiresAt: instant
     .refine((date) => date.getTime() > Date.now(), 'must be in the future')

@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { scopeList } from './api-keys.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { audited, changesBetween } from './audit.ts';
@@ -13,10 +13,7 @@ export const EMBED_MAX_TTL_SECONDS = 3600;
 export const EMBED_DEFAULT_TTL_SECONDS = 900;
 
 export const createEmbedSessionInput = z.strictObject({
-  accountId: z
-    .string()
-    .regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits')
-    .nullish(),
+  accountId: reference.nullish(),
   scopes: scopeList.nullish(),
   expiresInSeconds: z.number().int().min(60).max(EMBED_MAX_TTL_SECONDS).nullish(),
 });
@@ -33,7 +30,7 @@ export async function createEmbedSession(ctx: RequestContext, raw: Record<string
   if (!accountId) throw AppError.validation([{ path: 'accountId', message: 'Required: the account the session is pinned to.' }]);
   if (principal.kind === 'apiKey' && principal.accountId && principal.accountId !== accountId) throw missingRight(ctx);
   const account = await ctx.db.account.findFirst({ where: { id: accountId, isDeleted: false }, select: { id: true } });
-  if (!account) throw AppError.notFound('Account not found.');
+  if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation.' }]);
 
   const held = principal.kind === 'apiKey' ? principal.scopes : undefined;
   const scopes = [...new Set(input.scopes ?? held ?? [])];

@@ -22,7 +22,7 @@ import {
   type PageRequest,
   type RawPageArgs,
 } from '../pagination.ts';
-import { validate, type Raw } from '../validation.ts';
+import { reference, validate, type Raw } from '../validation.ts';
 import { owningAccount } from './accounts.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { instant, localDate } from '../time-zones.ts';
@@ -36,7 +36,7 @@ import { audited, changesBetween, recordAudit } from './audit.ts';
 
 export type EventStatus = (typeof STATUSES)['event'][number];
 
-export const createEventInput = z.strictObject({ accountId: z.string().min(1).max(100), ...EVENT.writable() });
+export const createEventInput = z.strictObject({ accountId: reference, ...EVENT.writable() });
 export const updateEventInput = z.strictObject(EVENT.writable()).partial();
 
 export type CreateEventInput = z.input<typeof createEventInput>;
@@ -147,7 +147,7 @@ const rangeBound = z.union([localDate, instant], {
 export const listEventsFilters = z
   .object({
     status: statusOf('event').nullish(),
-    accountId: z.string().min(1).max(100).nullish(),
+    accountId: reference.nullish(),
     q: z.string().trim().max(200).nullish(),
     from: rangeBound.nullish(),
     to: rangeBound.nullish(),
@@ -173,7 +173,7 @@ export const eventOrderInput = z.strictObject({ field: z.enum(EVENT_ORDER_FIELDS
 const adminEventArgs = pollFilter
   .extend({
     orderBy: eventOrderInput.nullish(),
-    venueId: z.string().min(1).max(100).nullish(),
+    venueId: reference.nullish(),
     startsFrom: instant.nullish(),
     startsTo: instant.nullish(),
     startDateFrom: localDate.nullish(),

@@ -4,7 +4,7 @@ import { isValidPermission, type Explanation, type Grant } from '../auth/permiss
 import { missingRight } from '../auth/refusal.ts';
 import { organisationOf, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
-import { validate, type Raw } from '../validation.ts';
+import { reference, validate, type Raw } from '../validation.ts';
 
 /**
  * "Why may I?": whether a person, an API key or an embed session may do `permission` on an account,
@@ -14,8 +14,6 @@ import { validate, type Raw } from '../validation.ts';
  * every route.
  */
 
-const prefixed = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]+$`), `${prefix}_ followed by letters and digits`);
-
 /** The kinds of principal the contract's `principalType` names, and the prefix of each one's id. */
 export const PRINCIPAL_TYPES = { user: 'usr', api_key: 'oak', embed_session: 'ems' } as const;
 type PrincipalType = keyof typeof PRINCIPAL_TYPES;
@@ -23,12 +21,12 @@ type PrincipalType = keyof typeof PRINCIPAL_TYPES;
 export const explainAccessInput = z
   .strictObject({
     principalType: z.enum(Object.keys(PRINCIPAL_TYPES) as [PrincipalType, ...PrincipalType[]]).nullish(),
-    principalId: z.string().min(1).max(100).nullish(),
-    personId: prefixed('usr').nullish(),
-    apiKeyId: prefixed('oak').nullish(),
-    embedSessionId: prefixed('ems').nullish(),
+    principalId: reference.nullish(),
+    personId: reference.nullish(),
+    apiKeyId: reference.nullish(),
+    embedSessionId: reference.nullish(),
     permission: z.string().refine(isValidPermission, 'a permission string: resource.action[:all|:acc_…], each a word or *'),
-    accountId: prefixed('acc').nullish(),
+    accountId: reference.nullish(),
   })
   .superRefine((input, issues) => {
     if (input.principalType && !input.principalId)

@@ -11,7 +11,7 @@ import type { Invitation, Organisation } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { clientBucket, type ThrottleSubject } from '../limits/rate-limiter.ts';
-import { validate, type Raw } from '../validation.ts';
+import { reference, validate, type Raw } from '../validation.ts';
 import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
 import { changedSince, paginate, type PolledListArgs } from '../pagination.ts';
 import { batched } from '../db/batch.ts';
@@ -34,8 +34,8 @@ export const createInvitationInput = z.strictObject({
     .transform((email) => email.toLowerCase()),
   firstName: name.nullish(),
   lastName: name.nullish(),
-  roleIds: limitedArray(z.string().min(1).max(128), 'rolesPerUser', `at most ${LIMITS.rolesPerUser} roles per user`).nullish(),
-  accountId: z.string().min(1).max(128).nullish(),
+  roleIds: limitedArray(reference, 'rolesPerUser', `at most ${LIMITS.rolesPerUser} roles per user`).nullish(),
+  accountId: reference.nullish(),
 });
 
 export type CreateInvitationInput = z.input<typeof createInvitationInput>;

@@ -6,7 +6,7 @@ import { batched } from '../db/batch.ts';
 import { isUniqueViolation } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { validate, type Raw } from '../validation.ts';
+import { reference, validate, type Raw } from '../validation.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMayGrant } from '../auth/granting.ts';
 import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
@@ -15,9 +15,9 @@ import { assertAdministratorRemains, grantsAdministration } from './administrato
 import { changedSince, OLDEST_FIRST, type PolledListArgs, pageArgsOf, paginate } from '../pagination.ts';
 import { audited, changesBetween, recordAudit, type AuditEntryInput } from './audit.ts';
 
-const userId = z.string().regex(/^usr_[A-Za-z0-9]+$/, 'usr_ followed by letters and digits');
-const accountId = z.string().regex(/^acc_[A-Za-z0-9]+$/, 'acc_ followed by letters and digits');
-const roleId = z.string().regex(/^rol_[A-Za-z0-9_]+$/, 'rol_ followed by letters, digits and underscores');
+const userId = reference;
+const accountId = reference;
+const roleId = reference;
 
 export const assignRoleInput = z.strictObject({ userId, accountId, roleId });
 export const replaceRolesInput = z.strictObject({

@@ -12,7 +12,7 @@ import { changedSince, OLDEST_FIRST, type PolledListArgs, paginate } from '../pa
 import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 import { audited, changesBetween, recordAudit } from './audit.ts';
 
@@ -28,7 +28,7 @@ const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-c
 const name = z.string().trim().min(1).max(255);
 const channelType = statusOf('channelType');
 const eventIds = limitedArray(
-  z.string().min(1).max(100),
+  reference,
   'idsPerRequest',
   `at most ${LIMITS.idsPerRequest} events (a channel selling more sells all events of its account)`,
 );
@@ -47,7 +47,7 @@ const storefrontUrl = documentedAs(
 );
 
 export const createSalesChannelInput = z.strictObject({
-  accountId: z.string().min(1).max(100),
+  accountId: reference,
   name,
   slug,
   channelType: channelType.nullish(),
@@ -63,7 +63,7 @@ export const updateSalesChannelInput = z.strictObject({
   /** null clears it. */
   storefrontUrl: storefrontUrl.nullish(),
 });
-export const listSalesChannelsFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+export const listSalesChannelsFilters = z.object({ accountId: reference.nullish() });
 export const createChannelKeyInput = z.strictObject({ kind: statusOf('channelKeyKind') });
 
 export type CreateSalesChannelInput = z.input<typeof createSalesChannelInput>;

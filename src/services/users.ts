@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { OLDEST_FIRST, pageArgsOf, paginate, type RawPageArgs } from '../pagination.ts';
 import { statusOf } from '../statuses.ts';
-import { validate, type Raw } from '../validation.ts';
+import { reference, validate, type Raw } from '../validation.ts';
 
 /** What the graph shows of a user of the organisation. */
 export const USER_FIELDS = {
@@ -44,8 +44,8 @@ export function mayReadUser(ctx: RequestContext, user: { id: string; roleAssignm
 }
 
 export const listUsersFilters = z.object({
-  accountId: z.string().max(100).nullish(),
-  roleId: z.string().max(128).nullish(),
+  accountId: reference.nullish(),
+  roleId: reference.nullish(),
   status: statusOf('user').nullish(),
   search: z.string().trim().min(1).max(200).nullish(),
 });

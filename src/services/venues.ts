@@ -7,7 +7,7 @@ import { owningAccount } from './accounts.ts';
 import { type Raw } from '../validation.ts';
 import { timeZone } from '../time-zones.ts';
 import { authorised, readableAccounts } from './access.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 import { audited, changesBetween } from './audit.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
@@ -35,9 +35,9 @@ const venueFields = {
   capacity: z.number().int().min(0).max(2_147_483_647).nullish(),
 };
 
-export const createVenueInput = z.strictObject({ accountId: z.string().min(1).max(100), ...venueFields });
+export const createVenueInput = z.strictObject({ accountId: reference, ...venueFields });
 export const updateVenueInput = z.strictObject(venueFields).partial();
-export const listVenuesFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+export const listVenuesFilters = z.object({ accountId: reference.nullish() });
 
 export type CreateVenueInput = z.input<typeof createVenueInput>;
 export type UpdateVenueInput = z.input<typeof updateVenueInput>;

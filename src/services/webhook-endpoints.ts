@@ -15,7 +15,7 @@ import { recoveryRunning, recoveryWorkflowId, startRecoveryWorkflow } from '../w
 import { closeCircuit, countOperatorAction, temporalClient } from './webhook-workflows.ts';
 import { owningAccount } from './accounts.ts';
 import { instant } from '../time-zones.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { changedSince, OLDEST_FIRST, type Page, type PolledListArgs, pageArgsOf, paginate } from '../pagination.ts';
@@ -73,7 +73,7 @@ export type WebhookOrdering = (typeof WEBHOOK_ORDERINGS)[number];
 export const webhookOrdering = z.enum(WEBHOOK_ORDERINGS, { error: `One of ${WEBHOOK_ORDERINGS.join(', ')}.` });
 
 export const createWebhookEndpointInput = z.strictObject({
-  accountId: z.string().min(1).max(100),
+  accountId: reference,
   url,
   description,
   eventTypes: eventTypes.nullish(),
@@ -147,7 +147,7 @@ export function listWebhookEventTypes(): Array<{ type: WebhookEventType; descrip
 }
 
 /** Endpoints of the accounts the caller may read (optionally one of them), oldest first. */
-export const listWebhookEndpointsFilters = z.object({ accountId: z.string().min(1).max(100).nullish() });
+export const listWebhookEndpointsFilters = z.object({ accountId: reference.nullish() });
 
 /** A page of the webhook endpoints of the accounts the caller may read, oldest first. */
 export async function listWebhookEndpoints(

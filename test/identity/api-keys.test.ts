@@ -3,7 +3,7 @@ import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/auth/keys.ts';
 import { useTestApp } from '../support/app.ts';
-import { createApiKey, staffWithRoles } from '../support/credentials.ts';
+import { asAdmin, createApiKey, staffWithRoles } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 
@@ -52,7 +52,13 @@ describe('creating organisation API keys', () => {
       body: { name: '', scopes: ['events.read', 'events.read:all'], accountId: 'nope', expiresAt: '2001-01-01T00:00:00Z' },
     });
     expect(res.status).toBe(400);
-    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['accountId', 'expiresAt', 'name', 'scopes.1']);
+    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['expiresAt', 'name', 'scopes.1']);
+    // An account id is judged by looking it up: one that names nothing here is 404 naming it.
+    const unknown = await api(app, 'POST', '/v1/api-keys', {
+      ...asAdmin(org),
+      body: { name: 'k', scopes: ['events.read'], accountId: 'nope' },
+    });
+    expect([unknown.status, unknown.body.details?.[0]?.path]).toEqual([404, 'accountId']);
   });
 
   it('cannot grant scopes the creator does not hold', async () => {

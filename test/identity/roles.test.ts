@@ -166,13 +166,13 @@ describe('role assignments', () => {
     expect((await api(app, 'GET', `/v1/user-account-roles?userId=${staff.userId}`, asAdmin(org))).body.assignments).toEqual([]);
   });
 
-  it('validates ids and names the fields', async () => {
+  it('answers ids that name nothing of the organisation, whatever their form, with 404 naming the fields', async () => {
     const res = await api(app, 'POST', '/v1/user-account-roles', {
       ...asAdmin(org),
       body: { userId: 'bob', accountId: 'acc_', roleId: 'rol_ok' },
     });
-    expect(res.status).toBe(400);
-    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['accountId', 'userId']);
+    expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['accountId', 'roleId', 'userId']);
   });
 
   it('an account admin manages roles on their own account only, and cannot hand out more than they hold', async () => {

@@ -111,3 +111,20 @@ describe('stored JSON and lists', () => {
     expect((await create(Array.from({ length: 200 }, () => 'same'))).status).toBe(201);
   });
 });
+
+describe('ids named in a body', () => {
+  it('answer one of another kind as one of another organisation: 404 naming the field, on every use case', async () => {
+    const event = catalogue.eventId; // an id, but not an account's
+    const named = [
+      ['POST', '/v1/api-keys', { name: 'k', scopes: ['events.read'], accountId: event }],
+      ['POST', '/v1/embed/sessions', { accountId: event, scopes: ['events.read'] }],
+      ['POST', '/v1/venues', { accountId: event, name: 'Hall' }],
+      ['POST', '/v1/events', { accountId: event, name: 'Show', timezone: 'UTC' }],
+      ['POST', '/v1/user-account-roles', { userId: org.user.id, accountId: event, roleId: org.assignment.roleId }],
+    ] as const;
+    for (const [method, path, body] of named) {
+      const res = await api(app, method, path, { ...asAdmin(org), body });
+      expect([path, res.status, res.body.code, res.body.details?.[0]?.path]).toEqual([path, 404, 'NOT_FOUND', 'accountId']);
+    }
+  });
+});
