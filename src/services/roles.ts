@@ -63,8 +63,30 @@ async function assertNameFree(ctx: RequestContext, name: string, exceptId?: stri
   if (clash) throw new AppError('CONFLICT', `A role named "${name}" already exists.`);
 }
 
+/**
+ * A permission scoped to one account (`events.read:acc_…`) names an account of the organisation,
+ * as any id in a body does: one that is not is 404 naming the permission (it could never grant).
+ */
+async function assertAccountsExist(ctx: RequestContext, permissions: readonly string[]): Promise<void> {
+  const named = permissions.flatMap((permission, index) => {
+    const scope = permission.split(':')[1];
+    return scope?.startsWith('acc_') ? [{ index, accountId: scope }] : [];
+  });
+  if (named.length === 0) return;
+  const ids = [...new Set(named.map((entry) => entry.accountId))];
+  const found = await ctx.db.account.findMany({ where: { id: { in: ids }, isDeleted: false }, select: { id: true } });
+  const known = new Set(found.map((account) => account.id));
+  const unknown = named.filter((entry) => !known.has(entry.accountId));
+  if (unknown.length > 0) {
+    throw AppError.unknownReferences(
+      unknown.map(({ index, accountId }) => ({ path: `permissions.${index}`, message: `No account ${accountId} in this organisation.` })),
+    );
+  }
+}
+
 export async function createRole(ctx: RequestContext, raw: Record<string, unknown>) {
   const input = validate(createRoleInput, raw);
+  await assertAccountsExist(ctx, input.permissions);
   assertMayDefine(ctx, input.permissions, 'a role', 'permissions');
   await assertNameFree(ctx, input.name);
   return audited(
@@ -105,6 +127,7 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be modified.');
   const permissions = input.permissions === undefined ? undefined : [...new Set(input.permissions)];
   if (permissions) {
+    await assertAccountsExist(ctx, input.permissions!);
     assertMayDefine(ctx, permissions, 'a role', 'permissions');
     await assertMayChangeHolders(ctx, role, permissions, 'permissions');
   }

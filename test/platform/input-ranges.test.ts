@@ -128,3 +128,14 @@ describe('ids named in a body', () => {
     }
   });
 });
+
+describe("a role's account-scoped permission", () => {
+  it('names an account of the organisation, else 404 naming the permission', async () => {
+    const other = await createOrganisation(app, 'ranges-other');
+    const create = (permissions: string[]) =>
+      api(app, 'POST', '/v1/roles', { ...asAdmin(org), body: { name: `Scoped ${permissions.length}-${Date.now()}`, permissions } });
+    const theirs = await create(['events.read', `events.write:${other.account.id}`]);
+    expect([theirs.status, theirs.body.code, theirs.body.details?.[0]?.path]).toEqual([404, 'NOT_FOUND', 'permissions.1']);
+    expect((await create([`events.write:${org.account.id}`])).status).toBe(201);
+  });
+});
