@@ -224,11 +224,16 @@ function unboundInput(bind: Binding, types: Map<string, string>, req: Request): 
 
 function unboundQuery(bind: Binding, named: Array<[string, Source]>, types: Map<string, string>, req: Request): ValidationIssue[] {
   const parameters = new Set(named.flatMap(([, source]) => (source.startsWith('query.') ? [source.slice('query.'.length)] : [])));
+  // Every list takes page and limit (docs/spec/contract.md): a client that always sends them is
+  // not refused on one whose answer is never more than a page.
+  const paging = req.method === 'GET' ? PAGE_PARAMETERS : [];
   if (bind['...'] === 'query') for (const name of spreadable(named, types)) parameters.add(name);
   return Object.keys(req.query)
-    .filter((parameter) => !parameters.has(parameter))
+    .filter((parameter) => !parameters.has(parameter) && !paging.includes(parameter))
     .map((parameter) => ({ path: `query.${parameter.slice(0, 100)}`, message: takes('parameter', parameters) }));
 }
+
+const PAGE_PARAMETERS = ['page', 'limit'];
 
 /** The operation's variables a `'...'` spread may fill: those no named source fills. */
 function spreadable(named: Array<[string, Source]>, types: Map<string, string>): string[] {

@@ -149,8 +149,10 @@ const touchedUser = (description: string) => ({
   type: User,
   nullable: true as const,
   description,
+  // The change may have left the user out of what the caller may read: then null, not an error
+  // after a change that was made.
   resolve: async ({ touched }: { touched?: Record<string, string | null> }, _args: unknown, ctx: RequestContext) =>
-    await relatedUser(ctx, touched?.userId),
+    await relatedUser(ctx, touched?.userId).catch(() => null),
 });
 
 builder.objectField(ReplaceRolesPayload.type, 'user', (t) =>

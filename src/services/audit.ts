@@ -8,7 +8,7 @@ import type { AuditEntry, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { NEWEST_FIRST, paginate, type Page, type RawPageArgs } from '../pagination.ts';
 import { instant } from '../time-zones.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 
 /**
  * The audit log: who changed what in the organisation's configuration and money, when, and from
@@ -240,7 +240,7 @@ function readableWhere(ctx: RequestContext): Prisma.AuditEntryWhereInput {
   return accounts === 'all' ? {} : { accountId: { in: accounts } };
 }
 
-const id = z.string().min(1).max(100);
+const id = reference;
 
 export const listAuditEntriesFilters = z
   .object({

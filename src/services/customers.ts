@@ -19,7 +19,7 @@ import {
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { channelOfKey } from './listings.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 
 /**
@@ -38,7 +38,7 @@ const MAGIC_LINKS_PER_MINUTE = 10;
 
 export const listCustomersFilters = z.object({
   email: z.string().trim().min(1).max(254).nullish(),
-  accountId: z.string().min(1).max(100).nullish(),
+  accountId: reference.nullish(),
 });
 
 /** How the graph's `customers(orderBy:)` sorts: by creation (newest first, the list's own order) or by email (A first). */

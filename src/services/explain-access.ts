@@ -96,7 +96,11 @@ export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof
   if (!self && !ctx.access.allows('roles', 'read')) {
     throw missingRight(ctx, 'Explaining the access of another person or key needs roles.read on every account.');
   }
-  if (subject.invited) throw AppError.notFound(`User ${subject.id} has not accepted their invitation: they hold no rights yet.`);
+  // Said only to whoever may read that user's assignments; to others it is any other unknown id.
+  if (subject.invited) {
+    if (!ctx.access.allows('role_assignments', 'read', input.accountId ?? null)) throw unknownSubject(subject);
+    throw AppError.notFound(`User ${subject.id} has not accepted their invitation: they hold no rights yet.`);
+  }
   if (input.accountId) {
     const account = await ctx.db.account.findFirst({ where: { id: input.accountId, isDeleted: false }, select: { id: true } });
     if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation.' }]);
@@ -108,10 +112,10 @@ export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof
       : subject.kind === 'apiKey'
         ? await apiKeyRights(db, organisation.id, subject.id)
         : await embedSessionRights(db, authCache, organisation.id, subject.id);
-  if (!rights) throw AppError.notFound(`No ${SUBJECT_WORDS[subject.kind]} ${subject.id} in this organisation.`);
+  if (!rights) throw unknownSubject(subject);
   const explanation = rights.access.explain(input.permission, input.accountId ?? null)!;
   if (!self && !mayReadSubject(ctx, rights, explanation.accountId)) {
-    throw AppError.notFound(`No ${SUBJECT_WORDS[subject.kind]} ${subject.id} in this organisation.`);
+    throw unknownSubject(subject);
   }
   const refusal = rights.refusal ? { code: rights.refusal.code, message: rights.refusal.message } : null;
   return {
@@ -131,8 +135,15 @@ const SUBJECT_WORDS: Record<SubjectKind, string> = { person: 'person', apiKey: '
 interface Subject {
   kind: SubjectKind;
   id: string;
+  /** The id as the request named it (a user's, where `id` is their person's), for refusals. */
+  asked?: string;
   /** A user who has not accepted their invitation: no person, no rights yet. */
   invited?: true;
+}
+
+/** Not found, in the words of the id asked: a refusal never shows the person behind a user. */
+function unknownSubject(subject: Subject): AppError {
+  return AppError.notFound(`No ${SUBJECT_WORDS[subject.kind]} ${(subject.asked ?? subject.id).slice(0, 100)} in this organisation.`);
 }
 
 /** The credential asked about: the one named, or the caller's own. */
@@ -160,7 +171,7 @@ async function named(ctx: RequestContext, type: PrincipalType, id: string): Prom
   if (type === 'embed_session') return { kind: 'embedSession', id };
   const user = await ctx.db.user.findFirst({ where: { id }, select: { personId: true } });
   if (!user) return { kind: 'person', id };
-  return user.personId ? { kind: 'person', id: user.personId } : { kind: 'person', id, invited: true };
+  return user.personId ? { kind: 'person', id: user.personId, asked: id } : { kind: 'person', id, invited: true };
 }
 
 function isCaller(ctx: RequestContext, subject: { kind: SubjectKind; id: string }): boolean {

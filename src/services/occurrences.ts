@@ -5,7 +5,8 @@ import type { EventOccurrence } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
 import { changedSince, paginate, type PageArgs, type PolledListArgs, type SortKey } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
-import { instant, instantsAt, localDate, localParts, localTime, timeZone, withinRange } from '../time-zones.ts';
+import { addDays, instant, instantsAt, localDate, localParts, localTime, timeZone, withinRange } from '../time-zones.ts';
+import { cancelPendingOrdersOfOccurrence } from './sales/hold-sweep.ts';
 import { loadEvent } from './events.ts';
 import { audited, changesBetween } from './audit.ts';
 import { validate } from '../validation.ts';
@@ -121,20 +122,21 @@ export async function updateOccurrence(ctx: RequestContext, id: string, raw: Raw
       const length = occurrence.endsAt && occurrence.endsAt.getTime() - occurrence.startsAt.getTime();
       endsAt = startsAt && length ? new Date(startsAt.getTime() + length) : null;
     } else {
-      // As on creation: an end time alone is on the start date, an end date needs a time.
+      // An end date left out keeps as many days after the start as it had (an overnight show
+      // stays overnight); null puts the end on the start date, as on creation.
       const endTime = input.endTime === undefined ? now.endTime : input.endTime;
-      const endDate = input.endDate ?? null;
-      if (endDate && !endTime) issues.push({ path: 'endTime', message: 'required with endDate' });
+      if (input.endDate && !endTime) issues.push({ path: 'endTime', message: 'required with endDate' });
+      const endDate = input.endDate === undefined ? sameDaysAfter(now, startDate) : input.endDate;
       endsAt = endTime ? instantOf(endDate ?? startDate, endTime, zone, 'endTime', issues) : null;
       if (startsAt && endsAt && endsAt.getTime() <= startsAt.getTime()) {
-        issues.push({ path: endDate ? 'endDate' : 'endTime', message: 'The end must be after the start.' });
+        issues.push({ path: input.endDate ? 'endDate' : 'endTime', message: 'The end must be after the start.' });
       }
     }
     if (endsAt && !withinRange(endsAt)) issues.push({ path: 'endTime', message: 'The end is outside years 1 to 9999 in UTC.' });
     if (startsAt) times = { startsAt, endsAt: endsAt ?? null };
   }
   if (issues.length > 0) throw AppError.validation(issues);
-  return audited(
+  const updated = await audited(
     ctx,
     (tx) =>
       tx.eventOccurrence.update({
@@ -153,6 +155,18 @@ export async function updateOccurrence(ctx: RequestContext, id: string, raw: Raw
       changes: changesBetween(occurrence, updated, ['startsAt', 'endsAt', 'timezone', 'status', 'capacity']),
     }),
   );
+  // Tickets held for an occurrence that was cancelled go back at once (and their orders cannot be paid).
+  if (occurrence.status !== 'cancelled' && updated.status === 'cancelled') {
+    await cancelPendingOrdersOfOccurrence(ctx.runtime, updated.organisationId, updated.id);
+  }
+  return updated;
+}
+
+/** The end date as many days after `startDate` as the occurrence's end is after its start; null without an end date. */
+function sameDaysAfter(now: { startDate: string; endDate: string | null }, startDate: string): string | null {
+  if (!now.endDate) return null;
+  const days = Math.round((Date.parse(now.endDate) - Date.parse(now.startDate)) / 86_400_000);
+  return addDays(startDate, days);
 }
 
 /** The order of an event's occurrences, by start; `Event.occurrences` pages the same order (src/services/child-lists.ts). */

@@ -9,7 +9,7 @@ import { withWebhooks } from '../webhooks/record.ts';
 import { changedSince, OLDEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 
 /**
@@ -26,11 +26,11 @@ import { statusOf } from '../statuses.ts';
 const RESOURCE = 'passes';
 
 export const listPassesFilters = z.object({
-  orderId: z.string().min(1).max(100).nullish(),
-  customerId: z.string().min(1).max(100).nullish(),
-  occurrenceId: z.string().min(1).max(100).nullish(),
+  orderId: reference.nullish(),
+  customerId: reference.nullish(),
+  occurrenceId: reference.nullish(),
   status: statusOf('pass').nullish(),
-  accountId: z.string().min(1).max(100).nullish(),
+  accountId: reference.nullish(),
 });
 
 export async function listPasses(ctx: RequestContext, args: PolledListArgs & Raw<z.input<typeof listPassesFilters>>) {
@@ -75,7 +75,7 @@ const passCode = z
   .max(100)
   .transform((code) => code.toUpperCase().replace(/[\s-]/g, ''));
 /** Where the scanner stands: a pass for another occurrence is refused. */
-const scannerOccurrence = z.string().min(1).max(100).nullish();
+const scannerOccurrence = reference.nullish();
 
 /** The bodies of POST /v1/passes/{id}/redeem and POST /v1/redemptions: the same fields as below. */
 export const redeemPassByIdBody = z.strictObject({ occurrenceId: scannerOccurrence });
@@ -83,7 +83,7 @@ export const redeemPassByCodeBody = z.strictObject({ code: passCode, occurrenceI
 
 export const redeemPassInput = z
   .strictObject({
-    passId: z.string().min(1).max(100).nullish(),
+    passId: reference.nullish(),
     code: passCode.nullish(),
     occurrenceId: scannerOccurrence,
   })

@@ -66,6 +66,7 @@ async function assertNameFree(ctx: RequestContext, name: string, exceptId?: stri
 /**
  * A permission scoped to one account (`events.read:acc_…`) names an account of the organisation,
  * as any id in a body does: one that is not is 404 naming the permission (it could never grant).
+ * Asked after the caller's rights, so it tells nothing about accounts they may not hand out.
  */
 async function assertAccountsExist(ctx: RequestContext, permissions: readonly string[]): Promise<void> {
   const named = permissions.flatMap((permission, index) => {
@@ -86,8 +87,8 @@ async function assertAccountsExist(ctx: RequestContext, permissions: readonly st
 
 export async function createRole(ctx: RequestContext, raw: Record<string, unknown>) {
   const input = validate(createRoleInput, raw);
-  await assertAccountsExist(ctx, input.permissions);
   assertMayDefine(ctx, input.permissions, 'a role', 'permissions');
+  await assertAccountsExist(ctx, input.permissions);
   await assertNameFree(ctx, input.name);
   return audited(
     ctx,
@@ -127,8 +128,8 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be modified.');
   const permissions = input.permissions === undefined ? undefined : [...new Set(input.permissions)];
   if (permissions) {
-    await assertAccountsExist(ctx, input.permissions!);
     assertMayDefine(ctx, permissions, 'a role', 'permissions');
+    await assertAccountsExist(ctx, input.permissions!);
     await assertMayChangeHolders(ctx, role, permissions, 'permissions');
   }
   if (input.name !== undefined) await assertNameFree(ctx, input.name, id);

@@ -10,7 +10,7 @@ import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
 import { labelOf, startResendWorkflow } from '../webhooks/starts.ts';
 import { closeCircuit, countOperatorAction, temporalClient } from './webhook-workflows.ts';
 import { instant } from '../time-zones.ts';
-import { validate } from '../validation.ts';
+import { reference, validate } from '../validation.ts';
 import { STATUSES } from '../statuses.ts';
 import { recordAudit } from './audit.ts';
 
@@ -43,7 +43,7 @@ export async function loadDelivery(db: Db, id: string): Promise<DeliveryView> {
 }
 
 export const listWebhookDeliveriesFilters = z.object({
-  endpointId: z.string().min(1).max(100).nullish(),
+  endpointId: reference.nullish(),
   status: z.enum(DELIVERY_STATUSES, { error: `One of ${DELIVERY_STATUSES.join(', ')}.` }).nullish(),
   eventType: z
     .enum(Object.keys(WEBHOOK_EVENT_TYPES) as [string, ...string[]], {

@@ -49,6 +49,17 @@ describe('updateEventOccurrence', () => {
     expect(audit.body.auditEntries).toHaveLength(2);
   });
 
+  it('keeps an overnight show overnight when only its end time changes', async () => {
+    const made = await api(app, 'POST', `/v1/events/${catalogue.eventId}/occurrences`, {
+      ...asAdmin(org),
+      body: { startDate: '2031-07-04', startTime: '22:00', endDate: '2031-07-05', endTime: '01:00' },
+    });
+    const later = await update(made.body.eventOccurrence.id as string, { endTime: '02:00' });
+    expect(later.body.data.updateEventOccurrence.eventOccurrence).toMatchObject({ endDate: '2031-07-05', endTime: '02:00' });
+    const sameDay = await update(made.body.eventOccurrence.id as string, { endDate: null, endTime: '23:30' });
+    expect(sameDay.body.data.updateEventOccurrence.eventOccurrence).toMatchObject({ endDate: '2031-07-04', endTime: '23:30' });
+  });
+
   it('refuses an end before the start, or a time the clocks skip, naming the field, and changes nothing', async () => {
     const res = await update(catalogue.occurrenceId, { endTime: '00:00', endDate: '2000-01-01' });
     expect(res.body.data.updateEventOccurrence.userErrors).toEqual([
@@ -74,7 +85,10 @@ describe('updateEventOccurrence', () => {
   it('cancels: nothing more is sold, passes are refused entry, the orders stay', async () => {
     const show = await createCatalogue(app, org);
     const { order, passes } = await placeOrder(app, catalogue.channel, show);
+    const { order: unpaid } = await placeOrder(app, catalogue.channel, show, { pending: true });
     const cancelled = await update(show.occurrenceId, { status: 'CANCELLED' });
+    // Tickets held for it go back at once: the unpaid order is cancelled, not left to its hold's end.
+    expect((await api(app, 'GET', `/v1/orders/${unpaid.id}`, asAdmin(org))).body.order.status).toBe('cancelled');
     expect(cancelled.body.data.updateEventOccurrence.eventOccurrence.status).toBe('CANCELLED');
     const redeemed = await api(app, 'POST', `/v1/passes/${passes[0]!.id}/redeem`, { ...asAdmin(org), body: {} });
     expect([redeemed.status, redeemed.body.details?.[0]?.reason]).toEqual([409, 'occurrence_cancelled']);

@@ -543,6 +543,11 @@ describe('who may ask, and what an answer says', () => {
     expect([half.status, half.body.details?.[0]?.path]).toEqual([400, 'query.principalId']);
     const wrongKind = await explain(org.adminToken, { principalType: 'api_key', principalId: viewer.userId, permission: 'events.read' });
     expect(wrongKind.status).toBe(404);
+    // A reader of roles who may not read the user's assignments learns nothing of them, not even
+    // the person behind the user.
+    const roleReader = await keyHolding(['roles.read']);
+    const hidden = await explain(roleReader.key, { principalType: 'user', principalId: viewer.userId, permission: 'events.read' });
+    expect([hidden.status, hidden.body.error]).toEqual([404, `No person ${viewer.userId} in this organisation.`]);
   });
 
   it('explains an embed session, asked about by itself', async () => {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
-import { asAdmin } from '../support/credentials.ts';
-import { api, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
+import { as, asAdmin, customRole } from '../support/credentials.ts';
+import { api, createOrganisation, createStaffUser, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
 
 /**
@@ -137,5 +137,17 @@ describe("a role's account-scoped permission", () => {
     const theirs = await create(['events.read', `events.write:${other.account.id}`]);
     expect([theirs.status, theirs.body.code, theirs.body.details?.[0]?.path]).toEqual([404, 'NOT_FOUND', 'permissions.1']);
     expect((await create([`events.write:${org.account.id}`])).status).toBe(201);
+  });
+
+  it("is judged after the caller's rights, so it tells nothing of accounts they may not hand out", async () => {
+    const writer = await customRole(app, org, ['roles.read:all', 'roles.write:all']);
+    const staff = await createStaffUser(app, org, [{ roleId: writer.id, accountId: org.account.id }], 'rolewriter');
+    for (const account of ['acc_doesnotexist0000000000', org.account.id]) {
+      const res = await api(app, 'POST', '/v1/roles', {
+        ...as(staff.token, org),
+        body: { name: `Probe ${account}`, permissions: [`events.read:${account}`] },
+      });
+      expect([account, res.status]).toEqual([account, 403]);
+    }
   });
 });

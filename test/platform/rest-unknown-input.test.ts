@@ -51,9 +51,10 @@ describe('unknown input on /v1 and /live', () => {
     expect(magic.status).toBe(400);
   });
 
-  it('still takes every parameter and field a route documents', async () => {
+  it('still takes every parameter and field a route documents, and page and limit on every list', async () => {
     const list = await api(app, 'GET', '/v1/events?status=draft&page=1&limit=5', asAdmin(org));
     expect(list.status).toBe(200);
+    expect((await api(app, 'GET', '/v1/me/roles?page=1&limit=20', asAdmin(org))).status).toBe(200);
     const shop = storefront(app, catalogue.channel.publishable);
     const cart = await shop.call('POST', '/sales/carts', { items: [] });
     expect(cart.status).toBe(201);

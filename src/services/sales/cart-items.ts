@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { reference } from '../../validation.ts';
 
 /**
  * The lines a storefront gives a cart, when it creates one or replaces its lines: at most
@@ -10,8 +11,8 @@ const MAX_QUANTITY = 100;
 
 /** One line: a quantity of one ticket type for one occurrence. */
 export const itemInput = z.strictObject({
-  occurrenceId: z.string().min(1).max(100),
-  ticketTypeId: z.string().min(1).max(100),
+  occurrenceId: reference,
+  ticketTypeId: reference,
   quantity: z.number().int().min(1).max(MAX_QUANTITY),
 });
 export const itemsInput = z

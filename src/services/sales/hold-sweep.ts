@@ -93,8 +93,17 @@ export async function cancelPending(
  * refuses it) and its hold expires anyway.
  */
 export async function cancelPendingOrdersOfEvent(services: Services, organisationId: string, eventId: string): Promise<number> {
+  return cancelPendingOrdersWith(services, organisationId, { occurrence: { eventId } });
+}
+
+/** The same for one occurrence that was cancelled. */
+export async function cancelPendingOrdersOfOccurrence(services: Services, organisationId: string, occurrenceId: string): Promise<number> {
+  return cancelPendingOrdersWith(services, organisationId, { occurrenceId });
+}
+
+async function cancelPendingOrdersWith(services: Services, organisationId: string, line: Record<string, unknown>): Promise<number> {
   const orders = await services.db.order.findMany({
-    where: { organisationId, status: 'pending', lineItems: { some: { occurrence: { eventId } } } },
+    where: { organisationId, status: 'pending', lineItems: { some: line } },
     select: { id: true, organisationId: true },
   });
   let cancelled = 0;

@@ -5,7 +5,7 @@ import type { Order, Prisma } from '../../generated/prisma/client.ts';
 import { createdBetween, NEWEST_FIRST, type RawPageArgs, paginate } from '../../pagination.ts';
 import { statusOf } from '../../statuses.ts';
 import { instant } from '../../time-zones.ts';
-import { validate, type Raw } from '../../validation.ts';
+import { reference, validate, type Raw } from '../../validation.ts';
 import { readableAccounts } from '../access.ts';
 import { loadOrder, ORDERS_RESOURCE } from './order-rows.ts';
 
@@ -18,12 +18,12 @@ export function getOrder(ctx: RequestContext, id: string): Promise<Order> {
 
 export const listOrdersFilters = z.object({
   status: statusOf('order').nullish(),
-  customerId: z.string().min(1).max(100).nullish(),
-  accountId: z.string().min(1).max(100).nullish(),
-  channelId: z.string().min(1).max(100).nullish(),
+  customerId: reference.nullish(),
+  accountId: reference.nullish(),
+  channelId: reference.nullish(),
 });
 
-const id = z.string().min(1).max(100).nullish();
+const id = reference.nullish();
 
 /**
  * The filters an admin screen adds to those of GET /v1/orders (the graph's `orders`): orders with
