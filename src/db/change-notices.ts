@@ -171,6 +171,9 @@ export class ChangeNotices {
       ).unref();
     });
     const sender = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, query_timeout: HEALTH_CHECK_TIMEOUT_MS });
+    // Ended by the server meanwhile: the awaited statement fails and says so; the event must not
+    // crash the process.
+    sender.on('error', () => undefined);
     const send = async () => {
       try {
         await sender.connect();

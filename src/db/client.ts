@@ -29,6 +29,11 @@ export function createDatabase({ url, poolSize, preparedStatements = true }: Dat
     options: '-c plan_cache_mode=force_generic_plan',
   });
   pool.on('connect', (client) => countStatements(pool, client, preparedStatements));
+  // An idle connection the server ends (a failover, a restart, an administrator) is an 'error' of
+  // the pool, which crashes the process where nobody listens; Prisma listens only once it has
+  // connected, and the hand-written statements use the pool before that. The pool drops the
+  // connection and opens another for the next statement (test/platform/database-outage.test.ts).
+  pool.on('error', () => undefined);
   const adapter = new PrismaPg(pool, { disposeExternalPool: true });
   // A transaction waits for a pooled connection as long as any query does (connectionTimeoutMillis),
   // not Prisma's default 2 s: under an on-sale's burst the pool is busy, not broken. Past that the

@@ -2,7 +2,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { closeDatabase, createDatabase, poolOf } from '../../src/db/client.ts';
+import { createTestDatabase, query, type TestDatabase } from '../support/db.ts';
 import { createOrganisation, api, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue } from '../support/sales.ts';
 
@@ -235,6 +236,27 @@ function withTableLocked<T>(table: string, work: (locker: pg.Client) => Promise<
     return work(locker);
   });
 }
+
+it('outlives the server ending its idle connections (a failover, an administrator): the next statement opens another', async () => {
+  const database = await createTestDatabase();
+  const db = createDatabase({ url: database.url, poolSize: 2 });
+  try {
+    // The hand-written statements' path: the pool is used before Prisma ever connects.
+    const pool = poolOf(db);
+    await Promise.all([pool.query('SELECT 1'), pool.query('SELECT 1')]);
+    const ended = await query<{ ended: boolean }>(
+      database.url,
+      'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    expect(ended.length).toBeGreaterThan(0);
+    // An 'error' of the pool nobody listened to would end this process here (and fail the run).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await pool.query<{ answer: number }>('SELECT 42 AS answer')).rows).toEqual([{ answer: 42 }]);
+  } finally {
+    await closeDatabase(db);
+    await database.drop();
+  }
+});
 
 /** Longer than the claim timeout (1 s here): a key left claimed would have lapsed by now. */
 function pastClaimTimeout(): Promise<void> {
