@@ -343,10 +343,15 @@ export const pollFilter = z.object({ updatedSince: anInstant.nullish() });
 /** A list's page arguments with `updatedSince`, as a surface hands them over. */
 export type PolledListArgs = RawPageArgs & Raw<z.input<typeof pollFilter>>;
 
-/** A creation range as a Prisma condition, both ends included; no condition without either end. */
+/** A range of `column` as a Prisma condition, both ends included; no condition without either end. */
+export function between<C extends string>(column: C, from: Date | null | undefined, to: Date | null | undefined) {
+  if (!from && !to) return {};
+  return { [column]: { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) } } as Partial<Record<C, { gte?: Date; lte?: Date }>>;
+}
+
+/** A creation range as a Prisma condition, both ends included. */
 export function createdBetween(after: Date | null | undefined, before: Date | null | undefined) {
-  if (!after && !before) return {};
-  return { createdAt: { ...(after ? { gte: after } : {}), ...(before ? { lte: before } : {}) } };
+  return between('createdAt', after, before);
 }
 
 /**

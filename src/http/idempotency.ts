@@ -164,7 +164,7 @@ export function canonical(value: unknown): string {
 /**
  * The key of the Idempotency-Key headers a request sent (their values as HTTP hands them over, one
  * byte a character): exactly one header, read as UTF-8, so `注文-1` is five characters and not the
- * C1 bytes of its encoding (test/platform/idempotency.test.ts).
+ * C1 bytes of its encoding (test/platform/idempotency-edges.test.ts).
  */
 function judgedKey(sent: readonly string[]): string {
   const refused = (message: string) => AppError.validation([{ path: 'Idempotency-Key', message }]);

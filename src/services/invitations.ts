@@ -88,7 +88,6 @@ async function sendInvitationMail(ctx: RequestContext, organisation: Organisatio
   });
 }
 
-/** Invitations of the organisation, newest first. */
 /** Where an invitation stands: redeemed; else pending until its code expires, then expired (a resend renews it). */
 export const INVITATION_STATUSES = ['pending', 'expired', 'redeemed'] as const;
 export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
@@ -108,6 +107,7 @@ function standing(status: InvitationStatus | null | undefined, now = new Date())
 
 const invitationFilters = z.object({ status: z.enum(INVITATION_STATUSES).nullish() });
 
+/** Invitations of the organisation, newest first, optionally only those that stand so now. */
 export function listInvitations(ctx: RequestContext, args: PolledListArgs & Raw<z.input<typeof invitationFilters>>) {
   const { updatedSince, status, ...page } = args;
   const filters = [changedSince(updatedSince), standing(validate(invitationFilters, { status }).status)];

@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.ts';
 import { AppError, type ValidationIssue } from '../errors.ts';
 import type { EventOccurrence } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
-import { changedSince, paginate, type PageArgs, type PolledListArgs, type SortKey } from '../pagination.ts';
+import { between, changedSince, paginate, type PageArgs, type PolledListArgs, type SortKey } from '../pagination.ts';
 import { type Raw } from '../validation.ts';
 import { addDays, instant, instantsAt, localDate, localParts, localTime, timeZone, withinRange } from '../time-zones.ts';
 import { cancelPendingOrdersOfOccurrence } from './sales/hold-sweep.ts';
@@ -99,7 +99,8 @@ export type UpdateOccurrenceInput = z.input<typeof updateOccurrenceInput>;
  * part left out kept), changes its capacity, or cancels it. A capacity applies to the next hold, as
  * the catalogue's always does (src/services/inventory.ts): tickets held or sold stay, and no hold
  * takes more than the new capacity leaves. Cancelling stops its sales and its passes' entry
- * (`OCCURRENCE_CANCELLED`); the orders stay, for the organisation to refund.
+ * (`OCCURRENCE_CANCELLED`) and cancels its unpaid orders at once; paid orders stay, for the
+ * organisation to refund.
  */
 export async function updateOccurrence(ctx: RequestContext, id: string, raw: Raw<UpdateOccurrenceInput>): Promise<EventOccurrence> {
   // Judged as adding one is: events.write on the event's account (events.read is not needed).
@@ -190,12 +191,11 @@ export async function listOccurrences(ctx: RequestContext, eventId: string, args
   const { updatedSince, status, startsFrom, startsTo, ...page } = args;
   const event = await loadEvent(ctx, eventId, 'read');
   const filters = validate(occurrenceFilters, { status, startsFrom, startsTo });
-  const starts = { ...(filters.startsFrom ? { gte: filters.startsFrom } : {}), ...(filters.startsTo ? { lte: filters.startsTo } : {}) };
   const where = {
     eventId: event.id,
     ...changedSince(updatedSince),
     ...(filters.status ? { status: filters.status } : {}),
-    ...(Object.keys(starts).length > 0 ? { startsAt: starts } : {}),
+    ...between('startsAt', filters.startsFrom, filters.startsTo),
   };
   return paginate(
     page as PageArgs,
