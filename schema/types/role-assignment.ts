@@ -11,6 +11,7 @@ import type { RequestContext } from '../../src/context.ts';
 import type { Account as AccountRow, Role as RoleRow } from '../../src/generated/prisma/client.ts';
 import { getRoleAssignment } from '../../src/services/role-assignments.ts';
 import { missingRight } from '../../src/auth/refusal.ts';
+import { AppError } from '../../src/errors.ts';
 import { LIMITS } from '../../src/limits/limits.ts';
 import { builder } from '../builder.ts';
 import { Account } from './account.ts';
@@ -152,7 +153,10 @@ const touchedUser = (description: string) => ({
   // The change may have left the user out of what the caller may read: then null, not an error
   // after a change that was made.
   resolve: async ({ touched }: { touched?: Record<string, string | null> }, _args: unknown, ctx: RequestContext) =>
-    await relatedUser(ctx, touched?.userId).catch(() => null),
+    await relatedUser(ctx, touched?.userId).catch((error: unknown) => {
+      if (error instanceof AppError) return null;
+      throw error;
+    }),
 });
 
 builder.objectField(ReplaceRolesPayload.type, 'user', (t) =>
