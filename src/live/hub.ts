@@ -11,8 +11,10 @@ import type { Logger } from '../log.ts';
  * hands each notice to the streams of this process that listen to its topic, in that order
  * (src/db/change-notices.ts listens on LIVE_CHANNEL beside its own).
  *
- * Sales counters are announced without a row: a counter stream sends the counters as they are, at
- * most once per COUNTER_INTERVAL_MS per occurrence, read once per process for all its subscribers.
+ * Sales counters are announced without a row, by the inventory rows' triggers and the catalogue's
+ * (capacities, ticket types, cancellation; migration 20261129120000_live_counters_of_the_catalogue):
+ * a counter stream sends the counters as they are, at most once per COUNTER_INTERVAL_MS per
+ * occurrence, read once per process for all its subscribers.
  *
  * When notices may have been missed (the listening connection was lost), every topic stream catches
  * up from the table (`live_events`, kept for the replay window) and every counter stream is sent the

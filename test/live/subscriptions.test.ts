@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoApps, type AppPair, type TestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
 import { createApiKey, customRole, staffWithRoles } from '../support/credentials.ts';
-import { api, createAccount, createOrganisation, createStaffUser, systemRole, type TestOrganisation } from '../support/fixtures.ts';
+import {
+  api,
+  createAccount,
+  createOrganisation,
+  createStaffUser,
+  graphql,
+  systemRole,
+  type TestOrganisation,
+} from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
 import { createTestEndpoint, recordFailedDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -298,6 +306,58 @@ describe('salesCounters', () => {
     expect(last).toMatchObject({ occurrenceId: catalogue.occurrenceId, counters: { sold: before.sold + 2 } });
     // The occurrence itself, its sales the same counters: what a normalised cache updates.
     expect(last.occurrence).toMatchObject({ id: catalogue.occurrenceId, sales: last.counters });
+  });
+
+  it('sends them again as the catalogue moves them: the first ticket held, a capacity, a ticket type added or removed, a cancellation', async () => {
+    const fresh = await seedCatalogue(pair.a, org, { capacity: 10 });
+    const query = `subscription ($occurrenceId: ID!) { salesCounters(occurrenceId: $occurrenceId) { counters { capacity sold held available } } }`;
+    const stream = follow(sseClient(pair.b, org.adminToken), query, { occurrenceId: fresh.occurrenceId });
+    const reaches = async (counters: Record<string, number>) => {
+      const until = Date.now() + 15_000;
+      const last = () => stream.results.at(-1)?.data?.salesCounters.counters;
+      while (JSON.stringify(last()) !== JSON.stringify(counters) && !stream.done && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(last()).toEqual(counters);
+    };
+    const admin = { token: org.adminToken, org: org.slug };
+    const changed = async (path: string, body: Record<string, unknown>) =>
+      expect((await api(pair.a, 'PATCH', path, { ...admin, body })).status).toBe(200);
+    await reaches({ capacity: 10, sold: 0, held: 0, available: 10 });
+    // The pair's first hold (a checkout's) inserts its inventory row.
+    await placeOrder(pair.a, fresh.channel, fresh, { quantity: 2, pending: true });
+    await reaches({ capacity: 10, sold: 0, held: 2, available: 8 });
+    await changed(`/v1/ticket-types/${fresh.ticketTypeId}`, { capacity: 6 });
+    await reaches({ capacity: 6, sold: 0, held: 2, available: 4 });
+    const occurrence = `mutation ($id: ID!, $input: UpdateEventOccurrenceInput!) { updateEventOccurrence(id: $id, input: $input) { userErrors { code } } }`;
+    const setCapacity = await graphql(pair.a, occurrence, { id: fresh.occurrenceId, input: { capacity: 4 } }, admin);
+    expect(setCapacity.body.data.updateEventOccurrence.userErrors).toEqual([]);
+    await reaches({ capacity: 4, sold: 0, held: 2, available: 2 });
+    // The occurrence's capacity applies to each of its ticket types.
+    const added = await api(pair.a, 'POST', `/v1/events/${fresh.eventId}/ticket-types`, {
+      ...admin,
+      body: { name: 'Balcony', priceAmount: 1500, currency: 'GBP', capacity: 50 },
+    });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    await reaches({ capacity: 8, sold: 0, held: 2, available: 6 });
+    const removed = await graphql(
+      pair.a,
+      `
+        mutation ($id: ID!) {
+          deleteTicketType(id: $id) {
+            deletedId
+          }
+        }
+      `,
+      { id: added.body.ticketType.id },
+      admin,
+    );
+    expect(removed.body.data.deleteTicketType.deletedId).toBe(added.body.ticketType.id);
+    await reaches({ capacity: 4, sold: 0, held: 2, available: 2 });
+    const cancelled = await graphql(pair.a, occurrence, { id: fresh.occurrenceId, input: { status: 'CANCELLED' } }, admin);
+    expect(cancelled.body.data.updateEventOccurrence.userErrors).toEqual([]);
+    await reaches({ capacity: 0, sold: 0, held: 0, available: 0 });
+    stream.dispose();
   });
 });
 
