@@ -98,3 +98,5 @@ function scoped(db: Database, organisationId: string) {
 }
 
 export type TenantDatabase = ReturnType<typeof scoped>;
+/** The handle a transaction of a TenantDatabase hands its callback. */
+export type TenantTransaction = Parameters<Parameters<TenantDatabase['$transaction']>[0]>[0];

@@ -8,7 +8,7 @@ import { forgetCachedAccess } from '../auth/forget.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { assertMay } from './access.ts';
 import { statusOf } from '../statuses.ts';
-import { audited, changesBetween } from './audit.ts';
+import { audited, changesBetween, auditedChange } from './audit.ts';
 
 const name = z.string().trim().min(1).max(255);
 const status = statusOf('account');
@@ -61,11 +61,12 @@ async function writableAccount(ctx: RequestContext, id: string) {
 
 export async function updateAccount(ctx: RequestContext, id: string, raw: Record<string, unknown>) {
   const input = validate(updateAccountInput, raw);
-  const before = await writableAccount(ctx, id);
-  const account = await audited(
+  await writableAccount(ctx, id);
+  const account = await auditedChange(
     ctx,
+    { table: 'accounts', id, read: (tx) => tx.account.findUnique({ where: { id } }) },
     (tx) => tx.account.update({ where: { id }, data: input }),
-    (after) => ({ action: 'account.updated', targetId: id, accountId: id, changes: changesBetween(before, after) }),
+    (after, before) => ({ action: 'account.updated', targetId: id, accountId: id, changes: changesBetween(before, after) }),
   );
   forgetCachedAccess(ctx);
   return account;

@@ -10,7 +10,7 @@ import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { reference, validate } from '../validation.ts';
 import { changedSince, NEWEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
-import { audited, changesBetween } from './audit.ts';
+import { audited, changesBetween, auditedChange } from './audit.ts';
 
 export const scopeList = limitedArray(
   z.string().refine(isValidScope, { error: (issue) => `"${String(issue.input).slice(0, 300)}" is not a scope (resource.action)` }),
@@ -111,10 +111,15 @@ export async function revokeApiKey(ctx: RequestContext, id: string) {
   if (!apiKey || !ctx.access.allows('api_keys', 'read', apiKey.accountId)) throw AppError.notFound('API key not found.');
   if (!ctx.access.allows('api_keys', 'write', apiKey.accountId)) throw new AppError('FORBIDDEN');
   if (apiKey.revokedAt) return apiKey;
-  const revoked = await audited(
+  // Of two revocations at once, the second finds the key revoked and records nothing.
+  const revoked = await auditedChange(
     ctx,
-    (tx) => tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } }),
-    (after) => ({ action: 'api_key.revoked', targetId: id, accountId: after.accountId, changes: changesBetween(apiKey, after) }),
+    { table: 'api_keys', id, read: (tx) => tx.apiKey.findUnique({ where: { id } }) },
+    async (tx, before) => (before.revokedAt ? before : tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } })),
+    (after, before) =>
+      before.revokedAt
+        ? null
+        : { action: 'api_key.revoked', targetId: id, accountId: after.accountId, changes: changesBetween(before, after) },
   );
   forgetCachedAccess(ctx);
   return revoked;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Principal } from '../auth/principal.ts';
 import type { RequestContext } from '../context.ts';
 import type { Database } from '../db/client.ts';
-import type { TenantDatabase } from '../db/tenant.ts';
+import type { TenantDatabase, TenantTransaction } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
 import type { AuditEntry, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
@@ -218,6 +218,45 @@ export async function audited<T>(
   return ctx.db.$transaction(async (tx) => {
     const result = await change(tx);
     const entry = entryOf(result);
+    if (entry) await recordAudit(tx, ctx, entry);
+    return result;
+  });
+}
+
+/** Tables whose rows `auditedChange` changes. */
+type ChangedTable =
+  | 'accounts'
+  | 'api_keys'
+  | 'channel_keys'
+  | 'event_occurrences'
+  | 'events'
+  | 'invitations'
+  | 'organisations'
+  | 'roles'
+  | 'sales_channels'
+  | 'ticket_types'
+  | 'venues'
+  | 'webhook_endpoints';
+
+/**
+ * `audited` for a change of one existing row: its transaction locks the row, then reads it again
+ * (`read`), so the entry's before is what this change replaced, even when another change of the row
+ * committed after the request first read it (to judge rights and input). Of concurrent changes of
+ * one row, each is recorded in turn with the one before it as its before
+ * (test/platform/audit-log.test.ts). A row gone meanwhile is NOT_FOUND.
+ */
+export async function auditedChange<R extends object, T>(
+  ctx: RequestContext,
+  row: { table: ChangedTable; id: string; read: (tx: TenantTransaction) => Promise<R | null> },
+  change: (tx: TenantTransaction, before: R) => Promise<T>,
+  entryOf: (result: T, before: R) => AuditEntryInput | null,
+): Promise<T> {
+  return ctx.db.$transaction(async (tx) => {
+    await tx.$queryRawUnsafe(`SELECT 1 FROM "${row.table}" WHERE "id" = $1 FOR NO KEY UPDATE`, row.id);
+    const before = await row.read(tx);
+    if (!before) throw AppError.notFound('Not found: it was deleted meanwhile.');
+    const result = await change(tx, before);
+    const entry = entryOf(result, before);
     if (entry) await recordAudit(tx, ctx, entry);
     return result;
   });

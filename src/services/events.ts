@@ -29,7 +29,7 @@ import { instant, localDate } from '../time-zones.ts';
 import { cancelPendingOrdersOfEvent } from './sales/hold-sweep.ts';
 import { PAYABLE_EVENT_STATUSES } from './sellability.ts';
 import { STATUSES, statusOf } from '../statuses.ts';
-import { audited, changesBetween, recordAudit } from './audit.ts';
+import { audited, changesBetween, recordAudit, auditedChange } from './audit.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Events
@@ -115,14 +115,15 @@ export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<Upda
   );
   if (input.venueId) await venueOf(ctx.db, input.venueId, event.accountId);
   const data = EVENT.changes(input) as Prisma.EventUncheckedUpdateInput;
-  const updated = await audited(
+  const updated = await auditedChange(
     ctx,
+    { table: 'events', id, read: (tx) => tx.event.findUnique({ where: { id } }) },
     (tx) => tx.event.update({ where: { id }, data }),
-    (after) => ({ action: 'event.updated', targetId: id, accountId: event.accountId, changes: changesBetween(event, after) }),
+    (after, before) => ({ action: 'event.updated', targetId: id, accountId: event.accountId, changes: changesBetween(before, after) }),
   );
   // Tickets held for an event that stopped selling go back at once (and their orders cannot be paid).
   if (input.status !== undefined && !PAYABLE_EVENT_STATUSES.includes(input.status)) {
-    await cancelPendingOrdersOfEvent(ctx.runtime, event.organisationId, id);
+    await cancelPendingOrdersOfEvent(ctx.runtime, ctx, id);
   }
   return updated;
 }
@@ -135,7 +136,7 @@ export async function deleteEvent(ctx: RequestContext, id: string): Promise<{ su
     (tx) => tx.event.update({ where: { id }, data: { isDeleted: true } }),
     () => ({ action: 'event.deleted', targetId: id, accountId: event.accountId, changes: { isDeleted: { before: false, after: true } } }),
   );
-  await cancelPendingOrdersOfEvent(ctx.runtime, event.organisationId, id);
+  await cancelPendingOrdersOfEvent(ctx.runtime, ctx, id);
   return { success: true, id };
 }
 

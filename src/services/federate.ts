@@ -22,6 +22,7 @@ import type { Runtime } from '../runtime.ts';
 import { validate } from '../validation.ts';
 import { issueSession, type SignInResult } from './sessions.ts';
 import { changesBetween, recordAudit } from './audit.ts';
+import { invitationRedeemed } from './invitations.ts';
 
 /**
  * Sign-in with a token of an organisation's identity provider (POST /auth/federate): the ID or
@@ -311,10 +312,12 @@ async function signInAs(ctx: RequestContext, match: Match) {
         if (open.length > 0 && open.every((invitation) => invitation.expiresAt.getTime() <= now.getTime())) {
           throw new AppError('GONE', 'The invitation has expired; ask for a new one.');
         }
-        await tx.invitation.updateMany({
+        const redeemed = await tx.invitation.updateManyAndReturn({
           where: { userId: user.id, redeemedAt: null, expiresAt: { gt: now } },
           data: { redeemedAt: now },
         });
+        // Audited as redeeming its code is, by the user it made.
+        for (const invitation of redeemed) await recordAudit(tx, ctx, invitationRedeemed(invitation, user.id, now));
       }
       // Guarded on the identity still being free, so two concurrent first sign-ins link once.
       const linked = await tx.user.updateMany({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { organisationOf, type RequestContext } from '../context.ts';
-import type { TenantDatabase } from '../db/tenant.ts';
+import type { TenantDatabase, TenantTransaction } from '../db/tenant.ts';
 import { AppError } from '../errors.ts';
 import type { IdentityProvider, Prisma } from '../generated/prisma/client.ts';
 import { newId } from '../ids.ts';
@@ -151,6 +151,21 @@ async function assertOutboundUrls(
   if (issues.flat().length > 0) throw AppError.validation(issues.flat());
 }
 
+/** The default provider (other than `except`) is one no longer, audited as a change of it. */
+async function demoteDefault(tx: TenantTransaction, ctx: RequestContext, except?: string): Promise<void> {
+  const demoted = await tx.identityProvider.updateManyAndReturn({
+    where: { isDefault: true, ...(except ? { id: { not: except } } : {}) },
+    data: { isDefault: false },
+  });
+  for (const provider of demoted) {
+    await recordAudit(tx, ctx, {
+      action: 'identity_provider.updated',
+      targetId: provider.id,
+      changes: { isDefault: { before: true, after: false } },
+    });
+  }
+}
+
 export async function createIdentityProvider(ctx: RequestContext, raw: unknown): Promise<IdentityProvider> {
   const input = validate(createIdentityProviderInput, raw);
   await assertOutboundUrls(ctx, input);
@@ -161,7 +176,7 @@ export async function createIdentityProvider(ctx: RequestContext, raw: unknown):
     if (clash) {
       throw new AppError('CONFLICT', `An identity provider with issuer ${input.issuer} already exists in this organisation.`);
     }
-    if (input.isDefault) await tx.identityProvider.updateMany({ where: { isDefault: true }, data: { isDefault: false } });
+    if (input.isDefault) await demoteDefault(tx, ctx);
     const created = await tx.identityProvider.create({
       data: {
         id: newId('identityProvider'),
@@ -195,15 +210,14 @@ export async function createIdentityProvider(ctx: RequestContext, raw: unknown):
 export async function updateIdentityProvider(ctx: RequestContext, id: string, raw: unknown): Promise<IdentityProvider> {
   const input = validate(updateIdentityProviderInput, raw);
   return ctx.db.$transaction(async (tx) => {
-    if (input.isDefault === true) await lockProviders(tx, organisationOf(ctx).id);
+    // Locked for any change, so the entry's before is what this change replaced.
+    await lockProviders(tx, organisationOf(ctx).id);
     const provider = await tx.identityProvider.findFirst({ where: { id } });
     if (!provider) throw AppError.notFound('Identity provider not found.');
     if (input.allowedClientIds !== undefined && input.allowedClientIds.length === 0 && !provider.clientId) {
       throw AppError.validation([{ path: 'allowedClientIds', message: AUDIENCE_REQUIRED }]);
     }
-    if (input.isDefault === true) {
-      await tx.identityProvider.updateMany({ where: { isDefault: true, id: { not: id } }, data: { isDefault: false } });
-    }
+    if (input.isDefault === true) await demoteDefault(tx, ctx, id);
     const updated = await tx.identityProvider.update({
       where: { id },
       data: {

@@ -15,7 +15,8 @@ import { reference, validate, type Raw } from '../validation.ts';
 import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
 import { changedSince, paginate, type PolledListArgs } from '../pagination.ts';
 import { batched } from '../db/batch.ts';
-import { audited, changesBetween, recordAudit } from './audit.ts';
+import { audited, changesBetween, recordAudit, type AuditEntryInput } from './audit.ts';
+import { assignmentEntry, removeAssignments } from './assignment-audit.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -197,11 +198,15 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
         if (existing.invitations.length) {
           throw new AppError('CONFLICT', `${input.email} already has an open invitation; resend or delete it.`);
         }
-        // Only expired invitations point at this pending user: the new invitation supersedes them.
-        // Conditional, so of two concurrent re-invitations one finds nothing to replace and the
-        // other's insert of the same email fails on users(organisationId, email).
+        // Only expired invitations point at this pending user: the new invitation supersedes them,
+        // and they go with the user and the user's roles, each audited. Conditional, so of two
+        // concurrent re-invitations one finds nothing to replace and the other's insert of the
+        // same email fails on users(organisationId, email).
+        const superseded = await tx.invitation.findMany({ where: { userId: existing.id } });
+        await removeAssignments(tx, ctx, { userId: existing.id });
         const replaced = await tx.user.deleteMany({ where: { id: existing.id, status: 'pending' } });
         if (replaced.count === 0) throw new AppError('CONFLICT', `${input.email} was invited concurrently.`);
+        for (const expired of superseded) await recordAudit(tx, ctx, invitationDeleted(expired));
       }
       const user = await tx.user.create({
         data: {
@@ -214,7 +219,7 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
         },
       });
       if (roles.length) {
-        await tx.roleAssignment.createMany({
+        const assigned = await tx.roleAssignment.createManyAndReturn({
           data: [...new Set(roles.map((role) => role.id))].map((roleId) => ({
             id: newId('roleAssignment'),
             organisationId: organisation.id,
@@ -223,6 +228,7 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
             roleId,
           })),
         });
+        for (const assignment of assigned) await recordAudit(tx, ctx, assignmentEntry('role_assignment.created', assignment));
       }
       const created = await tx.invitation.create({
         data: {
@@ -263,6 +269,31 @@ export async function createInvitation(ctx: RequestContext, raw: CreateInvitatio
   return invitation;
 }
 
+/**
+ * The entry of an invitation redeemed, by its code or by signing in through an identity provider:
+ * the person accepting acts as the user the invitation made, whatever credential they sent.
+ */
+export function invitationRedeemed(invitation: Invitation, userId: string, now: Date): AuditEntryInput {
+  return {
+    action: 'invitation.redeemed',
+    organisationId: invitation.organisationId,
+    actor: { kind: 'user', id: userId },
+    targetId: invitation.id,
+    accountId: invitation.accountId,
+    changes: { redeemedAt: { before: null, after: now.toISOString() }, userStatus: { before: 'pending', after: 'active' } },
+  };
+}
+
+/** The entry of an invitation deleted, or superseded by a new one for its email. */
+function invitationDeleted(invitation: Invitation): AuditEntryInput {
+  return {
+    action: 'invitation.deleted',
+    targetId: invitation.id,
+    accountId: invitation.accountId,
+    changes: changesBetween(invitation, null, ['email', 'roleIds', 'accountId']),
+  };
+}
+
 /** Deletes an invitation and, while nobody redeemed it, its pending user with the user's roles. */
 async function removeInvitation(ctx: RequestContext, id: string): Promise<{ deletedUserId: string | null }> {
   return ctx.db.$transaction(async (tx) => {
@@ -272,15 +303,12 @@ async function removeInvitation(ctx: RequestContext, id: string): Promise<{ dele
     // Conditional: a redemption that claimed it meanwhile wins, and this answers CONFLICT.
     const deleted = await tx.invitation.deleteMany({ where: { id, redeemedAt: null } });
     if (deleted.count === 0) throw new AppError('CONFLICT', 'The invitation was redeemed meanwhile.');
-    const pending = await tx.user.deleteMany({
-      where: { id: invitation.userId, status: 'pending', personId: null, invitations: { none: {} } },
-    });
-    await recordAudit(tx, ctx, {
-      action: 'invitation.deleted',
-      targetId: id,
-      accountId: invitation.accountId,
-      changes: changesBetween(invitation, null, ['email', 'roleIds', 'accountId']),
-    });
+    await recordAudit(tx, ctx, invitationDeleted(invitation));
+    // The pending user goes too while nothing else holds them, and with them their roles.
+    const orphan = { id: invitation.userId, status: 'pending' as const, personId: null, invitations: { none: {} } };
+    if (!(await tx.user.findFirst({ where: orphan, select: { id: true } }))) return { deletedUserId: null };
+    await removeAssignments(tx, ctx, { userId: invitation.userId });
+    const pending = await tx.user.deleteMany({ where: orphan });
     return { deletedUserId: pending.count > 0 ? invitation.userId : null };
   });
 }
@@ -301,6 +329,8 @@ export async function resendInvitation(ctx: RequestContext, id: string): Promise
   const updated = await audited(
     ctx,
     async (tx) => {
+      // Locked and read again: the entry's before is what this resend replaced.
+      await tx.$queryRaw`SELECT 1 FROM "invitations" WHERE "id" = ${id} FOR NO KEY UPDATE`;
       const before = await tx.invitation.findFirst({ where: { id, redeemedAt: null } });
       const { count } = await tx.invitation.updateMany({
         where: { id, redeemedAt: null },
@@ -406,14 +436,7 @@ export async function redeemInvitation(ctx: RequestContext, raw: Raw<{ code: str
       });
       if (activated.count === 0) throw new AppError('CONFLICT', 'The invited user is no longer pending.');
       // The person accepting acts as the user the invitation made, whatever credential they sent.
-      await recordAudit(tx, ctx, {
-        action: 'invitation.redeemed',
-        organisationId: found.organisationId,
-        actor: { kind: 'user', id: user.id },
-        targetId: found.id,
-        accountId: found.accountId,
-        changes: { redeemedAt: { before: null, after: now.toISOString() }, userStatus: { before: 'pending', after: 'active' } },
-      });
+      await recordAudit(tx, ctx, invitationRedeemed(found, user.id, now));
 
       const tokens = await issueSession(runtime, tx as unknown as Database, person.id, found.organisationId);
       return {

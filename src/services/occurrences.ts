@@ -8,7 +8,7 @@ import { type Raw } from '../validation.ts';
 import { addDays, instant, instantsAt, localDate, localParts, localTime, timeZone, withinRange } from '../time-zones.ts';
 import { cancelPendingOrdersOfOccurrence } from './sales/hold-sweep.ts';
 import { loadEvent } from './events.ts';
-import { audited, changesBetween } from './audit.ts';
+import { audited, auditedChange, changesBetween } from './audit.ts';
 import { validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
 
@@ -137,8 +137,9 @@ export async function updateOccurrence(ctx: RequestContext, id: string, raw: Raw
     if (startsAt) times = { startsAt, endsAt: endsAt ?? null };
   }
   if (issues.length > 0) throw AppError.validation(issues);
-  const updated = await audited(
+  const updated = await auditedChange(
     ctx,
+    { table: 'event_occurrences', id, read: (tx) => tx.eventOccurrence.findUnique({ where: { id } }) },
     (tx) =>
       tx.eventOccurrence.update({
         where: { id },
@@ -149,16 +150,16 @@ export async function updateOccurrence(ctx: RequestContext, id: string, raw: Raw
           ...(input.capacity !== undefined ? { capacity: input.capacity } : {}),
         },
       }),
-    (updated) => ({
+    (updated, before) => ({
       action: 'event_occurrence.updated',
       targetId: updated.id,
       accountId: updated.accountId,
-      changes: changesBetween(occurrence, updated, ['startsAt', 'endsAt', 'timezone', 'status', 'capacity']),
+      changes: changesBetween(before, updated, ['startsAt', 'endsAt', 'timezone', 'status', 'capacity']),
     }),
   );
   // Tickets held for an occurrence that was cancelled go back at once (and their orders cannot be paid).
   if (occurrence.status !== 'cancelled' && updated.status === 'cancelled') {
-    await cancelPendingOrdersOfOccurrence(ctx.runtime, updated.organisationId, updated.id);
+    await cancelPendingOrdersOfOccurrence(ctx.runtime, ctx, updated.id);
   }
   return updated;
 }

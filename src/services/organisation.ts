@@ -5,7 +5,7 @@ import { organisationOf } from '../context.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { requireUsableVersion } from '../versions.ts';
 import { jsonObjectWithin, validate } from '../validation.ts';
-import { changesBetween, recordAudit } from './audit.ts';
+import { auditedChange, changesBetween } from './audit.ts';
 
 export const colour = z.string().regex(/^#[0-9A-Fa-f]{6}$/, '# followed by six hex digits');
 
@@ -34,18 +34,20 @@ export async function updateOrganisation(ctx: RequestContext, raw: Record<string
   const input = validate(updateOrganisationInput, raw);
   if (input.apiVersion !== undefined) requireUsableVersion(input.apiVersion, 'apiVersion');
   const { metadata, ...rest } = input;
-  const updated = await ctx.db.$transaction(async (tx) => {
-    const before = await tx.organisation.findUniqueOrThrow({ where: { id: organisationOf(ctx).id } });
-    const after = await tx.organisation.update({
-      where: { id: before.id },
-      data: {
-        ...rest,
-        ...(metadata === undefined ? {} : { metadata: metadata === null ? Prisma.DbNull : (metadata as Prisma.InputJsonObject) }),
-      },
-    });
-    await recordAudit(tx, ctx, { action: 'organisation.updated', targetId: after.id, changes: changesBetween(before, after) });
-    return after;
-  });
+  const id = organisationOf(ctx).id;
+  const updated = await auditedChange(
+    ctx,
+    { table: 'organisations', id, read: (tx) => tx.organisation.findUnique({ where: { id } }) },
+    (tx) =>
+      tx.organisation.update({
+        where: { id },
+        data: {
+          ...rest,
+          ...(metadata === undefined ? {} : { metadata: metadata === null ? Prisma.DbNull : (metadata as Prisma.InputJsonObject) }),
+        },
+      }),
+    (after, before) => ({ action: 'organisation.updated', targetId: after.id, changes: changesBetween(before, after) }),
+  );
   forgetCachedAccess(ctx);
   return updated;
 }

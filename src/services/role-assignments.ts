@@ -13,7 +13,8 @@ import { LIMITS, limitedArray, limitExceeded } from '../limits/limits.ts';
 import { assertMay } from './access.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 import { changedSince, OLDEST_FIRST, type PolledListArgs, pageArgsOf, paginate } from '../pagination.ts';
-import { audited, changesBetween, recordAudit, type AuditEntryInput } from './audit.ts';
+import { audited, recordAudit } from './audit.ts';
+import { assignmentEntry } from './assignment-audit.ts';
 
 const userId = reference;
 const accountId = reference;
@@ -129,17 +130,6 @@ async function loadTargets(
   ];
   if (issues.length > 0) throw AppError.unknownReferences(issues);
   return roles;
-}
-
-/** The audit entry of an assignment made or removed: who holds which role where. */
-function assignmentEntry(
-  action: 'role_assignment.created' | 'role_assignment.deleted',
-  assignment: { id: string; userId: string; accountId: string; roleId: string },
-): AuditEntryInput {
-  const fields = ['userId', 'accountId', 'roleId'];
-  const changes =
-    action === 'role_assignment.created' ? changesBetween(null, assignment, fields) : changesBetween(assignment, null, fields);
-  return { action, targetId: assignment.id, accountId: assignment.accountId, changes };
 }
 
 export async function assignRole(ctx: RequestContext, raw: z.input<typeof assignRoleInput>) {

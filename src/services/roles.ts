@@ -12,6 +12,7 @@ import { assertAdministratorRemains, grantsAdministration } from './administrato
 import { validate } from '../validation.ts';
 import { changedSince, type PolledListArgs, paginate } from '../pagination.ts';
 import { audited, changesBetween, recordAudit } from './audit.ts';
+import { removeAssignments } from './assignment-audit.ts';
 
 const permissionList = limitedArray(
   z.string().refine(isValidPermission, {
@@ -134,6 +135,9 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
   }
   if (input.name !== undefined) await assertNameFree(ctx, input.name, id);
   const updated = await ctx.db.$transaction(async (tx) => {
+    // Locked and read again: the entry's before is what this change replaced.
+    await tx.$queryRaw`SELECT 1 FROM "roles" WHERE "id" = ${id} FOR NO KEY UPDATE`;
+    const before = await tx.role.findUniqueOrThrow({ where: { id } });
     const changed = await tx.role.update({
       where: { id },
       data: {
@@ -142,8 +146,8 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
         ...(permissions !== undefined ? { permissions } : {}),
       },
     });
-    await recordAudit(tx, ctx, { action: 'role.updated', targetId: id, changes: changesBetween(role, changed) });
-    if (grantsAdministration([role.permissions]) && !grantsAdministration([changed.permissions])) {
+    await recordAudit(tx, ctx, { action: 'role.updated', targetId: id, changes: changesBetween(before, changed) });
+    if (grantsAdministration([before.permissions]) && !grantsAdministration([changed.permissions])) {
       await assertAdministratorRemains(tx, role.organisationId);
     }
     return changed;
@@ -152,13 +156,13 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
   return updated;
 }
 
-/** Marks the role deleted and removes its assignments, in one transaction. */
+/** Marks the role deleted and removes its assignments (each audited), in one transaction. */
 export async function deleteRole(ctx: RequestContext, id: string) {
   const role = await getRole(ctx, id);
   if (role.isSystemRole) throw new AppError('CONFLICT', 'System roles cannot be deleted.');
   await assertMayChangeHolders(ctx, role, [], null);
   await ctx.db.$transaction(async (tx) => {
-    await tx.roleAssignment.deleteMany({ where: { roleId: id } });
+    await removeAssignments(tx, ctx, { roleId: id });
     await tx.role.update({ where: { id }, data: { isDeleted: true } });
     await recordAudit(tx, ctx, { action: 'role.deleted', targetId: id, changes: { isDeleted: { before: false, after: true } } });
     if (grantsAdministration([role.permissions])) await assertAdministratorRemains(tx, role.organisationId);

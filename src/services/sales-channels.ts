@@ -14,7 +14,7 @@ import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { reference, validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
-import { audited, changesBetween, recordAudit } from './audit.ts';
+import { audited, changesBetween, recordAudit, auditedChange } from './audit.ts';
 
 /**
  * Sales channels (sch_) of an account and their keys (schk_). A channel sells every published or
@@ -170,6 +170,9 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
     ...(input.storefrontUrl !== undefined ? { storefrontUrl: input.storefrontUrl } : {}),
   };
   const updated = await ctx.db.$transaction(async (tx) => {
+    // Locked and read again: the entry's before is what this change replaced.
+    await tx.$queryRaw`SELECT 1 FROM "sales_channels" WHERE "id" = ${id} FOR NO KEY UPDATE`;
+    const before = await tx.salesChannel.findUniqueOrThrow({ where: { id } });
     const eventsBefore = events && (await tx.salesChannelEvent.findMany({ where: { channelId: id }, select: { eventId: true } }));
     if (events) {
       await tx.salesChannelEvent.deleteMany({ where: { channelId: id } });
@@ -186,7 +189,7 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
       action: 'sales_channel.updated',
       targetId: id,
       accountId: channel.accountId,
-      changes: { ...changesBetween(channel, after), ...(events ? changesBetween(eventIds ?? null, { eventIds: [...events].sort() }) : {}) },
+      changes: { ...changesBetween(before, after), ...(events ? changesBetween(eventIds ?? null, { eventIds: [...events].sort() }) : {}) },
     });
     return after;
   });
@@ -230,15 +233,15 @@ export async function revokeChannelKey(ctx: RequestContext, channelId: string, k
   const channelKey = await ctx.db.channelKey.findFirst({ where: { id: keyId, channelId: channel.id } });
   if (!channelKey) throw AppError.notFound('Channel key not found.');
   if (channelKey.revokedAt) return channelKey;
-  const revoked = await audited(
+  // Of two revocations at once, the second finds the key revoked and records nothing.
+  const revoked = await auditedChange(
     ctx,
-    (tx) => tx.channelKey.update({ where: { id: channelKey.id }, data: { revokedAt: new Date() } }),
-    (after) => ({
-      action: 'channel_key.revoked',
-      targetId: after.id,
-      accountId: channel.accountId,
-      changes: changesBetween(channelKey, after),
-    }),
+    { table: 'channel_keys', id: keyId, read: (tx) => tx.channelKey.findUnique({ where: { id: keyId } }) },
+    async (tx, before) => (before.revokedAt ? before : tx.channelKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } })),
+    (after, before) =>
+      before.revokedAt
+        ? null
+        : { action: 'channel_key.revoked', targetId: after.id, accountId: channel.accountId, changes: changesBetween(before, after) },
   );
   forgetCachedAccess(ctx);
   return revoked;

@@ -8,7 +8,7 @@ import { type Raw } from '../validation.ts';
 import { instant } from '../time-zones.ts';
 import { authorised } from './access.ts';
 import { loadEvent } from './events.ts';
-import { audited, changesBetween } from './audit.ts';
+import { audited, changesBetween, auditedChange } from './audit.ts';
 import { validate } from '../validation.ts';
 
 const INT_MAX = 2_147_483_647;
@@ -110,10 +110,16 @@ export async function updateTicketType(ctx: RequestContext, id: string, raw: Raw
   for (const key of Object.keys(ticketTypeFields) as Array<keyof typeof ticketTypeFields>) {
     if (input[key] !== undefined) (data as Record<string, unknown>)[key] = input[key];
   }
-  return audited(
+  return auditedChange(
     ctx,
+    { table: 'ticket_types', id, read: (tx) => tx.ticketType.findUnique({ where: { id } }) },
     (tx) => tx.ticketType.update({ where: { id }, data }),
-    (after) => ({ action: 'ticket_type.updated', targetId: id, accountId: after.accountId, changes: changesBetween(current, after) }),
+    (after, before) => ({
+      action: 'ticket_type.updated',
+      targetId: id,
+      accountId: after.accountId,
+      changes: changesBetween(before, after),
+    }),
   );
 }
 

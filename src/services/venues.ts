@@ -8,7 +8,7 @@ import { type Raw } from '../validation.ts';
 import { timeZone } from '../time-zones.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { reference, validate } from '../validation.ts';
-import { audited, changesBetween } from './audit.ts';
+import { audited, changesBetween, auditedChange } from './audit.ts';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 
@@ -99,15 +99,16 @@ export async function createVenue(ctx: RequestContext, raw: Raw<CreateVenueInput
 
 /** Changes a venue; omitted fields stay, null clears a field (except name). */
 export async function updateVenue(ctx: RequestContext, id: string, raw: Raw<UpdateVenueInput>): Promise<Venue> {
-  const venue = await loadVenue(ctx, id, 'write');
+  await loadVenue(ctx, id, 'write');
   const input = validate(updateVenueInput, raw);
   const data: Prisma.VenueUncheckedUpdateInput = {};
   for (const key of Object.keys(venueFields) as Array<keyof typeof venueFields>) {
     if (input[key] !== undefined) (data as Record<string, unknown>)[key] = input[key];
   }
-  return audited(
+  return auditedChange(
     ctx,
+    { table: 'venues', id, read: (tx) => tx.venue.findUnique({ where: { id } }) },
     (tx) => tx.venue.update({ where: { id }, data }),
-    (after) => ({ action: 'venue.updated', targetId: id, accountId: after.accountId, changes: changesBetween(venue, after) }),
+    (after, before) => ({ action: 'venue.updated', targetId: id, accountId: after.accountId, changes: changesBetween(before, after) }),
   );
 }

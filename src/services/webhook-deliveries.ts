@@ -141,16 +141,20 @@ export async function resendWebhookDelivery(ctx: RequestContext, id: string): Pr
   }
   await countOperatorAction(ctx, 'resend', endpoint);
   const client = await temporalClient(ctx);
-  await closeCircuit(ctx, endpoint.id);
-  await startResendWorkflow(
-    client,
-    ctx.runtime.logger,
-    ctx.runtime.config.TEMPORAL_TASK_QUEUE,
-    newId('webhookResend'),
-    labelOf(row),
-    newId('webhookAttempt'),
-  );
-  // The attempt is made by the worker: the entry records that it was asked for and started.
-  await recordAudit(ctx.db, ctx, { action: 'webhook_delivery.resent', targetId: row.id, accountId: row.accountId });
+  // The circuit and the entry in one transaction, the workflow started last before it commits: a
+  // start that fails leaves neither, and the entry records that the attempt was asked for and
+  // started (the worker makes it).
+  await ctx.db.$transaction(async (tx) => {
+    await closeCircuit(tx, endpoint.id);
+    await recordAudit(tx, ctx, { action: 'webhook_delivery.resent', targetId: row.id, accountId: row.accountId });
+    await startResendWorkflow(
+      client,
+      ctx.runtime.logger,
+      ctx.runtime.config.TEMPORAL_TASK_QUEUE,
+      newId('webhookResend'),
+      labelOf(row),
+      newId('webhookAttempt'),
+    );
+  });
   return view(row);
 }

@@ -19,7 +19,7 @@ import { reference, validate } from '../validation.ts';
 import { loadDelivery, type DeliveryView } from './webhook-deliveries.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { changedSince, OLDEST_FIRST, type Page, type PolledListArgs, pageArgsOf, paginate } from '../pagination.ts';
-import { audited, changesBetween, recordAudit } from './audit.ts';
+import { auditedChange, changesBetween, recordAudit } from './audit.ts';
 
 /**
  * Webhook endpoints (whe_): a URL of one account that receives signed deliveries of the event types
@@ -269,14 +269,13 @@ export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw
     data.signatureScheme = input.signatureScheme;
   }
   if (input.ordering !== undefined) data.ordering = input.ordering;
-  const unordered = input.ordering === 'none' && endpoint.ordering !== 'none';
-  const flipped = input.enabled !== undefined && input.enabled !== endpoint.enabled;
   const released: string[] = [];
-  const updated = await audited(
+  const updated = await auditedChange(
     ctx,
-    async (tx) => {
+    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findUnique({ where: { id } }) },
+    async (tx, before) => {
       const after = await tx.webhookEndpoint.update({ where: { id }, data });
-      if (unordered) {
+      if (input.ordering === 'none' && before.ordering !== 'none') {
         // Nothing waits for an earlier delivery of its object any more: those waiting go now.
         const rows = await tx.$queryRaw<Array<{ id: string }>>`
           UPDATE webhook_deliveries SET "orderingKey" = NULL, "updatedAt" = now()
@@ -286,11 +285,16 @@ export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw
       }
       return after;
     },
-    (after) => ({
-      action: flipped ? (after.enabled ? 'webhook_endpoint.enabled' : 'webhook_endpoint.disabled') : 'webhook_endpoint.updated',
+    (after, before) => ({
+      action:
+        after.enabled !== before.enabled
+          ? after.enabled
+            ? 'webhook_endpoint.enabled'
+            : 'webhook_endpoint.disabled'
+          : 'webhook_endpoint.updated',
       targetId: id,
       accountId: after.accountId,
-      changes: changesBetween(endpoint, after),
+      changes: changesBetween(before, after),
     }),
   );
   // Those claimed already are in flight and unaffected; the others start as any new delivery.
@@ -309,13 +313,16 @@ export async function rotateWebhookEndpointSecret(
   id: string,
   raw: RotateWebhookEndpointSecretInput,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-  const current = await loadEndpoint(ctx, id, 'write');
+  await loadEndpoint(ctx, id, 'write');
   const input = validate(rotateWebhookEndpointSecretInput, raw ?? {});
   const overlapSeconds = input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
   const secret = newSigningSecret();
-  const endpoint = await audited(
+  // The secret replaced is read under the row's lock: of two rotations at once, the second keeps
+  // the first's new secret as its previous one, so no secret handed out stops signing unannounced.
+  const endpoint = await auditedChange(
     ctx,
-    (tx) =>
+    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findUnique({ where: { id } }) },
+    (tx, current) =>
       tx.webhookEndpoint.update({
         where: { id },
         data: {
@@ -324,11 +331,11 @@ export async function rotateWebhookEndpointSecret(
           previousSecretExpiresAt: overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null,
         },
       }),
-    (after) => ({
+    (after, before) => ({
       action: 'webhook_endpoint.secret_rotated',
       targetId: id,
       accountId: after.accountId,
-      changes: changesBetween(current, after),
+      changes: changesBetween(before, after),
     }),
   );
   return { endpoint, secret };
@@ -392,28 +399,32 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     ctx.db.webhookDelivery.count({ where: sent }),
     ctx.db.webhookDelivery.count({ where: { ...failed, url: { not: endpoint.url } } }),
   ]);
-  await closeCircuit(ctx, endpoint.id);
-  const started = await startRecoveryWorkflow(client, ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, {
-    organisationId: endpoint.organisationId,
-    accountId: endpoint.accountId,
-    endpointId: endpoint.id,
-    since: since.toISOString(),
-    until: until.toISOString(),
-    url: endpoint.url,
-    includeOtherUrls,
-  });
-  // Two requests at once: the second to start is refused all the same.
-  if (started === 'already started') throw recoveryConflict();
-  // The recovery runs in Temporal: the entry records that it was asked for and started.
-  await recordAudit(ctx.db, ctx, {
-    action: 'webhook_endpoint.recovered',
-    targetId: endpoint.id,
-    accountId: endpoint.accountId,
-    changes: {
-      since: { before: null, after: since.toISOString() },
-      until: { before: null, after: until.toISOString() },
-      includeOtherUrls: { before: null, after: includeOtherUrls },
-    },
+  // The circuit and the entry in one transaction, the workflow started last before it commits: a
+  // start that fails, or finds a recovery started meanwhile, leaves neither. The recovery runs in
+  // Temporal: the entry records that it was asked for and started.
+  await ctx.db.$transaction(async (tx) => {
+    await closeCircuit(tx, endpoint.id);
+    await recordAudit(tx, ctx, {
+      action: 'webhook_endpoint.recovered',
+      targetId: endpoint.id,
+      accountId: endpoint.accountId,
+      changes: {
+        since: { before: null, after: since.toISOString() },
+        until: { before: null, after: until.toISOString() },
+        includeOtherUrls: { before: null, after: includeOtherUrls },
+      },
+    });
+    const started = await startRecoveryWorkflow(client, ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, {
+      organisationId: endpoint.organisationId,
+      accountId: endpoint.accountId,
+      endpointId: endpoint.id,
+      since: since.toISOString(),
+      until: until.toISOString(),
+      url: endpoint.url,
+      includeOtherUrls,
+    });
+    // Two requests at once: the second to start is refused all the same.
+    if (started === 'already started') throw recoveryConflict();
   });
   return {
     id: recoveryWorkflowId(endpoint.id),
@@ -433,11 +444,17 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
  * workflows of its pending deliveries stop at their next attempt (they check deletedAt).
  */
 export async function deleteWebhookEndpoint(ctx: RequestContext, id: string): Promise<{ success: boolean; id: string }> {
-  const endpoint = await loadEndpoint(ctx, id, 'write');
-  await audited(
+  await loadEndpoint(ctx, id, 'write');
+  await auditedChange(
     ctx,
+    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findUnique({ where: { id } }) },
     (tx) => tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } }),
-    (after) => ({ action: 'webhook_endpoint.deleted', targetId: id, accountId: after.accountId, changes: changesBetween(endpoint, after) }),
+    (after, before) => ({
+      action: 'webhook_endpoint.deleted',
+      targetId: id,
+      accountId: after.accountId,
+      changes: changesBetween(before, after),
+    }),
   );
   return { success: true, id };
 }

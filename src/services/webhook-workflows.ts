@@ -1,3 +1,4 @@
+import type { TenantDatabase } from '../db/tenant.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import {
@@ -10,8 +11,8 @@ import {
 /** What the webhook services that start workflows from a request (resend, recover) share. */
 
 /** Half-open: an open circuit lets one attempt through now (a manual attempt is the partner saying "try"). */
-export async function closeCircuit(ctx: RequestContext, endpointId: string): Promise<void> {
-  await ctx.db.webhookEndpoint.updateMany({
+export async function closeCircuit(db: Pick<TenantDatabase, 'webhookEndpoint'>, endpointId: string): Promise<void> {
+  await db.webhookEndpoint.updateMany({
     where: { id: endpointId, circuitOpenUntil: { gt: new Date() } },
     data: { circuitOpenUntil: null },
   });

@@ -7,6 +7,7 @@ import type { WebhookDispatcher } from '../../webhooks/dispatcher.ts';
 import { withWebhooks } from '../../webhooks/record.ts';
 import { lockOrder, move } from '../inventory.ts';
 import { lineItemsOf, orderPayload } from './order-rows.ts';
+import { recordAudit, type AuditContext } from '../audit.ts';
 
 /**
  * Pending orders cancelled without a buyer asking: those whose hold ran out (every worker's sweep,
@@ -58,12 +59,14 @@ export async function releaseExpiredHolds(
 
 /**
  * Cancels a pending order and releases its held tickets (order.cancelled), if it is still pending
- * (and, with `expiredBefore`, its hold ran out by then). Answers whether it did.
+ * (and, with `expiredBefore`, its hold ran out by then). Answers whether it did. With `by`, the
+ * change of a person or key that stopped the order's sales, the cancellation is audited as theirs
+ * in its transaction; a hold that ran out is the service's own bookkeeping, not audited.
  */
 export async function cancelPending(
   services: Services,
   target: { id: string; organisationId: string },
-  when: { expiredBefore?: Date } = {},
+  when: { expiredBefore?: Date; by?: AuditContext } = {},
 ): Promise<boolean> {
   const now = new Date();
   const { id, organisationId } = target;
@@ -82,32 +85,41 @@ export async function cancelPending(
       type: 'order.cancelled',
       payload: orderPayload(order, lines),
     });
+    if (when.by) {
+      await recordAudit(tx, when.by, {
+        action: 'order.cancelled',
+        targetId: order.id,
+        accountId: order.accountId,
+        changes: { status: { before: 'pending', after: 'cancelled' }, cancelledAt: { before: null, after: now.toISOString() } },
+      });
+    }
     return true;
   });
 }
 
 /**
  * Cancels the pending orders holding tickets of an event that stopped selling (cancelled, taken
- * back to draft, completed, deleted), releasing their holds at once (order.cancelled for each).
- * Each order is its own transaction; one left behind by a crash cannot be paid (confirmOrder
- * refuses it) and its hold expires anyway.
+ * back to draft, completed, deleted), releasing their holds at once (order.cancelled for each),
+ * each audited as a change `by` the request that stopped it. Each order is its own transaction;
+ * one left behind by a crash cannot be paid (confirmOrder refuses it) and its hold expires anyway.
  */
-export async function cancelPendingOrdersOfEvent(services: Services, organisationId: string, eventId: string): Promise<number> {
-  return cancelPendingOrdersWith(services, organisationId, { occurrence: { eventId } });
+export async function cancelPendingOrdersOfEvent(services: Services, by: AuditContext, eventId: string): Promise<number> {
+  return cancelPendingOrdersWith(services, by, { occurrence: { eventId } });
 }
 
 /** The same for one occurrence that was cancelled. */
-export async function cancelPendingOrdersOfOccurrence(services: Services, organisationId: string, occurrenceId: string): Promise<number> {
-  return cancelPendingOrdersWith(services, organisationId, { occurrenceId });
+export async function cancelPendingOrdersOfOccurrence(services: Services, by: AuditContext, occurrenceId: string): Promise<number> {
+  return cancelPendingOrdersWith(services, by, { occurrenceId });
 }
 
-async function cancelPendingOrdersWith(services: Services, organisationId: string, line: Record<string, unknown>): Promise<number> {
+async function cancelPendingOrdersWith(services: Services, by: AuditContext, line: Record<string, unknown>): Promise<number> {
+  const organisationId = by.organisation!.id;
   const orders = await services.db.order.findMany({
     where: { organisationId, status: 'pending', lineItems: { some: line } },
     select: { id: true, organisationId: true },
   });
   let cancelled = 0;
-  for (const order of orders) if (await cancelPending(services, order)) cancelled += 1;
+  for (const order of orders) if (await cancelPending(services, order, { by })) cancelled += 1;
   return cancelled;
 }
 
