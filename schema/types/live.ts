@@ -225,8 +225,13 @@ builder.subscriptionFields((t) => ({
       'Entries of the audit log as they are written (in commit order): of the accounts the caller may read the log of, or of one account. Needs audit.read.',
     authScopes: { $all: { organisation: true, permission: 'audit.read' } },
     args: { accountId: t.arg.id({ description: 'Only entries about this account (acc_).' }) },
-    subscribe: (_root, { accountId }, ctx: RequestContext) => {
-      if (accountId) assertMay(ctx, 'audit', 'read', String(accountId), 'Account');
+    subscribe: async (_root, { accountId }, ctx: RequestContext) => {
+      if (accountId) {
+        // As orderChanged: an account of another organisation, or none, is not found.
+        const account = await ctx.db.account.findUnique({ where: { id: String(accountId) } });
+        if (!account) throw AppError.notFound('Account not found.');
+        assertMay(ctx, 'audit', 'read', account.id, 'Account');
+      }
       return topicEvents<Change<AuditEntryRow>>(ctx, {
         topic: 'audit',
         filter: accountId ? String(accountId) : '',

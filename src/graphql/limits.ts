@@ -519,5 +519,30 @@ export function operationLimitsPlugin<Context extends object>(budgets?: CostBudg
       const charge = budgets!.charge(bucket, requested);
       return charge instanceof Promise ? charge.then(paidOrNot) : paidOrNot(charge);
     },
+    // A subscription is judged as a query of the same selection is: its variables, and the cost of
+    // one event's selection, charged to the organisation's budget once, as it starts (its events
+    // are bounded by the subscriptions a credential may hold open, src/live/live.ts).
+    onSubscribe({ args: envelopArgs, setResultAndStopExecution }) {
+      const args = graphqlArgs(envelopArgs);
+      const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+      const issues = variableIssues(args.schema, args.document, args.operationName, variables);
+      if (issues.length > 0) return setResultAndStopExecution({ errors: [variablesError(issues)] });
+      const requested = operationCost(args.schema, args.document, args.operationName, variables);
+      const caller = args.contextValue as CostCaller & { requestId?: unknown };
+      const bucket = budgets?.bucketOf(caller);
+      const report = (): CostReport =>
+        bucket?.report(requested, 0) ?? { requested, actual: 0, budget: null, remaining: null, restoreRate: null };
+      const refusal = costRefusal(requested, Math.min(LIMITS.maxCost, bucket?.budget ?? LIMITS.maxCost));
+      if (refusal) return setResultAndStopExecution(withCost({ errors: [refusal] }, report()));
+      if (!bucket) return undefined;
+      const paidOrNot = (charge: CostCharge) => {
+        if (charge.paid) return;
+        setResultAndStopExecution(
+          withCost({ errors: [costRateLimited(bucket, requested, charge.retryAfterSeconds, caller.requestId)] }, report()),
+        );
+      };
+      const charge = budgets!.charge(bucket, requested);
+      return charge instanceof Promise ? charge.then(paidOrNot) : paidOrNot(charge);
+    },
   };
 }

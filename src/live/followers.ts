@@ -4,7 +4,7 @@ import { AppError, isDatabaseUnavailable } from '../errors.ts';
 import type { LiveEvent, TopicListener } from './hub.ts';
 import { currentRights } from '../auth/current-rights.ts';
 import { MAX_REPLAY, RECHECK_MS, RESYNC, RETRY_MS, resumePoint, rightsCheck, type RightsCheck } from './streams.ts';
-import type { Follower, FollowerSink, Resync } from './transport.ts';
+import { ProcessStopping, type Follower, type FollowerSink, type Resync } from './transport.ts';
 
 /**
  * The topic streams of GraphQL subscriptions (orderChanged, webhookDeliveryChanged,
@@ -57,6 +57,11 @@ const CATCH_UP_SLACK = 1_000n;
 const MAX_QUEUED = 1_000;
 
 type Item = { kind: 'event'; event: LiveEvent } | { kind: 'catchUp' } | { kind: 'check' };
+
+/** How long, after the first way of reading an event is done, a group waits for the others (see #read). */
+const SLOW_READING_GRACE_MS = 100;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** Events whose subject a group reads ahead of the one it hands out (bounded: the pool is shared). */
 const READ_AHEAD = 32;
@@ -113,8 +118,9 @@ export class FollowerGroup implements TopicListener {
     for (const follower of this.followers) follower.later({ kind: 'catchUp' });
   }
 
+  /** The process is stopping: each stream's connection is dropped, for its client to reconnect elsewhere. */
   end(): void {
-    for (const follower of this.followers) follower.close();
+    for (const follower of this.followers) follower.stopping();
   }
 
   /** The sequence number under which the fast path handed out event `id`, while remembered. */
@@ -171,7 +177,12 @@ export class FollowerGroup implements TopicListener {
             ),
           );
         }
-        await Promise.all(encodings);
+        // One way of reading it that takes long (a document reading much, rows locked) holds back
+        // no other: once the first is done, the others get SLOW_READING_GRACE_MS; followers of
+        // those not done by then read the event in their own turn. When all are slow, all wait.
+        const all = Promise.all(encodings);
+        if (encodings.length > 1) await Promise.race([all, Promise.race(encodings).then(() => delay(SLOW_READING_GRACE_MS))]);
+        else await all;
       }
       queued.outcome = { payload, bytes };
     } catch {
@@ -199,7 +210,9 @@ export class FollowerGroup implements TopicListener {
     const shares = new Map<string, Share>();
     for (const follower of this.followers) {
       let taken = 0;
-      if (follower.ready(version)) {
+      // A follower that read some of these from the table already (a replay, a catch-up) takes
+      // them through its queue, which sends each event once.
+      if (follower.ready(version) && !follower.sentAnyOf(batch)) {
         let share = shares.get(follower.key);
         if (!share) shares.set(follower.key, (share = shareOf(batch, follower.key)));
         if (share.count > 0) follower.handed(this, first, share);
@@ -258,9 +271,10 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
   #rights: RightsCheck | undefined;
   #cleanups: (() => void)[] = [];
 
-  constructor(ctx: RequestContext, stream: TopicStream<T>) {
+  constructor(ctx: RequestContext, stream: TopicStream<T>, release: () => void) {
     this.#ctx = ctx;
     this.#stream = stream;
+    this.#cleanups.push(release);
   }
 
   /** Whether the group may hand it an event's bytes now (nothing pending, rights unmoved since its last reading). */
@@ -282,6 +296,12 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
 
   encode(payload: object, id: bigint): Promise<Uint8Array> {
     return this.#sink!.encode(payload, id);
+  }
+
+  /** Whether it sent any of these events through its queue (read from the table) already. */
+  sentAnyOf(batch: Queued[]): boolean {
+    if (this.#sent.size === 0 && this.#sentBefore.size === 0) return false;
+    return batch.some(({ event }) => this.#sent.has(Number(event.id)) || this.#sentBefore.has(Number(event.id)));
   }
 
   /** The group's fast path: the events it handed out from sequence `first` on, `share.count` of them, as one piece. */
@@ -317,6 +337,11 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
     void this.#begin();
   }
 
+  /** Its process is stopping (see ProcessStopping). */
+  stopping(): void {
+    this.#fail(new ProcessStopping());
+  }
+
   close(): void {
     if (this.#ended) return;
     this.#ended = true;
@@ -329,7 +354,6 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
     const live = ctx.runtime.live;
     const organisationId = organisationOf(ctx).id;
     try {
-      this.#cleanups.push(live.admit(ctx));
       await currentRights(ctx);
       if (!this.#stream.allowed()) throw new AppError('FORBIDDEN');
       this.#rights = rightsCheck(ctx, organisationId, () => this.#stream.allowed());
@@ -471,7 +495,7 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
       },
       end: (error) => {
         finished = true;
-        failure = error;
+        failure = error instanceof ProcessStopping ? undefined : error;
         wake?.();
         taken?.();
       },
@@ -533,7 +557,9 @@ function follow(ctx: RequestContext, organisationId: string, stream: TopicStream
 
 /** The stream of a topic subscription field: its follower, which the transport starts (see Follower). */
 export function topicEvents<T>(ctx: RequestContext, stream: TopicStream<T>): TopicFollower<T> {
-  const follower = new TopicFollower(ctx, stream);
+  // Admitted as the subscription starts: a refusal is the answer (429 with Retry-After), not the
+  // stream's only event.
+  const follower = new TopicFollower(ctx, stream, ctx.runtime.live.admit(ctx));
   ctx.live.follower = follower;
   return follower;
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Principal } from '../auth/principal.ts';
-import { AppError } from '../errors.ts';
+import { GraphQLError } from 'graphql';
 import { AUTH_TABLES } from '../auth/auth-cache.ts';
 import type { ChangeSubscriber } from '../db/change-notices.ts';
 import type { Database } from '../db/client.ts';
@@ -94,13 +94,23 @@ export class Live implements ChangeSubscriber {
     return this.#open;
   }
 
-  /** Counts one stream of the caller, or refuses it; the answer releases it. */
-  admit(ctx: Caller): () => void {
+  /**
+   * Counts one stream of the caller as its subscription starts, or refuses it: the answer's status
+   * is 429, with Retry-After (a GraphQL error carrying both, as the cost budget's refusal does), so
+   * an SSE client sees the refusal before any stream opens. The answer releases the stream.
+   */
+  admit(ctx: Caller & { requestId?: string }): () => void {
     const credential = credentialOf(ctx);
     const organisation = ctx.organisation?.id ?? '';
     const over = (limit: string, max: number) =>
-      new AppError('RATE_LIMITED', `Too many open subscriptions (${limit}: ${max}); close one first.`, [{ path: [], message: limit }], {
-        'Retry-After': String(RETRY_AFTER_SECONDS),
+      new GraphQLError(`Too many open subscriptions (${limit}: ${max}); close one first.`, {
+        extensions: {
+          code: 'RATE_LIMITED',
+          details: [{ path: [], message: limit, limit, max }],
+          ...(ctx.requestId ? { requestId: ctx.requestId } : {}),
+          // spec: false: the answer's status whatever the client accepts.
+          http: { status: 429, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) }, spec: false },
+        },
       });
     if ((this.#perCredential.get(credential) ?? 0) >= this.limits.LIVE_SUBSCRIPTIONS_PER_CREDENTIAL) {
       throw over('LIVE_SUBSCRIPTIONS_PER_CREDENTIAL', this.limits.LIVE_SUBSCRIPTIONS_PER_CREDENTIAL);

@@ -4,7 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Access } from '../auth/permissions.ts';
 import type { Response } from 'express';
 import type { RequestContext } from '../context.ts';
-import type { Follower, FollowerSink } from './transport.ts';
+import { ProcessStopping, type Follower, type FollowerSink } from './transport.ts';
 import { RESYNC } from './streams.ts';
 
 /**
@@ -161,12 +161,14 @@ function followerStream(
     pending.push(bytes);
     if (pending.length === 1) flushes.soon(flush);
   };
+  // Looked at twice an interval, so no silence lasts longer than one (a heartbeat written just
+  // after a look would otherwise wait for the look after next).
   const heartbeat = setInterval(() => {
-    if (pending.length === 0 && Date.now() - lastWrite >= heartbeatMs) {
+    if (pending.length === 0 && Date.now() - lastWrite >= heartbeatMs / 2) {
       pending.push(HEARTBEAT);
       flush();
     }
-  }, heartbeatMs);
+  }, heartbeatMs / 2);
   heartbeat.unref();
   const stop = () => {
     finished = true;
@@ -184,6 +186,12 @@ function followerStream(
     send: async (payload, id) => append(await encode(payload as object, id)),
     end: (error) => {
       if (finished) return;
+      if (error instanceof ProcessStopping) {
+        // What was written goes out, then the connection ends without the answer's end.
+        flush();
+        stop();
+        return void (socket && !socket.destroyed ? socket.end() : res.destroy());
+      }
       if (error !== undefined) pending.push(encodedEvent({ errors: [mask(error)] }, undefined, mask));
       pending.push(COMPLETE);
       flush();
@@ -233,6 +241,8 @@ function eventStream(
         if (next.done) return complete();
         send(next.value);
       } catch (error) {
+        // The process is stopping: the connection is dropped, for the client to reconnect.
+        if (error instanceof ProcessStopping) return controller.error(error);
         send({ errors: [mask(error)] });
         complete();
       }

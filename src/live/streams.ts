@@ -2,7 +2,7 @@ import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
 import { currentRights, judgeAgain, rightsMoved } from '../auth/current-rights.ts';
 import { AppError, isDatabaseUnavailable } from '../errors.ts';
-import type { Resync } from './transport.ts';
+import { ProcessStopping, type Resync } from './transport.ts';
 
 /**
  * What the streams of GraphQL subscriptions (schema/types/live.ts) share: their rights check, the
@@ -27,7 +27,7 @@ export type { Resync };
 export const RESYNC: Resync = { resync: true };
 
 /** A message to a stream's generator. */
-type Item = { kind: 'check' } | { kind: 'moved' } | { kind: 'end' };
+type Item = { kind: 'check' } | { kind: 'moved' } | { kind: 'end' } | { kind: 'stopping' };
 
 /** The messages of one stream, awaited one at a time (bounded: repeats coalesce). */
 class Inbox {
@@ -54,12 +54,14 @@ class Inbox {
  * generator's own return() waits until the generator next yields, which a quiet stream may not do
  * for hours, holding its place against the bounds (src/live/live.ts) and its listener in the hub.
  */
-function interruptible<T>(inbox: Inbox, generator: AsyncGenerator<T>): AsyncGenerator<T> {
+function interruptible<T>(inbox: Inbox, generator: AsyncGenerator<T>, release: () => void): AsyncGenerator<T> {
   const iterator: AsyncGenerator<T> = {
     next: (...args) => generator.next(...args),
     throw: (error) => generator.throw(error),
     return: (value) => {
       inbox.push({ kind: 'end' });
+      // A generator given up before it started never runs its finally: its place is released here.
+      release();
       return generator.return(value);
     },
     [Symbol.asyncIterator]: () => iterator,
@@ -114,10 +116,15 @@ export function rightsCheck(ctx: RequestContext, organisationId: string, allowed
   };
 }
 
-/** The Last-Event-ID a stream resumes after, or null when the client sent none. */
+/** The greatest id a live event can have (a PostgreSQL bigint). */
+const MAX_EVENT_ID = 9_223_372_036_854_775_807n;
+
+/** The Last-Event-ID a stream resumes after, or null when the client sent none; an id no event can have is invalid (a resync). */
 export function resumePoint(text: string | null | undefined): bigint | 'invalid' | null {
   if (text === null || text === undefined || text.trim() === '') return null;
-  return /^\d{1,19}$/.test(text.trim()) ? BigInt(text.trim()) : 'invalid';
+  if (!/^\d{1,19}$/.test(text.trim())) return 'invalid';
+  const id = BigInt(text.trim());
+  return id <= MAX_EVENT_ID ? id : 'invalid';
 }
 
 /**
@@ -130,8 +137,11 @@ export function counterEvents<T>(
   allowed: () => boolean,
   read: () => Promise<T>,
 ): AsyncGenerator<T> {
+  // Admitted as the subscription starts: a refusal is the answer (429 with Retry-After), not the
+  // stream's only event. Released when the stream ends, or is given up before it started.
+  const release = ctx.runtime.live.admit(ctx);
   const inbox = new Inbox();
-  return interruptible(inbox, followCounters(ctx, occurrenceId, allowed, read, inbox));
+  return interruptible(inbox, followCounters(ctx, occurrenceId, allowed, read, inbox, release), release);
 }
 
 async function* followCounters<T>(
@@ -140,13 +150,13 @@ async function* followCounters<T>(
   allowed: () => boolean,
   read: () => Promise<T>,
   inbox: Inbox,
+  release: () => void,
 ): AsyncGenerator<T> {
   const live = ctx.runtime.live;
   const organisationId = organisationOf(ctx).id;
-  const release = live.admit(ctx);
   const stop = live.hub.listenToCounters(organisationId, occurrenceId, {
     moved: () => inbox.push({ kind: 'moved' }),
-    end: () => inbox.push({ kind: 'end' }),
+    end: () => inbox.push({ kind: 'stopping' }),
   });
   const timer = setInterval(() => inbox.push({ kind: 'check' }), RECHECK_MS);
   timer.unref();
@@ -158,6 +168,7 @@ async function* followCounters<T>(
     for (;;) {
       const item = await inbox.next();
       if (item.kind === 'end') return;
+      if (item.kind === 'stopping') throw new ProcessStopping();
       try {
         await rights.check(item.kind === 'check');
         if (item.kind === 'moved') yield await read();

@@ -8,6 +8,17 @@ export interface Resync {
   resync: true;
 }
 
+/**
+ * What a stream ends with when its process stops: its connection is dropped rather than completed,
+ * since a client takes a completed stream as the end of its subscription, and one dropped as a
+ * reason to reconnect (to another process, with Last-Event-ID).
+ */
+export class ProcessStopping extends Error {
+  constructor() {
+    super('the API process is stopping');
+  }
+}
+
 /** Where a follower's events go: a server-sent event stream (src/live/sse.ts) or an async iterator. */
 export interface FollowerSink<T> {
   /** Whether events are encoded for the client here, so a group may hand the same bytes to many. */
@@ -20,7 +31,7 @@ export interface FollowerSink<T> {
   write(bytes: Uint8Array): void;
   /** One event (or RESYNC, without an id), in order. */
   send(payload: T | Resync, id: bigint | null): Promise<void>;
-  /** The stream ends: with the contract's error, or completed. */
+  /** The stream ends: with the contract's error, completed, or dropped (ProcessStopping). */
   end(error?: unknown): void;
 }
 

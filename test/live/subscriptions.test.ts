@@ -1,4 +1,4 @@
-import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
+import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoApps, type AppPair, type TestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
@@ -13,6 +13,7 @@ import {
   type TestOrganisation,
 } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
+import { follow, sseClient as clientOf } from '../support/sse-client.ts';
 import { createTestEndpoint, recordFailedDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
@@ -42,62 +43,8 @@ const AUDIT = `subscription ($accountId: ID) {
   auditEntryAdded(accountId: $accountId) { resync cursor entry { action targetId } }
 }`;
 
-type Result = ExecutionResult<Record<string, any>, unknown>;
-
 function sseClient(app: TestApp, token: string, headers: Record<string, string> = {}): Client {
-  return createClient({
-    url: `${app.url}/graphql`,
-    headers: { authorization: `Bearer ${token}`, 'x-service-org': org.slug, ...headers },
-    retryAttempts: 0,
-  });
-}
-
-/** Results of one subscription, collected as they arrive; `take(n)` waits for the first n. */
-function follow(client: Client, query: string, variables: Record<string, unknown>) {
-  const results: Result[] = [];
-  let done = false;
-  let wake: (() => void) | undefined;
-  const dispose = client.subscribe<Record<string, any>>(
-    { query, variables },
-    {
-      next: (result) => {
-        results.push(result as Result);
-        wake?.();
-      },
-      error: (error) => {
-        results.push({ errors: [{ message: String(error) }] } as unknown as Result);
-        done = true;
-        wake?.();
-      },
-      complete: () => {
-        done = true;
-        wake?.();
-      },
-    },
-  );
-  return {
-    results,
-    dispose,
-    get done() {
-      return done;
-    },
-    async take(n: number, timeoutMs = 15_000): Promise<Result[]> {
-      const until = Date.now() + timeoutMs;
-      while (results.length < n && !done && Date.now() < until) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 100);
-        });
-      }
-      expect(results.length, JSON.stringify(results)).toBeGreaterThanOrEqual(n);
-      return results.slice(0, n);
-    },
-    async ended(timeoutMs = 15_000): Promise<void> {
-      const until = Date.now() + timeoutMs;
-      while (!done && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(done).toBe(true);
-    },
-  };
+  return clientOf(app, token, org.slug, headers);
 }
 
 beforeAll(async () => {
@@ -452,7 +399,7 @@ describe('the replay window', () => {
 });
 
 describe('bounds', () => {
-  it('refuses a credential more open subscriptions than LIVE_SUBSCRIPTIONS_PER_CREDENTIAL, with RATE_LIMITED', async () => {
+  it('refuses a credential more open subscriptions than LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: 429 RATE_LIMITED with Retry-After, before any stream opens', async () => {
     const limited = await startTwoApps({ LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: '2' });
     try {
       const small = await createOrganisation(limited.a, 'livebound');
@@ -465,7 +412,22 @@ describe('bounds', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       const third = follow(client, ORDER_CHANGED, { accountId: small.account.id });
       const [refusal] = await third.take(1);
-      expect(refusal!.errors![0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
+      expect(refusal!.errors![0]!.message).toContain('429');
+      // As any client sees it: the answer's status and Retry-After, the bound named in its body.
+      const refused = await fetch(`${limited.b.url}/graphql`, {
+        method: 'POST',
+        headers: {
+          accept: 'text/event-stream',
+          'content-type': 'application/json',
+          authorization: `Bearer ${small.adminToken}`,
+          'x-service-org': small.slug,
+        },
+        body: JSON.stringify({ query: ORDER_CHANGED, variables: { accountId: small.account.id } }),
+      });
+      expect([refused.status, refused.headers.get('retry-after')]).toEqual([429, '5']);
+      const text = await refused.text();
+      expect(text).toContain('"code":"RATE_LIMITED"');
+      expect(text).toContain('"limit":"LIVE_SUBSCRIPTIONS_PER_CREDENTIAL","max":2');
       for (const stream of open) stream.dispose();
       // A closed stream frees its place.
       await new Promise((resolve) => setTimeout(resolve, 500));

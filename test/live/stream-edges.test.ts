@@ -1,0 +1,216 @@
+import pg from 'pg';
+import { createClient } from 'graphql-sse';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTwoApps, type AppPair } from '../support/app.ts';
+import { createApiKey } from '../support/credentials.ts';
+import { query } from '../support/db.ts';
+import { createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
+import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
+import { AUDIT, ORDER_CHANGED, follow, rawSse, sleep, sseClient } from '../support/sse-client.ts';
+
+/**
+ * Topic streams at their edges, as graphql-sse's client and a raw reader see them: a resumed stream
+ * meeting the shared fast path, one slow way of reading an event beside quick ones, a process that
+ * stops, a Last-Event-ID no event can have, heartbeats, the cost limit, an account of another
+ * organisation. Two API processes on one database, changes made through the first, streams read
+ * from the second.
+ */
+
+let pair: AppPair;
+let org: TestOrganisation;
+let catalogue: SeededCatalogue;
+
+beforeAll(async () => {
+  pair = await startTwoApps({ LIVE_HEARTBEAT_INTERVAL: '1s' });
+  org = await createOrganisation(pair.a, 'stream-edges');
+  catalogue = await seedCatalogue(pair.a, org);
+});
+
+afterAll(async () => {
+  await pair?.stop();
+});
+
+/** A document that reads venues: its execution waits while the venues table is locked. */
+const READS_VENUES = `subscription ($accountId: ID!) { orderChanged(accountId: $accountId) { cursor order { id lineItems { event { venue { name } } } } } }`;
+
+/** Runs `during` while another transaction holds the venues table: executions that read it wait. */
+async function whileVenuesLocked(during: () => Promise<void>): Promise<void> {
+  const locker = new pg.Client({ connectionString: pair.a.database.url });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query('LOCK TABLE venues IN ACCESS EXCLUSIVE MODE');
+  try {
+    await during();
+  } finally {
+    await locker.query('ROLLBACK');
+    await locker.end();
+  }
+}
+
+const cancel = (orderId: string) =>
+  query(pair.a, `UPDATE orders SET status = 'cancelled', "cancelledAt" = now(), "holdExpiresAt" = NULL WHERE id = $1`, [orderId]);
+
+describe('the shared fast path', () => {
+  it('sends a resumed stream each event once, though the group hands it out after the replay sent it', async () => {
+    const slow = follow(sseClient(pair.b, org.adminToken, org.slug), READS_VENUES, { accountId: org.account.id });
+    const light = follow(sseClient(pair.b, org.adminToken, org.slug), ORDER_CHANGED, { accountId: org.account.id });
+    await sleep(400);
+    const { order } = await placeOrder(pair.a, catalogue.channel, catalogue, { pending: true });
+    const [created] = await light.take(1);
+    await slow.take(1);
+    let resumed: ReturnType<typeof follow> | undefined;
+    await whileVenuesLocked(async () => {
+      await cancel(order.id);
+      await sleep(300);
+      // A client of the light document reconnects after CREATED: its replay reads CANCELLED from
+      // the table while the group still waits to hand it out.
+      resumed = follow(
+        sseClient(pair.b, org.adminToken, org.slug, { 'last-event-id': created!.data!.orderChanged.cursor }),
+        ORDER_CHANGED,
+        {
+          accountId: org.account.id,
+        },
+      );
+      await resumed.take(1);
+    });
+    await light.take(2);
+    await sleep(1_000);
+    for (const stream of [slow, light, resumed!]) stream.dispose();
+    expect(resumed!.results.map((result) => result.data?.orderChanged?.change)).toEqual(['CANCELLED']);
+  });
+
+  it("does not hold one way of reading an event back for another's slow execution", async () => {
+    const { key } = await createApiKey(pair.a, org, ['orders.read', 'events.read', 'venues.read']);
+    const slow = follow(sseClient(pair.b, key, org.slug), READS_VENUES, { accountId: org.account.id });
+    const light = follow(sseClient(pair.b, org.adminToken, org.slug), ORDER_CHANGED, { accountId: org.account.id });
+    await sleep(400);
+    const { order } = await placeOrder(pair.a, catalogue.channel, catalogue, { pending: true });
+    await light.take(1);
+    await slow.take(1);
+    let waited = Number.POSITIVE_INFINITY;
+    await whileVenuesLocked(async () => {
+      const committed = Date.now();
+      await cancel(order.id);
+      const until = committed + 2_000;
+      while (light.results.length < 2 && Date.now() < until) await sleep(20);
+      if (light.results.length >= 2) waited = Date.now() - committed;
+    });
+    // The slow one gets it too, once it can read it.
+    await slow.take(2);
+    slow.dispose();
+    light.dispose();
+    expect(waited).toBeLessThan(500);
+  });
+});
+
+describe('a process that stops', () => {
+  it('drops its streams, so a graphql-sse client reconnects to another process with Last-Event-ID and misses nothing', async () => {
+    const own = await startTwoApps();
+    try {
+      const stopping = await createOrganisation(own.a, 'stream-stop');
+      const shop = await seedCatalogue(own.a, stopping);
+      const resume: { lastEventId?: string } = {};
+      let connections = 0;
+      const client = createClient({
+        // A load balancer: the first connection lands on b, any later one on a.
+        url: () => `${connections++ === 0 ? own.b.url : own.a.url}/graphql`,
+        headers: () => ({
+          authorization: `Bearer ${stopping.adminToken}`,
+          'x-service-org': stopping.slug,
+          ...(resume.lastEventId ? { 'last-event-id': resume.lastEventId } : {}),
+        }),
+        retryAttempts: 3,
+        retry: () => sleep(200),
+      });
+      const stream = follow(client, ORDER_CHANGED, { accountId: stopping.account.id });
+      await sleep(400);
+      await placeOrder(own.a, shop.channel, shop, { pending: true });
+      const [created] = await stream.take(1);
+      resume.lastEventId = created!.data!.orderChanged.cursor;
+      await own.b.server.stop({ graceMs: 1_000 });
+      const second = await placeOrder(own.a, shop.channel, shop, { pending: true });
+      const until = Date.now() + 10_000;
+      while (!stream.results.some((r) => r.data?.orderChanged?.order?.id === second.order.id) && Date.now() < until) await sleep(100);
+      stream.dispose();
+      expect(connections).toBe(2);
+      expect(stream.results.map((r) => r.data?.orderChanged?.order?.id)).toContain(second.order.id);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
+describe('edges', () => {
+  it('answers a Last-Event-ID beyond any event id (19 digits over a bigint) with a resync', async () => {
+    const stream = follow(sseClient(pair.b, org.adminToken, org.slug, { 'last-event-id': '9999999999999999999' }), ORDER_CHANGED, {
+      accountId: org.account.id,
+    });
+    await stream.take(1);
+    await sleep(300);
+    stream.dispose();
+    expect(stream.results.map((result) => result.data?.orderChanged?.resync)).toEqual([true]);
+  });
+
+  it('writes a heartbeat into a quiet stream at least every LIVE_HEARTBEAT_INTERVAL', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${pair.b.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        accept: 'text/event-stream',
+        'content-type': 'application/json',
+        authorization: `Bearer ${org.adminToken}`,
+        'x-service-org': org.slug,
+      },
+      body: JSON.stringify({ query: ORDER_CHANGED, variables: { accountId: org.account.id } }),
+      signal: controller.signal,
+    });
+    const arrivals: number[] = [];
+    const timer = setTimeout(() => controller.abort(), 5_500);
+    try {
+      const reader = res.body!.getReader();
+      for (;;) {
+        const { done } = await reader.read();
+        if (done) break;
+        arrivals.push(Date.now());
+      }
+    } catch {
+      // aborted
+    } finally {
+      clearTimeout(timer);
+    }
+    const gaps = arrivals.slice(1).map((at, index) => at - arrivals[index]!);
+    expect(gaps.length).toBeGreaterThanOrEqual(4);
+    // 1 s asked; the timers' own lateness aside.
+    expect(Math.max(...gaps)).toBeLessThan(1_300);
+  });
+
+  it('refuses a subscription whose selection costs more than the limit, as a query of the same selection', async () => {
+    const occurrences = `occurrences(first: 100) { edges { node { id startsAt status capacity } } }`;
+    const selection = `account { events(first: 100) { edges { node { id name a: ${occurrences} b: ${occurrences} } } } }`;
+    const asQuery = await graphql(
+      pair.b,
+      `query ($id: ID!) { order(id: $id) { ${selection} } }`,
+      { id: 'ord_x' },
+      { token: org.adminToken, org: org.slug },
+    );
+    expect(asQuery.status).toBe(400);
+    expect(asQuery.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', limit: 'maxCost' });
+    const subscription = `subscription ($a: ID!) { orderChanged(accountId: $a) { cursor order { ${selection} } } }`;
+    const refused = await rawSse(`${pair.b.url}/graphql`, {
+      headers: { authorization: `Bearer ${org.adminToken}`, 'x-service-org': org.slug },
+      body: { query: subscription, variables: { a: org.account.id } },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('"limit":"maxCost"');
+  });
+
+  it("refuses auditEntryAdded naming another organisation's account NOT_FOUND, as orderChanged", async () => {
+    const other = await createOrganisation(pair.a, 'stream-edges-other');
+    for (const document of [ORDER_CHANGED, AUDIT]) {
+      const stream = follow(sseClient(pair.b, org.adminToken, org.slug), document, { accountId: other.account.id });
+      const [refused] = await stream.take(1);
+      stream.dispose();
+      expect(refused!.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
+    }
+  });
+});
