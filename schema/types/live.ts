@@ -156,7 +156,7 @@ builder.subscriptionFields((t) => ({
       eventId: t.arg.id({ description: 'Only orders with a line of this event (evt_).' }),
     },
     subscribe: async (_root, { accountId, eventId }, ctx: RequestContext) => {
-      const account = await ctx.db.account.findUnique({ where: { id: String(accountId) } });
+      const account = await ctx.db.account.findFirst({ where: { id: String(accountId), isDeleted: false } });
       if (!account) throw AppError.notFound('Account not found.');
       assertMay(ctx, 'orders', 'read', account.id, 'Account');
       return topicEvents<Change<OrderRow>>(ctx, {
@@ -193,7 +193,7 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, { endpointId }, ctx: RequestContext) => {
       const endpoint = authorised(
         ctx,
-        await ctx.db.webhookEndpoint.findUnique({ where: { id: String(endpointId) } }),
+        await ctx.db.webhookEndpoint.findFirst({ where: { id: String(endpointId), deletedAt: null } }),
         'webhooks',
         'read',
         'Webhook endpoint',
@@ -228,7 +228,7 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, { accountId }, ctx: RequestContext) => {
       if (accountId) {
         // As orderChanged: an account of another organisation, or none, is not found.
-        const account = await ctx.db.account.findUnique({ where: { id: String(accountId) } });
+        const account = await ctx.db.account.findFirst({ where: { id: String(accountId), isDeleted: false } });
         if (!account) throw AppError.notFound('Account not found.');
         assertMay(ctx, 'audit', 'read', account.id, 'Account');
       }

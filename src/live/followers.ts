@@ -355,6 +355,8 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
     const organisationId = organisationOf(ctx).id;
     try {
       await currentRights(ctx);
+      // The client went away meanwhile: nothing to join or time.
+      if (this.#ended) return;
       if (!this.#stream.allowed()) throw new AppError('FORBIDDEN');
       this.#rights = rightsCheck(ctx, organisationId, () => this.#stream.allowed());
       this.key = this.#sink!.key();

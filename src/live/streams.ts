@@ -154,13 +154,15 @@ async function* followCounters<T>(
 ): AsyncGenerator<T> {
   const live = ctx.runtime.live;
   const organisationId = organisationOf(ctx).id;
-  const stop = live.hub.listenToCounters(organisationId, occurrenceId, {
-    moved: () => inbox.push({ kind: 'moved' }),
-    end: () => inbox.push({ kind: 'stopping' }),
-  });
+  let stop = () => {};
   const timer = setInterval(() => inbox.push({ kind: 'check' }), RECHECK_MS);
   timer.unref();
   try {
+    // Inside: a hub that refuses (its process stopping) still releases the stream's place.
+    stop = live.hub.listenToCounters(organisationId, occurrenceId, {
+      moved: () => inbox.push({ kind: 'moved' }),
+      end: () => inbox.push({ kind: 'stopping' }),
+    });
     await currentRights(ctx);
     if (!allowed()) throw new AppError('FORBIDDEN');
     yield await read();

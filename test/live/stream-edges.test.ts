@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoApps, type AppPair } from '../support/app.ts';
 import { createApiKey } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
-import { createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
+import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
 import { AUDIT, ORDER_CHANGED, follow, rawSse, sleep, sseClient } from '../support/sse-client.ts';
 
@@ -204,13 +204,17 @@ describe('edges', () => {
     expect(refused.text).toContain('"limit":"maxCost"');
   });
 
-  it("refuses auditEntryAdded naming another organisation's account NOT_FOUND, as orderChanged", async () => {
+  it("refuses orderChanged and auditEntryAdded naming another organisation's account, or a deleted one, NOT_FOUND", async () => {
     const other = await createOrganisation(pair.a, 'stream-edges-other');
-    for (const document of [ORDER_CHANGED, AUDIT]) {
-      const stream = follow(sseClient(pair.b, org.adminToken, org.slug), document, { accountId: other.account.id });
-      const [refused] = await stream.take(1);
-      stream.dispose();
-      expect(refused!.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
+    const closed = await createAccount(pair.a, org, 'Closed hall');
+    expect((await api(pair.a, 'DELETE', `/v1/accounts/${closed.id}`, { token: org.adminToken, org: org.slug })).status).toBe(200);
+    for (const accountId of [other.account.id, closed.id]) {
+      for (const document of [ORDER_CHANGED, AUDIT]) {
+        const stream = follow(sseClient(pair.b, org.adminToken, org.slug), document, { accountId });
+        const [refused] = await stream.take(1);
+        stream.dispose();
+        expect(refused!.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
+      }
     }
   });
 });
