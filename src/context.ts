@@ -56,9 +56,10 @@ export interface RequestContext {
   rightsReadAt: number;
   /**
    * A subscription's request: the Last-Event-ID it resumes after, its follower (a topic stream,
-   * src/live/followers.ts) and the execution arguments its events are executed with (src/live/sse.ts).
+   * src/live/followers.ts), the execution arguments its events are executed with (src/live/sse.ts),
+   * and what runs once its answer is over, however it ended (a stream's place among the bounds).
    */
-  live: { resumeAfter: string | null; follower?: Follower; args?: ExecutionArgs };
+  live: { resumeAfter: string | null; follower?: Follower; args?: ExecutionArgs; whenClosed?: (then: () => void) => void };
   /** Sets a response header (the sales API answers X-Live-Session and its cookie this way). */
   setResponseHeader: (name: string, value: string) => void;
 }

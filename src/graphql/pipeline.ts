@@ -25,6 +25,7 @@ import { CostBudgets } from '../limits/cost-budget.ts';
 import { liveEventStreams, sharedExecution } from '../live/sse.ts';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { tracer } from '../tracing.ts';
+import { ProcessStopping } from '../live/transport.ts';
 
 /**
  * The one GraphQL pipeline. /graphql is Yoga over HTTP; /v1 and /live run their fixed operations
@@ -228,6 +229,9 @@ function maskError(logger: Logger) {
     const original = unavailable ? databaseUnavailable() : error instanceof GraphQLError ? error.originalError : error;
     const requestId = logScope.getStore()?.requestId;
     const located = error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {};
+    // A stream ended because its process stops is no fault: passed on as it is, for the transport
+    // to drop the stream's connection (src/live/sse.ts).
+    if (original instanceof ProcessStopping) return new GraphQLError(original.message, { ...located, originalError: original });
     if (original instanceof AppError) {
       const headers = Object.keys(original.headers).length > 0 ? { http: { headers: original.headers } } : {};
       const Masked = original instanceof FaultAfterWork ? GraphQLFaultAfterWork : GraphQLError;

@@ -51,7 +51,7 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
       setResponseHeader: (name, value) => res.append(name, value),
       reauthenticate,
       rightsReadAt,
-      live: { resumeAfter: req.get('last-event-id') ?? null },
+      live: { resumeAfter: req.get('last-event-id') ?? null, whenClosed: (then) => void res.once('close', then) },
     };
     res.locals.ctx = ctx;
     next();

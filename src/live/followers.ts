@@ -560,8 +560,11 @@ function follow(ctx: RequestContext, organisationId: string, stream: TopicStream
 /** The stream of a topic subscription field: its follower, which the transport starts (see Follower). */
 export function topicEvents<T>(ctx: RequestContext, stream: TopicStream<T>): TopicFollower<T> {
   // Admitted as the subscription starts: a refusal is the answer (429 with Retry-After), not the
-  // stream's only event.
-  const follower = new TopicFollower(ctx, stream, ctx.runtime.live.admit(ctx));
+  // stream's only event. Released when the stream ends, and in any case once its answer is over
+  // (one never started: refused 406 for its Accept, or its client gone before the answer).
+  const release = ctx.runtime.live.admit(ctx);
+  ctx.live.whenClosed?.(release);
+  const follower = new TopicFollower(ctx, stream, release);
   ctx.live.follower = follower;
   return follower;
 }

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/client.ts';
 import { runPeriodically } from '../db/periodic.ts';
 import type { Logger } from '../log.ts';
+import { ProcessStopping } from './transport.ts';
 
 /**
  * What one API process knows of the live events every subscription of it streams (GraphQL
@@ -113,7 +114,7 @@ export class LiveHub {
   }
 
   listen(organisationId: string, topic: string, listener: TopicListener): () => void {
-    if (this.#closed) throw new Error('the live hub is closed');
+    if (this.#closed) throw new ProcessStopping();
     const key = `${organisationId} ${topic}`;
     let listeners = this.#topics.get(key);
     if (!listeners) this.#topics.set(key, (listeners = new Set()));
@@ -125,7 +126,7 @@ export class LiveHub {
   }
 
   listenToCounters(organisationId: string, occurrenceId: string, listener: CounterListener): () => void {
-    if (this.#closed) throw new Error('the live hub is closed');
+    if (this.#closed) throw new ProcessStopping();
     const key = `${organisationId} ${occurrenceId}`;
     let entry = this.#counters.get(key);
     if (!entry) this.#counters.set(key, (entry = { listeners: new Set(), last: 0 }));

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
+import { createSourceEventStream, execute, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Access } from '../auth/permissions.ts';
 import type { Response } from 'express';
@@ -39,7 +39,7 @@ export function liveEventStreams(
         (results, fetchAPI) =>
           follower && args
             ? followerStream(follower, args, results as AsyncIterable<unknown>, fetchAPI, res, { heartbeatMs, flushes }, mask)
-            : eventStream(results as AsyncIterable<ExecutionResult>, fetchAPI, heartbeatMs, mask),
+            : eventStream(results as AsyncIterable<ExecutionResult>, fetchAPI, res, heartbeatMs, mask),
         'text/event-stream',
       );
     },
@@ -161,18 +161,26 @@ function followerStream(
     pending.push(bytes);
     if (pending.length === 1) flushes.soon(flush);
   };
-  // Looked at twice an interval, so no silence lasts longer than one (a heartbeat written just
-  // after a look would otherwise wait for the look after next).
-  const heartbeat = setInterval(() => {
-    if (pending.length === 0 && Date.now() - lastWrite >= heartbeatMs / 2) {
-      pending.push(HEARTBEAT);
-      flush();
+  // Due one interval after the last write, so no silence lasts longer (and a busy stream writes none).
+  let heartbeat: NodeJS.Timeout;
+  const beat = () => {
+    const due = lastWrite + heartbeatMs - Date.now();
+    if (due > 0) heartbeat = setTimeout(beat, due);
+    else {
+      // With events pending, their flush (within LIVE_FLUSH_INTERVAL) is the write.
+      if (pending.length === 0) {
+        pending.push(HEARTBEAT);
+        flush();
+      }
+      heartbeat = setTimeout(beat, heartbeatMs);
     }
-  }, heartbeatMs / 2);
+    heartbeat.unref();
+  };
+  heartbeat = setTimeout(beat, heartbeatMs);
   heartbeat.unref();
   const stop = () => {
     finished = true;
-    clearInterval(heartbeat);
+    clearTimeout(heartbeat);
     // Yoga's wrappers of the subscription's source end with it (the follower was never iterated).
     void results[Symbol.asyncIterator]().return?.();
   };
@@ -187,7 +195,8 @@ function followerStream(
     end: (error) => {
       if (finished) return;
       if (error instanceof ProcessStopping) {
-        // What was written goes out, then the connection ends without the answer's end.
+        // The events pending are written, then the connection ends without the answer's end (what
+        // did not reach the client it reads again after Last-Event-ID).
         flush();
         stop();
         return void (socket && !socket.destroyed ? socket.end() : res.destroy());
@@ -199,10 +208,13 @@ function followerStream(
       body.end();
     },
   };
-  body.on('close', () => {
+  const closed = () => {
     if (!finished) stop();
     follower.close();
-  });
+  };
+  body.on('close', closed);
+  // A client gone before the answer was sent never reads the body: its end is the response's.
+  res.once('close', closed);
   // Headers go out with the first bytes: a client knows at once the stream is open.
   body.write(HEARTBEAT);
   follower.start(sink);
@@ -213,12 +225,18 @@ function followerStream(
 function eventStream(
   results: AsyncIterable<ExecutionResult>,
   fetchAPI: FetchAPI,
+  res: Response,
   heartbeatMs: number,
   mask: (error: unknown) => GraphQLError,
 ): globalThis.Response {
   const encoder = new fetchAPI.TextEncoder();
   const iterator = results[Symbol.asyncIterator]();
   let heartbeat: NodeJS.Timeout | undefined;
+  // A client gone before the answer was sent never reads the body: its end is the response's.
+  res.once('close', () => {
+    clearInterval(heartbeat);
+    void iterator.return?.();
+  });
   const body = new fetchAPI.ReadableStream<Uint8Array>({
     start(controller) {
       // Headers go out with the first bytes: a client knows at once the stream is open.
@@ -239,10 +257,18 @@ function eventStream(
       try {
         const next = await iterator.next();
         if (next.done) return complete();
+        // The error masking hands a stop on as a result (see below).
+        if (next.value.errors?.some(stoppedBy)) {
+          clearInterval(heartbeat);
+          return void res.destroy();
+        }
         send(next.value);
       } catch (error) {
         // The process is stopping: the connection is dropped, for the client to reconnect.
-        if (error instanceof ProcessStopping) return controller.error(error);
+        if (stoppedBy(error)) {
+          clearInterval(heartbeat);
+          return void res.destroy();
+        }
         send({ errors: [mask(error)] });
         complete();
       }
@@ -253,6 +279,11 @@ function eventStream(
     },
   });
   return new fetchAPI.Response(body, { status: 200, headers: HEADERS });
+}
+
+/** Whether a stream ended because its process stops: ProcessStopping itself, or as the pipeline's error masking passed it on. */
+function stoppedBy(error: unknown): boolean {
+  return error instanceof ProcessStopping || (error instanceof GraphQLError && error.originalError instanceof ProcessStopping);
 }
 
 const encoded = new WeakMap<ExecutionResult, { id: string | undefined; bytes: Uint8Array }>();

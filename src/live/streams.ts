@@ -138,8 +138,10 @@ export function counterEvents<T>(
   read: () => Promise<T>,
 ): AsyncGenerator<T> {
   // Admitted as the subscription starts: a refusal is the answer (429 with Retry-After), not the
-  // stream's only event. Released when the stream ends, or is given up before it started.
+  // stream's only event. Released when the stream ends, or is given up before it started, and in
+  // any case once its answer is over (see topicEvents).
   const release = ctx.runtime.live.admit(ctx);
+  ctx.live.whenClosed?.(release);
   const inbox = new Inbox();
   return interruptible(inbox, followCounters(ctx, occurrenceId, allowed, read, inbox, release), release);
 }

@@ -64,7 +64,7 @@ export async function updateAccount(ctx: RequestContext, id: string, raw: Record
   await writableAccount(ctx, id);
   const account = await auditedChange(
     ctx,
-    { table: 'accounts', id, read: (tx) => tx.account.findUnique({ where: { id } }) },
+    { table: 'accounts', id, read: (tx) => tx.account.findFirst({ where: { id, isDeleted: false } }) },
     (tx) => tx.account.update({ where: { id }, data: input }),
     (after, before) => ({ action: 'account.updated', targetId: id, accountId: id, changes: changesBetween(before, after) }),
   );

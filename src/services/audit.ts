@@ -243,7 +243,8 @@ type ChangedTable =
  * (`read`), so the entry's before is what this change replaced, even when another change of the row
  * committed after the request first read it (to judge rights and input). Of concurrent changes of
  * one row, each is recorded in turn with the one before it as its before
- * (test/platform/audit-log.test.ts). A row gone meanwhile is NOT_FOUND.
+ * (test/platform/audit-coverage.test.ts). A row gone meanwhile (`read` answers null: it leaves out
+ * rows deleted softly too) is NOT_FOUND.
  */
 export async function auditedChange<R extends object, T>(
   ctx: RequestContext,
@@ -252,7 +253,15 @@ export async function auditedChange<R extends object, T>(
   entryOf: (result: T, before: R) => AuditEntryInput | null,
 ): Promise<T> {
   return ctx.db.$transaction(async (tx) => {
-    await tx.$queryRawUnsafe(`SELECT 1 FROM "${row.table}" WHERE "id" = $1 FOR NO KEY UPDATE`, row.id);
+    const organisationId = ctx.organisation!.id;
+    if (row.table === 'organisations') await tx.$queryRaw`SELECT 1 FROM "organisations" WHERE "id" = ${organisationId} FOR NO KEY UPDATE`;
+    else {
+      await tx.$queryRawUnsafe(
+        `SELECT 1 FROM "${row.table}" WHERE "organisationId" = $1 AND "id" = $2 FOR NO KEY UPDATE`,
+        organisationId,
+        row.id,
+      );
+    }
     const before = await row.read(tx);
     if (!before) throw AppError.notFound('Not found: it was deleted meanwhile.');
     const result = await change(tx, before);

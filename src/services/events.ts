@@ -117,7 +117,7 @@ export async function updateEvent(ctx: RequestContext, id: string, raw: Raw<Upda
   const data = EVENT.changes(input) as Prisma.EventUncheckedUpdateInput;
   const updated = await auditedChange(
     ctx,
-    { table: 'events', id, read: (tx) => tx.event.findUnique({ where: { id } }) },
+    { table: 'events', id, read: (tx) => tx.event.findFirst({ where: { id, isDeleted: false } }) },
     (tx) => tx.event.update({ where: { id }, data }),
     (after, before) => ({ action: 'event.updated', targetId: id, accountId: event.accountId, changes: changesBetween(before, after) }),
   );

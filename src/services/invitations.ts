@@ -304,7 +304,9 @@ async function removeInvitation(ctx: RequestContext, id: string): Promise<{ dele
     const deleted = await tx.invitation.deleteMany({ where: { id, redeemedAt: null } });
     if (deleted.count === 0) throw new AppError('CONFLICT', 'The invitation was redeemed meanwhile.');
     await recordAudit(tx, ctx, invitationDeleted(invitation));
-    // The pending user goes too while nothing else holds them, and with them their roles.
+    // The pending user goes too while nothing else holds them, and with them their roles: the user
+    // row locked first, so what is judged an orphan stays one until the deletion.
+    await tx.$queryRaw`SELECT 1 FROM "users" WHERE "organisationId" = ${invitation.organisationId} AND "id" = ${invitation.userId} FOR UPDATE`;
     const orphan = { id: invitation.userId, status: 'pending' as const, personId: null, invitations: { none: {} } };
     if (!(await tx.user.findFirst({ where: orphan, select: { id: true } }))) return { deletedUserId: null };
     await removeAssignments(tx, ctx, { userId: invitation.userId });
@@ -330,7 +332,7 @@ export async function resendInvitation(ctx: RequestContext, id: string): Promise
     ctx,
     async (tx) => {
       // Locked and read again: the entry's before is what this resend replaced.
-      await tx.$queryRaw`SELECT 1 FROM "invitations" WHERE "id" = ${id} FOR NO KEY UPDATE`;
+      await tx.$queryRaw`SELECT 1 FROM "invitations" WHERE "organisationId" = ${organisation.id} AND "id" = ${id} FOR NO KEY UPDATE`;
       const before = await tx.invitation.findFirst({ where: { id, redeemedAt: null } });
       const { count } = await tx.invitation.updateMany({
         where: { id, redeemedAt: null },

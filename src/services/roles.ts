@@ -136,7 +136,7 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
   if (input.name !== undefined) await assertNameFree(ctx, input.name, id);
   const updated = await ctx.db.$transaction(async (tx) => {
     // Locked and read again: the entry's before is what this change replaced.
-    await tx.$queryRaw`SELECT 1 FROM "roles" WHERE "id" = ${id} FOR NO KEY UPDATE`;
+    await tx.$queryRaw`SELECT 1 FROM "roles" WHERE "organisationId" = ${role.organisationId} AND "id" = ${id} FOR NO KEY UPDATE`;
     const before = await tx.role.findUniqueOrThrow({ where: { id } });
     const changed = await tx.role.update({
       where: { id },

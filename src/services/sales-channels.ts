@@ -171,7 +171,7 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
   };
   const updated = await ctx.db.$transaction(async (tx) => {
     // Locked and read again: the entry's before is what this change replaced.
-    await tx.$queryRaw`SELECT 1 FROM "sales_channels" WHERE "id" = ${id} FOR NO KEY UPDATE`;
+    await tx.$queryRaw`SELECT 1 FROM "sales_channels" WHERE "organisationId" = ${channel.organisationId} AND "id" = ${id} FOR NO KEY UPDATE`;
     const before = await tx.salesChannel.findUniqueOrThrow({ where: { id } });
     const eventsBefore = events && (await tx.salesChannelEvent.findMany({ where: { channelId: id }, select: { eventId: true } }));
     if (events) {

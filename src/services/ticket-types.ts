@@ -112,7 +112,7 @@ export async function updateTicketType(ctx: RequestContext, id: string, raw: Raw
   }
   return auditedChange(
     ctx,
-    { table: 'ticket_types', id, read: (tx) => tx.ticketType.findUnique({ where: { id } }) },
+    { table: 'ticket_types', id, read: (tx) => tx.ticketType.findFirst({ where: { id, isDeleted: false } }) },
     (tx) => tx.ticketType.update({ where: { id }, data }),
     (after, before) => ({
       action: 'ticket_type.updated',

@@ -107,7 +107,7 @@ export async function updateVenue(ctx: RequestContext, id: string, raw: Raw<Upda
   }
   return auditedChange(
     ctx,
-    { table: 'venues', id, read: (tx) => tx.venue.findUnique({ where: { id } }) },
+    { table: 'venues', id, read: (tx) => tx.venue.findFirst({ where: { id, isDeleted: false } }) },
     (tx) => tx.venue.update({ where: { id }, data }),
     (after, before) => ({ action: 'venue.updated', targetId: id, accountId: after.accountId, changes: changesBetween(before, after) }),
   );

@@ -141,20 +141,20 @@ export async function resendWebhookDelivery(ctx: RequestContext, id: string): Pr
   }
   await countOperatorAction(ctx, 'resend', endpoint);
   const client = await temporalClient(ctx);
-  // The circuit and the entry in one transaction, the workflow started last before it commits: a
-  // start that fails leaves neither, and the entry records that the attempt was asked for and
-  // started (the worker makes it).
+  // The circuit and the entry in one transaction, committed before the workflow starts: its attempt
+  // must find the circuit closed. The entry records that the operator asked for the attempt; a
+  // start that fails then is answered UNAVAILABLE, and the next attempt finds the circuit closed.
   await ctx.db.$transaction(async (tx) => {
     await closeCircuit(tx, endpoint.id);
     await recordAudit(tx, ctx, { action: 'webhook_delivery.resent', targetId: row.id, accountId: row.accountId });
-    await startResendWorkflow(
-      client,
-      ctx.runtime.logger,
-      ctx.runtime.config.TEMPORAL_TASK_QUEUE,
-      newId('webhookResend'),
-      labelOf(row),
-      newId('webhookAttempt'),
-    );
   });
+  await startResendWorkflow(
+    client,
+    ctx.runtime.logger,
+    ctx.runtime.config.TEMPORAL_TASK_QUEUE,
+    newId('webhookResend'),
+    labelOf(row),
+    newId('webhookAttempt'),
+  );
   return view(row);
 }

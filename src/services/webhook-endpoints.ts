@@ -249,14 +249,12 @@ export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw
   const data: Prisma.WebhookEndpointUpdateInput = {};
   if (input.url !== undefined) {
     data.url = await deliverableUrl(ctx, input.url);
-    if (data.url !== endpoint.url) Object.assign(data, HEALTHY);
   }
   if (input.description !== undefined) data.description = input.description || null;
   if (input.eventTypes !== undefined) data.eventTypes = input.eventTypes;
   if (input.enabled !== undefined) {
     data.enabled = input.enabled;
     data.disabledReason = null;
-    if (input.enabled && !endpoint.enabled) Object.assign(data, HEALTHY);
   }
   if (input.rotationOverlapEndsAt === null) Object.assign(data, { previousSecretCiphertext: null, previousSecretExpiresAt: null });
   if (input.signatureScheme !== undefined) {
@@ -272,9 +270,12 @@ export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw
   const released: string[] = [];
   const updated = await auditedChange(
     ctx,
-    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findUnique({ where: { id } }) },
+    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findFirst({ where: { id, deletedAt: null } }) },
     async (tx, before) => {
-      const after = await tx.webhookEndpoint.update({ where: { id }, data });
+      // A new URL, or an endpoint enabled again (the service may have disabled it since the request
+      // first read it), starts afresh: judged on the row as this change finds it.
+      const fresh = (data.url !== undefined && data.url !== before.url) || (input.enabled === true && !before.enabled);
+      const after = await tx.webhookEndpoint.update({ where: { id }, data: fresh ? { ...data, ...HEALTHY } : data });
       if (input.ordering === 'none' && before.ordering !== 'none') {
         // Nothing waits for an earlier delivery of its object any more: those waiting go now.
         const rows = await tx.$queryRaw<Array<{ id: string }>>`
@@ -321,7 +322,7 @@ export async function rotateWebhookEndpointSecret(
   // the first's new secret as its previous one, so no secret handed out stops signing unannounced.
   const endpoint = await auditedChange(
     ctx,
-    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findUnique({ where: { id } }) },
+    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findFirst({ where: { id, deletedAt: null } }) },
     (tx, current) =>
       tx.webhookEndpoint.update({
         where: { id },
@@ -399,9 +400,10 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
     ctx.db.webhookDelivery.count({ where: sent }),
     ctx.db.webhookDelivery.count({ where: { ...failed, url: { not: endpoint.url } } }),
   ]);
-  // The circuit and the entry in one transaction, the workflow started last before it commits: a
-  // start that fails, or finds a recovery started meanwhile, leaves neither. The recovery runs in
-  // Temporal: the entry records that it was asked for and started.
+  // The circuit and the entry in one transaction, committed before the workflow starts: its
+  // attempts must find the circuit closed. The entry records that the operator asked for the
+  // recovery (it runs in Temporal); of two asked at the same moment, the second's start is refused
+  // (CONFLICT) after its entry.
   await ctx.db.$transaction(async (tx) => {
     await closeCircuit(tx, endpoint.id);
     await recordAudit(tx, ctx, {
@@ -414,18 +416,18 @@ export async function recoverWebhookEndpoint(ctx: RequestContext, id: string, ra
         includeOtherUrls: { before: null, after: includeOtherUrls },
       },
     });
-    const started = await startRecoveryWorkflow(client, ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, {
-      organisationId: endpoint.organisationId,
-      accountId: endpoint.accountId,
-      endpointId: endpoint.id,
-      since: since.toISOString(),
-      until: until.toISOString(),
-      url: endpoint.url,
-      includeOtherUrls,
-    });
-    // Two requests at once: the second to start is refused all the same.
-    if (started === 'already started') throw recoveryConflict();
   });
+  const started = await startRecoveryWorkflow(client, ctx.runtime.logger, ctx.runtime.config.TEMPORAL_TASK_QUEUE, {
+    organisationId: endpoint.organisationId,
+    accountId: endpoint.accountId,
+    endpointId: endpoint.id,
+    since: since.toISOString(),
+    until: until.toISOString(),
+    url: endpoint.url,
+    includeOtherUrls,
+  });
+  // Two requests at once: the second to start is refused all the same.
+  if (started === 'already started') throw recoveryConflict();
   return {
     id: recoveryWorkflowId(endpoint.id),
     endpointId: endpoint.id,
@@ -447,7 +449,7 @@ export async function deleteWebhookEndpoint(ctx: RequestContext, id: string): Pr
   await loadEndpoint(ctx, id, 'write');
   await auditedChange(
     ctx,
-    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findUnique({ where: { id } }) },
+    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findFirst({ where: { id, deletedAt: null } }) },
     (tx) => tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } }),
     (after, before) => ({
       action: 'webhook_endpoint.deleted',

@@ -104,7 +104,7 @@ describe('the shared fast path', () => {
 });
 
 describe('a process that stops', () => {
-  it('drops its streams, so a graphql-sse client reconnects to another process with Last-Event-ID and misses nothing', async () => {
+  it('drops its streams, so graphql-sse clients reconnect to another process (with Last-Event-ID) and miss nothing', async () => {
     const own = await startTwoApps();
     try {
       const stopping = await createOrganisation(own.a, 'stream-stop');
@@ -123,6 +123,18 @@ describe('a process that stops', () => {
         retry: () => sleep(200),
       });
       const stream = follow(client, ORDER_CHANGED, { accountId: stopping.account.id });
+      // A counter stream, through a balancer of its own.
+      let counterConnections = 0;
+      const counters = follow(
+        createClient({
+          url: () => `${counterConnections++ === 0 ? own.b.url : own.a.url}/graphql`,
+          headers: { authorization: `Bearer ${stopping.adminToken}`, 'x-service-org': stopping.slug },
+          retryAttempts: 3,
+          retry: () => sleep(200),
+        }),
+        `subscription ($id: ID!) { salesCounters(occurrenceId: $id) { counters { held } } }`,
+        { id: shop.occurrenceId },
+      );
       await sleep(400);
       await placeOrder(own.a, shop.channel, shop, { pending: true });
       const [created] = await stream.take(1);
@@ -131,9 +143,15 @@ describe('a process that stops', () => {
       const second = await placeOrder(own.a, shop.channel, shop, { pending: true });
       const until = Date.now() + 10_000;
       while (!stream.results.some((r) => r.data?.orderChanged?.order?.id === second.order.id) && Date.now() < until) await sleep(100);
+      while (counters.results.at(-1)?.data?.salesCounters.counters.held !== 2 && Date.now() < until) await sleep(100);
       stream.dispose();
+      counters.dispose();
       expect(connections).toBe(2);
       expect(stream.results.map((r) => r.data?.orderChanged?.order?.id)).toContain(second.order.id);
+      // Neither stream saw an error: the stop is no fault of theirs.
+      expect([...stream.results, ...counters.results].filter((result) => result.errors)).toEqual([]);
+      expect(counterConnections).toBe(2);
+      expect(counters.results.at(-1)!.data!.salesCounters.counters.held).toBe(2);
     } finally {
       await own.stop();
     }
