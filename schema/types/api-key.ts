@@ -1,4 +1,13 @@
-import { createApiKey, createApiKeyInput, getApiKey, listApiKeys, revokeApiKey } from '../../src/services/api-keys.ts';
+import {
+  apiKeyStatus,
+  createApiKey,
+  createApiKeyInput,
+  getApiKey,
+  listApiKeys,
+  revokeApiKey,
+  type ApiKeyStatus as ApiKeyStatusValue,
+} from '../../src/services/api-keys.ts';
+import { valuesEnum } from './common.ts';
 import { builder } from '../builder.ts';
 import { accountRelation } from './account.ts';
 import { Node } from '../node.ts';
@@ -12,6 +21,12 @@ import { pageArgsFor, pagedConnection, updatedSinceArg } from '../pagination.ts'
 /** Signed-in staff only: API keys and embed tokens are refused (SIGNED_IN_USER_REQUIRED). */
 const READ = { $all: { signedInUser: true, organisation: true, permission: 'api_keys.read' } } as const;
 const WRITE = { $all: { signedInUser: true, organisation: true, permission: 'api_keys.write' } } as const;
+
+const ApiKeyStatus = valuesEnum('ApiKeyStatus', 'Where an API key stands.', {
+  active: 'It authenticates: not revoked, and its expiry (if any) not passed.',
+  revoked: 'Revoked: its use answers 401 API_KEY_REVOKED.',
+  expired: 'Its expiry passed before anyone revoked it: its use answers 401 API_KEY_EXPIRED.',
+} satisfies Record<ApiKeyStatusValue, string>);
 
 export const ApiKey = builder.prismaObject('ApiKey', {
   interfaces: [Node],
@@ -38,6 +53,11 @@ export const ApiKey = builder.prismaObject('ApiKey', {
     lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'Last use (to within 10 s), or null.' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'Expiry, or null for none.' }),
     revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true, description: 'Revocation time, or null.' }),
+    status: t.field({
+      type: ApiKeyStatus,
+      description: 'Whether it authenticates now, or was revoked, or its expiry passed.',
+      resolve: (key) => apiKeyStatus(key),
+    }),
   }),
 });
 
@@ -79,6 +99,7 @@ builder.queryFields((t) => ({
       ...pageArgsFor(t),
       ...t.arg.connectionArgs(),
       updatedSince: updatedSinceArg(t, 'keys created, used (lastUsedAt) or revoked'),
+      status: t.arg({ type: ApiKeyStatus, description: 'Only keys that stand so now.' }),
     },
     resolve: (_root, args, ctx) => listApiKeys(ctx, args),
   }),

@@ -8,7 +8,8 @@ import { instant } from '../time-zones.ts';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { reference, validate } from '../validation.ts';
+import { reference, validate, type Raw } from '../validation.ts';
+import type { ApiKey, Prisma } from '../generated/prisma/client.ts';
 import { changedSince, NEWEST_FIRST, type PolledListArgs, paginate } from '../pagination.ts';
 import { audited, changesBetween, auditedChange } from './audit.ts';
 
@@ -78,15 +79,42 @@ export async function createApiKey(ctx: RequestContext, raw: Record<string, unkn
   return { apiKey, key };
 }
 
-/** Keys the caller may see: every key with org-wide api_keys.read, else those of their accounts. */
-export function listApiKeys(ctx: RequestContext, args: PolledListArgs = {}) {
+/** Where a key stands: it authenticates until it is revoked or its expiry passes. */
+export const API_KEY_STATUSES = ['active', 'revoked', 'expired'] as const;
+export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
+
+/** A revoked key is revoked whether or not its expiry passed since. */
+export function apiKeyStatus(key: Pick<ApiKey, 'revokedAt' | 'expiresAt'>, now = Date.now()): ApiKeyStatus {
+  if (key.revokedAt) return 'revoked';
+  return key.expiresAt && key.expiresAt.getTime() <= now ? 'expired' : 'active';
+}
+
+/** The same standing as a condition, so the list filters by it in its statement. */
+function standing(status: ApiKeyStatus | null | undefined, now = new Date()): Prisma.ApiKeyWhereInput {
+  if (status === 'revoked') return { revokedAt: { not: null } };
+  if (status === 'expired') return { revokedAt: null, expiresAt: { lte: now } };
+  if (status === 'active') return { revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] };
+  return {};
+}
+
+const apiKeyFilters = z.object({ status: z.enum(API_KEY_STATUSES).nullish() });
+
+/**
+ * Keys the caller may see: every key with org-wide api_keys.read, else those of their accounts;
+ * optionally only those that stand so now.
+ */
+export function listApiKeys(ctx: RequestContext, args: PolledListArgs & Raw<z.input<typeof apiKeyFilters>> = {}) {
   staffUserId(ctx);
-  const { updatedSince, ...page } = args;
+  const { updatedSince, status, ...page } = args;
   const accounts = ctx.access.accountsFor('api_keys', 'read');
-  const where = {
-    ...(accounts === 'all' ? {} : { accountId: { in: accounts } }),
-    // A key records each of its changes in its own column: made, used (to within 10 s) or revoked.
-    ...changedSince(updatedSince, ['createdAt', 'lastUsedAt', 'revokedAt']),
+  // Conditions side by side (AND): both the poll and the standing may be alternatives (OR).
+  const where: Prisma.ApiKeyWhereInput = {
+    AND: [
+      accounts === 'all' ? {} : { accountId: { in: accounts } },
+      // A key records each of its changes in its own column: made, used (to within 10 s) or revoked.
+      changedSince(updatedSince, ['createdAt', 'lastUsedAt', 'revokedAt']),
+      standing(validate(apiKeyFilters, { status }).status),
+    ],
   };
   return paginate(
     page,

@@ -277,3 +277,50 @@ describe('embed sessions', () => {
     });
   });
 });
+
+describe('where a key stands', () => {
+  it('answers each key active, revoked or expired, and apiKeys(status:) lists those that stand so now, with updatedSince too', async () => {
+    const standing = await createOrganisation(app, 'key-standing');
+    const { apiKey: active } = await createApiKey(app, standing, ['events.read']);
+    const { apiKey: later } = await createApiKey(app, standing, ['events.read'], {
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    const { apiKey: revoked } = await createApiKey(app, standing, ['events.read'], {
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    expect((await api(app, 'POST', `/v1/api-keys/${revoked.id}/revoke`, { ...asAdmin(standing), body: {} })).status).toBe(200);
+    const { apiKey: expired } = await createApiKey(app, standing, ['events.read'], {
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    // Time passes for one of them: its expiry is behind it.
+    await query(app, `UPDATE api_keys SET "expiresAt" = now() - interval '1 minute' WHERE id = $1`, [expired.id]);
+    const listed = async (variables: Record<string, unknown>) => {
+      const res = await graphql(
+        app,
+        'query ($status: ApiKeyStatus, $since: DateTime) { apiKeys(status: $status, updatedSince: $since, first: 100) { nodes { id status } } }',
+        variables,
+        asAdmin(standing),
+      );
+      expect(res.body.errors, JSON.stringify(res.body)).toBeUndefined();
+      return (res.body.data.apiKeys.nodes as Array<{ id: string; status: string }>).map((node) => [node.id, node.status]).sort();
+    };
+    const mine = [active, later, revoked, expired].map((key) => key.id);
+    const all = (await listed({})).filter(([id]) => mine.includes(id!));
+    expect(all).toEqual(
+      [
+        [active.id, 'ACTIVE'],
+        [later.id, 'ACTIVE'],
+        [revoked.id, 'REVOKED'],
+        [expired.id, 'EXPIRED'],
+      ].sort(),
+    );
+    for (const status of ['ACTIVE', 'REVOKED', 'EXPIRED']) {
+      const only = (await listed({ status })).filter(([id]) => mine.includes(id!));
+      expect(only).toEqual(all.filter(([, standing]) => standing === status));
+    }
+    // Both conditions hold together: of the active keys, those changed within the hour.
+    await query(app, `UPDATE api_keys SET "createdAt" = now() - interval '2 hours', "lastUsedAt" = NULL WHERE id = $1`, [active.id]);
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    expect((await listed({ status: 'ACTIVE', since })).filter(([id]) => mine.includes(id!))).toEqual([[later.id, 'ACTIVE']]);
+  });
+});
