@@ -13,6 +13,7 @@ import {
   TokenKind,
   type ASTVisitor,
   type DocumentNode,
+  type ExecutionArgs,
   type ExecutionResult,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -460,6 +461,52 @@ export function paramsRefusal(params: { query?: unknown; variables?: unknown }):
   return error;
 }
 
+/** An operation let through: its arguments, the cost it asked, its bucket (with budgets) and its cost report. */
+interface Admitted {
+  args: ExecutionArgs;
+  requested: number;
+  bucket: CostBucket | undefined;
+  report: (actual: number) => CostReport;
+}
+
+/**
+ * What an operation meets before it runs, and a subscription as it starts: its variables, its cost
+ * against the limit and its organisation's bucket, and the charge to the bucket. Answers what its
+ * answer settles, or undefined once `refuse` was handed the refusal.
+ */
+function admit(
+  envelopArgs: object,
+  budgets: CostBudgets | undefined,
+  refuse: (result: ExecutionResult) => void,
+): Admitted | undefined | Promise<Admitted | undefined> {
+  const args = graphqlArgs(envelopArgs);
+  const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+  const issues = variableIssues(args.schema, args.document, args.operationName, variables);
+  if (issues.length > 0) {
+    refuse({ errors: [variablesError(issues)] });
+    return undefined;
+  }
+  const requested = operationCost(args.schema, args.document, args.operationName, variables);
+  const caller = args.contextValue as CostCaller & { requestId?: unknown };
+  const bucket = budgets?.bucketOf(caller);
+  const report = (actual: number): CostReport =>
+    bucket?.report(requested, actual) ?? { requested, actual, budget: null, remaining: null, restoreRate: null };
+  const refusal = costRefusal(requested, Math.min(LIMITS.maxCost, bucket?.budget ?? LIMITS.maxCost));
+  if (refusal) {
+    refuse(withCost({ errors: [refusal] }, report(0)));
+    return undefined;
+  }
+  const admitted: Admitted = { args, requested, bucket, report };
+  if (!bucket) return admitted;
+  const paidOrNot = (charge: CostCharge) => {
+    if (charge.paid) return admitted;
+    refuse(withCost({ errors: [costRateLimited(bucket, requested, charge.retryAfterSeconds, caller.requestId)] }, report(0)));
+    return undefined;
+  };
+  const charge = budgets!.charge(bucket, requested);
+  return charge instanceof Promise ? charge.then(paidOrNot) : paidOrNot(charge);
+}
+
 /**
  * The limits as a Yoga (envelop) plugin: the token-bounded parser, the validation rule, variables
  * that are safe to store and not nested too deep, and the cost check before execution. With
@@ -482,67 +529,25 @@ export function operationLimitsPlugin<Context extends object>(budgets?: CostBudg
       addValidationRule(operationLimitsRule);
     },
     onExecute({ args: envelopArgs, setResultAndStopExecution }) {
-      const args = graphqlArgs(envelopArgs);
-      const variables = (args.variableValues ?? {}) as Record<string, unknown>;
-      const issues = variableIssues(args.schema, args.document, args.operationName, variables);
-      if (issues.length > 0) {
-        setResultAndStopExecution({ errors: [variablesError(issues)] });
-        return;
-      }
-      const requested = operationCost(args.schema, args.document, args.operationName, variables);
-      const caller = args.contextValue as CostCaller & { requestId?: unknown };
-      const bucket = budgets?.bucketOf(caller);
-      const report = (actual: number): CostReport =>
-        bucket?.report(requested, actual) ?? { requested, actual, budget: null, remaining: null, restoreRate: null };
-      const refusal = costRefusal(requested, Math.min(LIMITS.maxCost, bucket?.budget ?? LIMITS.maxCost));
-      if (refusal) {
-        setResultAndStopExecution(withCost({ errors: [refusal] }, report(0)));
-        return;
-      }
-      const answered = {
-        onExecuteDone({ result, setResult }: { result: unknown; setResult: (result: ExecutionResult) => void }) {
-          if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return;
-          const executed = result as ExecutionResult;
-          const actual = resultCost(args.document, args.operationName, executed.data);
-          if (bucket) budgets!.settle(bucket, requested, actual);
-          setResult(withCost(executed, report(actual)));
-        },
-      };
-      if (!bucket) return answered;
-      const paidOrNot = (charge: CostCharge) => {
-        if (charge.paid) return answered;
-        setResultAndStopExecution(
-          withCost({ errors: [costRateLimited(bucket, requested, charge.retryAfterSeconds, caller.requestId)] }, report(0)),
-        );
-        return undefined;
-      };
-      const charge = budgets!.charge(bucket, requested);
-      return charge instanceof Promise ? charge.then(paidOrNot) : paidOrNot(charge);
+      const answered = (admitted: Admitted | undefined) =>
+        admitted && {
+          onExecuteDone({ result, setResult }: { result: unknown; setResult: (result: ExecutionResult) => void }) {
+            if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return;
+            const executed = result as ExecutionResult;
+            const actual = resultCost(admitted.args.document, admitted.args.operationName, executed.data);
+            if (admitted.bucket) budgets!.settle(admitted.bucket, admitted.requested, actual);
+            setResult(withCost(executed, admitted.report(actual)));
+          },
+        };
+      const judged = admit(envelopArgs, budgets, setResultAndStopExecution);
+      return judged instanceof Promise ? judged.then(answered) : answered(judged);
     },
     // A subscription is judged as a query of the same selection is: its variables, and the cost of
     // one event's selection, charged to the organisation's budget once, as it starts (its events
     // are bounded by the subscriptions a credential may hold open, src/live/live.ts).
     onSubscribe({ args: envelopArgs, setResultAndStopExecution }) {
-      const args = graphqlArgs(envelopArgs);
-      const variables = (args.variableValues ?? {}) as Record<string, unknown>;
-      const issues = variableIssues(args.schema, args.document, args.operationName, variables);
-      if (issues.length > 0) return setResultAndStopExecution({ errors: [variablesError(issues)] });
-      const requested = operationCost(args.schema, args.document, args.operationName, variables);
-      const caller = args.contextValue as CostCaller & { requestId?: unknown };
-      const bucket = budgets?.bucketOf(caller);
-      const report = (): CostReport =>
-        bucket?.report(requested, 0) ?? { requested, actual: 0, budget: null, remaining: null, restoreRate: null };
-      const refusal = costRefusal(requested, Math.min(LIMITS.maxCost, bucket?.budget ?? LIMITS.maxCost));
-      if (refusal) return setResultAndStopExecution(withCost({ errors: [refusal] }, report()));
-      if (!bucket) return undefined;
-      const paidOrNot = (charge: CostCharge) => {
-        if (charge.paid) return;
-        setResultAndStopExecution(
-          withCost({ errors: [costRateLimited(bucket, requested, charge.retryAfterSeconds, caller.requestId)] }, report()),
-        );
-      };
-      const charge = budgets!.charge(bucket, requested);
-      return charge instanceof Promise ? charge.then(paidOrNot) : paidOrNot(charge);
+      const judged = admit(envelopArgs, budgets, setResultAndStopExecution);
+      return judged instanceof Promise ? judged.then(() => undefined) : undefined;
     },
   };
 }

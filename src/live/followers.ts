@@ -3,7 +3,7 @@ import { organisationOf } from '../context.ts';
 import { AppError, isDatabaseUnavailable } from '../errors.ts';
 import type { LiveEvent, TopicListener } from './hub.ts';
 import { currentRights } from '../auth/current-rights.ts';
-import { MAX_REPLAY, RECHECK_MS, RESYNC, RETRY_MS, resumePoint, rightsCheck, type RightsCheck } from './streams.ts';
+import { admitStream, MAX_REPLAY, RECHECK_MS, RESYNC, RETRY_MS, resumePoint, rightsCheck, type RightsCheck } from './streams.ts';
 import { ProcessStopping, type Follower, type FollowerSink, type Resync } from './transport.ts';
 
 /**
@@ -559,12 +559,7 @@ function follow(ctx: RequestContext, organisationId: string, stream: TopicStream
 
 /** The stream of a topic subscription field: its follower, which the transport starts (see Follower). */
 export function topicEvents<T>(ctx: RequestContext, stream: TopicStream<T>): TopicFollower<T> {
-  // Admitted as the subscription starts: a refusal is the answer (429 with Retry-After), not the
-  // stream's only event. Released when the stream ends, and in any case once its answer is over
-  // (one never started: refused 406 for its Accept, or its client gone before the answer).
-  const release = ctx.runtime.live.admit(ctx);
-  ctx.live.whenClosed?.(release);
-  const follower = new TopicFollower(ctx, stream, release);
+  const follower = new TopicFollower(ctx, stream, admitStream(ctx));
   ctx.live.follower = follower;
   return follower;
 }

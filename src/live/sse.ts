@@ -237,6 +237,11 @@ function eventStream(
     clearInterval(heartbeat);
     void iterator.return?.();
   });
+  // The process is stopping: the connection is dropped, not completed, for the client to reconnect.
+  const drop = () => {
+    clearInterval(heartbeat);
+    res.destroy();
+  };
   const body = new fetchAPI.ReadableStream<Uint8Array>({
     start(controller) {
       // Headers go out with the first bytes: a client knows at once the stream is open.
@@ -258,17 +263,10 @@ function eventStream(
         const next = await iterator.next();
         if (next.done) return complete();
         // The error masking hands a stop on as a result (see below).
-        if (next.value.errors?.some(stoppedBy)) {
-          clearInterval(heartbeat);
-          return void res.destroy();
-        }
+        if (next.value.errors?.some(stoppedBy)) return drop();
         send(next.value);
       } catch (error) {
-        // The process is stopping: the connection is dropped, for the client to reconnect.
-        if (stoppedBy(error)) {
-          clearInterval(heartbeat);
-          return void res.destroy();
-        }
+        if (stoppedBy(error)) return drop();
         send({ errors: [mask(error)] });
         complete();
       }

@@ -128,6 +128,18 @@ export function resumePoint(text: string | null | undefined): bigint | 'invalid'
 }
 
 /**
+ * Counts a subscription's stream among the bounds (src/live/live.ts) as the subscription starts: a
+ * refusal is the answer (429 with Retry-After), not the stream's only event. The answer releases
+ * it, as the stream ends; and in any case once its HTTP answer is over, for a stream never started
+ * (its client gone before the answer).
+ */
+export function admitStream(ctx: RequestContext): () => void {
+  const release = ctx.runtime.live.admit(ctx);
+  ctx.live.whenClosed?.(release);
+  return release;
+}
+
+/**
  * The counters of one occurrence as they move: sent when the stream starts, then after each move,
  * at most every COUNTER_INTERVAL_MS (the hub coalesces); `read` is called once per move.
  */
@@ -137,11 +149,7 @@ export function counterEvents<T>(
   allowed: () => boolean,
   read: () => Promise<T>,
 ): AsyncGenerator<T> {
-  // Admitted as the subscription starts: a refusal is the answer (429 with Retry-After), not the
-  // stream's only event. Released when the stream ends, or is given up before it started, and in
-  // any case once its answer is over (see topicEvents).
-  const release = ctx.runtime.live.admit(ctx);
-  ctx.live.whenClosed?.(release);
+  const release = admitStream(ctx);
   const inbox = new Inbox();
   return interruptible(inbox, followCounters(ctx, occurrenceId, allowed, read, inbox, release), release);
 }

@@ -1,4 +1,5 @@
 import type { TenantTransaction } from '../db/tenant.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import { changesBetween, recordAudit, type AuditContext, type AuditEntryInput } from './audit.ts';
 
 /**
@@ -32,17 +33,10 @@ export async function removeAssignments(
   ctx: AuditContext,
   of: { roleId: string } | { userId: string },
 ): Promise<Assignment[]> {
-  const organisationId = ctx.organisation!.id;
-  const removed =
-    'roleId' in of
-      ? await tx.$queryRaw<
-          Assignment[]
-        >`DELETE FROM "role_assignments" WHERE "organisationId" = ${organisationId} AND "roleId" = ${of.roleId}
-          RETURNING "id", "userId", "accountId", "roleId"`
-      : await tx.$queryRaw<
-          Assignment[]
-        >`DELETE FROM "role_assignments" WHERE "organisationId" = ${organisationId} AND "userId" = ${of.userId}
-          RETURNING "id", "userId", "accountId", "roleId"`;
+  const [column, value] = 'roleId' in of ? ['roleId', of.roleId] : ['userId', of.userId];
+  const removed = await tx.$queryRaw<Assignment[]>`
+    DELETE FROM "role_assignments" WHERE "organisationId" = ${ctx.organisation!.id} AND ${Prisma.raw(`"${column}"`)} = ${value}
+    RETURNING "id", "userId", "accountId", "roleId"`;
   for (const assignment of removed) await recordAudit(tx, ctx, assignmentEntry('role_assignment.deleted', assignment));
   return removed;
 }

@@ -224,7 +224,7 @@ export async function audited<T>(
 }
 
 /** Tables whose rows `auditedChange` changes. */
-type ChangedTable =
+export type ChangedTable =
   | 'accounts'
   | 'api_keys'
   | 'channel_keys'
@@ -237,6 +237,19 @@ type ChangedTable =
   | 'ticket_types'
   | 'venues'
   | 'webhook_endpoints';
+
+/**
+ * Locks the row `id` of `table` in the organisation until the transaction ends, as its UPDATE would
+ * (FOR NO KEY UPDATE): what the transaction reads of it next is what its change replaces. The
+ * organisation's own row is its id.
+ */
+export async function lockForChange(tx: TenantTransaction, organisationId: string, table: ChangedTable, id: string): Promise<void> {
+  if (table === 'organisations') {
+    await tx.$queryRaw`SELECT 1 FROM "organisations" WHERE "id" = ${organisationId} FOR NO KEY UPDATE`;
+    return;
+  }
+  await tx.$queryRawUnsafe(`SELECT 1 FROM "${table}" WHERE "organisationId" = $1 AND "id" = $2 FOR NO KEY UPDATE`, organisationId, id);
+}
 
 /**
  * `audited` for a change of one existing row: its transaction locks the row, then reads it again
@@ -253,15 +266,7 @@ export async function auditedChange<R extends object, T>(
   entryOf: (result: T, before: R) => AuditEntryInput | null,
 ): Promise<T> {
   return ctx.db.$transaction(async (tx) => {
-    const organisationId = ctx.organisation!.id;
-    if (row.table === 'organisations') await tx.$queryRaw`SELECT 1 FROM "organisations" WHERE "id" = ${organisationId} FOR NO KEY UPDATE`;
-    else {
-      await tx.$queryRawUnsafe(
-        `SELECT 1 FROM "${row.table}" WHERE "organisationId" = $1 AND "id" = $2 FOR NO KEY UPDATE`,
-        organisationId,
-        row.id,
-      );
-    }
+    await lockForChange(tx, ctx.organisation!.id, row.table, row.id);
     const before = await row.read(tx);
     if (!before) throw AppError.notFound('Not found: it was deleted meanwhile.');
     const result = await change(tx, before);

@@ -15,7 +15,7 @@ import { reference, validate, type Raw } from '../validation.ts';
 import { issueSession, signInThrottle, type SignInResult } from './sessions.ts';
 import { changedSince, paginate, type PolledListArgs } from '../pagination.ts';
 import { batched } from '../db/batch.ts';
-import { audited, changesBetween, recordAudit, type AuditEntryInput } from './audit.ts';
+import { audited, changesBetween, lockForChange, recordAudit, type AuditEntryInput } from './audit.ts';
 import { assignmentEntry, removeAssignments } from './assignment-audit.ts';
 
 /** How long an invitation (and each resent code) can be redeemed. */
@@ -332,7 +332,7 @@ export async function resendInvitation(ctx: RequestContext, id: string): Promise
     ctx,
     async (tx) => {
       // Locked and read again: the entry's before is what this resend replaced.
-      await tx.$queryRaw`SELECT 1 FROM "invitations" WHERE "organisationId" = ${organisation.id} AND "id" = ${id} FOR NO KEY UPDATE`;
+      await lockForChange(tx, organisation.id, 'invitations', id);
       const before = await tx.invitation.findFirst({ where: { id, redeemedAt: null } });
       const { count } = await tx.invitation.updateMany({
         where: { id, redeemedAt: null },

@@ -11,7 +11,7 @@ import { LIMITS, limitedArray } from '../limits/limits.ts';
 import { assertAdministratorRemains, grantsAdministration } from './administrators.ts';
 import { validate } from '../validation.ts';
 import { changedSince, type PolledListArgs, paginate } from '../pagination.ts';
-import { audited, changesBetween, recordAudit } from './audit.ts';
+import { audited, auditedChange, changesBetween, recordAudit } from './audit.ts';
 import { removeAssignments } from './assignment-audit.ts';
 
 const permissionList = limitedArray(
@@ -134,24 +134,25 @@ export async function updateRole(ctx: RequestContext, id: string, raw: Record<st
     await assertMayChangeHolders(ctx, role, permissions, 'permissions');
   }
   if (input.name !== undefined) await assertNameFree(ctx, input.name, id);
-  const updated = await ctx.db.$transaction(async (tx) => {
-    // Locked and read again: the entry's before is what this change replaced.
-    await tx.$queryRaw`SELECT 1 FROM "roles" WHERE "organisationId" = ${role.organisationId} AND "id" = ${id} FOR NO KEY UPDATE`;
-    const before = await tx.role.findUniqueOrThrow({ where: { id } });
-    const changed = await tx.role.update({
-      where: { id },
-      data: {
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(permissions !== undefined ? { permissions } : {}),
-      },
-    });
-    await recordAudit(tx, ctx, { action: 'role.updated', targetId: id, changes: changesBetween(before, changed) });
-    if (grantsAdministration([before.permissions]) && !grantsAdministration([changed.permissions])) {
-      await assertAdministratorRemains(tx, role.organisationId);
-    }
-    return changed;
-  });
+  const updated = await auditedChange(
+    ctx,
+    { table: 'roles', id, read: (tx) => tx.role.findFirst({ where: { id, isDeleted: false } }) },
+    async (tx, before) => {
+      const changed = await tx.role.update({
+        where: { id },
+        data: {
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.description !== undefined ? { description: input.description } : {}),
+          ...(permissions !== undefined ? { permissions } : {}),
+        },
+      });
+      if (grantsAdministration([before.permissions]) && !grantsAdministration([changed.permissions])) {
+        await assertAdministratorRemains(tx, role.organisationId);
+      }
+      return changed;
+    },
+    (changed, before) => ({ action: 'role.updated', targetId: id, changes: changesBetween(before, changed) }),
+  );
   forgetCachedAccess(ctx);
   return updated;
 }

@@ -14,7 +14,7 @@ import { type Raw } from '../validation.ts';
 import { authorised, readableAccounts } from './access.ts';
 import { reference, validate } from '../validation.ts';
 import { statusOf } from '../statuses.ts';
-import { audited, changesBetween, recordAudit, auditedChange } from './audit.ts';
+import { audited, auditedChange, changesBetween, lockForChange, recordAudit } from './audit.ts';
 
 /**
  * Sales channels (sch_) of an account and their keys (schk_). A channel sells every published or
@@ -171,7 +171,7 @@ export async function updateSalesChannel(ctx: RequestContext, id: string, raw: R
   };
   const updated = await ctx.db.$transaction(async (tx) => {
     // Locked and read again: the entry's before is what this change replaced.
-    await tx.$queryRaw`SELECT 1 FROM "sales_channels" WHERE "organisationId" = ${channel.organisationId} AND "id" = ${id} FOR NO KEY UPDATE`;
+    await lockForChange(tx, channel.organisationId, 'sales_channels', id);
     const before = await tx.salesChannel.findUniqueOrThrow({ where: { id } });
     const eventsBefore = events && (await tx.salesChannelEvent.findMany({ where: { channelId: id }, select: { eventId: true } }));
     if (events) {

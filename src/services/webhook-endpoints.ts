@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Prisma, WebhookEndpoint } from '../generated/prisma/client.ts';
+import type { TenantTransaction } from '../db/tenant.ts';
 import { newId } from '../ids.ts';
 import { CURRENT_VERSION, requireUsableVersion } from '../versions.ts';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES, WEBHOOK_TYPES, type WebhookEventType } from '../webhooks/event-types.ts';
@@ -231,6 +232,15 @@ export async function createWebhookEndpoint(
 /** The circuit breaker and the failure clock, as for an endpoint that never failed. */
 const HEALTHY: Prisma.WebhookEndpointUpdateInput = { consecutiveFailures: 0, failingSince: null, circuitOpenUntil: null };
 
+/** An endpoint not deleted, as a change reads it under its lock (auditedChange). */
+function endpointRow(id: string) {
+  return {
+    table: 'webhook_endpoints' as const,
+    id,
+    read: (tx: TenantTransaction) => tx.webhookEndpoint.findFirst({ where: { id, deletedAt: null } }),
+  };
+}
+
 /**
  * Changes the URL, description (null clears it), event types ([] = every type), enabled state,
  * signature scheme or ordering, or ends a secret rotation's overlap (rotationOverlapEndsAt: null).
@@ -270,7 +280,7 @@ export async function updateWebhookEndpoint(ctx: RequestContext, id: string, raw
   const released: string[] = [];
   const updated = await auditedChange(
     ctx,
-    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findFirst({ where: { id, deletedAt: null } }) },
+    endpointRow(id),
     async (tx, before) => {
       // A new URL, or an endpoint enabled again (the service may have disabled it since the request
       // first read it), starts afresh: judged on the row as this change finds it.
@@ -322,7 +332,7 @@ export async function rotateWebhookEndpointSecret(
   // the first's new secret as its previous one, so no secret handed out stops signing unannounced.
   const endpoint = await auditedChange(
     ctx,
-    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findFirst({ where: { id, deletedAt: null } }) },
+    endpointRow(id),
     (tx, current) =>
       tx.webhookEndpoint.update({
         where: { id },
@@ -449,7 +459,7 @@ export async function deleteWebhookEndpoint(ctx: RequestContext, id: string): Pr
   await loadEndpoint(ctx, id, 'write');
   await auditedChange(
     ctx,
-    { table: 'webhook_endpoints', id, read: (tx) => tx.webhookEndpoint.findFirst({ where: { id, deletedAt: null } }) },
+    endpointRow(id),
     (tx) => tx.webhookEndpoint.update({ where: { id }, data: { deletedAt: new Date() } }),
     (after, before) => ({
       action: 'webhook_endpoint.deleted',
