@@ -4,7 +4,7 @@ import { useTestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, signIn, systemRole, tag, type TestOrganisation } from '../support/fixtures.ts';
 import { mailedInvitationCode } from '../support/mail.ts';
-import { authorizationCodeFlow, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
+import { authorizationCodeFlow, providerRegistration, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 import { newId } from '../../src/ids.ts';
 
 /**
@@ -35,15 +35,7 @@ async function organisationWithProvider(prefix: string): Promise<TestOrganisatio
   const res = await api(app, 'POST', '/v1/identity-providers', {
     token: org.adminToken,
     org: org.slug,
-    body: {
-      providerType: 'oidc',
-      issuer: op.issuer,
-      jwksUri: op.jwksUri,
-      authorizationEndpoint: op.authorizationEndpoint,
-      tokenEndpoint: op.tokenEndpoint,
-      userinfoEndpoint: op.userinfoEndpoint,
-      clientId: op.clientId,
-    },
+    body: providerRegistration(op),
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return org;

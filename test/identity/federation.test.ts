@@ -3,7 +3,7 @@ import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.ts';
 import { api, createOrganisation, graphql, systemRole, type TestOrganisation } from '../support/fixtures.ts';
-import { authorizationCodeFlow, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
+import { authorizationCodeFlow, providerRegistration, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 
 // The test's OpenID provider listens on loopback.
 const app = useTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
@@ -21,16 +21,7 @@ async function organisationWithProvider(overrides: Record<string, unknown> = {})
   const res = await api(app, 'POST', '/v1/identity-providers', {
     token: org.adminToken,
     org: org.slug,
-    body: {
-      providerType: 'oidc',
-      issuer: op.issuer,
-      jwksUri: op.jwksUri,
-      authorizationEndpoint: op.authorizationEndpoint,
-      tokenEndpoint: op.tokenEndpoint,
-      userinfoEndpoint: op.userinfoEndpoint,
-      clientId: op.clientId,
-      ...overrides,
-    },
+    body: { ...providerRegistration(op), ...overrides },
   });
   expect(res.status).toBe(201);
   return { org, provider: res.body.provider as { id: string } };

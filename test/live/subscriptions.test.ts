@@ -13,7 +13,7 @@ import {
   type TestOrganisation,
 } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
-import { follow, sseClient as clientOf } from '../support/sse-client.ts';
+import { follow, rawSse, sseClient as clientOf } from '../support/sse-client.ts';
 import { createTestEndpoint, recordFailedDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
@@ -414,20 +414,13 @@ describe('bounds', () => {
       const [refusal] = await third.take(1);
       expect(refusal!.errors![0]!.message).toContain('429');
       // As any client sees it: the answer's status and Retry-After, the bound named in its body.
-      const refused = await fetch(`${limited.b.url}/graphql`, {
-        method: 'POST',
-        headers: {
-          accept: 'text/event-stream',
-          'content-type': 'application/json',
-          authorization: `Bearer ${small.adminToken}`,
-          'x-service-org': small.slug,
-        },
-        body: JSON.stringify({ query: ORDER_CHANGED, variables: { accountId: small.account.id } }),
+      const refused = await rawSse(`${limited.b.url}/graphql`, {
+        headers: { authorization: `Bearer ${small.adminToken}`, 'x-service-org': small.slug },
+        body: { query: ORDER_CHANGED, variables: { accountId: small.account.id } },
       });
       expect([refused.status, refused.headers.get('retry-after')]).toEqual([429, '5']);
-      const text = await refused.text();
-      expect(text).toContain('"code":"RATE_LIMITED"');
-      expect(text).toContain('"limit":"LIVE_SUBSCRIPTIONS_PER_CREDENTIAL","max":2');
+      expect(refused.text).toContain('"code":"RATE_LIMITED"');
+      expect(refused.text).toContain('"limit":"LIVE_SUBSCRIPTIONS_PER_CREDENTIAL","max":2');
       for (const stream of open) stream.dispose();
       // A closed stream frees its place.
       await new Promise((resolve) => setTimeout(resolve, 500));

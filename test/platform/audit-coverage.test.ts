@@ -4,9 +4,10 @@ import { useTestApp } from '../support/app.ts';
 import { asAdmin, staffWithoutRights } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createOrganisation, graphql, systemRole, tag, type TestOrganisation } from '../support/fixtures.ts';
-import { authorizationCodeFlow, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
+import { authorizationCodeFlow, providerRegistration, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 import { placeOrder, seedCatalogue } from '../support/sales.ts';
 import { recordFailedDeliveries } from '../support/webhook-receiver.ts';
+import { auditEntriesOf, type EntryRow } from '../support/audit.ts';
 
 /**
  * The audit log records every change a change brings with it, not only the one asked for: a deleted
@@ -19,26 +20,12 @@ const app = useTestApp({ IDENTITY_PROVIDER_ALLOW_PRIVATE_URLS: 'true' });
 let org: TestOrganisation;
 const admin = () => asAdmin(org);
 
-interface EntryRow {
-  id: string;
-  accountId: string | null;
-  actorKind: string;
-  actorId: string | null;
-  action: string;
-  targetType: string;
-  targetId: string;
-  changes: Record<string, { before?: unknown; after?: unknown; changed?: true }>;
-}
-
 beforeAll(async () => {
   org = await createOrganisation(app, 'audit-coverage');
 });
 
-async function entriesOf(targetId: string): Promise<EntryRow[]> {
-  return query<EntryRow>(app, `SELECT * FROM audit_entries WHERE "organisationId" = $1 AND "targetId" = $2 ORDER BY "createdAt", id`, [
-    org.organisation.id,
-    targetId,
-  ]);
+function entriesOf(targetId: string, action?: string): Promise<EntryRow[]> {
+  return auditEntriesOf(app, org.organisation.id, targetId, action);
 }
 
 async function ok(res: { status: number; body: any }, status = 200) {
@@ -160,15 +147,7 @@ describe('invitation redeemed by federation', () => {
     await ok(
       await api(app, 'POST', '/v1/identity-providers', {
         ...asAdmin(fedOrg),
-        body: {
-          providerType: 'oidc',
-          issuer: op.issuer,
-          jwksUri: op.jwksUri,
-          authorizationEndpoint: op.authorizationEndpoint,
-          tokenEndpoint: op.tokenEndpoint,
-          userinfoEndpoint: op.userinfoEndpoint,
-          clientId: op.clientId,
-        },
+        body: providerRegistration(op),
       }),
       201,
     );

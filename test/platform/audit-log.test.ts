@@ -10,6 +10,7 @@ import { api, createAccount, createOrganisation, createStaffUser, graphql, tag, 
 import { mailedInvitationCode } from '../support/mail.ts';
 import { placeOrder, seedCatalogue } from '../support/sales.ts';
 import { recordTestEvent } from '../support/webhook-receiver.ts';
+import { auditEntriesOf, type EntryRow } from '../support/audit.ts';
 
 /**
  * The audit log (src/services/audit.ts, docs/api.md "Audit log"): every change to the
@@ -24,22 +25,6 @@ let org: TestOrganisation;
 const admin = () => asAdmin(org);
 const CLIENT = { 'user-agent': 'audit-test/1.0', 'x-forwarded-for': '198.18.7.7' };
 
-interface EntryRow {
-  id: string;
-  organisationId: string;
-  accountId: string | null;
-  actorKind: string;
-  actorId: string | null;
-  action: string;
-  targetType: string;
-  targetId: string;
-  changes: Record<string, { before?: unknown; after?: unknown; changed?: true }>;
-  requestId: string | null;
-  clientAddress: string | null;
-  userAgent: string | null;
-  createdAt: Date;
-}
-
 /** Every secret a test below was handed or stored: none may appear in any entry. */
 const secrets: string[] = [];
 
@@ -47,12 +32,8 @@ beforeAll(async () => {
   org = await createOrganisation(app, 'audit');
 });
 
-async function entriesOf(targetId: string, action?: string): Promise<EntryRow[]> {
-  return query<EntryRow>(
-    app,
-    `SELECT * FROM audit_entries WHERE "organisationId" = $1 AND "targetId" = $2 AND ($3::text IS NULL OR action = $3) ORDER BY "createdAt", id`,
-    [org.organisation.id, targetId, action ?? null],
-  );
+function entriesOf(targetId: string, action?: string): Promise<EntryRow[]> {
+  return auditEntriesOf(app, org.organisation.id, targetId, action);
 }
 
 /** The one entry of `action` about `targetId`; fails when there is none or more than one. */

@@ -46,6 +46,19 @@ export interface TestOidcProvider {
   stop(): Promise<void>;
 }
 
+/** The body of POST /v1/identity-providers that registers `op` as an administrator would. */
+export function providerRegistration(op: TestOidcProvider) {
+  return {
+    providerType: 'oidc',
+    issuer: op.issuer,
+    jwksUri: op.jwksUri,
+    authorizationEndpoint: op.authorizationEndpoint,
+    tokenEndpoint: op.tokenEndpoint,
+    userinfoEndpoint: op.userinfoEndpoint,
+    clientId: op.clientId,
+  };
+}
+
 /** The members of oidc-provider's Provider this file uses. */
 interface OidcProvider {
   callback(): (req: IncomingMessage, res: ServerResponse) => void;
