@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   FORBIDDEN: { status: 403, message: 'You do not have permission to do this.' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed.' },
+  NOT_ACCEPTABLE: { status: 406, message: 'None of the media types the request accepts can carry this answer.' },
   CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
   GONE: { status: 410, message: 'The resource is no longer available.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },

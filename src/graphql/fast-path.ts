@@ -4,7 +4,8 @@ import { processRegularResult } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { graphqlFastPathAnswers } from '../metrics.ts';
 import { paramsRefusal } from './limits.ts';
-import { negotiatedJsonMediaType, serialisedResult, type GraphqlPipeline } from './pipeline.ts';
+import { negotiatedJsonMediaType } from './media-types.ts';
+import { serialisedResult, type GraphqlPipeline } from './pipeline.ts';
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i;
 const PARAMS = new Set(['query', 'variables', 'operationName', 'extensions']);

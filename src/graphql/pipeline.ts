@@ -7,6 +7,7 @@ import { commitsSoFar } from '../db/client.ts';
 import {
   AppError,
   databaseUnavailable,
+  errorBody,
   FaultAfterWork,
   GraphQLFaultAfterWork,
   isDatabaseUnavailable,
@@ -19,6 +20,7 @@ import type { Runtime } from '../runtime.ts';
 import { graphqlArgs } from './execution-args.ts';
 import { GRAPHIQL_EXAMPLES } from './graphiql-examples.ts';
 import { compiledExecution } from './jit.ts';
+import { ANSWER_MEDIA_TYPES, negotiatedJsonMediaType, SUBSCRIPTION_MEDIA_TYPES } from './media-types.ts';
 import { keyedMutations, type KeyedMutationsOptions } from './keyed-mutations.ts';
 import { costedFrom, operationLimitsPlugin } from './limits.ts';
 import { CostBudgets } from '../limits/cost-budget.ts';
@@ -45,29 +47,6 @@ export interface GraphqlPipeline {
  * to strip error internals, which only matters when there are errors.
  */
 const serialised = new WeakMap<object, string>();
-const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'];
-
-/**
- * The JSON media type Yoga's result processors answer a (non-streamed) result with for this Accept
- * header, or undefined when Yoga would pick another processor or none: Yoga's own reading
- * (plugins/result-processor/accept.js and use-result-processor.js) — whitespace dropped, types
- * with a charset other than utf-8 skipped, and of the types that match, the first one listed wins.
- */
-export function negotiatedJsonMediaType(accept: string | null | undefined): string | undefined {
-  const requested = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',').reverse();
-  let chosen: string | undefined;
-  for (const part of requested) {
-    const [type = '', ...params] = part.split(';');
-    if ((params.find((param) => param.includes('charset=')) ?? 'charset=utf-8') !== 'charset=utf-8') continue;
-    const [pre, suf] = type.split('/');
-    for (const candidate of JSON_MEDIA_TYPES) {
-      const [candidatePre, candidateSuf] = candidate.split('/');
-      if ((pre === '*' || pre === candidatePre) && (suf === '*' || suf === candidateSuf)) chosen = candidate;
-    }
-  }
-  return chosen;
-}
-
 /**
  * An error-free result as JSON, serialised once per result object (see above). An answer that is a
  * result with extensions.cost added (limits.ts withCost: a new object per request, around a result
@@ -106,6 +85,34 @@ const fastSerialisation: Plugin<RequestContext> = {
           headers: { 'Content-Type': `${accepted}; charset=utf-8` },
         }),
       mediaType,
+    );
+  },
+};
+
+/**
+ * An answer no media type of the request's Accept can carry (a subscription asked as JSON, a query
+ * asked as text/html) is 406 in the contract's envelope, naming the types that would do in `Accept`
+ * (test/live/subscriptions.test.ts). Yoga's own 406 has an empty body. The last result hook: it
+ * answers only when none before it chose a processor.
+ */
+const notAcceptable: Plugin<RequestContext> = {
+  onResultProcess(payload) {
+    if (payload.resultProcessor) return;
+    const res = (payload.serverContext as unknown as { res: Response }).res;
+    const { result } = payload;
+    const streamed = typeof result === 'object' && result !== null && Symbol.asyncIterator in result;
+    const answered = streamed ? SUBSCRIPTION_MEDIA_TYPES : ANSWER_MEDIA_TYPES;
+    const error = new AppError(
+      'NOT_ACCEPTABLE',
+      `This answer is sent as ${answered.join(' or ')}; the request's Accept header names none of them.`,
+    );
+    payload.setResultProcessor(
+      (_result, fetchAPI) =>
+        new fetchAPI.Response(JSON.stringify(errorBody(error, res.locals.requestId as string | undefined)), {
+          status: error.status,
+          headers: { 'Content-Type': 'application/json; charset=utf-8', Accept: answered.join(', ') },
+        }),
+      'application/json',
     );
   },
 };
@@ -297,6 +304,7 @@ export function createGraphqlPipeline(
         maskError(logger),
       ),
       sharedExecution(),
+      notAcceptable,
     ],
     logging: {
       debug: (...args) => logger.debug({ args }, 'yoga'),

@@ -6,6 +6,7 @@ import type { Response } from 'express';
 import type { RequestContext } from '../context.ts';
 import { ProcessStopping, type Follower, type FollowerSink } from './transport.ts';
 import { RESYNC } from './streams.ts';
+import { negotiatedMediaType, SUBSCRIPTION_MEDIA_TYPES } from '../graphql/media-types.ts';
 
 /**
  * Subscriptions answered as server-sent events in the GraphQL-over-SSE protocol's "distinct
@@ -29,9 +30,10 @@ export function liveEventStreams(
   const flushes = new Flushes(flushMs);
   return {
     onResultProcess(payload) {
-      const { result, acceptableMediaTypes } = payload;
-      if (!acceptableMediaTypes.includes('text/event-stream') || typeof result !== 'object' || result === null) return;
-      if (!(Symbol.asyncIterator in result)) return;
+      const { result, request } = payload;
+      if (typeof result !== 'object' || result === null || !(Symbol.asyncIterator in result)) return;
+      // Anything else a stream could be asked as is answered 406 (src/graphql/pipeline.ts).
+      if (!negotiatedMediaType(request.headers.get('accept'), SUBSCRIPTION_MEDIA_TYPES)) return;
       const res = (payload.serverContext as unknown as { res: Response }).res;
       const ctx = res.locals.ctx as RequestContext;
       const { follower, args } = ctx.live;

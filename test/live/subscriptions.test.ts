@@ -399,7 +399,7 @@ describe('the replay window', () => {
 });
 
 describe('bounds', () => {
-  it('refuses a credential more open subscriptions than LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: 429 RATE_LIMITED with Retry-After, before any stream opens', async () => {
+  it('refuses a credential more open subscriptions than LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: 429 RATE_LIMITED with Retry-After, before any stream opens; 406 to a stream asked as anything else', async () => {
     const limited = await startTwoApps({ LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: '2' });
     try {
       const small = await createOrganisation(limited.a, 'livebound');
@@ -427,6 +427,23 @@ describe('bounds', () => {
       const again = follow(client, ORDER_CHANGED, { accountId: small.account.id });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(again.results).toEqual([]);
+      // A subscription asked as anything but an event stream is 406, naming text/event-stream, and
+      // holds no place: beside `again`, a second stream still fits the bound of 2.
+      for (const accept of ['application/json', 'multipart/mixed', 'text/html']) {
+        const asJson = await rawSse(`${limited.b.url}/graphql`, {
+          headers: { accept, authorization: `Bearer ${small.adminToken}`, 'x-service-org': small.slug },
+          body: { query: ORDER_CHANGED, variables: { accountId: small.account.id } },
+        });
+        expect([asJson.status, asJson.headers.get('accept'), JSON.parse(asJson.text).code], accept).toEqual([
+          406,
+          'text/event-stream',
+          'NOT_ACCEPTABLE',
+        ]);
+      }
+      const second = follow(client, ORDER_CHANGED, { accountId: small.account.id });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(second.results).toEqual([]);
+      second.dispose();
       again.dispose();
     } finally {
       await limited.stop();

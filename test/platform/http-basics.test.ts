@@ -171,6 +171,23 @@ describe('media types and methods (contract.md)', () => {
     expect([live.status, (await live.json()).code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
   });
 
+  it('a GraphQL request accepting no media type its answer can have answers 406 NOT_ACCEPTABLE in the envelope, naming those that would do', async () => {
+    const post = (accept: string) =>
+      fetch(`${app().url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept },
+        body: JSON.stringify({ query: '{ apiVersions { current } }' }),
+      });
+    for (const accept of ['image/png', 'application/json; charset=utf-16']) {
+      const res = await post(accept);
+      const body = await res.json();
+      expect([res.status, body.code, body.requestId], accept).toEqual([406, 'NOT_ACCEPTABLE', res.headers.get('x-request-id')]);
+      expect(res.headers.get('accept')).toBe('text/event-stream, multipart/mixed, application/graphql-response+json, application/json');
+      expect(body.error).toContain('application/json');
+    }
+    expect((await post('application/*')).status).toBe(200);
+  });
+
   it('a known path asked with a method it does not serve answers 405 with Allow', async () => {
     const org = await createOrganisation(app, 'methods');
     const res = await api(app, 'DELETE', '/v1/events', asAdmin(org));
