@@ -544,10 +544,20 @@ export function operationLimitsPlugin<Context extends object>(budgets?: CostBudg
     },
     // A subscription is judged as a query of the same selection is: its variables, and the cost of
     // one event's selection, charged to the organisation's budget once, as it starts (its events
-    // are bounded by the subscriptions a credential may hold open, src/live/live.ts).
+    // are bounded by the subscriptions a credential may hold open, src/live/live.ts). One refused
+    // as it starts (no right, nothing to follow, over its bounds) opened nothing: the charge comes
+    // back, as a refused query's does, and the refusal reports it (test/platform/cost-budget.test.ts).
     onSubscribe({ args: envelopArgs, setResultAndStopExecution }) {
+      const refunded = (admitted: Admitted | undefined) =>
+        admitted && {
+          onSubscribeResult({ result, setResult }: { result: unknown; setResult: (result: ExecutionResult) => void }) {
+            if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return;
+            if (admitted.bucket) budgets!.settle(admitted.bucket, admitted.requested, 0);
+            setResult(withCost(result, admitted.report(0)));
+          },
+        };
       const judged = admit(envelopArgs, budgets, setResultAndStopExecution);
-      return judged instanceof Promise ? judged.then(() => undefined) : undefined;
+      return judged instanceof Promise ? judged.then(refunded) : refunded(judged);
     },
   };
 }

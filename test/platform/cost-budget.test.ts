@@ -4,6 +4,7 @@ import { bootstrapOrganisation } from '../../src/services/bootstrap-organisation
 import { appOf, startTwoApps, useTestApp, type AppPair, type AppRef } from '../support/app.ts';
 import { api, createOrganisation, postGraphql, signIn, tag, type TestOrganisation } from '../support/fixtures.ts';
 import { createEvent, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
+import { rawSse } from '../support/sse-client.ts';
 
 /**
  * Every GraphQL answer reports its cost (extensions.cost), and each organisation's operations are
@@ -131,6 +132,38 @@ describe('extensions.cost', () => {
     const config = appOf(app).config;
     expect(cost).toMatchObject({ budget: config.COST_ADMIN_BUDGET, restoreRate: config.COST_ADMIN_RESTORE_RATE });
     expect(cost.remaining).toBeGreaterThan(config.COST_ADMIN_BUDGET - 10_000);
+  });
+
+  it('a subscription is charged once as it starts; one refused as it starts is charged nothing, and its refusal says so', async () => {
+    const headers = { authorization: `Bearer ${steady.adminToken}`, 'x-service-org': steady.slug };
+    const subscribe = (accountId: string, ms: number) =>
+      rawSse(
+        `${app().url}/graphql`,
+        {
+          headers,
+          body: {
+            query: `subscription ($a: ID!) { orderChanged(accountId: $a) { cursor order { id status customer { email } } } }`,
+            variables: { a: accountId },
+          },
+        },
+        ms,
+      );
+    const before = await ask(app, steady, PAGE_OF_50);
+    const started = Date.now();
+    const refused = await subscribe('acc_missing', 1_500);
+    // A stream refused as it starts: its one result, the error, then complete.
+    const result = JSON.parse(refused.text.match(/^data: (.+)$/m)![1]!);
+    expect(result.errors[0].extensions.code).toBe('NOT_FOUND');
+    const { cost } = result.extensions;
+    expect(cost).toMatchObject({ actual: 0, budget: STEADY.budget });
+    expect(cost.requested).toBeGreaterThanOrEqual(5);
+    // An open stream is charged what it requested; the refused one nothing.
+    await subscribe(steady.account.id, 500);
+    const after = await ask(app, steady, PAGE_OF_50);
+    const restored = Math.ceil((STEADY.restoreRate * (Date.now() - started)) / 1000);
+    const spent = before.cost.remaining! - after.cost.remaining!;
+    expect(spent).toBeGreaterThanOrEqual(cost.requested + PAGE_OF_50_ACTUAL - restored - 1);
+    expect(spent).toBeLessThanOrEqual(cost.requested + PAGE_OF_50_ACTUAL + 1);
   });
 
   it('an operation asking for more than the whole budget is refused as over maxCost (400): waiting would not help', async () => {
