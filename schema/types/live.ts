@@ -161,10 +161,9 @@ builder.subscriptionFields((t) => ({
       assertMay(ctx, 'orders', 'read', account.id, 'Account');
       return topicEvents<Change<OrderRow>>(ctx, {
         topic: `orders:${accountId}`,
-        filter: eventId ? String(eventId) : '',
+        narrowing: eventId ? { eventId: String(eventId) } : {},
         shared: true,
         allowed: () => ctx.access.allows('orders', 'read', String(accountId)),
-        matches: (event) => !eventId || event.eventIds.includes(String(eventId)),
         // Every stream of the topic holds orders.read on the account (allowed, checked before this):
         // the order as the event left it is read once per process for all of them.
         // The same change object for every stream: what lets them share its execution (src/live/sse.ts).
@@ -202,10 +201,9 @@ builder.subscriptionFields((t) => ({
       const may = () => ctx.access.allows('webhooks', 'read', endpoint.accountId);
       return topicEvents<Change<DeliveryView>>(ctx, {
         topic: `deliveries:${endpoint.id}`,
-        filter: '',
+        narrowing: {},
         shared: true,
         allowed: may,
-        matches: () => true,
         payload: (event) =>
           ctx.runtime.live.shared(
             `delivery ${event.id}`,
@@ -234,10 +232,9 @@ builder.subscriptionFields((t) => ({
       }
       return topicEvents<Change<AuditEntryRow>>(ctx, {
         topic: 'audit',
-        filter: accountId ? String(accountId) : '',
+        narrowing: accountId ? { accountId: String(accountId) } : {},
         shared: false,
         allowed: () => (accountId ? ctx.access.allows('audit', 'read', String(accountId)) : ctx.access.allowsSomewhere('audit', 'read')),
-        matches: (event) => !accountId || event.accountId === String(accountId),
         // Entries are few (people changing configuration): each stream reads what it may see itself.
         payload: async (event) => change(event, await auditEntryVisibleTo(ctx, event.subjectId)),
       });

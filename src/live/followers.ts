@@ -1,14 +1,14 @@
 import type { RequestContext } from '../context.ts';
 import { organisationOf } from '../context.ts';
 import { AppError, isDatabaseUnavailable } from '../errors.ts';
-import type { LiveEvent, TopicListener } from './hub.ts';
+import { within, type LiveEvent, type Narrowing, type TopicListener } from './hub.ts';
 import { currentRights } from '../auth/current-rights.ts';
 import { admitStream, MAX_REPLAY, RECHECK_MS, RESYNC, RETRY_MS, resumePoint, rightsCheck, type RightsCheck } from './streams.ts';
 import { ProcessStopping, type Follower, type FollowerSink, type Resync } from './transport.ts';
 
 /**
  * The topic streams of GraphQL subscriptions (orderChanged, webhookDeliveryChanged,
- * auditEntryAdded): one follower per open subscription, and one group per topic and filter in each
+ * auditEntryAdded): one follower per open subscription, and one group per topic and narrowing in each
  * API process that hands the followers what the hub (src/live/hub.ts) tells it, in commit order.
  *
  * A thousand admin screens following one on-sale must not cost a thousand times each order: the
@@ -31,12 +31,10 @@ import { ProcessStopping, type Follower, type FollowerSink, type Resync } from '
 /** What a subscription field follows. */
 export interface TopicStream<T> {
   topic: string;
-  /** Events of one topic whose streams match the same events and read the same payloads share this. */
-  filter: string;
+  /** Which of the topic's events it follows (its arguments narrower than the topic). */
+  narrowing: Narrowing;
   /** Whether the caller may still follow this stream (checked against fresh rights). */
   allowed(): boolean;
-  /** Whether this event belongs to this stream (filters narrower than the topic). */
-  matches(event: LiveEvent): boolean;
   /** The payload of an event as the caller may see it; null skips it (gone, or not theirs). */
   payload(event: LiveEvent): Promise<T | null>;
   /**
@@ -86,7 +84,7 @@ interface Queued {
   outcome?: Reading | typeof OWN_TURN;
 }
 
-/** The followers of one topic and filter in one process (see above). */
+/** The followers of one topic and narrowing in one process (see above). */
 export class FollowerGroup implements TopicListener {
   readonly followers = new Set<TopicFollower<unknown>>();
   readonly #queue: Queued[] = [];
@@ -104,7 +102,7 @@ export class FollowerGroup implements TopicListener {
   ) {}
 
   event(event: LiveEvent): void {
-    if (this.followers.size === 0 || !this.stream.matches(event)) return;
+    if (this.followers.size === 0 || !within(event, this.stream.narrowing)) return;
     if (this.#queue.length >= MAX_QUEUED) {
       // Reads this far behind (a database that does not answer): each follower reads the table instead.
       this.#queue.length = 0;
@@ -371,7 +369,11 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
       if (resume !== null) {
         const topic = this.#stream.topic;
         const missed = resume === 'invalid' || !(await live.hub.kept(organisationId, topic, resume)) ? null : resume;
-        if (missed === null || (await live.hub.eventsAfter(organisationId, topic, missed, MAX_REPLAY + 1)).length > MAX_REPLAY) {
+        // What this stream missed, not what its topic did: a stream of one account's entries is
+        // not told to resynchronise because others' came meanwhile.
+        const replay =
+          missed === null ? [] : await live.hub.eventsAfter(organisationId, topic, this.#stream.narrowing, missed, MAX_REPLAY + 1);
+        if (missed === null || replay.length > MAX_REPLAY) {
           await this.#sink!.send(RESYNC, null);
         } else {
           this.#last = missed;
@@ -407,7 +409,7 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
 
   /** One event through the queue: its rights checked when they moved, its payload read, then sent. */
   async #deliver(event: LiveEvent): Promise<void> {
-    if (this.#wasSent(event.id) || !this.#stream.matches(event)) return;
+    if (this.#wasSent(event.id) || !within(event, this.#stream.narrowing)) return;
     await this.#checkRights(false);
     const payload = await this.#stream.payload(event);
     if (this.#ended) return;
@@ -425,7 +427,7 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
     const hub = this.#ctx.runtime.live.hub;
     const organisationId = organisationOf(this.#ctx).id;
     for (let cursor = after; !this.#ended;) {
-      const events = await hub.eventsAfter(organisationId, this.#stream.topic, cursor, 500);
+      const events = await hub.eventsAfter(organisationId, this.#stream.topic, this.#stream.narrowing, cursor, 500);
       for (const event of events) await this.#deliver(event);
       if (events.length < 500) return;
       cursor = events.at(-1)!.id;
@@ -531,14 +533,14 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
 const groups = new WeakMap<object, Map<string, { group: FollowerGroup; stop: () => void }>>();
 
 /**
- * Joins `follower` to the group of its organisation, topic and filter in its process, which
+ * Joins `follower` to the group of its organisation, topic and narrowing in its process, which
  * listens to the process's hub while it has followers; the answer leaves it.
  */
 function follow(ctx: RequestContext, organisationId: string, stream: TopicStream<unknown>, follower: TopicFollower<unknown>): () => void {
   const live = ctx.runtime.live;
   let ofProcess = groups.get(live);
   if (!ofProcess) groups.set(live, (ofProcess = new Map<string, { group: FollowerGroup; stop: () => void }>()));
-  const key = `${organisationId} ${stream.topic} ${stream.filter} ${stream.shared}`;
+  const key = `${organisationId} ${stream.topic} ${stream.narrowing.accountId ?? ''} ${stream.narrowing.eventId ?? ''} ${stream.shared}`;
   let entry = ofProcess.get(key);
   if (!entry) {
     const group = new FollowerGroup((id) => live.rightsVersion(id), organisationId, stream);

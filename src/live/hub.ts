@@ -36,6 +36,23 @@ export interface LiveEvent {
   createdAt: Date;
 }
 
+/**
+ * What narrows a topic's events for one stream: columns its rows must hold. The table is read with
+ * it (a replay, a catch-up) and each notice is held against it (`within`): one reading of it, so a
+ * replay's bound counts only what the stream would send.
+ */
+export interface Narrowing {
+  /** Only events about this account. */
+  accountId?: string;
+  /** Only events naming this event among theirs (an order with a line of it). */
+  eventId?: string;
+}
+
+/** Whether `event` is one a stream narrowed so follows. */
+export function within(event: LiveEvent, { accountId, eventId }: Narrowing): boolean {
+  return (accountId === undefined || event.accountId === accountId) && (eventId === undefined || event.eventIds.includes(eventId));
+}
+
 export interface TopicListener {
   /** A committed change of the topic, in commit order. */
   event(event: LiveEvent): void;
@@ -155,10 +172,17 @@ export class LiveHub {
     entry.timer.unref();
   }
 
-  /** Events of `topic` after `afterId`, oldest first, at most `limit`. */
-  async eventsAfter(organisationId: string, topic: string, afterId: bigint, limit: number): Promise<LiveEvent[]> {
+  /** Events of `topic` after `afterId` (of those, the ones `narrowing` lets through), oldest first, at most `limit`. */
+  async eventsAfter(organisationId: string, topic: string, narrowing: Narrowing, afterId: bigint, limit: number): Promise<LiveEvent[]> {
+    const { accountId, eventId } = narrowing;
     return this.db.liveEvent.findMany({
-      where: { organisationId, topic, id: { gt: afterId } },
+      where: {
+        organisationId,
+        topic,
+        id: { gt: afterId },
+        ...(accountId === undefined ? {} : { accountId }),
+        ...(eventId === undefined ? {} : { eventIds: { has: eventId } }),
+      },
       orderBy: { id: 'asc' },
       take: limit,
       select: {

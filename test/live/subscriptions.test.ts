@@ -386,6 +386,58 @@ describe('auditEntryAdded', () => {
 });
 
 describe('the replay window', () => {
+  it("replays a narrowed stream what it missed, however many of its topic's other events came meanwhile", async () => {
+    const narrow = await createOrganisation(pair.a, 'live-narrow');
+    const shop = await seedCatalogue(pair.a, narrow);
+    const as = { token: narrow.adminToken, org: narrow.slug };
+    const db = pair.a.runtime.db;
+    const accountId = narrow.account.id;
+    const audit = follow(clientOf(pair.b, narrow.adminToken, narrow.slug), AUDIT, { accountId });
+    const orders = follow(clientOf(pair.b, narrow.adminToken, narrow.slug), ORDER_CHANGED, { accountId, eventId: shop.eventId });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const rename = (name: string) => api(pair.a, 'PATCH', `/v1/accounts/${accountId}`, { ...as, body: { name } });
+    expect((await rename('Before')).status).toBe(200);
+    await placeOrder(pair.a, shop.channel, shop, { pending: true });
+    const [seenEntry] = await audit.take(1);
+    const [seenOrder] = await orders.take(1);
+    audit.dispose();
+    orders.dispose();
+    // While the clients are away, more than a replay's worth of the topics' events neither would
+    // send: entries of another account, orders of another event.
+    const others = Array.from({ length: 1_001 }, (_, index) => index);
+    const base = { organisationId: narrow.organisation.id, kind: 'created' };
+    await db.liveEvent.createMany({
+      data: others.map((index) => ({ ...base, topic: 'audit', subjectId: `aud_other${index}`, accountId: 'acc_other' })),
+    });
+    await db.liveEvent.createMany({
+      data: others.map((index) => ({
+        ...base,
+        topic: `orders:${accountId}`,
+        subjectId: `ord_other${index}`,
+        accountId,
+        eventIds: ['evt_other'],
+      })),
+    });
+    expect((await rename('After')).status).toBe(200);
+    const { order: missed } = await placeOrder(pair.a, shop.channel, shop, { pending: true });
+    const resumedAudit = follow(
+      clientOf(pair.b, narrow.adminToken, narrow.slug, { 'last-event-id': seenEntry!.data!.auditEntryAdded.cursor }),
+      AUDIT,
+      { accountId },
+    );
+    const resumedOrders = follow(
+      clientOf(pair.b, narrow.adminToken, narrow.slug, { 'last-event-id': seenOrder!.data!.orderChanged.cursor }),
+      ORDER_CHANGED,
+      { accountId, eventId: shop.eventId },
+    );
+    const [entry] = await resumedAudit.take(1);
+    const [order] = await resumedOrders.take(1);
+    resumedAudit.dispose();
+    resumedOrders.dispose();
+    expect(entry!.data!.auditEntryAdded).toMatchObject({ resync: false, entry: { action: 'account.updated', targetId: accountId } });
+    expect(order!.data!.orderChanged).toMatchObject({ resync: false, change: 'CREATED', order: { id: missed.id } });
+  });
+
   it('keeps events for LIVE_REPLAY_WINDOW: older ones are pruned, newer ones stay', async () => {
     const db = pair.a.runtime.db;
     const base = { organisationId: org.organisation.id, topic: 'orders:acc_pruning', kind: 'created', accountId: null };
