@@ -7,6 +7,7 @@ import { logScope } from '../log.ts';
 import type { Runtime } from '../runtime.ts';
 import { deprecationHeaders, resolveVersion } from '../versions.ts';
 import { requestIdOf } from './middleware.ts';
+import { whenClosed } from './closed.ts';
 
 /** Scope of the database handle of a request without an organisation: matches no row. */
 const NO_ORGANISATION = 'org_none';
@@ -51,7 +52,7 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
       setResponseHeader: (name, value) => res.append(name, value),
       reauthenticate,
       rightsReadAt,
-      live: { resumeAfter: req.get('last-event-id') ?? null, whenClosed: (then) => void res.once('close', then) },
+      live: { resumeAfter: req.get('last-event-id') ?? null, whenClosed: (then) => whenClosed(res, then) },
     };
     res.locals.ctx = ctx;
     next();

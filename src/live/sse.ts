@@ -6,6 +6,7 @@ import type { Response } from 'express';
 import type { RequestContext } from '../context.ts';
 import { ProcessStopping, type Follower, type FollowerSink } from './transport.ts';
 import { RESYNC } from './streams.ts';
+import { whenClosed } from '../http/closed.ts';
 import { negotiatedMediaType, SUBSCRIPTION_MEDIA_TYPES } from '../graphql/media-types.ts';
 
 /**
@@ -216,7 +217,7 @@ function followerStream(
   };
   body.on('close', closed);
   // A client gone before the answer was sent never reads the body: its end is the response's.
-  res.once('close', closed);
+  whenClosed(res, closed);
   // Headers go out with the first bytes: a client knows at once the stream is open.
   body.write(HEARTBEAT);
   follower.start(sink);
@@ -235,7 +236,7 @@ function eventStream(
   const iterator = results[Symbol.asyncIterator]();
   let heartbeat: NodeJS.Timeout | undefined;
   // A client gone before the answer was sent never reads the body: its end is the response's.
-  res.once('close', () => {
+  whenClosed(res, () => {
     clearInterval(heartbeat);
     void iterator.return?.();
   });

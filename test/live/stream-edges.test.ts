@@ -47,6 +47,20 @@ async function whileVenuesLocked(during: () => Promise<void>): Promise<void> {
   }
 }
 
+/** orderChanged of the organisation's account on the second process, read raw with fetch. */
+const orderStream = (signal: AbortSignal) =>
+  fetch(`${pair.b.url}/graphql`, {
+    method: 'POST',
+    headers: {
+      accept: 'text/event-stream',
+      'content-type': 'application/json',
+      authorization: `Bearer ${org.adminToken}`,
+      'x-service-org': org.slug,
+    },
+    body: JSON.stringify({ query: ORDER_CHANGED, variables: { accountId: org.account.id } }),
+    signal,
+  });
+
 const cancel = (orderId: string) =>
   query(pair.a, `UPDATE orders SET status = 'cancelled', "cancelledAt" = now(), "holdExpiresAt" = NULL WHERE id = $1`, [orderId]);
 
@@ -171,17 +185,7 @@ describe('edges', () => {
 
   it('writes a heartbeat into a quiet stream at least every LIVE_HEARTBEAT_INTERVAL', async () => {
     const controller = new AbortController();
-    const res = await fetch(`${pair.b.url}/graphql`, {
-      method: 'POST',
-      headers: {
-        accept: 'text/event-stream',
-        'content-type': 'application/json',
-        authorization: `Bearer ${org.adminToken}`,
-        'x-service-org': org.slug,
-      },
-      body: JSON.stringify({ query: ORDER_CHANGED, variables: { accountId: org.account.id } }),
-      signal: controller.signal,
-    });
+    const res = await orderStream(controller.signal);
     const arrivals: number[] = [];
     const timer = setTimeout(() => controller.abort(), 5_500);
     try {
@@ -220,6 +224,26 @@ describe('edges', () => {
     });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('"limit":"maxCost"');
+  });
+
+  it('holds no place for a client gone while its subscription was starting', async () => {
+    const open = () => pair.b.runtime.live.open;
+    const before = open();
+    const locker = new pg.Client({ connectionString: pair.a.database.url });
+    await locker.connect();
+    await locker.query('BEGIN');
+    // orderChanged reads its account before its stream is admitted: it waits here.
+    await locker.query('LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE');
+    const controller = new AbortController();
+    const request = orderStream(controller.signal).catch(() => undefined);
+    await sleep(500);
+    controller.abort();
+    await request;
+    await sleep(200);
+    await locker.query('ROLLBACK');
+    await locker.end();
+    await sleep(1_000);
+    expect(open()).toBe(before);
   });
 
   it("refuses orderChanged and auditEntryAdded naming another organisation's account, or a deleted one, NOT_FOUND", async () => {
