@@ -24,7 +24,7 @@ import { ANSWER_MEDIA_TYPES, negotiatedJsonMediaType, SUBSCRIPTION_MEDIA_TYPES }
 import { keyedMutations, type KeyedMutationsOptions } from './keyed-mutations.ts';
 import { costedFrom, operationLimitsPlugin } from './limits.ts';
 import { CostBudgets } from '../limits/cost-budget.ts';
-import { liveEventStreams, sharedExecution } from '../live/sse.ts';
+import { eventStreamsOnly, isSubscriptionRequest, liveEventStreams, sharedExecution } from '../live/sse.ts';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { tracer } from '../tracing.ts';
 import { ProcessStopping } from '../live/transport.ts';
@@ -90,18 +90,17 @@ const fastSerialisation: Plugin<RequestContext> = {
 };
 
 /**
- * An answer no media type of the request's Accept can carry (a subscription asked as JSON, a query
- * asked as text/html) is 406 in the contract's envelope, naming the types that would do in `Accept`
- * (test/live/subscriptions.test.ts). Yoga's own 406 has an empty body. The last result hook: it
- * answers only when none before it chose a processor.
+ * An answer no media type of the request's Accept can carry (a query asked as text/html, a
+ * subscription as multipart/mixed) is 406 in the contract's envelope, naming the types that would
+ * do in `Accept` (test/platform/http-basics.test.ts, test/live/subscriptions.test.ts). Yoga's own
+ * 406 has an empty body. The last result hook: it answers only when none before it chose a
+ * processor.
  */
 const notAcceptable: Plugin<RequestContext> = {
   onResultProcess(payload) {
     if (payload.resultProcessor) return;
     const res = (payload.serverContext as unknown as { res: Response }).res;
-    const { result } = payload;
-    const streamed = typeof result === 'object' && result !== null && Symbol.asyncIterator in result;
-    const answered = streamed ? SUBSCRIPTION_MEDIA_TYPES : ANSWER_MEDIA_TYPES;
+    const answered = isSubscriptionRequest(payload.request) ? SUBSCRIPTION_MEDIA_TYPES : ANSWER_MEDIA_TYPES;
     const error = new AppError(
       'NOT_ACCEPTABLE',
       `This answer is sent as ${answered.join(' or ')}; the request's Accept header names none of them.`,
@@ -292,6 +291,7 @@ export function createGraphqlPipeline(
     // The context was built once by src/http/request-context.ts.
     context: ({ res }) => res.locals.ctx as RequestContext,
     plugins: [
+      eventStreamsOnly(),
       operationLimitsPlugin(new CostBudgets(runtime.db, runtime.config, logger)),
       compiledExecution<RequestContext>(),
       resultCache,

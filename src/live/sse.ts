@@ -31,10 +31,9 @@ export function liveEventStreams(
   const flushes = new Flushes(flushMs);
   return {
     onResultProcess(payload) {
-      const { result, request } = payload;
+      const { result } = payload;
+      // A stream here was asked as an event stream (eventStreamsOnly, below).
       if (typeof result !== 'object' || result === null || !(Symbol.asyncIterator in result)) return;
-      // Anything else a stream could be asked as is answered 406 (src/graphql/pipeline.ts).
-      if (!negotiatedMediaType(request.headers.get('accept'), SUBSCRIPTION_MEDIA_TYPES)) return;
       const res = (payload.serverContext as unknown as { res: Response }).res;
       const ctx = res.locals.ctx as RequestContext;
       const { follower, args } = ctx.live;
@@ -45,6 +44,42 @@ export function liveEventStreams(
             : eventStream(results as AsyncIterable<ExecutionResult>, fetchAPI, res, heartbeatMs, mask),
         'text/event-stream',
       );
+    },
+  };
+}
+
+const subscriptionRequests = new WeakSet<Request>();
+
+/** Whether `request` asked for a subscription (what it may be answered as: SUBSCRIPTION_MEDIA_TYPES). */
+export function isSubscriptionRequest(request: Request): boolean {
+  return subscriptionRequests.has(request);
+}
+
+/**
+ * A subscription is answered as an event stream only. One whose Accept names no event stream is
+ * refused 406 NOT_ACCEPTABLE before anything else runs: nothing is read, nothing charged to the
+ * cost budget, no place taken among the credential's streams (test/live/subscriptions.test.ts).
+ * Placed before the cost limits.
+ */
+export function eventStreamsOnly(): Plugin<RequestContext> {
+  return {
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const request = (args.contextValue as { request?: Request }).request;
+      if (!request) return;
+      subscriptionRequests.add(request);
+      if (negotiatedMediaType(request.headers.get('accept'), SUBSCRIPTION_MEDIA_TYPES)) return;
+      const error = new GraphQLError(
+        `A subscription is answered as ${SUBSCRIPTION_MEDIA_TYPES.join(' or ')}; the request's Accept header names none of them.`,
+        {
+          extensions: {
+            code: 'NOT_ACCEPTABLE',
+            requestId: (args.contextValue as RequestContext).requestId,
+            // spec: false: the answer's status whatever the client accepts.
+            http: { status: 406, headers: { Accept: SUBSCRIPTION_MEDIA_TYPES.join(', ') }, spec: false },
+          },
+        },
+      );
+      setResultAndStopExecution({ errors: [error] });
     },
   };
 }

@@ -157,7 +157,13 @@ describe('extensions.cost', () => {
     const { cost } = result.extensions;
     expect(cost).toMatchObject({ actual: 0, budget: STEADY.budget });
     expect(cost.requested).toBeGreaterThanOrEqual(5);
-    // An open stream is charged what it requested; the refused one nothing.
+    // Nor is one asked as anything but an event stream (406 before it starts).
+    const asJson = await rawSse(`${app().url}/graphql`, {
+      headers: { ...headers, accept: 'application/json' },
+      body: { query: `subscription ($a: ID!) { orderChanged(accountId: $a) { cursor } }`, variables: { a: steady.account.id } },
+    });
+    expect(asJson.status).toBe(406);
+    // An open stream is charged what it requested; the refused ones nothing.
     await subscribe(steady.account.id, 500);
     const after = await ask(app, steady, PAGE_OF_50);
     const restored = Math.ceil((STEADY.restoreRate * (Date.now() - started)) / 1000);
