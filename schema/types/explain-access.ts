@@ -111,7 +111,8 @@ const ExplainAccessResult = builder.objectRef<AccessExplanation>('ExplainAccessR
     }),
     grants: t.field({
       type: [AccessGrantEntry],
-      description: 'The grants that cover the permission there (exact or by wildcard); empty when nothing does.',
+      description:
+        "The grants that cover the permission there (exact or by wildcard); empty when nothing does. Of a person's role assignments, those on accounts where you may read assignments.",
       resolve: (e) => e.grants,
     }),
     nearby: t.field({

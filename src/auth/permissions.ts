@@ -24,6 +24,14 @@ export function parsePermission(permission: string): ParsedPermission | undefine
   return { resource: match[1]!, action: match[2]!, scope: match[3] ?? 'dynamic' };
 }
 
+/**
+ * Resources only a signed-in person may use, whatever an API key's or embed session's scopes say:
+ * API keys are made, listed and revoked by people (contract.md: SIGNED_IN_USER_REQUIRED; the
+ * `signedInUser` scope of schema/types/api-key.ts). Explaining a key's or session's access reads
+ * this; test/platform/explain-access.test.ts checks it names exactly the fields that ask for it.
+ */
+export const PEOPLE_ONLY_RESOURCES: ReadonlySet<string> = new Set(['api_keys']);
+
 export function isValidPermission(permission: string): boolean {
   return parsePermission(permission) !== undefined;
 }

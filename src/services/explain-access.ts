@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { apiKeyRights, embedSessionRights, personRights, type CredentialRights } from '../auth/authenticate.ts';
-import { isValidPermission, type Explanation, type Grant } from '../auth/permissions.ts';
+import { isValidPermission, parsePermission, PEOPLE_ONLY_RESOURCES, type Explanation, type Grant } from '../auth/permissions.ts';
 import { missingRight } from '../auth/refusal.ts';
 import { organisationOf, type RequestContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { reference, validate, type Raw } from '../validation.ts';
+import { mayReadUser } from './users.ts';
 
 /**
  * "Why may I?": whether a person, an API key or an embed session may do `permission` on an account,
@@ -96,14 +97,21 @@ export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof
   if (!self && !ctx.access.allows('roles', 'read')) {
     throw missingRight(ctx, 'Explaining the access of another person or key needs roles.read on every account.');
   }
-  // Said only to whoever may read that user's assignments; to others it is any other unknown id.
+  // Said only to whoever may read that user (user(id:)'s rule); to others it is any other unknown id.
   if (subject.invited) {
-    if (!ctx.access.allows('role_assignments', 'read', input.accountId ?? null)) throw unknownSubject(subject);
+    if (!(await userReadable(ctx, subject.id))) throw unknownSubject(subject);
     throw AppError.notFound(`User ${subject.id} has not accepted their invitation: they hold no rights yet.`);
   }
-  if (input.accountId) {
-    const account = await ctx.db.account.findFirst({ where: { id: input.accountId, isDeleted: false }, select: { id: true } });
-    if (!account) throw AppError.unknownReferences([{ path: 'accountId', message: 'No such account in this organisation.' }]);
+  // The account asked about, by accountId or in the permission's scope, is one of the organisation's.
+  const scope = parsePermission(input.permission)!.scope;
+  const named = input.accountId
+    ? { path: 'accountId', id: input.accountId }
+    : scope.startsWith('acc_')
+      ? { path: 'permission', id: scope }
+      : null;
+  if (named) {
+    const account = await ctx.db.account.findFirst({ where: { id: named.id, isDeleted: false }, select: { id: true } });
+    if (!account) throw AppError.unknownReferences([{ path: named.path, message: 'No such account in this organisation.' }]);
   }
   const { db, authCache } = ctx.runtime;
   const rights =
@@ -113,10 +121,20 @@ export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof
         ? await apiKeyRights(db, organisation.id, subject.id)
         : await embedSessionRights(db, authCache, organisation.id, subject.id);
   if (!rights) throw unknownSubject(subject);
-  const explanation = rights.access.explain(input.permission, input.accountId ?? null)!;
-  if (!self && !mayReadSubject(ctx, rights, explanation.accountId)) {
+  const decided = rights.access.explain(input.permission, input.accountId ?? null)!;
+  if (!self && !(await mayReadSubject(ctx, rights, decided.accountId))) {
     throw unknownSubject(subject);
   }
+  // A key or session holding a right only people may use is refused it all the same: what it
+  // holds is nearby, not a grant.
+  const peopleOnly = subject.kind !== 'person' && PEOPLE_ONLY_RESOURCES.has(decided.resource);
+  const explanation = peopleOnly ? { ...decided, allowed: false, grants: [], nearby: [...decided.grants, ...decided.nearby] } : decided;
+  // Of a person's assignments, those on accounts where the caller may read assignments: an
+  // assignment it cannot list is not shown here either.
+  const shown = (grant: Grant) =>
+    self || grant.source.kind !== 'role' || ctx.access.allows('role_assignments', 'read', grant.source.assignedOn);
+  const grants = explanation.grants.filter(shown);
+  const nearby = explanation.nearby.filter(shown);
   const refusal = rights.refusal ? { code: rights.refusal.code, message: rights.refusal.message } : null;
   return {
     allowed: explanation.allowed && refusal === null,
@@ -124,9 +142,12 @@ export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof
     accountId: explanation.accountId,
     subject: subjectView(rights),
     credentialRefusal: refusal,
-    grants: explanation.grants.map(grantView),
-    nearby: explanation.nearby.map(grantView),
-    reason: reason(subject.kind, explanation, refusal),
+    grants: grants.map(grantView),
+    nearby: nearby.map(grantView),
+    reason: reason(subject.kind, { ...explanation, grants, nearby }, refusal, {
+      peopleOnly,
+      hidden: grants.length < explanation.grants.length,
+    }),
   };
 }
 
@@ -182,15 +203,26 @@ function isCaller(ctx: RequestContext, subject: { kind: SubjectKind; id: string 
 }
 
 /**
- * Beyond roles.read, what reading that subject takes, as its own reads are scoped: a person's
- * assignments on the account asked about (role_assignments.read, schema/types/role-assignment.ts),
- * a key's or session's scopes where it lives (api_keys.read); else it is not found.
+ * Beyond roles.read, what reading that subject takes, as its own reads are scoped: for a person,
+ * reading the user (user(id:)'s rule) and the assignments on the account asked about
+ * (role_assignments.read, schema/types/role-assignment.ts); for a key or session, its scopes where
+ * it lives (api_keys.read); else it is not found.
  */
-function mayReadSubject(ctx: RequestContext, rights: CredentialRights, accountId: string | null): boolean {
+async function mayReadSubject(ctx: RequestContext, rights: CredentialRights, accountId: string | null): Promise<boolean> {
   const principal = rights.principal!;
-  if (principal.kind === 'staff') return ctx.access.allows('role_assignments', 'read', accountId);
+  if (principal.kind === 'staff') {
+    // A person who is no user of the organisation is any unknown id to others.
+    if (principal.userId === null) return false;
+    return ctx.access.allows('role_assignments', 'read', accountId) && (await userReadable(ctx, principal.userId));
+  }
   const home = principal.kind === 'apiKey' || principal.kind === 'embed' ? principal.accountId : null;
   return ctx.access.allows('api_keys', 'read', home);
+}
+
+/** Whether the caller may read this user of the organisation (user(id:), src/services/users.ts). */
+async function userReadable(ctx: RequestContext, userId: string): Promise<boolean> {
+  const roleAssignments = await ctx.db.roleAssignment.findMany({ where: { userId }, select: { accountId: true } });
+  return mayReadUser(ctx, { id: userId, roleAssignments });
 }
 
 function subjectView(rights: CredentialRights): AccessExplanation['subject'] {
@@ -244,16 +276,30 @@ function grantView(grant: Grant): GrantView {
   };
 }
 
-/** One sentence: the decision and what it rests on, or for a denial what is missing and what is held nearby. */
-function reason(kind: SubjectKind, explanation: Explanation, refusal: AccessExplanation['credentialRefusal']): string {
+/**
+ * One sentence: the decision and what it rests on, or for a denial what is missing and what is
+ * held nearby. `hidden`: some grants that decide it are on accounts whose assignments the caller
+ * may not read (left out of `explanation`).
+ */
+function reason(
+  kind: SubjectKind,
+  explanation: Explanation,
+  refusal: AccessExplanation['credentialRefusal'],
+  { peopleOnly, hidden }: { peopleOnly: boolean; hidden: boolean },
+): string {
   const right = `${explanation.resource}.${explanation.action}`;
   const where = explanation.accountId ? `on ${explanation.accountId}` : 'on every account';
   const asked = `${right} ${where}`;
   const holder = kind === 'person' ? 'the person' : `the ${SUBJECT_WORDS[kind]}`;
   if (refusal) return `${asked}: ${holder} is refused whatever it asks: ${refusal.message}`;
-  if (explanation.allowed) return `${asked}: allowed by ${explanation.grants.map(describe).join('; ')}`;
-  const missing =
-    kind === 'person'
+  if (explanation.allowed) {
+    const shown = explanation.grants.map(describe);
+    if (hidden) shown.push('a role assigned on an account whose assignments you may not read');
+    return `${asked}: allowed by ${shown.join('; ')}`;
+  }
+  const missing = peopleOnly
+    ? `only a signed-in person may use ${explanation.resource} (SIGNED_IN_USER_REQUIRED), whatever ${holder} holds`
+    : kind === 'person'
       ? 'no role assignment grants it'
       : `no scope of ${holder} grants it${explanation.accountId === null ? ' on every account' : ''}`;
   const near = explanation.nearby.map(describe);

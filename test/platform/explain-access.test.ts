@@ -3,9 +3,21 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RestRoute } from '../../rest-compat/route.ts';
 import { v1Routes } from '../../rest-compat/v1-routes.ts';
 import { schema } from '../../schema/index.ts';
+import { PEOPLE_ONLY_RESOURCES } from '../../src/auth/permissions.ts';
 import { useTestApp } from '../support/app.ts';
-import { createApiKey, embedToken, staffWithoutRights, staffWithRoles } from '../support/credentials.ts';
-import { api, createOrganisation, from, graphql, newClientAddress, tag, type TestOrganisation } from '../support/fixtures.ts';
+import { createApiKey, customRole, embedToken, staffWithoutRights, staffWithRoles } from '../support/credentials.ts';
+import {
+  api,
+  createAccount,
+  createOrganisation,
+  createStaffUser,
+  from,
+  graphql,
+  newClientAddress,
+  systemRole,
+  tag,
+  type TestOrganisation,
+} from '../support/fixtures.ts';
 import { seedThings, type OrganisationThings } from '../support/things.ts';
 
 /**
@@ -327,6 +339,19 @@ const REFUSAL = /^(FORBIDDEN|NOT_FOUND|SIGNED_IN_USER_REQUIRED)$/;
 const permissionFields = () => rootFields().filter(([field]) => needsOf(field) !== undefined);
 
 describe('every root field that asks for a permission has a case', () => {
+  it('PEOPLE_ONLY_RESOURCES names exactly the resources whose every field asks for a signed-in person', () => {
+    const byResource = new Map<string, boolean[]>();
+    for (const [field] of permissionFields()) {
+      const needs = needsOf(field)!;
+      const resource = needs.permission.split('.')[0]!;
+      byResource.set(resource, [...(byResource.get(resource) ?? []), needs.peopleOnly]);
+    }
+    // A resource some of whose fields a key may use and others not could not be explained by resource.
+    for (const [resource, peopleOnly] of byResource) expect(new Set(peopleOnly).size, resource).toBe(1);
+    const peopleOnly = [...byResource].filter(([, flags]) => flags[0]).map(([resource]) => resource);
+    expect(peopleOnly.sort()).toEqual([...PEOPLE_ONLY_RESOURCES].sort());
+  });
+
   it('lists exactly those fields', () => {
     expect(Object.keys(cases).sort()).toEqual(
       permissionFields()
@@ -342,7 +367,6 @@ describe.each(permissionFields().map(([field, operation]) => [field.name, field,
     const needs = needsOf(field)!;
     const c = cases[field.name]!;
     for (const column of COLUMNS) {
-      if (needs.peopleOnly && column.startsWith('key')) continue;
       it.concurrent(`with ${column}: explained as the request is answered`, () =>
         compare(needs, c.alsoNeeds ?? [], column, async (token) => {
           const args = (await c.args?.(things)) ?? {};
@@ -374,7 +398,6 @@ describe.each(permissionRoutes().map(([route, field]) => [`${route.method} ${rou
     const needs = needsOf(field)!;
     const c = cases[field.name]!;
     for (const column of COLUMNS) {
-      if (needs.peopleOnly && column.startsWith('key')) continue;
       it.concurrent(`with ${column}: explained as the request is answered`, () =>
         compare(needs, c.alsoNeeds ?? [], column, async (token) => {
           const args = (await (c.v1?.[name] ?? c.args)?.(things)) ?? {};
@@ -548,6 +571,90 @@ describe('who may ask, and what an answer says', () => {
     const roleReader = await keyHolding(['roles.read']);
     const hidden = await explain(roleReader.key, { principalType: 'user', principalId: viewer.userId, permission: 'events.read' });
     expect([hidden.status, hidden.body.error]).toEqual([404, `No person ${viewer.userId} in this organisation.`]);
+  });
+
+  it("shows a reader of one account's assignments none of another's, and no one who holds roles only there", async () => {
+    const accountA = accountOf(things);
+    const accountB = (await createAccount(app, org, `Explain B ${tag()}`)).id;
+    const reader = await customRole(app, org, ['roles.read:all', 'role_assignments.read']);
+    const caller = await createStaffUser(app, org, [{ roleId: reader.id, accountId: accountA }], 'reader');
+    const everywhere = await customRole(app, org, ['events.write:all']);
+    const subject = await createStaffUser(
+      app,
+      org,
+      [
+        { roleId: systemRole(org, 'viewer'), accountId: accountA },
+        { roleId: systemRole(org, 'event_manager'), accountId: accountB },
+      ],
+      'subject',
+    );
+    const denied = await explain(caller.token, { personId: subject.personId, permission: 'events.write', accountId: accountA });
+    expect(denied.body.explanation, JSON.stringify(denied.body)).toMatchObject({ allowed: false, grants: [] });
+    // The assignment on B is as absent as roleAssignments(userId:) has it for this caller.
+    expect(JSON.stringify(denied.body)).not.toContain(accountB);
+    expect(JSON.stringify(denied.body)).not.toContain(subject.assignments[1]!.id);
+
+    // Allowed on A by a role assigned on B: allowed, by a grant the caller may not see.
+    const fromB = await createStaffUser(
+      app,
+      org,
+      [
+        { roleId: systemRole(org, 'viewer'), accountId: accountA },
+        { roleId: everywhere.id, accountId: accountB },
+      ],
+      'from-b',
+    );
+    const allowed = await explain(caller.token, { personId: fromB.personId, permission: 'events.write', accountId: accountA });
+    expect(allowed.body.explanation).toMatchObject({ allowed: true, grants: [] });
+    expect(allowed.body.explanation.reason).toContain('an account whose assignments you may not read');
+    expect(JSON.stringify(allowed.body)).not.toContain(accountB);
+    // The administrator, who reads every assignment, sees the grant.
+    const byAdmin = await explain(org.adminToken, { personId: fromB.personId, permission: 'events.write', accountId: accountA });
+    expect(byAdmin.body.explanation.grants).toEqual([expect.objectContaining({ roleId: everywhere.id, assignedOn: accountB })]);
+
+    // Someone holding roles only on B, or only invited there, is any unknown id to this caller.
+    const onlyB = await createStaffUser(app, org, [{ roleId: systemRole(org, 'account_admin'), accountId: accountB }], 'only-b');
+    const invitation = await api(app, 'POST', '/v1/user-invitations', {
+      token: org.adminToken,
+      org: org.slug,
+      body: {
+        organisationId: org.organisation.id,
+        email: `invited-${tag()}@x.test`,
+        roleIds: [systemRole(org, 'viewer')],
+        accountId: accountB,
+      },
+    });
+    expect(invitation.status, JSON.stringify(invitation.body)).toBe(201);
+    const unknownUser = 'usr_unknown0000000000000000';
+    for (const userId of [onlyB.userId, invitation.body.invitation.userId as string, unknownUser]) {
+      const res = await explain(caller.token, {
+        principalType: 'user',
+        principalId: userId,
+        permission: 'events.read',
+        accountId: accountA,
+      });
+      expect([res.status, String(res.body.error).replace(userId, 'usr_…')], userId).toEqual([404, 'No person usr_… in this organisation.']);
+    }
+  });
+
+  it('answers 404 for an account named in the permission that is not of the organisation, as for accountId', async () => {
+    const other = await createOrganisation(app, 'explain-other');
+    const gone = await createAccount(app, org, `Gone ${tag()}`);
+    expect((await api(app, 'DELETE', `/v1/accounts/${gone.id}`, { token: org.adminToken, org: org.slug })).status).toBe(200);
+    for (const accountId of [other.account.id, gone.id, 'acc_unknown0000000000000000']) {
+      const byScope = await explain(org.adminToken, { permission: `events.write:${accountId}` });
+      expect([byScope.status, byScope.body.code, byScope.body.details?.[0]?.path], accountId).toEqual([404, 'NOT_FOUND', 'permission']);
+      const byArgument = await explain(org.adminToken, { permission: 'events.write', accountId });
+      expect([byArgument.status, byArgument.body.code], accountId).toEqual([404, 'NOT_FOUND']);
+    }
+  });
+
+  it('tells a key holding a right only people may use that it is refused it, holding it nearby', async () => {
+    const key = await keyHolding(['api_keys.read', 'api_keys.write']);
+    const res = await explain(org.adminToken, { apiKeyId: key.id, permission: 'api_keys.read:all' });
+    expect(res.body.explanation).toMatchObject({ allowed: false, grants: [] });
+    expect(res.body.explanation.nearby).toEqual([expect.objectContaining({ source: 'api_key_scope', permission: 'api_keys.read' })]);
+    expect(res.body.explanation.reason).toContain('only a signed-in person may use api_keys (SIGNED_IN_USER_REQUIRED)');
   });
 
   it('explains an embed session, asked about by itself', async () => {
