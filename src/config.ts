@@ -205,8 +205,10 @@ const schema = z.object({
   /**
    * GraphQL subscriptions (docs/admin-frontends.md, "Live updates"): how long a stream's events are
    * kept for a client reconnecting with Last-Event-ID (older: it is told to resynchronise), the
-   * comment line sent to a quiet stream so proxies keep it open, and the open streams one API
-   * process admits per credential, per organisation and in all (beyond: 429 RATE_LIMITED).
+   * comment line sent to a quiet stream so proxies keep it open, and the open streams admitted per
+   * credential and per organisation (across API processes) and per process (beyond: 429
+   * RATE_LIMITED). A process renews its streams' places every third of LIVE_STREAM_LEASE; the
+   * places of a process that died lapse after it.
    */
   LIVE_REPLAY_WINDOW: duration.default(parseDuration('5m') as never),
   LIVE_HEARTBEAT_INTERVAL: duration.default(parseDuration('15s') as never),
@@ -218,6 +220,7 @@ const schema = z.object({
   LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(100_000).default(50),
   LIVE_SUBSCRIPTIONS_PER_ORGANISATION: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
   LIVE_SUBSCRIPTIONS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  LIVE_STREAM_LEASE: duration.default(parseDuration('30s') as never),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .default('5s,5m,30m,2h,5h,10h,10h')

@@ -134,7 +134,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
     throttle: new Throttle(db),
     async close() {
       unobserve();
-      await live.hub.close();
+      await live.close();
       await Promise.all([dispatcher.stop(), notices.stop()]);
       await Promise.allSettled([
         closeDatabase(db),

@@ -32,7 +32,7 @@ export async function startServer(handler: RequestListener, runtime: Runtime, po
         runtime.draining = true;
         if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
         // Open subscriptions end (their clients reconnect, with Last-Event-ID, to another process).
-        void runtime.live.hub.close();
+        void runtime.live.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -560,8 +560,8 @@ function follow(ctx: RequestContext, organisationId: string, stream: TopicStream
 }
 
 /** The stream of a topic subscription field: its follower, which the transport starts (see Follower). */
-export function topicEvents<T>(ctx: RequestContext, stream: TopicStream<T>): TopicFollower<T> {
-  const follower = new TopicFollower(ctx, stream, admitStream(ctx));
+export async function topicEvents<T>(ctx: RequestContext, stream: TopicStream<T>): Promise<TopicFollower<T>> {
+  const follower = new TopicFollower(ctx, stream, await admitStream(ctx));
   ctx.live.follower = follower;
   return follower;
 }

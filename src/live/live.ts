@@ -1,24 +1,28 @@
 import type { Config } from '../config.ts';
 import type { Principal } from '../auth/principal.ts';
+import { randomUUID } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { AUTH_TABLES } from '../auth/auth-cache.ts';
 import type { ChangeSubscriber } from '../db/change-notices.ts';
 import type { Database } from '../db/client.ts';
 import { tenantDatabase } from '../db/tenant.ts';
 import type { LiveHub } from './hub.ts';
+import { ProcessStopping } from './transport.ts';
 
 /**
  * The subscriptions of one API process: its hub, and the bounds on open streams. A stream counts
  * against its credential (LIVE_SUBSCRIPTIONS_PER_CREDENTIAL), its organisation
  * (LIVE_SUBSCRIPTIONS_PER_ORGANISATION) and the process (LIVE_SUBSCRIPTIONS_PER_PROCESS); one over
- * a bound is refused with 429 RATE_LIMITED, Retry-After and `details` naming the bound. The bounds
- * are per API process: a load balancer spreading streams over N processes admits up to N times
- * each (docs/operating.md, "Subscriptions").
+ * a bound is refused with 429 RATE_LIMITED, Retry-After and `details` naming the bound. A
+ * credential's and an organisation's streams are counted across API processes, wherever a load
+ * balancer sends them: each takes a place in PostgreSQL (`live_stream_places`), under a lease its
+ * process renews (LIVE_STREAM_LEASE), so the places of a process that died lapse. The bound per
+ * process is the process's own (test/live/subscriptions.test.ts, "bounds").
  */
 
 export type LiveLimits = Pick<
   Config,
-  'LIVE_SUBSCRIPTIONS_PER_CREDENTIAL' | 'LIVE_SUBSCRIPTIONS_PER_ORGANISATION' | 'LIVE_SUBSCRIPTIONS_PER_PROCESS'
+  'LIVE_SUBSCRIPTIONS_PER_CREDENTIAL' | 'LIVE_SUBSCRIPTIONS_PER_ORGANISATION' | 'LIVE_SUBSCRIPTIONS_PER_PROCESS' | 'LIVE_STREAM_LEASE'
 >;
 
 /** How long a refused client should wait before opening a stream again. */
@@ -47,8 +51,13 @@ export class Live implements ChangeSubscriber {
   readonly tables: ReadonlySet<string> = new Set([...AUTH_TABLES].filter((table) => !SALES_CREDENTIAL_TABLES.has(table)));
   /** Counts the changes of credentials and rights per organisation (and of all, '*'), as notices tell them. */
   readonly #authChanges = new Map<string, number>();
-  readonly #perCredential = new Map<string, number>();
-  readonly #perOrganisation = new Map<string, number>();
+  /** This process's streams' places (live_stream_places), by id. */
+  readonly #places = new Map<string, { organisation: string; credential: string }>();
+  /** This process, as the holder of its places. */
+  readonly #holder = `${process.pid}-${randomUUID()}`;
+  readonly #renewal: NodeJS.Timeout;
+  #closing = false;
+  #closed: Promise<void> | undefined;
   #open = 0;
   readonly #reads = new Map<string, Promise<unknown>>();
   readonly #batches = new Map<string, { ids: Set<string>; rows: Promise<Map<string, unknown>> }>();
@@ -64,7 +73,11 @@ export class Live implements ChangeSubscriber {
      * order behind them.
      */
     readonly reads: Database = hub.db,
-  ) {}
+  ) {
+    // A renewal that fails is tried again at the next: the places outlive two of them.
+    this.#renewal = setInterval(() => void this.#renew().catch(() => undefined), this.limits.LIVE_STREAM_LEASE / 3);
+    this.#renewal.unref();
+  }
 
   /** The subjects' database, scoped to one organisation. */
   readsOf(organisationId: string): ReturnType<typeof tenantDatabase> {
@@ -99,10 +112,10 @@ export class Live implements ChangeSubscriber {
    * is 429, with Retry-After (a GraphQL error carrying both, as the cost budget's refusal does), so
    * an SSE client sees the refusal before any stream opens. The answer releases the stream.
    */
-  admit(ctx: Caller & { requestId?: string }): () => void {
+  async admit(ctx: Caller & { requestId?: string }): Promise<() => void> {
     const credential = credentialOf(ctx);
     const organisation = ctx.organisation?.id ?? '';
-    const over = (limit: string, max: number) =>
+    const over = (limit: keyof LiveLimits, max: number) =>
       new GraphQLError(`Too many open subscriptions (${limit}: ${max}); close one first.`, {
         extensions: {
           code: 'RATE_LIMITED',
@@ -112,31 +125,74 @@ export class Live implements ChangeSubscriber {
           http: { status: 429, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) }, spec: false },
         },
       });
-    if ((this.#perCredential.get(credential) ?? 0) >= this.limits.LIVE_SUBSCRIPTIONS_PER_CREDENTIAL) {
-      throw over('LIVE_SUBSCRIPTIONS_PER_CREDENTIAL', this.limits.LIVE_SUBSCRIPTIONS_PER_CREDENTIAL);
-    }
-    if ((this.#perOrganisation.get(organisation) ?? 0) >= this.limits.LIVE_SUBSCRIPTIONS_PER_ORGANISATION) {
-      throw over('LIVE_SUBSCRIPTIONS_PER_ORGANISATION', this.limits.LIVE_SUBSCRIPTIONS_PER_ORGANISATION);
-    }
     if (this.#open >= this.limits.LIVE_SUBSCRIPTIONS_PER_PROCESS) {
       throw over('LIVE_SUBSCRIPTIONS_PER_PROCESS', this.limits.LIVE_SUBSCRIPTIONS_PER_PROCESS);
     }
-    const add = (map: Map<string, number>, key: string, by: number) => {
-      const count = (map.get(key) ?? 0) + by;
-      if (count === 0) map.delete(key);
-      else map.set(key, count);
-    };
-    add(this.#perCredential, credential, 1);
-    add(this.#perOrganisation, organisation, 1);
+    if (this.#closing) throw new ProcessStopping();
+    // Counted at once: streams starting together in this process do not all pass the check above.
     this.#open++;
+    const id = randomUUID();
+    let refused: string | null;
+    try {
+      const [taken] = await this.hub.db.$queryRaw<Array<{ refused: string | null }>>`
+        SELECT live_stream_take_place(${id}, ${organisation}, ${credential}, ${this.#holder},
+          ${this.limits.LIVE_SUBSCRIPTIONS_PER_CREDENTIAL}::int, ${this.limits.LIVE_SUBSCRIPTIONS_PER_ORGANISATION}::int,
+          ${this.limits.LIVE_STREAM_LEASE}::int) AS refused`;
+      refused = taken!.refused;
+    } catch (error) {
+      this.#open--;
+      throw error;
+    }
+    if (refused === 'LIVE_SUBSCRIPTIONS_PER_CREDENTIAL' || refused === 'LIVE_SUBSCRIPTIONS_PER_ORGANISATION') {
+      this.#open--;
+      throw over(refused, this.limits[refused]);
+    }
+    this.#places.set(id, { organisation, credential });
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      add(this.#perCredential, credential, -1);
-      add(this.#perOrganisation, organisation, -1);
       this.#open--;
+      this.#places.delete(id);
+      // A process that stops gives back all its places at once (close).
+      if (this.#closing) return;
+      // Not given back (the database does not answer): it lapses with its lease.
+      this.hub.db.liveStreamPlace.deleteMany({ where: { id } }).catch(() => undefined);
     };
+  }
+
+  /**
+   * Renews the lease of this process's places, and takes again any that lapsed meanwhile (the
+   * database did not answer for longer than the lease): an open stream keeps counting.
+   */
+  async #renew(): Promise<void> {
+    if (this.#places.size === 0) return;
+    const ids: string[] = [];
+    const organisations: string[] = [];
+    const credentials: string[] = [];
+    for (const [id, { organisation, credential }] of this.#places) {
+      ids.push(id);
+      organisations.push(organisation);
+      credentials.push(credential);
+    }
+    await this.hub.db.$executeRaw`
+      INSERT INTO live_stream_places (id, "organisationId", credential, "heldBy", "leaseUntil")
+      SELECT id, org, cred, ${this.#holder}, now() + ${this.limits.LIVE_STREAM_LEASE}::int * interval '1 millisecond'
+        FROM unnest(${ids}::text[], ${organisations}::text[], ${credentials}::text[]) AS p(id, org, cred)
+      ON CONFLICT (id) DO UPDATE SET "leaseUntil" = EXCLUDED."leaseUntil"`;
+  }
+
+  /** Ends every stream of this process and gives back their places (once, however often asked). */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#closing = true;
+      clearInterval(this.#renewal);
+      await this.hub.close();
+      this.#places.clear();
+      // A database that does not answer now lets them lapse with their lease instead.
+      await this.hub.db.liveStreamPlace.deleteMany({ where: { heldBy: this.#holder } }).catch(() => undefined);
+    })();
+    return this.#closed;
   }
 
   /**

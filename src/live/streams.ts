@@ -133,8 +133,8 @@ export function resumePoint(text: string | null | undefined): bigint | 'invalid'
  * it, as the stream ends; and in any case once its HTTP answer is over, for a stream never started
  * (its client gone before the answer).
  */
-export function admitStream(ctx: RequestContext): () => void {
-  const release = ctx.runtime.live.admit(ctx);
+export async function admitStream(ctx: RequestContext): Promise<() => void> {
+  const release = await ctx.runtime.live.admit(ctx);
   ctx.live.whenClosed?.(release);
   return release;
 }
@@ -143,13 +143,13 @@ export function admitStream(ctx: RequestContext): () => void {
  * The counters of one occurrence as they move: sent when the stream starts, then after each move,
  * at most every COUNTER_INTERVAL_MS (the hub coalesces); `read` is called once per move.
  */
-export function counterEvents<T>(
+export async function counterEvents<T>(
   ctx: RequestContext,
   occurrenceId: string,
   allowed: () => boolean,
   read: () => Promise<T>,
-): AsyncGenerator<T> {
-  const release = admitStream(ctx);
+): Promise<AsyncGenerator<T>> {
+  const release = await admitStream(ctx);
   const inbox = new Inbox();
   return interruptible(inbox, followCounters(ctx, occurrenceId, allowed, read, inbox, release), release);
 }

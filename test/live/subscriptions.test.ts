@@ -13,7 +13,7 @@ import {
   type TestOrganisation,
 } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
-import { follow, rawSse, sseClient as clientOf } from '../support/sse-client.ts';
+import { follow, rawSse, sleep, sseClient as clientOf } from '../support/sse-client.ts';
 import { createTestEndpoint, recordFailedDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
@@ -451,6 +451,66 @@ describe('the replay window', () => {
 });
 
 describe('bounds', () => {
+  it("counts a credential's and an organisation's streams across API processes, and lets a dead process's places lapse", async () => {
+    const limited = await startTwoApps({
+      LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: '2',
+      LIVE_SUBSCRIPTIONS_PER_ORGANISATION: '3',
+      LIVE_STREAM_LEASE: '2s',
+    });
+    try {
+      const small = await createOrganisation(limited.a, 'liveplaces');
+      const { key, apiKey } = await createApiKey(limited.a, small, ['orders.read']);
+      const on = (app: TestApp, token: string) =>
+        follow(
+          createClient({
+            url: `${app.url}/graphql`,
+            headers: { authorization: `Bearer ${token}`, 'x-service-org': small.slug },
+            retryAttempts: 0,
+          }),
+          ORDER_CHANGED,
+          { accountId: small.account.id },
+        );
+      const refusal = async (stream: ReturnType<typeof follow>) => {
+        const [refused] = await stream.take(1);
+        stream.dispose();
+        return refused!.errors![0]!.message;
+      };
+      // The administrator's two streams, one on each process: a third, on either, is one too many.
+      const open = [on(limited.a, small.adminToken), on(limited.b, small.adminToken)];
+      await sleep(500);
+      expect(await refusal(on(limited.a, small.adminToken))).toContain('429');
+      // Outliving their lease (renewed by their processes), the places still count.
+      await sleep(2_500);
+      expect(await refusal(on(limited.b, small.adminToken))).toContain('429');
+      // The organisation's third stream is the key's; its fourth, anywhere, is refused.
+      const third = on(limited.b, key);
+      await sleep(500);
+      expect(third.results).toEqual([]);
+      expect(await refusal(on(limited.a, key))).toContain('429');
+      // A closed stream gives its place back.
+      third.dispose();
+      await sleep(500);
+      const again = on(limited.a, key);
+      await sleep(500);
+      expect(again.results).toEqual([]);
+      for (const stream of [...open, again]) stream.dispose();
+      await sleep(500);
+      // Places a process took and never gave back (it died) count until their lease ends.
+      const base = { organisationId: small.organisation.id, credential: `key:${apiKey.id}`, heldBy: 'a process that died' };
+      await limited.a.runtime.db.liveStreamPlace.createMany({
+        data: [0, 1].map((index) => ({ ...base, id: `dead-${index}-${small.slug}`, leaseUntil: new Date(Date.now() + 1_500) })),
+      });
+      expect(await refusal(on(limited.b, key))).toContain('429');
+      await sleep(2_000);
+      const afterLapse = on(limited.b, key);
+      await sleep(500);
+      expect(afterLapse.results).toEqual([]);
+      afterLapse.dispose();
+    } finally {
+      await limited.stop();
+    }
+  });
+
   it('refuses a credential more open subscriptions than LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: 429 RATE_LIMITED with Retry-After, before any stream opens; 406 to a stream asked as anything else', async () => {
     const limited = await startTwoApps({ LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: '2' });
     try {

@@ -62,6 +62,7 @@ const TABLES = [
   'cost_budgets',
   'audit_entries',
   'live_events',
+  'live_stream_places',
 ];
 
 describe('the committed migrations', () => {

@@ -1,0 +1,32 @@
+-- The open subscription streams of every API process, so that a credential's and an
+-- organisation's bounds hold across processes (src/live/live.ts): a stream takes a place as it
+-- starts and gives it back as it ends. Its process renews its places' lease while it runs; the
+-- places of a process that died without giving them back lapse when their lease ends.
+CREATE TABLE "live_stream_places" (
+  "id" TEXT PRIMARY KEY,
+  "organisationId" TEXT NOT NULL,
+  "credential" TEXT NOT NULL,
+  "heldBy" TEXT NOT NULL,
+  "leaseUntil" TIMESTAMPTZ(3) NOT NULL
+);
+CREATE INDEX "live_stream_places_organisationId_credential_idx" ON "live_stream_places" ("organisationId", "credential");
+CREATE INDEX "live_stream_places_heldBy_idx" ON "live_stream_places" ("heldBy");
+
+-- Takes a place for stream `place` when the credential and the organisation are under their bounds
+-- (lapsed places aside), in one statement: streams of one organisation opening at once through
+-- several processes take their places one after another. Answers null, or the bound that refused.
+CREATE FUNCTION "live_stream_take_place"(place TEXT, org TEXT, cred TEXT, holder TEXT, per_credential INT, per_organisation INT, lease_ms INT)
+RETURNS TEXT LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('live_stream_places ' || org, 0));
+  DELETE FROM live_stream_places WHERE "organisationId" = org AND "leaseUntil" <= now();
+  IF (SELECT count(*) FROM live_stream_places WHERE "organisationId" = org AND credential = cred) >= per_credential THEN
+    RETURN 'LIVE_SUBSCRIPTIONS_PER_CREDENTIAL';
+  END IF;
+  IF (SELECT count(*) FROM live_stream_places WHERE "organisationId" = org) >= per_organisation THEN
+    RETURN 'LIVE_SUBSCRIPTIONS_PER_ORGANISATION';
+  END IF;
+  INSERT INTO live_stream_places (id, "organisationId", credential, "heldBy", "leaseUntil")
+    VALUES (place, org, cred, holder, now() + lease_ms * interval '1 millisecond');
+  RETURN NULL;
+END $$;
