@@ -8,7 +8,14 @@ import { tracesEndpoint } from '../src/tracing.ts';
 import { createDatabase } from '../src/db/client.ts';
 import { REPO_ROOT } from '../src/db/migrate.ts';
 import { startEmbeddedDatabase } from '../src/embedded/database.ts';
-import { EMBEDDED_WEBHOOK_BATCH_SIZE, findTemporalCli, startTemporalDevServer, type TemporalDevServer } from '../src/embedded/temporal.ts';
+import {
+  EMBEDDED_WEBHOOK_BATCH_SIZE,
+  findTemporalCli,
+  startTemporalDevServer,
+  TemporalPortInUseError,
+  type TemporalDevServer,
+} from '../src/embedded/temporal.ts';
+import { EmbeddedPortInUseError } from '../src/embedded/pglite.ts';
 import { bootstrapOrganisation } from '../src/services/bootstrap-organisation.ts';
 import { CHANNEL_KEY_PREFIXES } from '../src/auth/channel-keys.ts';
 import { keyParts, mintKey } from '../src/auth/keys.ts';
@@ -164,7 +171,9 @@ async function main(): Promise<void> {
     ];
     process.stderr.write(`${lines.join('\n')}\n`);
   } catch (error) {
-    say(error instanceof ConfigError ? error.message : `failed: ${(error as Error).stack ?? String(error)}`);
+    // A condition the operator can act on is said as it is; anything else with its stack, to report.
+    const condition = error instanceof ConfigError || error instanceof EmbeddedPortInUseError || error instanceof TemporalPortInUseError;
+    say(condition ? error.message : `failed: ${(error as Error).stack ?? String(error)}`);
     await shutdown('it could not start', 1);
   }
 }

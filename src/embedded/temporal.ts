@@ -132,16 +132,26 @@ const HOST = '127.0.0.1';
 const STOP_GRACE_MS = 10_000;
 const TAIL_LINES = 40;
 
+/** A port the Temporal dev server needs is taken: said to the operator as it is, with what to do. */
+export class TemporalPortInUseError extends Error {
+  constructor(what: string, port: number) {
+    super(
+      `Cannot start the Temporal dev server: ${what} ${HOST}:${port} is already in use (another Temporal server? ` +
+        'set TEMPORAL_ADDRESS to use one that runs, or stop whatever holds the port)',
+    );
+    this.name = 'TemporalPortInUseError';
+  }
+}
+
 async function assertPortFree(port: number, what: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
     probe.unref();
     probe.once('error', (err: NodeJS.ErrnoException) =>
       reject(
-        new Error(
-          `Cannot start the Temporal dev server: ${what} ${HOST}:${port} is ` +
-            (err.code === 'EADDRINUSE' ? 'already in use (another Temporal server?)' : `unusable (${err.message})`),
-        ),
+        err.code === 'EADDRINUSE'
+          ? new TemporalPortInUseError(what, port)
+          : new Error(`Cannot start the Temporal dev server: ${what} ${HOST}:${port} is unusable (${err.message})`),
       ),
     );
     probe.listen(port, HOST, () => probe.close(() => resolve()));
