@@ -33,12 +33,19 @@ export function runPeriodically(
   logger?: Logger,
 ): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
+  // A task failing tick after tick (the database gone for a while) is said once, and again once it
+  // runs: not a line per period for as long as it lasts (test/platform/periodic.test.ts).
+  let failing = false;
   const tick = () => {
     running = running.then(async () => {
       try {
         if (await takeLease(db, name, periodMs)) await task();
+        if (failing) logger?.info({ task: name }, 'periodic task runs again');
+        failing = false;
       } catch (error) {
-        logger?.warn({ err: error, task: name }, 'periodic task failed');
+        if (failing) logger?.debug({ err: error, task: name }, 'periodic task failed again');
+        else logger?.warn({ err: error, task: name }, 'periodic task failed: it is tried every period, and said again once it runs');
+        failing = true;
       }
     });
   };
