@@ -206,7 +206,7 @@ function isCaller(ctx: RequestContext, subject: { kind: SubjectKind; id: string 
  * Beyond roles.read, what reading that subject takes, as its own reads are scoped: for a person,
  * reading the user (user(id:)'s rule) and the assignments on the account asked about
  * (role_assignments.read, schema/types/role-assignment.ts); for a key or session, its scopes where
- * it lives (api_keys.read); else it is not found.
+ * it lives (api_keys.read, a signed-in person's right); else it is not found.
  */
 async function mayReadSubject(ctx: RequestContext, rights: CredentialRights, accountId: string | null): Promise<boolean> {
   const principal = rights.principal!;
@@ -215,6 +215,9 @@ async function mayReadSubject(ctx: RequestContext, rights: CredentialRights, acc
     if (principal.userId === null) return false;
     return ctx.access.allows('role_assignments', 'read', accountId) && (await userReadable(ctx, principal.userId));
   }
+  // Keys are read by signed-in people only (PEOPLE_ONLY_RESOURCES): a key asking about another
+  // key or session is refused as a key listing keys would be.
+  if (ctx.principal?.kind !== 'staff') return false;
   const home = principal.kind === 'apiKey' || principal.kind === 'embed' ? principal.accountId : null;
   return ctx.access.allows('api_keys', 'read', home);
 }

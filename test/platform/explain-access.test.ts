@@ -655,6 +655,11 @@ describe('who may ask, and what an answer says', () => {
     expect(res.body.explanation).toMatchObject({ allowed: false, grants: [] });
     expect(res.body.explanation.nearby).toEqual([expect.objectContaining({ source: 'api_key_scope', permission: 'api_keys.read' })]);
     expect(res.body.explanation.reason).toContain('only a signed-in person may use api_keys (SIGNED_IN_USER_REQUIRED)');
+    // Nor may a key read another key's explanation, whatever it holds: keys are read by people.
+    const reader = await keyHolding(['roles.read', 'api_keys.read', 'role_assignments.read']);
+    const byKey = await explain(reader.key, { apiKeyId: key.id, permission: 'events.read:all' });
+    expect([byKey.status, byKey.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect((await explain(reader.key, { apiKeyId: reader.id, permission: 'events.read:all' })).status).toBe(200);
   });
 
   it('explains an embed session, asked about by itself', async () => {
