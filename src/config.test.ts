@@ -42,6 +42,12 @@ describe('loadConfig', () => {
     );
   });
 
+  it('bounds how long an open stream holds its place without renewing it', () => {
+    expect(loadConfig({}).LIVE_STREAM_LEASE).toBe(30_000);
+    expect(() => loadConfig({ LIVE_STREAM_LEASE: '30d' })).toThrow(/LIVE_STREAM_LEASE: at most 10m/);
+    expect(() => loadConfig({ LIVE_STREAM_LEASE: '0ms' })).toThrow(/LIVE_STREAM_LEASE: at least 3s/);
+  });
+
   it('parses durations', () => {
     expect(parseDuration('250ms')).toBe(250);
     expect(parseDuration('2h')).toBe(7_200_000);

@@ -59,7 +59,14 @@ export interface RequestContext {
    * src/live/followers.ts), the execution arguments its events are executed with (src/live/sse.ts),
    * and what runs once its answer is over, however it ended (a stream's place among the bounds).
    */
-  live: { resumeAfter: string | null; follower?: Follower; args?: ExecutionArgs; whenClosed?: (then: () => void) => void };
+  live: {
+    resumeAfter: string | null;
+    follower?: Follower;
+    args?: ExecutionArgs;
+    whenClosed?: (then: () => void) => void;
+    /** Drops the connection without an answer's end: a stream's client reconnects (with Last-Event-ID). */
+    drop?: () => void;
+  };
   /** Sets a response header (the sales API answers X-Live-Session and its cookie this way). */
   setResponseHeader: (name: string, value: string) => void;
 }

@@ -110,7 +110,7 @@ export function createRuntime(config: Config, overrides: Partial<Pick<Runtime, '
         poolSize: LIVE_READ_CONNECTIONS,
         preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
       });
-  const live = new Live(new LiveHub(db, config, logger), config, listening, liveReads);
+  const live = new Live(new LiveHub(db, config, logger), config, listening, liveReads, logger);
   notices.listenLive(live.hub);
   notices.subscribe(live);
   notices.start();

@@ -52,7 +52,7 @@ export function requestContext(runtime: Runtime, surface: 'management' | 'sales'
       setResponseHeader: (name, value) => res.append(name, value),
       reauthenticate,
       rightsReadAt,
-      live: { resumeAfter: req.get('last-event-id') ?? null, whenClosed: (then) => whenClosed(res, then) },
+      live: { resumeAfter: req.get('last-event-id') ?? null, whenClosed: (then) => whenClosed(res, then), drop: () => res.destroy() },
     };
     res.locals.ctx = ctx;
     next();

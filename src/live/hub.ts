@@ -208,9 +208,13 @@ export class LiveHub {
     return (await this.db.liveEvent.count({ where: { id, organisationId, topic } })) === 1;
   }
 
-  /** Drops the events older than the replay window. */
+  /**
+   * Drops the events older than the replay window, and the places of open streams whose lease
+   * ended (a process that died; they no longer count, src/live/live.ts).
+   */
   async prune(): Promise<number> {
     const before = new Date(Date.now() - this.config.LIVE_REPLAY_WINDOW);
+    await this.db.$executeRaw`DELETE FROM live_stream_places WHERE "leaseUntil" <= now()`;
     return (await this.db.liveEvent.deleteMany({ where: { createdAt: { lt: before } } })).count;
   }
 

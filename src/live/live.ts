@@ -7,6 +7,7 @@ import type { ChangeSubscriber } from '../db/change-notices.ts';
 import type { Database } from '../db/client.ts';
 import { tenantDatabase } from '../db/tenant.ts';
 import type { LiveHub } from './hub.ts';
+import type { Logger } from '../log.ts';
 import { ProcessStopping } from './transport.ts';
 
 /**
@@ -28,10 +29,11 @@ export type LiveLimits = Pick<
 /** How long a refused client should wait before opening a stream again. */
 const RETRY_AFTER_SECONDS = 5;
 
-/** Who opens a stream (a request's context). */
+/** Who opens a stream (a request's context), and how its connection is dropped. */
 interface Caller {
   principal: Principal | null;
   organisation: { id: string } | null;
+  live?: { drop?: () => void };
 }
 
 /** Rows read by one statement at most (see batched). */
@@ -52,7 +54,7 @@ export class Live implements ChangeSubscriber {
   /** Counts the changes of credentials and rights per organisation (and of all, '*'), as notices tell them. */
   readonly #authChanges = new Map<string, number>();
   /** This process's streams' places (live_stream_places), by id. */
-  readonly #places = new Map<string, { organisation: string; credential: string }>();
+  readonly #places = new Map<string, { drop: () => void }>();
   /** This process, as the holder of its places. */
   readonly #holder = `${process.pid}-${randomUUID()}`;
   readonly #renewal: NodeJS.Timeout;
@@ -73,6 +75,7 @@ export class Live implements ChangeSubscriber {
      * order behind them.
      */
     readonly reads: Database = hub.db,
+    readonly logger?: Logger,
   ) {
     // A renewal that fails is tried again at the next: the places outlive two of them.
     this.#renewal = setInterval(() => void this.#renew().catch(() => undefined), this.limits.LIVE_STREAM_LEASE / 3);
@@ -132,6 +135,10 @@ export class Live implements ChangeSubscriber {
     // Counted at once: streams starting together in this process do not all pass the check above.
     this.#open++;
     const id = randomUUID();
+    const giveBack = () => {
+      // Not given back (the database does not answer): it lapses with its lease.
+      this.hub.db.liveStreamPlace.deleteMany({ where: { id } }).catch(() => undefined);
+    };
     let refused: string | null;
     try {
       const [taken] = await this.hub.db.$queryRaw<Array<{ refused: string | null }>>`
@@ -147,7 +154,13 @@ export class Live implements ChangeSubscriber {
       this.#open--;
       throw over(refused, this.limits[refused]);
     }
-    this.#places.set(id, { organisation, credential });
+    // The process began to stop meanwhile: its places were given back before this one was taken.
+    if (this.#closing) {
+      this.#open--;
+      giveBack();
+      throw new ProcessStopping();
+    }
+    this.#places.set(id, { drop: () => ctx.live?.drop?.() });
     let released = false;
     return () => {
       if (released) return;
@@ -155,31 +168,32 @@ export class Live implements ChangeSubscriber {
       this.#open--;
       this.#places.delete(id);
       // A process that stops gives back all its places at once (close).
-      if (this.#closing) return;
-      // Not given back (the database does not answer): it lapses with its lease.
-      this.hub.db.liveStreamPlace.deleteMany({ where: { id } }).catch(() => undefined);
+      if (!this.#closing) giveBack();
     };
   }
 
   /**
-   * Renews the lease of this process's places, and takes again any that lapsed meanwhile (the
-   * database did not answer for longer than the lease): an open stream keeps counting.
+   * Renews the lease of this process's places. A place that lapsed meanwhile (the database did not
+   * answer for longer than the lease) may have been taken by another stream since: its stream is
+   * dropped, and its client, reconnecting with Last-Event-ID, takes a place again within the bounds.
+   * A place given back meanwhile is not taken again: only rows still there are renewed.
    */
   async #renew(): Promise<void> {
-    if (this.#places.size === 0) return;
-    const ids: string[] = [];
-    const organisations: string[] = [];
-    const credentials: string[] = [];
-    for (const [id, { organisation, credential }] of this.#places) {
-      ids.push(id);
-      organisations.push(organisation);
-      credentials.push(credential);
-    }
-    await this.hub.db.$executeRaw`
-      INSERT INTO live_stream_places (id, "organisationId", credential, "heldBy", "leaseUntil")
-      SELECT id, org, cred, ${this.#holder}, now() + ${this.limits.LIVE_STREAM_LEASE}::int * interval '1 millisecond'
-        FROM unnest(${ids}::text[], ${organisations}::text[], ${credentials}::text[]) AS p(id, org, cred)
-      ON CONFLICT (id) DO UPDATE SET "leaseUntil" = EXCLUDED."leaseUntil"`;
+    if (this.#places.size === 0 || this.#closing) return;
+    const ids = [...this.#places.keys()];
+    const renewed = await this.hub.db.$queryRaw<Array<{ id: string }>>`
+      UPDATE live_stream_places SET "leaseUntil" = now() + ${this.limits.LIVE_STREAM_LEASE}::int * interval '1 millisecond'
+       WHERE "heldBy" = ${this.#holder} AND id = ANY(${ids}::text[]) AND "leaseUntil" > now()
+      RETURNING id`;
+    if (renewed.length === ids.length) return;
+    const kept = new Set(renewed.map((row) => row.id));
+    const lapsed = ids.filter((id) => !kept.has(id) && this.#places.has(id));
+    if (lapsed.length === 0) return;
+    this.logger?.warn(
+      { streams: lapsed.length },
+      'open subscription streams lost their places (the database did not answer for longer than LIVE_STREAM_LEASE): dropped, their clients reconnect',
+    );
+    for (const id of lapsed) this.#places.get(id)?.drop();
   }
 
   /** Ends every stream of this process and gives back their places (once, however often asked). */

@@ -455,7 +455,7 @@ describe('bounds', () => {
     const limited = await startTwoApps({
       LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: '2',
       LIVE_SUBSCRIPTIONS_PER_ORGANISATION: '3',
-      LIVE_STREAM_LEASE: '2s',
+      LIVE_STREAM_LEASE: '3s',
     });
     try {
       const small = await createOrganisation(limited.a, 'liveplaces');
@@ -480,7 +480,7 @@ describe('bounds', () => {
       await sleep(500);
       expect(await refusal(on(limited.a, small.adminToken))).toContain('429');
       // Outliving their lease (renewed by their processes), the places still count.
-      await sleep(2_500);
+      await sleep(3_500);
       expect(await refusal(on(limited.b, small.adminToken))).toContain('429');
       // The organisation's third stream is the key's; its fourth, anywhere, is refused.
       const third = on(limited.b, key);

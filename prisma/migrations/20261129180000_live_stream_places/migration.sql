@@ -9,21 +9,26 @@ CREATE TABLE "live_stream_places" (
   "heldBy" TEXT NOT NULL,
   "leaseUntil" TIMESTAMPTZ(3) NOT NULL
 );
-CREATE INDEX "live_stream_places_organisationId_credential_idx" ON "live_stream_places" ("organisationId", "credential");
+CREATE INDEX "live_stream_places_organisationId_idx" ON "live_stream_places" ("organisationId");
+CREATE INDEX "live_stream_places_credential_idx" ON "live_stream_places" ("credential");
 CREATE INDEX "live_stream_places_heldBy_idx" ON "live_stream_places" ("heldBy");
 
--- Takes a place for stream `place` when the credential and the organisation are under their bounds
--- (lapsed places aside), in one statement: streams of one organisation opening at once through
--- several processes take their places one after another. Answers null, or the bound that refused.
+-- Takes a place for stream `place` when the credential (in whichever organisation: a person may
+-- belong to several) and the organisation are under their bounds, lapsed places aside, in one
+-- statement: streams of one credential or one organisation opening at once through several
+-- processes take their places one after another. The credential's lock is taken before the
+-- organisation's, always, so two admissions never wait on each other in a cycle. Answers null, or
+-- the bound that refused.
 CREATE FUNCTION "live_stream_take_place"(place TEXT, org TEXT, cred TEXT, holder TEXT, per_credential INT, per_organisation INT, lease_ms INT)
 RETURNS TEXT LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('live_stream_places ' || org, 0));
-  DELETE FROM live_stream_places WHERE "organisationId" = org AND "leaseUntil" <= now();
-  IF (SELECT count(*) FROM live_stream_places WHERE "organisationId" = org AND credential = cred) >= per_credential THEN
+  PERFORM pg_advisory_xact_lock(hashtextextended('live_stream_places credential ' || cred, 0));
+  PERFORM pg_advisory_xact_lock(hashtextextended('live_stream_places organisation ' || org, 0));
+  DELETE FROM live_stream_places WHERE ("organisationId" = org OR credential = cred) AND "leaseUntil" <= now();
+  IF (SELECT count(*) FROM live_stream_places WHERE credential = cred AND "leaseUntil" > now()) >= per_credential THEN
     RETURN 'LIVE_SUBSCRIPTIONS_PER_CREDENTIAL';
   END IF;
-  IF (SELECT count(*) FROM live_stream_places WHERE "organisationId" = org) >= per_organisation THEN
+  IF (SELECT count(*) FROM live_stream_places WHERE "organisationId" = org AND "leaseUntil" > now()) >= per_organisation THEN
     RETURN 'LIVE_SUBSCRIPTIONS_PER_ORGANISATION';
   END IF;
   INSERT INTO live_stream_places (id, "organisationId", credential, "heldBy", "leaseUntil")
