@@ -177,7 +177,7 @@ describe('every change writes one entry in its own transaction', () => {
     await theEntry(other.invitation.id, 'invitation.deleted');
   });
 
-  it('identity providers: created and updated; a client secret in its configuration is only said to have changed', async () => {
+  it('identity providers: created and updated; their configuration, whatever its keys are named, is only said to have changed', async () => {
     const host = `http://127.0.0.1:9/id-${tag()}`;
     const clientSecret = `client-secret-${tag()}`;
     secrets.push(clientSecret);
@@ -194,6 +194,24 @@ describe('every change writes one entry in its own transaction', () => {
     expect(created.changes.configuration).toEqual({ changed: true });
     await ok(await api(app, 'PATCH', `/v1/identity-providers/${provider.id}`, { ...admin(), body: { cacheTtl: 60 } }));
     expect((await theEntry(provider.id, 'identity_provider.updated')).changes).toEqual({ cacheTtl: { before: 600, after: 60 } });
+    // A private key and a password kept under names no rule could guess, after a configuration
+    // that held none.
+    await ok(
+      await api(app, 'PATCH', `/v1/identity-providers/${provider.id}`, { ...admin(), body: { configuration: { prompt: 'login' } } }),
+    );
+    const exponent = `private-exponent-${tag()}`;
+    const passwd = `passwd-${tag()}`;
+    secrets.push(exponent, passwd);
+    await ok(
+      await api(app, 'PATCH', `/v1/identity-providers/${provider.id}`, {
+        ...admin(),
+        body: { configuration: { private_jwk: { kty: 'RSA', d: exponent }, passwd } },
+      }),
+    );
+    const [updated] = (await api(app, 'GET', `/v1/audit-entries?targetId=${provider.id}&action=identity_provider.updated`, admin())).body
+      .auditEntries;
+    expect(JSON.stringify(updated)).not.toContain(exponent);
+    expect(updated.changes).toEqual([{ field: 'configuration', before: null, after: null, secret: true }]);
   });
 
   it('API keys and embed sessions: the key is an actor of its own, and so is the embed session it mints', async () => {
