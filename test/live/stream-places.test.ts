@@ -3,7 +3,8 @@ import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoApps, type AppPair, type TestApp } from '../support/app.ts';
 import { query } from '../support/db.ts';
-import { createOrganisation, type TestOrganisation } from '../support/fixtures.ts';
+import { bootstrapOrganisation } from '../../src/services/bootstrap-organisation.ts';
+import { createOrganisation, signIn, tag, type TestOrganisation } from '../support/fixtures.ts';
 import { ORDER_CHANGED, follow, sleep } from '../support/sse-client.ts';
 
 /**
@@ -96,6 +97,34 @@ describe('places of open streams', () => {
     } finally {
       await own.stop();
     }
+  });
+
+  it("count a person's streams in all their organisations together", async () => {
+    const first = await createOrganisation(pair.a, 'places-person');
+    // The same person made the administrator of a second organisation.
+    const slug = `places-second-${tag()}`;
+    const made = await bootstrapOrganisation(pair.a.runtime.db, {
+      orgSlug: slug,
+      orgName: 'Second',
+      email: first.email,
+      password: first.password,
+    });
+    expect(made.user.personId).toBe(first.user.personId);
+    const { accessToken } = await signIn(pair.a, first.email, first.password, slug);
+    const second: TestOrganisation = { ...made, slug, email: first.email, password: first.password, adminToken: accessToken };
+    const open = [on(pair.a, first), on(pair.b, second)];
+    await sleep(500);
+    expect(open.map((stream) => stream.results)).toEqual([[], []]);
+    for (const [app, org] of [
+      [pair.a, second],
+      [pair.b, first],
+    ] as const) {
+      const refused = on(app, org);
+      const [refusal] = await refused.take(1);
+      refused.dispose();
+      expect(refusal!.errors![0]!.message).toContain('429');
+    }
+    for (const stream of open) stream.dispose();
   });
 
   it('drops a stream whose place lapsed, so that its client takes one again within the bounds', async () => {
