@@ -131,7 +131,7 @@ builder.queryFields((t) => ({
     description:
       'Why a person, API key or embed session may or may not do a permission on an account (GET /v1/access/explain). ' +
       'Name the credential by principalType and principalId, or by personId, apiKeyId or embedSessionId. ' +
-      'Anyone may ask about themselves (name no one); asking about others needs roles.read on every account.',
+      'Anyone may ask about themselves (name no one); asking about others needs roles.read on every account, and reading them: a person as user(id:) reads them, with role_assignments.read on the account (only the assignments you may read are shown); a key or session, as a signed-in person with api_keys.read.',
     authScopes: { organisation: true },
     args: {
       principalType: t.arg({ type: AccessPrincipalType, description: 'The kind of credential asked about, with principalId.' }),
