@@ -75,8 +75,9 @@ export const accessRoutes: RestRoute[] = [
     summary:
       'Why a user, API key or embed session (principalType user, api_key or embed_session, and principalId; or personId, apiKeyId ' +
       'or embedSessionId) may or may not do a permission on an account; name none to ask about yourself. Asking about others ' +
-      'needs roles.read on every account, and reading them (a person as GET /users/{id} does, with role_assignments.read on the ' +
-      'account; a key or session, as a signed-in person with api_keys.read). Answers allowed, permission, accountId, decidedBy (the grants that allowed it) and ' +
+      'needs roles.read on every account, and reading them (a person: role_assignments.read on the account asked about and on ' +
+      'one where they hold a role, only those assignments shown; a key or session: a signed-in person with api_keys.read). ' +
+      'Answers allowed, permission, accountId, decidedBy (the grants that allowed it) and ' +
       'missing (what a denial lacks), and the whole explanation.',
     tag: 'Access',
     organisation: true,
