@@ -220,9 +220,7 @@ const schema = z.object({
   LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(100_000).default(50),
   LIVE_SUBSCRIPTIONS_PER_ORGANISATION: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
   LIVE_SUBSCRIPTIONS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
-  LIVE_STREAM_LEASE: duration
-    .pipe(z.number().min(3_000, 'at least 3s').max(600_000, 'at most 10m'))
-    .default(parseDuration('30s') as never),
+  LIVE_STREAM_LEASE: duration.pipe(z.number().min(3_000, 'at least 3s').max(600_000, 'at most 10m')).default(parseDuration('30s') as never),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .default('5s,5m,30m,2h,5h,10h,10h')

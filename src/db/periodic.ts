@@ -33,19 +33,22 @@ export function runPeriodically(
   logger?: Logger,
 ): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
-  // A task failing tick after tick (the database gone for a while) is said once, and again once it
-  // runs: not a line per period for as long as it lasts (test/platform/periodic.test.ts).
-  let failing = false;
+  // A task failing tick after tick with the same error (the database gone for a while) is said
+  // once, and again once it runs here: not a line per period for as long as it lasts. Another
+  // error is said as it comes (test/platform/periodic.test.ts).
+  let failing: string | undefined;
   const tick = () => {
     running = running.then(async () => {
       try {
-        if (await takeLease(db, name, periodMs)) await task();
-        if (failing) logger?.info({ task: name }, 'periodic task runs again');
-        failing = false;
+        if (!(await takeLease(db, name, periodMs))) return;
+        await task();
+        if (failing !== undefined) logger?.info({ task: name }, 'periodic task runs again');
+        failing = undefined;
       } catch (error) {
-        if (failing) logger?.debug({ err: error, task: name }, 'periodic task failed again');
+        const said = error instanceof Error ? error.message : String(error);
+        if (failing === said) logger?.debug({ err: error, task: name }, 'periodic task failed again');
         else logger?.warn({ err: error, task: name }, 'periodic task failed: it is tried every period, and said again once it runs');
-        failing = true;
+        failing = said;
       }
     });
   };

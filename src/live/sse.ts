@@ -32,9 +32,20 @@ export function liveEventStreams(
   return {
     onResultProcess(payload) {
       const { result } = payload;
-      // A stream here was asked as an event stream (eventStreamsOnly, below).
-      if (typeof result !== 'object' || result === null || !(Symbol.asyncIterator in result)) return;
+      if (typeof result !== 'object' || result === null) return;
       const res = (payload.serverContext as unknown as { res: Response }).res;
+      // A subscription that could not start because its process is stopping: its connection is
+      // dropped, as open streams' are, so its client reconnects to another process rather than
+      // being told of an error (test/live/stream-places.test.ts).
+      if (!(Symbol.asyncIterator in result)) {
+        if (!isSubscriptionRequest(payload.request) || !(result as ExecutionResult).errors?.some(stoppedBy)) return;
+        payload.setResultProcessor((_result, fetchAPI) => {
+          res.destroy();
+          return new fetchAPI.Response(null, { status: 503 });
+        }, 'text/event-stream');
+        return;
+      }
+      // A stream here was asked as an event stream (eventStreamsOnly, below).
       const ctx = res.locals.ctx as RequestContext;
       const { follower, args } = ctx.live;
       payload.setResultProcessor(

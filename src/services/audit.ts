@@ -82,8 +82,9 @@ export type AuditChanges = Record<string, AuditChange>;
  * Names that hold secrets or their hashes (password hashes, key hashes, encrypted webhook secrets,
  * client secrets, tokens): their values never enter an entry, only `{changed: true}`. Columns are
  * matched by their end (`tokenEndpoint` is a URL); keys inside a JSON value anywhere (`client_secret`).
- * An identity provider's `configuration` is free-form JSON where its secrets live under whatever
- * names its protocol uses (`private_jwk`, `passwd`): always only `{changed: true}`.
+ * A `configuration` column (an identity provider's, the one table with one) is free-form JSON where
+ * secrets live under whatever names a protocol uses (`private_jwk`, `passwd`): always only
+ * `{changed: true}`.
  */
 const SECRET_COLUMN = /(hash|ciphertext|password|secret|token|credential)$|^configuration$/i;
 const SECRET_KEY = /(hash|ciphertext|password|secret|token|credential|key)/i;

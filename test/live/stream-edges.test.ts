@@ -6,7 +6,7 @@ import { createApiKey } from '../support/credentials.ts';
 import { query } from '../support/db.ts';
 import { api, createAccount, createOrganisation, graphql, type TestOrganisation } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
-import { AUDIT, ORDER_CHANGED, follow, rawSse, sleep, sseClient } from '../support/sse-client.ts';
+import { AUDIT, ORDER_CHANGED, eventually, follow, rawSse, sleep, sseClient } from '../support/sse-client.ts';
 
 /**
  * Topic streams at their edges, as graphql-sse's client and a raw reader see them: a resumed stream
@@ -236,7 +236,13 @@ describe('edges', () => {
     await locker.query('LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE');
     const controller = new AbortController();
     const request = orderStream(controller.signal).catch(() => undefined);
-    await sleep(500);
+    await eventually('the subscription waiting for its account', async () => {
+      const [waiting] = await query<{ n: number }>(
+        pair.a,
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+      );
+      return waiting!.n > 0;
+    });
     controller.abort();
     await request;
     await sleep(200);

@@ -13,7 +13,7 @@ import {
   type TestOrganisation,
 } from '../support/fixtures.ts';
 import { placeOrder, seedCatalogue, type SeededCatalogue } from '../support/sales.ts';
-import { follow, rawSse, sleep, sseClient as clientOf } from '../support/sse-client.ts';
+import { eventually, follow, rawSse, sleep, sseClient as clientOf } from '../support/sse-client.ts';
 import { createTestEndpoint, recordFailedDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
@@ -455,7 +455,8 @@ describe('bounds', () => {
     const limited = await startTwoApps({
       LIVE_SUBSCRIPTIONS_PER_CREDENTIAL: '2',
       LIVE_SUBSCRIPTIONS_PER_ORGANISATION: '3',
-      LIVE_STREAM_LEASE: '3s',
+      // Renewed every 2 s: a slow machine's stall of a few seconds does not lapse a place.
+      LIVE_STREAM_LEASE: '6s',
     });
     try {
       const small = await createOrganisation(limited.a, 'liveplaces');
@@ -470,6 +471,14 @@ describe('bounds', () => {
           ORDER_CHANGED,
           { accountId: small.account.id },
         );
+      const places = async () =>
+        Number(
+          (
+            await query<{ n: number }>(limited.a, `SELECT count(*)::int AS n FROM live_stream_places WHERE "organisationId" = $1`, [
+              small.organisation.id,
+            ])
+          )[0]!.n,
+        );
       const refusal = async (stream: ReturnType<typeof follow>) => {
         const [refused] = await stream.take(1);
         stream.dispose();
@@ -477,33 +486,35 @@ describe('bounds', () => {
       };
       // The administrator's two streams, one on each process: a third, on either, is one too many.
       const open = [on(limited.a, small.adminToken), on(limited.b, small.adminToken)];
-      await sleep(500);
+      await eventually('two streams admitted', async () => (await places()) === 2);
       expect(await refusal(on(limited.a, small.adminToken))).toContain('429');
       // Outliving their lease (renewed by their processes), the places still count.
-      await sleep(3_500);
+      await sleep(6_500);
       expect(await refusal(on(limited.b, small.adminToken))).toContain('429');
       // The organisation's third stream is the key's; its fourth, anywhere, is refused.
       const third = on(limited.b, key);
-      await sleep(500);
+      await eventually('the third admitted', async () => (await places()) === 3);
       expect(third.results).toEqual([]);
       expect(await refusal(on(limited.a, key))).toContain('429');
       // A closed stream gives its place back.
       third.dispose();
-      await sleep(500);
+      await eventually('the third place given back', async () => (await places()) === 2);
       const again = on(limited.a, key);
-      await sleep(500);
+      await eventually('another admitted', async () => (await places()) === 3);
       expect(again.results).toEqual([]);
       for (const stream of [...open, again]) stream.dispose();
-      await sleep(500);
+      await eventually('every place given back', async () => (await places()) === 0);
       // Places a process took and never gave back (it died) count until their lease ends.
-      const base = { organisationId: small.organisation.id, credential: `key:${apiKey.id}`, heldBy: 'a process that died' };
-      await limited.a.runtime.db.liveStreamPlace.createMany({
-        data: [0, 1].map((index) => ({ ...base, id: `dead-${index}-${small.slug}`, leaseUntil: new Date(Date.now() + 1_500) })),
-      });
+      await query(
+        limited.a,
+        `INSERT INTO live_stream_places (id, "organisationId", credential, "heldBy", "leaseUntil")
+         SELECT 'dead-' || n || '-' || $1, $2, $3, 'a process that died', now() + interval '3 seconds' FROM generate_series(1, 2) n`,
+        [small.slug, small.organisation.id, `key:${apiKey.id}`],
+      );
       expect(await refusal(on(limited.b, key))).toContain('429');
-      await sleep(2_000);
+      await sleep(3_500);
       const afterLapse = on(limited.b, key);
-      await sleep(500);
+      await eventually('admitted once the dead places lapsed', () => limited.b.runtime.live.open === 1);
       expect(afterLapse.results).toEqual([]);
       afterLapse.dispose();
     } finally {

@@ -9,7 +9,7 @@ import { tag } from '../support/fixtures.ts';
 const app = useTestApp();
 
 describe('a periodic task', () => {
-  it('that fails tick after tick is said once at warn, and again at info once it runs', async () => {
+  it('that fails tick after tick is said once at warn for each new error, and again at info once it runs', async () => {
     const lines: Array<{ level: string; msg: string; task?: string }> = [];
     const logger = createLogger('info', 'worker', { write: (line: string) => void lines.push(JSON.parse(line)) });
     let runs = 0;
@@ -20,7 +20,8 @@ describe('a periodic task', () => {
       50,
       async () => {
         runs += 1;
-        if (runs <= 5) throw new Error('the database does not answer');
+        if (runs <= 4) throw new Error('the database does not answer');
+        if (runs === 5) throw new Error('another fault');
       },
       logger,
     );
@@ -29,6 +30,7 @@ describe('a periodic task', () => {
     await periodic.stop();
     expect(runs).toBeGreaterThanOrEqual(8);
     expect(lines.filter((line) => line.task === name).map((line) => [line.level, line.msg])).toEqual([
+      ['warn', 'periodic task failed: it is tried every period, and said again once it runs'],
       ['warn', 'periodic task failed: it is tried every period, and said again once it runs'],
       ['info', 'periodic task runs again'],
     ]);

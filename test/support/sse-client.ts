@@ -25,6 +25,15 @@ export function sseClient(app: TestApp, token: string, slug: string, headers: Re
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Waits until `holds` answers true (checked every 50 ms), failing with `what` after `timeoutMs`. */
+export async function eventually(what: string, holds: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await holds())) {
+    if (Date.now() > until) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await sleep(50);
+  }
+}
+
 /** Results of one subscription, collected as they arrive. */
 export function follow(client: Client, query: string, variables: Record<string, unknown>) {
   const results: Result[] = [];

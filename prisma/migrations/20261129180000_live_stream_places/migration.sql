@@ -18,20 +18,21 @@ CREATE INDEX "live_stream_places_heldBy_idx" ON "live_stream_places" ("heldBy");
 -- statement: streams of one credential or one organisation opening at once through several
 -- processes take their places one after another. The credential's lock is taken before the
 -- organisation's, always, so two admissions never wait on each other in a cycle. Answers null, or
--- the bound that refused.
+-- the bound that refused. Times are the clock's as the statement runs (clock_timestamp), not its
+-- transaction's start: an admission that waited on the locks counts as of when it counts.
 CREATE FUNCTION "live_stream_take_place"(place TEXT, org TEXT, cred TEXT, holder TEXT, per_credential INT, per_organisation INT, lease_ms INT)
 RETURNS TEXT LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('live_stream_places credential ' || cred, 0));
   PERFORM pg_advisory_xact_lock(hashtextextended('live_stream_places organisation ' || org, 0));
-  DELETE FROM live_stream_places WHERE ("organisationId" = org OR credential = cred) AND "leaseUntil" <= now();
-  IF (SELECT count(*) FROM live_stream_places WHERE credential = cred AND "leaseUntil" > now()) >= per_credential THEN
+  DELETE FROM live_stream_places WHERE ("organisationId" = org OR credential = cred) AND "leaseUntil" <= clock_timestamp();
+  IF (SELECT count(*) FROM live_stream_places WHERE credential = cred AND "leaseUntil" > clock_timestamp()) >= per_credential THEN
     RETURN 'LIVE_SUBSCRIPTIONS_PER_CREDENTIAL';
   END IF;
-  IF (SELECT count(*) FROM live_stream_places WHERE "organisationId" = org AND "leaseUntil" > now()) >= per_organisation THEN
+  IF (SELECT count(*) FROM live_stream_places WHERE "organisationId" = org AND "leaseUntil" > clock_timestamp()) >= per_organisation THEN
     RETURN 'LIVE_SUBSCRIPTIONS_PER_ORGANISATION';
   END IF;
   INSERT INTO live_stream_places (id, "organisationId", credential, "heldBy", "leaseUntil")
-    VALUES (place, org, cred, holder, now() + lease_ms * interval '1 millisecond');
+    VALUES (place, org, cred, holder, clock_timestamp() + lease_ms * interval '1 millisecond');
   RETURN NULL;
 END $$;
