@@ -186,9 +186,25 @@ export async function personRights(
   const person = await db.person.findUnique({ where: { id: personId }, select: { id: true, email: true } });
   if (!person) return undefined;
   const user = await userRights(db, cache, organisation.id, { personId });
-  if (!user) return undefined;
-  const principal: Principal = { kind: 'staff', personId, userId: user.id, email: person.email, tokenOrganisationId: organisation.id };
-  return { principal, organisation, access: user.access, refusal: null };
+  if (user) {
+    const principal: Principal = { kind: 'staff', personId, userId: user.id, email: person.email, tokenOrganisationId: organisation.id };
+    return { principal, organisation, access: user.access, refusal: null };
+  }
+  // A disabled user holds no rights here: their requests meet ORG_MISMATCH, as authentication answers them.
+  const disabled = await db.user.findFirst({
+    where: { organisationId: organisation.id, personId, status: 'disabled' },
+    select: { id: true },
+  });
+  if (!disabled) return undefined;
+  return {
+    principal: { kind: 'staff', personId, userId: disabled.id, email: person.email, tokenOrganisationId: organisation.id },
+    organisation,
+    access: new Access([]),
+    refusal: new AppError(
+      'ORG_MISMATCH',
+      'This user is disabled in the organisation: their requests are refused until an administrator enables them.',
+    ),
+  };
 }
 
 export async function embedSessionRights(

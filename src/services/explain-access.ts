@@ -125,10 +125,12 @@ export async function explainAccess(ctx: RequestContext, raw: Raw<z.input<typeof
   if (!self && !(await mayReadSubject(ctx, rights, decided.accountId))) {
     throw unknownSubject(subject);
   }
-  // A key or session holding a right only people may use is refused it all the same: what it
-  // holds is nearby, not a grant.
-  const peopleOnly = subject.kind !== 'person' && PEOPLE_ONLY_RESOURCES.has(decided.resource);
-  const explanation = peopleOnly ? { ...decided, allowed: false, grants: [], nearby: [...decided.grants, ...decided.nearby] } : decided;
+  // A key or session holding a right only people may use is refused it all the same, and so is one
+  // asked about every resource (`*`), which covers those: what it holds is nearby, not a grant.
+  const peopleOnly =
+    subject.kind !== 'person' && (decided.resource === '*' || PEOPLE_ONLY_RESOURCES.has(decided.resource)) ? decided.resource : null;
+  const explanation =
+    peopleOnly !== null ? { ...decided, allowed: false, grants: [], nearby: [...decided.grants, ...decided.nearby] } : decided;
   // Of a person's assignments, those on accounts where the caller may read assignments: an
   // assignment it cannot list is not shown here either.
   const shown = (grant: Grant) =>
@@ -288,7 +290,7 @@ function reason(
   kind: SubjectKind,
   explanation: Explanation,
   refusal: AccessExplanation['credentialRefusal'],
-  { peopleOnly, hidden }: { peopleOnly: boolean; hidden: boolean },
+  { peopleOnly, hidden }: { peopleOnly: string | null; hidden: boolean },
 ): string {
   const right = `${explanation.resource}.${explanation.action}`;
   const where = explanation.accountId ? `on ${explanation.accountId}` : 'on every account';
@@ -300,8 +302,9 @@ function reason(
     if (hidden) shown.push('a role assigned on an account whose assignments you may not read');
     return `${asked}: allowed by ${shown.join('; ')}`;
   }
+  const peopleOnlyResources = peopleOnly === '*' ? [...PEOPLE_ONLY_RESOURCES].join(', ') : peopleOnly;
   const missing = peopleOnly
-    ? `only a signed-in person may use ${explanation.resource} (SIGNED_IN_USER_REQUIRED), whatever ${holder} holds`
+    ? `only a signed-in person may use ${peopleOnlyResources} (SIGNED_IN_USER_REQUIRED)${peopleOnly === '*' ? ', which * covers' : ''}, whatever ${holder} holds`
     : kind === 'person'
       ? 'no role assignment grants it'
       : `no scope of ${holder} grants it${explanation.accountId === null ? ' on every account' : ''}`;

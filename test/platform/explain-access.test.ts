@@ -4,7 +4,7 @@ import type { RestRoute } from '../../rest-compat/route.ts';
 import { v1Routes } from '../../rest-compat/v1-routes.ts';
 import { schema } from '../../schema/index.ts';
 import { PEOPLE_ONLY_RESOURCES } from '../../src/auth/permissions.ts';
-import { useTestApp } from '../support/app.ts';
+import { appOf, useTestApp } from '../support/app.ts';
 import { createApiKey, customRole, embedToken, staffWithoutRights, staffWithRoles } from '../support/credentials.ts';
 import {
   api,
@@ -637,6 +637,32 @@ describe('who may ask, and what an answer says', () => {
     }
   });
 
+  it('explains a disabled user as refused whatever they ask, with what their requests meet', async () => {
+    const disabled = await createStaffUser(
+      app,
+      org,
+      [{ roleId: systemRole(org, 'account_admin'), accountId: accountOf(things) }],
+      'disabled',
+    );
+    await appOf(app).runtime.db.user.update({ where: { id: disabled.userId }, data: { status: 'disabled' } });
+    const request = await api(app, 'GET', '/v1/events', { token: disabled.token, org: org.slug });
+    expect([request.status, request.body.code]).toEqual([403, 'ORG_MISMATCH']);
+    const res = await explain(org.adminToken, {
+      principalType: 'user',
+      principalId: disabled.userId,
+      permission: 'events.read',
+      accountId: accountOf(things),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.explanation).toMatchObject({
+      allowed: false,
+      subject: { kind: 'person', userId: disabled.userId },
+      credentialRefusal: { code: request.body.code },
+      grants: [],
+    });
+    expect(res.body.explanation.credentialRefusal.message).toContain('disabled');
+  });
+
   it('answers 404 for an account named in the permission that is not of the organisation, as for accountId', async () => {
     const other = await createOrganisation(app, 'explain-other');
     const gone = await createAccount(app, org, `Gone ${tag()}`);
@@ -655,6 +681,14 @@ describe('who may ask, and what an answer says', () => {
     expect(res.body.explanation).toMatchObject({ allowed: false, grants: [] });
     expect(res.body.explanation.nearby).toEqual([expect.objectContaining({ source: 'api_key_scope', permission: 'api_keys.read' })]);
     expect(res.body.explanation.reason).toContain('only a signed-in person may use api_keys (SIGNED_IN_USER_REQUIRED)');
+    // Asked about every resource (`*`), which covers api_keys, a key is denied too.
+    const everything = await keyHolding(['*.read']);
+    const wildcard = await explain(everything.key, { permission: '*.read:all' });
+    expect(wildcard.body.explanation).toMatchObject({ allowed: false, grants: [] });
+    expect(wildcard.body.explanation.reason).toContain(
+      'only a signed-in person may use api_keys (SIGNED_IN_USER_REQUIRED), which * covers',
+    );
+    expect((await api(app, 'GET', '/v1/api-keys', { token: everything.key, org: org.slug })).body.code).toBe('SIGNED_IN_USER_REQUIRED');
     // Nor may a key read another key's explanation, whatever it holds: keys are read by people.
     const reader = await keyHolding(['roles.read', 'api_keys.read', 'role_assignments.read']);
     const byKey = await explain(reader.key, { apiKeyId: key.id, permission: 'events.read:all' });
