@@ -376,8 +376,12 @@ export class TopicFollower<T> implements Follower, AsyncIterable<T | Resync> {
         if (missed === null || replay.length > MAX_REPLAY) {
           await this.#sink!.send(RESYNC, null);
         } else {
+          // The replay is what was just read: what commits after it comes through the queue.
           this.#last = missed;
-          await this.#fromTable(missed);
+          for (const event of replay) {
+            if (this.#ended) break;
+            await this.#deliver(event);
+          }
         }
       }
     } catch (error) {
