@@ -17,6 +17,7 @@ import {
 import { logScope, type Logger } from '../log.ts';
 import { graphqlOperationDuration, graphqlOperations } from '../metrics.ts';
 import type { Runtime } from '../runtime.ts';
+import { requestIdOf } from '../http/middleware.ts';
 import { graphqlArgs } from './execution-args.ts';
 import { GRAPHIQL_EXAMPLES } from './graphiql-examples.ts';
 import { compiledExecution } from './jit.ts';
@@ -107,7 +108,7 @@ const notAcceptable: Plugin<RequestContext> = {
     );
     payload.setResultProcessor(
       (_result, fetchAPI) =>
-        new fetchAPI.Response(JSON.stringify(errorBody(error, res.locals.requestId as string | undefined)), {
+        new fetchAPI.Response(JSON.stringify(errorBody(error, requestIdOf(res))), {
           status: error.status,
           headers: { 'Content-Type': 'application/json; charset=utf-8', Accept: answered.join(', ') },
         }),
